@@ -1,0 +1,3 @@
+//! The Rete IRC engine.
+
+pub mod clock;
