@@ -1,3 +1,5 @@
 //! The Rete IRC engine.
 
 pub mod clock;
+pub mod flood;
+pub mod who_queue;
