@@ -2,4 +2,5 @@
 
 pub mod clock;
 pub mod flood;
+pub mod line;
 pub mod who_queue;
