@@ -1,3 +1,4 @@
 //! The Rete IRC engine.
 
+pub mod casemap;
 pub mod clock;
