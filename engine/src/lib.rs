@@ -2,3 +2,4 @@
 
 pub mod casemap;
 pub mod clock;
+pub mod isupport;
