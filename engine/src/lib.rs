@@ -3,3 +3,4 @@
 pub mod casemap;
 pub mod clock;
 pub mod isupport;
+pub mod sasl;
