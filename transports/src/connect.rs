@@ -42,11 +42,12 @@ pub enum ConnectError {
     /// The TCP connection failed (refused, unreachable, reset).
     #[error("connection failed: {0}")]
     Io(io::Error),
-    /// The TLS handshake or setup failed for a reason other than the server's certificate.
-    #[error("TLS failed: {0}")]
+    /// TLS setup (a malformed fingerprint, no system roots) or the handshake failed for a reason other than the
+    /// server's certificate.
+    #[error("TLS error: {0}")]
     Tls(String),
-    /// The server's certificate is not trusted (unknown issuer, wrong name, expired, fingerprint mismatch), or the
-    /// fingerprint to pin is malformed.
+    /// The server's certificate is not trusted (unknown issuer, wrong name, expired, fingerprint mismatch); kept
+    /// apart from `Tls` because the user, not a retry, has to fix it.
     #[error("server certificate refused: {0}")]
     Certificate(String),
     /// The client certificate file could not be read or used.

@@ -34,7 +34,10 @@ impl IrcLineCodec {
 
     fn count_dropped(&mut self) {
         self.overlong_dropped += 1;
-        tracing::warn!(max = MAX_LINE_LEN, "dropping an overlong line from the server");
+        tracing::warn!(
+            max = MAX_LINE_LEN,
+            "dropping an overlong line from the server"
+        );
     }
 }
 
@@ -215,9 +218,15 @@ mod tests {
     fn crlf_split_across_reads_gives_one_line() {
         let mut codec = IrcLineCodec::default();
         let mut buf = BytesMut::from(&b"PING :x\r"[..]);
-        assert_eq!(codec.decode(&mut buf).ok().flatten().as_deref(), Some("PING :x"));
+        assert_eq!(
+            codec.decode(&mut buf).ok().flatten().as_deref(),
+            Some("PING :x")
+        );
         buf.extend_from_slice(b"\nPONG\r\n");
-        assert_eq!(codec.decode(&mut buf).ok().flatten().as_deref(), Some("PONG"));
+        assert_eq!(
+            codec.decode(&mut buf).ok().flatten().as_deref(),
+            Some("PONG")
+        );
         assert_eq!(codec.decode(&mut buf).ok().flatten(), None);
     }
 

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::WebPkiSupportedAlgorithms;
+use rustls::pki_types::pem::{self, PemObject};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
 use sha2::{Digest, Sha256};
@@ -42,7 +43,9 @@ impl TlsInfo {
             .negotiated_cipher_suite()
             .map(|s| {
                 let suite = s.suite();
-                suite.as_str().map_or_else(|| format!("{suite:?}"), str::to_owned)
+                suite
+                    .as_str()
+                    .map_or_else(|| format!("{suite:?}"), str::to_owned)
             })
             .unwrap_or_default();
         Self {
@@ -104,12 +107,28 @@ pub(crate) fn server_name(
 
 /// Sorts a failed handshake into a certificate problem (the user must act on trust) or any other TLS failure.
 pub(crate) fn handshake_error(err: io::Error) -> ConnectError {
-    match err.get_ref().and_then(|e| e.downcast_ref::<rustls::Error>()) {
+    match err
+        .get_ref()
+        .and_then(|e| e.downcast_ref::<rustls::Error>())
+    {
         Some(rustls::Error::InvalidCertificate(cert_err)) => {
-            ConnectError::Certificate(cert_err.to_string())
+            ConnectError::Certificate(describe_certificate_error(cert_err))
         }
         Some(tls_err) => ConnectError::Tls(tls_err.to_string()),
         None => ConnectError::Tls(err.to_string()),
+    }
+}
+
+/// rustls prints some certificate errors as bare enum names; say what they mean and what the user can do.
+fn describe_certificate_error(err: &rustls::CertificateError) -> String {
+    match err {
+        rustls::CertificateError::UnknownIssuer => {
+            "it is not signed by an authority the system trusts (if the server is self-signed, pin its SHA-256 \
+             fingerprint)"
+                .to_owned()
+        }
+        rustls::CertificateError::Other(other) => other.to_string(),
+        other => other.to_string(),
     }
 }
 
@@ -136,31 +155,38 @@ async fn system_roots() -> Result<RootCertStore, ConnectError> {
 async fn load_client_cert(
     path: &Path,
 ) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), ConnectError> {
-    let fail = |why: &dyn std::fmt::Display| ConnectError::ClientCert(format!("{}: {why}", path.display()));
+    let fail = |why: &dyn std::fmt::Display| {
+        ConnectError::ClientCert(format!("{}: {why}", path.display()))
+    };
     let pem = tokio::fs::read(path).await.map_err(|e| fail(&e))?;
-    let chain = rustls_pemfile::certs(&mut pem.as_slice())
+    let chain = CertificateDer::pem_slice_iter(&pem)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| fail(&e))?;
     if chain.is_empty() {
         return Err(fail(&"no certificate found"));
     }
-    let key = rustls_pemfile::private_key(&mut pem.as_slice())
-        .map_err(|e| fail(&e))?
-        .ok_or_else(|| fail(&"no private key found"))?;
+    let key = PrivateKeyDer::from_pem_slice(&pem).map_err(|e| match e {
+        pem::Error::NoItemsFound => fail(&"no private key found"),
+        other => fail(&other),
+    })?;
     Ok((chain, key))
 }
 
 /// Parses a SHA-256 fingerprint as users copy it: hex in any case, optionally with colons (or spaces) between bytes.
 pub fn parse_fingerprint(text: &str) -> Result<[u8; 32], ConnectError> {
     let invalid = || {
-        ConnectError::Certificate(format!(
+        ConnectError::Tls(format!(
             "TLS fingerprint {text:?} is not a SHA-256 fingerprint (64 hex digits, colons allowed)"
         ))
     };
     let digits: Vec<u8> = text
         .bytes()
         .filter(|b| !matches!(b, b':' | b' '))
-        .map(|b| char::from(b).to_digit(16).and_then(|d| u8::try_from(d).ok()))
+        .map(|b| {
+            char::from(b)
+                .to_digit(16)
+                .and_then(|d| u8::try_from(d).ok())
+        })
         .collect::<Option<_>>()
         .ok_or_else(invalid)?;
     if digits.len() != 64 {
@@ -175,10 +201,12 @@ pub fn parse_fingerprint(text: &str) -> Result<[u8; 32], ConnectError> {
 
 fn to_hex(bytes: &[u8]) -> String {
     use std::fmt::Write;
-    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
 }
 
 /// Trusts exactly one leaf certificate, identified by its SHA-256 fingerprint.
