@@ -1,1 +1,21 @@
-//! placeholder
+//! I/O that carries IRC lines for the Rete engine: TCP or TLS connections split into a line reader and a line
+//! writer, plus the backoff that paces reconnects. The engine itself never touches sockets; the session actor
+//! owns the reconnect loop and uses these pieces.
+//!
+//! # Layout
+//! - [`connect`](mod@connect): resolve, TCP connect, optional TLS, split into [`LineReader`] / [`LineWriter`].
+//! - [`tls`]: trust (system roots or a pinned SHA-256 fingerprint), client certificates, [`TlsInfo`].
+//! - [`lines`]: the IRC line codec (CRLF / LF / CR endings, Latin-1 fallback, overlong lines dropped) and the
+//!   reader and writer halves.
+//! - [`backoff`]: exponential reconnect delays with jitter.
+#![deny(missing_docs)]
+
+pub mod backoff;
+pub mod connect;
+pub mod lines;
+pub mod tls;
+
+pub use backoff::Backoff;
+pub use connect::{connect, ConnectConfig, ConnectError, Connection};
+pub use lines::{LineReader, LineWriter, MAX_LINE_LEN};
+pub use tls::{parse_fingerprint, TlsInfo};

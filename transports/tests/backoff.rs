@@ -1,0 +1,83 @@
+//! Reconnect backoff: growth, cap, jitter bounds and reset, with a seeded generator.
+
+use std::time::Duration;
+
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+use rete_transports::Backoff;
+
+fn ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap()
+}
+
+#[test]
+fn each_delay_lies_in_the_upper_half_of_a_doubling_ceiling() {
+    for seed in 0..50 {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let mut backoff = Backoff::new(Duration::from_millis(1000), Duration::from_secs(3600));
+        for n in 0..10u32 {
+            assert_eq!(backoff.attempt(), n);
+            let ceiling = 1000u64 << n;
+            let delay = ms(backoff.next_delay(&mut rng));
+            assert!(
+                (ceiling / 2..=ceiling).contains(&delay),
+                "n={n} delay={delay}"
+            );
+        }
+    }
+}
+
+#[test]
+fn delays_stop_growing_at_the_cap() {
+    let mut rng = StdRng::seed_from_u64(7);
+    let mut backoff = Backoff::new(Duration::from_millis(500), Duration::from_secs(60));
+    for _ in 0..200 {
+        let delay = ms(backoff.next_delay(&mut rng));
+        assert!(delay <= 60_000, "{delay}");
+    }
+    // Far past the point where base * 2^n overflows, delays still sit in [max / 2, max].
+    assert_eq!(backoff.attempt(), 200);
+    let delay = ms(backoff.next_delay(&mut rng));
+    assert!((30_000..=60_000).contains(&delay), "{delay}");
+}
+
+#[test]
+fn jitter_actually_spreads_delays() {
+    let mut rng = StdRng::seed_from_u64(42);
+    let mut seen = std::collections::BTreeSet::new();
+    for _ in 0..100 {
+        let mut backoff = Backoff::new(Duration::from_millis(1000), Duration::from_secs(60));
+        backoff.attempt = 3;
+        seen.insert(ms(backoff.next_delay(&mut rng)));
+    }
+    assert!(seen.len() > 50, "only {} distinct delays", seen.len());
+    assert!(*seen.first().unwrap() >= 4000 && *seen.last().unwrap() <= 8000);
+    // Both halves of the range are reached.
+    assert!(seen.iter().any(|&d| d < 5000) && seen.iter().any(|&d| d > 7000));
+}
+
+#[test]
+fn reset_returns_to_the_first_delay() {
+    let mut rng = StdRng::seed_from_u64(1);
+    let mut backoff = Backoff::new(Duration::from_millis(100), Duration::from_secs(10));
+    for _ in 0..6 {
+        backoff.next_delay(&mut rng);
+    }
+    assert_eq!(backoff.attempt(), 6);
+    backoff.reset();
+    assert_eq!(backoff.attempt(), 0);
+    let delay = ms(backoff.next_delay(&mut rng));
+    assert!((50..=100).contains(&delay), "{delay}");
+}
+
+#[test]
+fn same_seed_gives_same_delays() {
+    let run = || {
+        let mut rng = StdRng::seed_from_u64(99);
+        let mut backoff = Backoff::new(Duration::from_millis(250), Duration::from_secs(30));
+        (0..8)
+            .map(|_| backoff.next_delay(&mut rng))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(run(), run());
+}
