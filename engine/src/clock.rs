@@ -8,7 +8,9 @@ use serde::{Deserialize, Serialize};
 /// Monotonic milliseconds since an origin the host chooses (usually process start).
 ///
 /// Used for timers: flood pacing, WHO timeouts, batch expiry. Never goes backwards.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 #[serde(transparent)]
 pub struct Mono(pub u64);
 
@@ -29,7 +31,9 @@ impl Mono {
 /// Wall-clock time as milliseconds since the Unix epoch (UTC).
 ///
 /// Used only for row timestamps, never for timers.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 #[serde(transparent)]
 pub struct UnixMillis(pub i64);
 

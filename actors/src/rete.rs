@@ -1,0 +1,300 @@
+//! The facade a host application embeds: start the actor tree, add and remove
+//! sessions, read them, act on them, and watch their events.
+//!
+//! Reading and sending are separate handles: a [`SessionReader`] can only
+//! run read-only closures over a [`SessionView`]; a [`SessionSender`] is the
+//! only way to make a session send. A host hands out only what a component needs.
+
+use crate::hook::RawOutHook;
+use crate::session_actor::{SessionEvent, SessionMsg, SessionShared};
+use crate::supervisor::{RootMsg, RootRef, RootSupervisor};
+use parking_lot::Mutex;
+use ractor::Actor;
+use rete_engine::ids::SessionId;
+use rete_engine::session::{CommandError, Commands, Session, SessionConfig};
+use rete_engine::view::SessionView;
+use rete_transports::{Backoff, ConnectConfig};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::{broadcast, oneshot};
+
+/// How many events a slow observer may fall behind before it misses some.
+const EVENT_BACKLOG: usize = 8192;
+
+/// Why a facade call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ReteError {
+    /// The actor tree could not start.
+    #[error("the actor system could not start: {0}")]
+    Spawn(String),
+    /// The actor tree has stopped.
+    #[error("the actor system has stopped")]
+    Stopped,
+    /// No session has that id.
+    #[error("unknown session")]
+    UnknownSession,
+    /// The session's actor is being restarted; try again shortly.
+    #[error("the session is restarting")]
+    Restarting,
+    /// The session could not be added.
+    #[error("{0}")]
+    Add(String),
+    /// The session refused the command.
+    #[error("{0}")]
+    Command(#[from] CommandError),
+}
+
+/// Everything needed to run one session.
+pub struct SessionSpec {
+    /// The engine configuration (identity, registration, channels).
+    pub config: SessionConfig,
+    /// Where and how to connect.
+    pub connect: ConnectConfig,
+    /// Connect as soon as the session is added.
+    pub autoconnect: bool,
+    /// Delays between reconnect attempts.
+    pub reconnect: Backoff,
+}
+
+/// Options for [`Rete::start`].
+#[derive(Default)]
+pub struct ReteOptions {
+    /// Sees every outgoing line and may veto it.
+    pub raw_out_hook: Option<Arc<dyn RawOutHook>>,
+}
+
+/// The running engine: a root supervisor and its sessions.
+pub struct Rete {
+    root: RootRef,
+    events: broadcast::Sender<SessionEvent>,
+    origin: Instant,
+    hook: Option<Arc<dyn RawOutHook>>,
+    join: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl Rete {
+    /// Starts the actor tree with no sessions.
+    pub async fn start(options: ReteOptions) -> Result<Rete, ReteError> {
+        let (root, join) = Actor::spawn(None, RootSupervisor, ())
+            .await
+            .map_err(|e| ReteError::Spawn(e.to_string()))?;
+        let (events, _) = broadcast::channel(EVENT_BACKLOG);
+        Ok(Rete {
+            root,
+            events,
+            origin: Instant::now(),
+            hook: options.raw_out_hook,
+            join: Mutex::new(Some(join)),
+        })
+    }
+
+    /// Adds a session (connecting it when `autoconnect`).
+    pub async fn add_session(&self, spec: SessionSpec) -> Result<SessionHandle, ReteError> {
+        let id = spec.config.id.clone();
+        let shared = Arc::new(SessionShared {
+            engine: Mutex::new(Session::new(spec.config)),
+            connect: spec.connect,
+            events: self.events.clone(),
+            hook: self.hook.clone(),
+            origin: self.origin,
+            wants_connection: Mutex::new(spec.autoconnect),
+            backoff: Mutex::new(spec.reconnect),
+            id,
+            current: Mutex::new(None),
+            restarts: AtomicU32::new(0),
+        });
+        let result = ractor::call!(self.root, |reply| RootMsg::Add {
+            shared: shared.clone(),
+            reply
+        })
+        .map_err(|_| ReteError::Stopped)?;
+        result.map_err(ReteError::Add)?;
+        Ok(SessionHandle::new(shared))
+    }
+
+    /// Stops a session and forgets it.
+    pub async fn remove_session(&self, id: &SessionId) -> Result<(), ReteError> {
+        let existed = ractor::call!(self.root, |reply| RootMsg::Remove {
+            id: id.clone(),
+            reply
+        })
+        .map_err(|_| ReteError::Stopped)?;
+        if existed {
+            Ok(())
+        } else {
+            Err(ReteError::UnknownSession)
+        }
+    }
+
+    /// Every session, in the order added.
+    pub async fn sessions(&self) -> Result<Vec<SessionHandle>, ReteError> {
+        let list = ractor::call!(self.root, RootMsg::List).map_err(|_| ReteError::Stopped)?;
+        Ok(list.into_iter().map(SessionHandle::new).collect())
+    }
+
+    /// The session with this id.
+    pub async fn session(&self, id: &SessionId) -> Result<SessionHandle, ReteError> {
+        self.sessions()
+            .await?
+            .into_iter()
+            .find(|s| s.id() == id)
+            .ok_or(ReteError::UnknownSession)
+    }
+
+    /// Every session's events from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<SessionEvent> {
+        self.events.subscribe()
+    }
+
+    /// Disconnects every session (with QUIT) and stops the tree, waiting up to
+    /// `grace` for QUITs to go out.
+    pub async fn shutdown(&self, grace: Duration) {
+        if let Ok(sessions) = self.sessions().await {
+            for s in &sessions {
+                s.sender().disconnect(Some("Leaving".into()));
+            }
+            let deadline = Instant::now() + grace;
+            for s in &sessions {
+                while Instant::now() < deadline && s.is_connected_now() {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            }
+        }
+        self.root.stop(None);
+        let join = self.join.lock().take();
+        if let Some(join) = join {
+            let _ = join.await;
+        }
+    }
+}
+
+/// One session: its id and its two interfaces.
+#[derive(Clone)]
+pub struct SessionHandle {
+    shared: Arc<SessionShared>,
+}
+
+impl SessionHandle {
+    fn new(shared: Arc<SessionShared>) -> SessionHandle {
+        SessionHandle { shared }
+    }
+
+    /// The session id.
+    pub fn id(&self) -> &SessionId {
+        &self.shared.id
+    }
+
+    /// The read-only interface.
+    pub fn reader(&self) -> SessionReader {
+        SessionReader {
+            shared: self.shared.clone(),
+        }
+    }
+
+    /// The sending interface.
+    pub fn sender(&self) -> SessionSender {
+        SessionSender {
+            shared: self.shared.clone(),
+        }
+    }
+
+    /// How many times the supervisor restarted the session's actor.
+    pub fn restarts(&self) -> u32 {
+        self.shared.restarts.load(Ordering::Relaxed)
+    }
+
+    fn is_connected_now(&self) -> bool {
+        self.shared.engine.lock().view().state() != rete_engine::event::ConnState::Disconnected
+    }
+
+    /// Makes the session's actor fail, to exercise supervision in tests.
+    #[doc(hidden)]
+    pub fn crash_for_test(&self) {
+        if let Some(actor) = self.shared.current.lock().clone() {
+            let _ = actor.cast(SessionMsg::Crash);
+        }
+    }
+}
+
+/// Reads a session. It can only run closures over a [`SessionView`], which
+/// offers getters alone: nothing reached through it can send or change state.
+#[derive(Clone)]
+pub struct SessionReader {
+    shared: Arc<SessionShared>,
+}
+
+impl SessionReader {
+    /// The session id.
+    pub fn id(&self) -> &SessionId {
+        &self.shared.id
+    }
+
+    /// Runs `f` inside the session actor, between two engine inputs, so it
+    /// sees one consistent instant. Dropping the returned future cancels the
+    /// wait (the closure may still run, and its result is discarded).
+    pub async fn read<R, F>(&self, f: F) -> Result<R, ReteError>
+    where
+        R: Send + 'static,
+        F: FnOnce(SessionView<'_>) -> R + Send + 'static,
+    {
+        let actor = self
+            .shared
+            .current
+            .lock()
+            .clone()
+            .ok_or(ReteError::Restarting)?;
+        let (tx, rx) = oneshot::channel();
+        let read = Box::new(move |view: SessionView<'_>| {
+            let _ = tx.send(f(view));
+        });
+        actor
+            .cast(SessionMsg::Read(read))
+            .map_err(|_| ReteError::Restarting)?;
+        rx.await.map_err(|_| ReteError::Restarting)
+    }
+}
+
+/// Makes a session act: connect, disconnect, and the user commands.
+#[derive(Clone)]
+pub struct SessionSender {
+    shared: Arc<SessionShared>,
+}
+
+impl SessionSender {
+    fn actor(&self) -> Result<crate::session_actor::SessionRef, ReteError> {
+        self.shared
+            .current
+            .lock()
+            .clone()
+            .ok_or(ReteError::Restarting)
+    }
+
+    /// Starts connecting (and keeps reconnecting) until `disconnect`.
+    pub fn connect(&self) {
+        if let Ok(actor) = self.actor() {
+            let _ = actor.cast(SessionMsg::Connect);
+        } else {
+            *self.shared.wants_connection.lock() = true;
+        }
+    }
+
+    /// Sends QUIT (when registered), closes the connection and stops reconnecting.
+    pub fn disconnect(&self, reason: Option<String>) {
+        *self.shared.wants_connection.lock() = false;
+        if let Ok(actor) = self.actor() {
+            let _ = actor.cast(SessionMsg::Disconnect { reason });
+        }
+    }
+
+    /// Runs a user command against the engine's sending interface.
+    pub async fn command<F>(&self, f: F) -> Result<(), ReteError>
+    where
+        F: FnOnce(&mut Commands<'_>) -> Result<(), CommandError> + Send + 'static,
+    {
+        let actor = self.actor()?;
+        let result = ractor::call!(actor, |reply| SessionMsg::Command(Box::new(f), reply))
+            .map_err(|_| ReteError::Restarting)?;
+        result.map_err(ReteError::Command)
+    }
+}

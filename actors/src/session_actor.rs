@@ -1,0 +1,371 @@
+//! The session actor: one per IRC session. It owns the connection task and
+//! drives the engine: each message is one engine input, after which the
+//! actor drains the engine's outputs (lines to the wire, events to
+//! observers, the next timer). It never awaits inside `handle` beyond its
+//! own mailbox work: connecting, reading and writing run in the connection task.
+//!
+//! The engine itself lives in [`SessionShared`], owned by the supervisor, so
+//! a restarted actor picks up the same buffers.
+
+use crate::connection::{self, ConnectionTasks};
+use crate::hook::{RawOutHook, Verdict};
+use parking_lot::Mutex;
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use rand::Rng as _;
+use rete_engine::clock::{Mono, Now, UnixMillis};
+use rete_engine::event::{ConnState, Event};
+use rete_engine::ids::SessionId;
+use rete_engine::session::{CommandError, Commands, Session};
+use rete_engine::view::SessionView;
+use rete_transports::{Backoff, ConnectConfig};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use tokio::sync::{broadcast, mpsc};
+
+/// A reference to a session actor.
+pub type SessionRef = ActorRef<SessionMsg>;
+
+/// A read to run against the engine, inside the actor, with a read-only view.
+pub type ReadFn = Box<dyn FnOnce(SessionView<'_>) + Send>;
+
+/// A user action to run against the engine's sending interface.
+pub type CommandFn = Box<dyn FnOnce(&mut Commands<'_>) -> Result<(), CommandError> + Send>;
+
+/// An engine event, tagged with its session.
+#[derive(Clone, Debug)]
+pub struct SessionEvent {
+    /// The session it happened in.
+    pub session: SessionId,
+    /// What happened.
+    pub event: Event,
+}
+
+/// What survives a restart of the session actor: the engine and its settings.
+pub struct SessionShared {
+    /// The engine. Locked only by the session actor's handler and for short reads.
+    pub(crate) engine: Mutex<Session>,
+    pub(crate) connect: ConnectConfig,
+    pub(crate) events: broadcast::Sender<SessionEvent>,
+    pub(crate) hook: Option<Arc<dyn RawOutHook>>,
+    /// The zero of the engine's monotonic clock.
+    pub(crate) origin: Instant,
+    /// True while the session should be connected (autoconnect or `/connect`,
+    /// until `/disconnect`); a restarted actor reconnects only then.
+    pub(crate) wants_connection: Mutex<bool>,
+    /// Reconnect delays, kept across restarts so a crash loop backs off.
+    pub(crate) backoff: Mutex<Backoff>,
+    pub(crate) id: SessionId,
+    /// The live actor, swapped by the supervisor on restart; None while restarting.
+    pub(crate) current: Mutex<Option<SessionRef>>,
+    /// How many times the supervisor restarted this session's actor.
+    pub(crate) restarts: std::sync::atomic::AtomicU32,
+}
+
+impl SessionShared {
+    fn now(&self) -> Now {
+        let wall = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or(0);
+        Now {
+            mono: Mono(self.origin.elapsed().as_millis() as u64),
+            wall: UnixMillis(wall),
+        }
+    }
+}
+
+/// Messages a session actor handles.
+pub enum SessionMsg {
+    /// Start connecting (does nothing while connected or connecting).
+    Connect,
+    /// Close the connection and stay disconnected. Sends QUIT first when
+    /// registered.
+    Disconnect {
+        /// The QUIT reason.
+        reason: Option<String>,
+    },
+    /// The connection task connected.
+    Connected {
+        /// Which attempt.
+        generation: u64,
+        /// The peer address.
+        peer: String,
+        /// The server certificate's fingerprint on TLS.
+        tls_fingerprint: Option<String>,
+    },
+    /// A line arrived.
+    Line {
+        /// Which attempt.
+        generation: u64,
+        /// The line without CR LF.
+        line: String,
+    },
+    /// The connection ended or failed to open.
+    Closed {
+        /// Which attempt.
+        generation: u64,
+        /// Why, for the server buffer.
+        reason: String,
+    },
+    /// The engine's timer fired.
+    Timer {
+        /// Which timer; stale ones are ignored.
+        generation: u64,
+    },
+    /// The reconnect delay passed.
+    Retry {
+        /// Which attempt it was scheduled for.
+        generation: u64,
+    },
+    /// Run a read. MUST be answered: the closure carries its own reply.
+    Read(ReadFn),
+    /// Run a user action. MUST reply with its outcome.
+    Command(CommandFn, RpcReplyPort<Result<(), CommandError>>),
+    /// Fail the actor on purpose, so tests can show supervision at work.
+    #[doc(hidden)]
+    Crash,
+}
+
+/// The session actor. It holds nothing: its state is [`SessionState`].
+pub struct SessionActor;
+
+/// A session actor's state for one incarnation.
+pub struct SessionState {
+    shared: Arc<SessionShared>,
+    /// Lines for the current connection's writer.
+    wire: Option<mpsc::UnboundedSender<String>>,
+    tasks: Option<ConnectionTasks>,
+    /// Bumped for every connection attempt; messages from older attempts are stale.
+    generation: u64,
+    /// Bumped for every timer scheduled; older timers are stale.
+    timer_generation: u64,
+    timer_due: Option<Mono>,
+    /// Set once QUIT went out, so the close that follows is not retried.
+    quitting: bool,
+}
+
+impl Actor for SessionActor {
+    type Msg = SessionMsg;
+    type State = SessionState;
+    type Arguments = Arc<SessionShared>;
+
+    async fn pre_start(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        shared: Arc<SessionShared>,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        let mut state = SessionState {
+            shared,
+            wire: None,
+            tasks: None,
+            generation: 0,
+            timer_generation: 0,
+            timer_due: None,
+            quitting: false,
+        };
+        // A restarted actor finds the engine as the last one left it: the
+        // old connection died with that actor, so say so, then reconnect.
+        let was_up = state.shared.engine.lock().view().state() != ConnState::Disconnected;
+        if was_up {
+            let now = state.shared.now();
+            state
+                .shared
+                .engine
+                .lock()
+                .handle_disconnected(now, "the session restarted");
+            state.drain(&myself);
+        }
+        if *state.shared.wants_connection.lock() {
+            state.start_connecting(&myself, was_up);
+        }
+        Ok(state)
+    }
+
+    async fn post_stop(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        if let Some(t) = state.tasks.take() {
+            t.abort();
+        }
+        Ok(())
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        msg: Self::Msg,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match msg {
+            SessionMsg::Connect => {
+                *state.shared.wants_connection.lock() = true;
+                if state.tasks.is_none() {
+                    state.shared.backoff.lock().reset();
+                    state.start_connecting(&myself, false);
+                }
+            }
+            SessionMsg::Disconnect { reason } => state.disconnect(&myself, reason),
+            SessionMsg::Connected {
+                generation,
+                peer,
+                tls_fingerprint,
+            } if generation == state.generation => {
+                let entropy: [u8; 18] = rand::rng().random();
+                let now = state.shared.now();
+                state.shared.engine.lock().handle_connected(
+                    now,
+                    &peer,
+                    tls_fingerprint.as_deref(),
+                    entropy,
+                );
+                state.drain(&myself);
+            }
+            SessionMsg::Line { generation, line } if generation == state.generation => {
+                let now = state.shared.now();
+                state.shared.engine.lock().handle_line(now, &line);
+                state.drain(&myself);
+            }
+            SessionMsg::Closed { generation, reason } if generation == state.generation => {
+                state.connection_lost(&myself, &reason);
+            }
+            SessionMsg::Timer { generation } if generation == state.timer_generation => {
+                state.timer_due = None;
+                let now = state.shared.now();
+                state.shared.engine.lock().handle_timeout(now);
+                state.drain(&myself);
+            }
+            SessionMsg::Retry { generation } if generation == state.generation => {
+                if *state.shared.wants_connection.lock() && state.tasks.is_none() {
+                    state.start_connecting(&myself, true);
+                }
+            }
+            SessionMsg::Read(read) => {
+                let engine = state.shared.engine.lock();
+                read(engine.view());
+            }
+            SessionMsg::Command(command, reply) => {
+                let result = {
+                    let mut engine = state.shared.engine.lock();
+                    let mut commands = engine.commands();
+                    command(&mut commands)
+                };
+                state.drain(&myself);
+                let _ = reply.send(result);
+            }
+            SessionMsg::Crash => {
+                return Err("crash requested".into());
+            }
+            // Stale messages from an earlier connection attempt or timer.
+            SessionMsg::Connected { .. }
+            | SessionMsg::Line { .. }
+            | SessionMsg::Closed { .. }
+            | SessionMsg::Timer { .. }
+            | SessionMsg::Retry { .. } => {}
+        }
+        Ok(())
+    }
+}
+
+impl SessionState {
+    fn start_connecting(&mut self, myself: &ActorRef<SessionMsg>, reconnect: bool) {
+        self.generation += 1;
+        self.quitting = false;
+        let now = self.shared.now();
+        self.shared.engine.lock().handle_connecting(now, reconnect);
+        let (wire, tasks) =
+            connection::spawn(self.shared.connect.clone(), myself.clone(), self.generation);
+        self.wire = Some(wire);
+        self.tasks = Some(tasks);
+        self.drain(myself);
+    }
+
+    fn disconnect(&mut self, myself: &ActorRef<SessionMsg>, reason: Option<String>) {
+        *self.shared.wants_connection.lock() = false;
+        let registered = self.shared.engine.lock().view().state() == ConnState::Connected;
+        if registered && self.wire.is_some() {
+            // Let QUIT go out; the server closes the link, and `Closed` lands
+            // as a deliberate end because `quitting` is set.
+            let result = self.shared.engine.lock().commands().quit(reason.as_deref());
+            if result.is_ok() {
+                self.quitting = true;
+                self.drain(myself);
+                return;
+            }
+        }
+        self.close(myself, "disconnected");
+    }
+
+    fn close(&mut self, myself: &ActorRef<SessionMsg>, reason: &str) {
+        self.generation += 1;
+        self.wire = None;
+        if let Some(t) = self.tasks.take() {
+            t.abort();
+        }
+        let now = self.shared.now();
+        let mut engine = self.shared.engine.lock();
+        engine.handle_disconnected(now, reason);
+        engine.set_disconnected();
+        drop(engine);
+        self.drain(myself);
+    }
+
+    fn connection_lost(&mut self, myself: &ActorRef<SessionMsg>, reason: &str) {
+        self.wire = None;
+        self.tasks = None;
+        let now = self.shared.now();
+        self.shared.engine.lock().handle_disconnected(now, reason);
+        if self.quitting || !*self.shared.wants_connection.lock() {
+            self.drain(myself);
+            return;
+        }
+        let delay = self.shared.backoff.lock().next_delay(&mut rand::rng());
+        self.shared.engine.lock().handle_connecting(now, true);
+        self.drain(myself);
+        let generation = self.generation;
+        myself.send_after(delay, move || SessionMsg::Retry { generation });
+    }
+
+    /// Drains the engine's outputs: lines to the wire (through the hook),
+    /// events to observers, and the next timer.
+    fn drain(&mut self, myself: &ActorRef<SessionMsg>) {
+        let now = self.shared.now();
+        let mut engine = self.shared.engine.lock();
+        while let Some(line) = engine.poll_transmit(now.mono) {
+            let allowed = self
+                .shared
+                .hook
+                .as_ref()
+                .is_none_or(|h| h.on_raw_out(&self.shared.id, &line) == Verdict::Allow);
+            if !allowed {
+                engine.note_vetoed_line();
+                continue;
+            }
+            if let Some(wire) = &self.wire {
+                let _ = wire.send(line);
+            }
+        }
+        while let Some(event) = engine.poll_event() {
+            if event == Event::Registered {
+                self.shared.backoff.lock().reset();
+            }
+            // No receiver is fine: nobody is watching.
+            let _ = self.shared.events.send(SessionEvent {
+                session: self.shared.id.clone(),
+                event,
+            });
+        }
+        let due = engine.poll_timeout(now.mono);
+        drop(engine);
+        if let Some(due) = due {
+            if self.timer_due.is_none_or(|t| due < t) {
+                self.timer_generation += 1;
+                self.timer_due = Some(due);
+                let generation = self.timer_generation;
+                let wait = Duration::from_millis(due.ms_since(now.mono));
+                myself.send_after(wait, move || SessionMsg::Timer { generation });
+            }
+        }
+    }
+}

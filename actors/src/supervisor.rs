@@ -1,0 +1,199 @@
+//! The root supervisor: it starts one session actor per session and restarts
+//! a session actor that fails, after a backoff, with the same engine state.
+//!
+//! ractor's default stops a supervisor when a child dies; this one overrides
+//! `handle_supervisor_evt` to restart the child instead.
+
+use crate::session_actor::{SessionActor, SessionMsg, SessionRef, SessionShared};
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
+use rete_engine::ids::SessionId;
+use rete_transports::Backoff;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A reference to the root supervisor.
+pub type RootRef = ActorRef<RootMsg>;
+
+/// Messages the root supervisor handles.
+pub enum RootMsg {
+    /// Start a session actor. MUST reply with the actor or why it could not start.
+    Add {
+        /// The session's engine and settings.
+        shared: Arc<SessionShared>,
+        /// The reply.
+        reply: RpcReplyPort<Result<(), String>>,
+    },
+    /// Stop a session for good. MUST reply whether it existed.
+    Remove {
+        /// Which session.
+        id: SessionId,
+        /// The reply.
+        reply: RpcReplyPort<bool>,
+    },
+    /// The sessions, in the order they were added. MUST reply.
+    List(RpcReplyPort<Vec<Arc<SessionShared>>>),
+    /// Restart a failed session actor (sent to itself after the backoff).
+    Restart(SessionId),
+}
+
+/// The root supervisor.
+pub struct RootSupervisor;
+
+struct Child {
+    shared: Arc<SessionShared>,
+    actor: Option<SessionRef>,
+    /// Restart delays; grows while the child keeps failing.
+    backoff: Backoff,
+}
+
+/// The supervisor's state: its children in the order they were added.
+pub struct RootState {
+    children: Vec<Child>,
+}
+
+impl RootState {
+    fn by_id(&mut self, id: &SessionId) -> Option<&mut Child> {
+        self.children.iter_mut().find(|c| &c.shared.id == id)
+    }
+}
+
+async fn spawn_child(
+    myself: &ActorRef<RootMsg>,
+    shared: &Arc<SessionShared>,
+) -> Result<SessionRef, ActorProcessingErr> {
+    let (actor, _) =
+        Actor::spawn_linked(None, SessionActor, shared.clone(), myself.get_cell()).await?;
+    *shared.current.lock() = Some(actor.clone());
+    Ok(actor)
+}
+
+impl Actor for RootSupervisor {
+    type Msg = RootMsg;
+    type State = RootState;
+    type Arguments = ();
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        _: (),
+    ) -> Result<Self::State, ActorProcessingErr> {
+        Ok(RootState {
+            children: Vec::new(),
+        })
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        msg: Self::Msg,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match msg {
+            RootMsg::Add { shared, reply } => {
+                if state.by_id(&shared.id).is_some() {
+                    let _ = reply.send(Err("a session with this id exists already".into()));
+                    return Ok(());
+                }
+                // Spawning is quick: the actor's pre_start only schedules work.
+                let result = spawn_child(&myself, &shared).await;
+                match result {
+                    Ok(actor) => {
+                        state.children.push(Child {
+                            shared,
+                            actor: Some(actor),
+                            backoff: Backoff::new(
+                                Duration::from_millis(100),
+                                Duration::from_secs(30),
+                            ),
+                        });
+                        let _ = reply.send(Ok(()));
+                    }
+                    Err(e) => {
+                        let _ = reply.send(Err(e.to_string()));
+                    }
+                }
+            }
+            RootMsg::Remove { id, reply } => {
+                let Some(pos) = state.children.iter().position(|c| c.shared.id == id) else {
+                    let _ = reply.send(false);
+                    return Ok(());
+                };
+                let child = state.children.remove(pos);
+                *child.shared.current.lock() = None;
+                if let Some(actor) = child.actor {
+                    let _ = actor.cast(SessionMsg::Disconnect { reason: None });
+                    // Unlink first so the stop is not taken for a failure.
+                    actor.unlink(myself.get_cell());
+                    actor.stop(Some("removed".into()));
+                }
+                let _ = reply.send(true);
+            }
+            RootMsg::List(reply) => {
+                let _ = reply.send(state.children.iter().map(|c| c.shared.clone()).collect());
+            }
+            RootMsg::Restart(id) => {
+                let Some(child) = state.by_id(&id) else {
+                    return Ok(());
+                };
+                if child.actor.is_some() {
+                    return Ok(());
+                }
+                let shared = child.shared.clone();
+                shared
+                    .restarts
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                match spawn_child(&myself, &shared).await {
+                    Ok(actor) => {
+                        if let Some(child) = state.by_id(&id) {
+                            child.actor = Some(actor);
+                        }
+                        tracing::info!(session = %id, "session actor restarted");
+                    }
+                    Err(e) => {
+                        tracing::warn!(session = %id, error = %e, "session actor restart failed");
+                        schedule_restart(&myself, state, &id);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn handle_supervisor_evt(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        event: SupervisionEvent,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        let (cell, why) = match &event {
+            SupervisionEvent::ActorFailed(cell, err) => (cell.clone(), err.to_string()),
+            SupervisionEvent::ActorTerminated(cell, _, reason) => (
+                cell.clone(),
+                reason.clone().unwrap_or_else(|| "stopped".into()),
+            ),
+            _ => return Ok(()),
+        };
+        let Some(child) = state.children.iter_mut().find(|c| {
+            c.actor
+                .as_ref()
+                .is_some_and(|a| a.get_id() == cell.get_id())
+        }) else {
+            return Ok(());
+        };
+        child.actor = None;
+        *child.shared.current.lock() = None;
+        let id = child.shared.id.clone();
+        tracing::warn!(session = %id, reason = %why, "session actor stopped; restarting");
+        schedule_restart(&myself, state, &id);
+        Ok(())
+    }
+}
+
+fn schedule_restart(myself: &ActorRef<RootMsg>, state: &mut RootState, id: &SessionId) {
+    let Some(child) = state.by_id(id) else {
+        return;
+    };
+    let delay = child.backoff.next_delay(&mut rand::rng());
+    let id = id.clone();
+    myself.send_after(delay, move || RootMsg::Restart(id));
+}

@@ -1,0 +1,434 @@
+//! A buffer: the rows of one conversation (server, channel or query).
+//!
+//! Rows are stored in arrival order, so the row with ingest sequence `s` sits
+//! at index `s - first_seq`: lookups by seq are O(1) and eviction drops the
+//! front. A second index keeps the seqs in display order, because history can
+//! arrive late and belong in the middle. Live rows always go at the end of
+//! the display order, whatever their time says (a local-time row and a
+//! server-time row need not agree); history rows are placed by time. Evicting
+//! by arrival keeps the evicted seqs a prefix, so "were rows evicted after
+//! seq `c`?" is one comparison.
+
+use crate::clock::UnixMillis;
+use crate::ids::BufferId;
+use crate::row::{Payload, Row};
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+/// The default number of rows a buffer holds before it evicts the oldest.
+pub const DEFAULT_CAPACITY: usize = 50_000;
+
+/// What a buffer holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BufferKind {
+    /// The session's server buffer.
+    Server,
+    /// A channel.
+    Channel,
+    /// A private conversation with one nick.
+    Query,
+}
+
+impl BufferKind {
+    /// The kind's wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BufferKind::Server => "server",
+            BufferKind::Channel => "channel",
+            BufferKind::Query => "query",
+        }
+    }
+}
+
+/// A row about to be stored (the buffer assigns its seq).
+#[derive(Clone, Debug)]
+pub struct NewRow {
+    /// See [`Row::time`].
+    pub time: UnixMillis,
+    /// True when the time came from the server (server-time tag).
+    pub server_time: bool,
+    /// See [`Row::msgid`].
+    pub msgid: Option<Box<str>>,
+    /// See [`Row::from`].
+    pub from: Box<str>,
+    /// True when the line arrived inside a history batch.
+    pub in_history_batch: bool,
+    /// See [`Row::payload`].
+    pub payload: Payload,
+}
+
+/// The outcome of [`Buffer::push`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pushed {
+    /// Stored with this seq.
+    Stored {
+        /// The new row's seq.
+        seq: u64,
+        /// True when it was stored as history.
+        history: bool,
+    },
+    /// Dropped: a row with the same msgid is already held.
+    Duplicate,
+}
+
+/// One buffer's rows and identity.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Buffer {
+    id: BufferId,
+    name: String,
+    kind: BufferKind,
+    capacity: usize,
+    /// Rows in arrival order; `rows[i].seq == first_seq + i`.
+    #[serde(skip)]
+    rows: VecDeque<Row>,
+    /// Display order as (sort time, seq), sorted. A live row's sort time is
+    /// its time raised to the newest sort time, so it lands last; a history
+    /// row's sort time is its own time.
+    #[serde(skip)]
+    display: VecDeque<(i64, u64)>,
+    /// The seq the next row gets. Starts at 1, so 0 can mean "before everything".
+    next_seq: u64,
+    /// Every seq at or below this was evicted (0 when none was).
+    evicted_through: u64,
+    /// The newest server time seen on a live row; older server times are history.
+    newest_server_time: Option<UnixMillis>,
+}
+
+impl Buffer {
+    /// An empty buffer holding at most `capacity` rows (at least 1).
+    pub fn new(id: BufferId, name: String, kind: BufferKind, capacity: usize) -> Buffer {
+        Buffer {
+            id,
+            name,
+            kind,
+            capacity: capacity.max(1),
+            rows: VecDeque::new(),
+            display: VecDeque::new(),
+            next_seq: 1,
+            evicted_through: 0,
+            newest_server_time: None,
+        }
+    }
+
+    /// The buffer's id.
+    pub fn id(&self) -> &BufferId {
+        &self.id
+    }
+
+    /// The buffer's display name (channel or nick as last seen).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// What the buffer holds.
+    pub fn kind(&self) -> BufferKind {
+        self.kind
+    }
+
+    /// Renames the buffer (a query partner changed nick); the id stays.
+    pub fn rename(&mut self, name: &str) {
+        self.name = name.to_owned();
+    }
+
+    /// Stores a row, evicting the oldest arrival when full.
+    ///
+    /// A row is history when it came in a history batch, or carries a server
+    /// time older than the newest live server time: such rows are placed by
+    /// time, possibly mid-buffer, yet still take the next seq. A history row
+    /// whose msgid is already held is dropped as a duplicate (chat history and
+    /// a join replay can overlap).
+    pub fn push(&mut self, new: NewRow) -> Pushed {
+        let history = new.in_history_batch
+            || (new.server_time && self.newest_server_time.is_some_and(|n| new.time < n));
+        if history {
+            if let Some(id) = &new.msgid {
+                if self.holds_msgid_at(id, new.time) {
+                    return Pushed::Duplicate;
+                }
+            }
+        } else if new.server_time {
+            self.newest_server_time = Some(new.time);
+        }
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let row = Row {
+            seq,
+            time: new.time,
+            msgid: new.msgid,
+            from: new.from,
+            history,
+            payload: new.payload,
+        };
+        let newest = self.display.back().map_or(i64::MIN, |&(t, _)| t);
+        let sort_time = if history {
+            row.time.0
+        } else {
+            row.time.0.max(newest)
+        };
+        let at = self.display.partition_point(|&key| key <= (sort_time, seq));
+        self.display.insert(at, (sort_time, seq));
+        self.rows.push_back(row);
+        while self.rows.len() > self.capacity {
+            self.evict_front();
+        }
+        Pushed::Stored { seq, history }
+    }
+
+    fn evict_front(&mut self) {
+        let Some(row) = self.rows.pop_front() else {
+            return;
+        };
+        self.evicted_through = row.seq;
+        // The evicted row is usually at the display front too; history can
+        // place older rows before it, so find it by position.
+        if let Some(at) = self.display.iter().position(|&(_, s)| s == row.seq) {
+            self.display.remove(at);
+        }
+    }
+
+    /// True when a row with this msgid is displayed at exactly this time: a
+    /// history copy of a row already held (chat history and a join replay
+    /// can overlap).
+    fn holds_msgid_at(&self, msgid: &str, time: UnixMillis) -> bool {
+        let start = self.display.partition_point(|&(t, _)| t < time.0);
+        self.display
+            .range(start..)
+            .take_while(|&&(t, _)| t == time.0)
+            .filter_map(|&(_, s)| self.get(s))
+            .any(|r| r.msgid.as_deref() == Some(msgid))
+    }
+
+    /// The row with this seq, if still held.
+    pub fn get(&self, seq: u64) -> Option<&Row> {
+        let first = self.rows.front()?.seq;
+        let idx = seq.checked_sub(first)?;
+        self.rows.get(usize::try_from(idx).ok()?)
+    }
+
+    /// Rows with seq above `after`, in arrival (seq) order.
+    pub fn since(&self, after: u64) -> impl DoubleEndedIterator<Item = &Row> + ExactSizeIterator {
+        let first = self.rows.front().map_or(self.next_seq, |r| r.seq);
+        let skip = after.saturating_add(1).saturating_sub(first);
+        let skip = usize::try_from(skip)
+            .unwrap_or(usize::MAX)
+            .min(self.rows.len());
+        self.rows.range(skip..)
+    }
+
+    /// Rows in display order (by time, then seq), oldest first.
+    pub fn display(&self) -> impl DoubleEndedIterator<Item = &Row> {
+        // Every display entry names a held row (see `evict_front`), so the
+        // filter never drops one; it only keeps this total.
+        self.display.iter().filter_map(move |&(_, s)| self.get(s))
+    }
+
+    /// Seqs in display order, oldest first.
+    pub fn display_seqs(&self) -> impl DoubleEndedIterator<Item = u64> + ExactSizeIterator + '_ {
+        self.display.iter().map(|&(_, s)| s)
+    }
+
+    /// The display position of the row with this seq, if held.
+    pub fn display_position(&self, seq: u64) -> Option<usize> {
+        self.get(seq)?;
+        self.display.iter().rposition(|&(_, s)| s == seq)
+    }
+
+    /// The seq of the held row with this msgid, newest first.
+    pub fn find_msgid(&self, msgid: &str) -> Option<u64> {
+        self.rows
+            .iter()
+            .rev()
+            .find(|r| r.msgid.as_deref() == Some(msgid))
+            .map(|r| r.seq)
+    }
+
+    /// True when some row with a seq above `after` was evicted, so a reader
+    /// positioned at `after` has a gap it cannot fill.
+    pub fn evicted_after(&self, after: u64) -> bool {
+        self.evicted_through > after
+    }
+
+    /// The highest seq evicted so far (0 when none).
+    pub fn evicted_through(&self) -> u64 {
+        self.evicted_through
+    }
+
+    /// The seq of the newest arrival (0 when nothing ever arrived).
+    pub fn last_seq(&self) -> u64 {
+        self.next_seq - 1
+    }
+
+    /// Rows held now.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// True when no row is held.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The most rows this buffer holds.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::{BufferKindTag, SessionId};
+
+    fn buffer(cap: usize) -> Buffer {
+        let s = SessionId::parse("00000000-0000-4000-8000-000000000001").unwrap();
+        let id = BufferId::derive(&s, BufferKindTag::Channel, "#t");
+        Buffer::new(id, "#t".into(), BufferKind::Channel, cap)
+    }
+
+    fn msg(time: i64, server_time: bool, msgid: Option<&str>, text: &str) -> NewRow {
+        NewRow {
+            time: UnixMillis(time),
+            server_time,
+            msgid: msgid.map(Into::into),
+            from: "alice".into(),
+            in_history_batch: false,
+            payload: Payload::Privmsg { text: text.into() },
+        }
+    }
+
+    fn texts(b: &Buffer) -> Vec<String> {
+        b.display()
+            .map(|r| match &r.payload {
+                Payload::Privmsg { text } => text.to_string(),
+                _ => String::new(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn seqs_increase_in_arrival_order() {
+        let mut b = buffer(10);
+        assert_eq!(
+            b.push(msg(10, true, None, "a")),
+            Pushed::Stored {
+                seq: 1,
+                history: false
+            }
+        );
+        assert_eq!(
+            b.push(msg(20, true, None, "b")),
+            Pushed::Stored {
+                seq: 2,
+                history: false
+            }
+        );
+        assert_eq!(b.last_seq(), 2);
+        assert_eq!(b.since(1).map(|r| r.seq).collect::<Vec<_>>(), vec![2]);
+        assert_eq!(b.since(0).len(), 2);
+        assert_eq!(b.since(99).len(), 0);
+    }
+
+    #[test]
+    fn older_server_time_is_history_placed_mid_buffer() {
+        let mut b = buffer(10);
+        b.push(msg(10, true, None, "a"));
+        b.push(msg(30, true, None, "c"));
+        let p = b.push(msg(20, true, Some("m2"), "b"));
+        assert_eq!(
+            p,
+            Pushed::Stored {
+                seq: 3,
+                history: true
+            }
+        );
+        assert_eq!(texts(&b), ["a", "b", "c"]);
+        // read_since after seq 2 still returns the mid-buffer row.
+        assert_eq!(b.since(2).map(|r| r.seq).collect::<Vec<_>>(), vec![3]);
+        assert_eq!(b.display_position(3), Some(1));
+        // The same history row again is a duplicate.
+        assert_eq!(b.push(msg(20, true, Some("m2"), "b")), Pushed::Duplicate);
+        assert_eq!(b.len(), 3);
+    }
+
+    #[test]
+    fn history_batch_rows_are_history_even_when_newest() {
+        let mut b = buffer(10);
+        let mut r = msg(50, true, None, "x");
+        r.in_history_batch = true;
+        assert_eq!(
+            b.push(r),
+            Pushed::Stored {
+                seq: 1,
+                history: true
+            }
+        );
+        // A history row does not move the live clock: a later live row at an
+        // older time than the history row is still live.
+        assert_eq!(
+            b.push(msg(40, true, None, "y")),
+            Pushed::Stored {
+                seq: 2,
+                history: false
+            }
+        );
+    }
+
+    #[test]
+    fn local_times_never_make_history() {
+        let mut b = buffer(10);
+        b.push(msg(100, false, None, "a"));
+        assert_eq!(
+            b.push(msg(50, false, None, "b")),
+            Pushed::Stored {
+                seq: 2,
+                history: false
+            }
+        );
+    }
+
+    #[test]
+    fn live_rows_display_in_arrival_order_whatever_their_time() {
+        let mut b = buffer(10);
+        b.push(msg(100, false, None, "local"));
+        b.push(msg(90, true, None, "server"));
+        assert_eq!(texts(&b), ["local", "server"]);
+    }
+
+    #[test]
+    fn eviction_drops_oldest_arrivals_and_reports_gap() {
+        let mut b = buffer(3);
+        for (i, t) in ["a", "b", "c", "d", "e"].iter().enumerate() {
+            b.push(msg(i as i64 * 10 + 100, true, None, t));
+        }
+        assert_eq!(b.len(), 3);
+        assert_eq!(texts(&b), ["c", "d", "e"]);
+        assert_eq!(b.evicted_through(), 2);
+        assert!(b.evicted_after(0));
+        assert!(b.evicted_after(1));
+        assert!(!b.evicted_after(2));
+        assert!(b.get(2).is_none());
+        assert_eq!(b.get(3).map(|r| r.seq), Some(3));
+        assert_eq!(b.since(0).map(|r| r.seq).collect::<Vec<_>>(), vec![3, 4, 5]);
+    }
+
+    #[test]
+    fn eviction_removes_rows_placed_behind_history() {
+        let mut b = buffer(3);
+        b.push(msg(100, true, None, "live1"));
+        b.push(msg(200, true, None, "live2"));
+        b.push(msg(50, true, None, "old")); // history, displayed first
+        b.push(msg(300, true, None, "live3")); // evicts live1 (oldest arrival)
+        assert_eq!(texts(&b), ["old", "live2", "live3"]);
+        assert_eq!(b.display().count(), b.len());
+    }
+
+    #[test]
+    fn find_msgid_finds_newest() {
+        let mut b = buffer(10);
+        b.push(msg(1, true, Some("x"), "a"));
+        b.push(msg(2, true, Some("y"), "b"));
+        assert_eq!(b.find_msgid("y"), Some(2));
+        assert_eq!(b.find_msgid("z"), None);
+    }
+}

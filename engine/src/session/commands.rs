@@ -1,0 +1,339 @@
+//! The sending interface: what a person (or an embedder acting for one) asks
+//! the session to do. It is the only way, besides the protocol's own answers,
+//! that a line reaches the wire.
+
+use super::Session;
+use crate::buffer::NewRow;
+use crate::clock::Mono;
+use crate::event::ConnState;
+use crate::line::{Line, OutLine};
+use crate::row::Payload;
+
+/// The mask shown instead of a secret message's text.
+pub const SECRET_MASK: &str = "********";
+
+/// How long a secret message's echo-message copy is waited for.
+const SECRET_ECHO_MS: u64 = 10_000;
+
+/// Why a command was refused. Nothing was sent or changed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CommandError {
+    /// The session is not registered with a server.
+    #[error("not connected")]
+    NotConnected,
+    /// An argument cannot be sent as given.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// A secret message sent with `/smsg`, awaiting its echo-message copy.
+#[derive(Clone, Debug)]
+pub(crate) struct PendingSecret {
+    pub target_folded: String,
+    pub text: String,
+    pub expires: Mono,
+}
+
+/// Borrowed mutable access to a session for sending. Obtained from
+/// [`Session::commands`].
+pub struct Commands<'a> {
+    s: &'a mut Session,
+}
+
+impl<'a> Commands<'a> {
+    pub(super) fn new(s: &'a mut Session) -> Commands<'a> {
+        Commands { s }
+    }
+
+    fn connected(&self) -> Result<(), CommandError> {
+        if self.s.connection.state == ConnState::Connected {
+            Ok(())
+        } else {
+            Err(CommandError::NotConnected)
+        }
+    }
+
+    /// Joins a channel (and keeps it joined across reconnects).
+    pub fn join(&mut self, channel: &str, key: Option<&str>) -> Result<(), CommandError> {
+        check_word("channel", channel)?;
+        if let Some(k) = key {
+            check_word("key", k)?;
+        }
+        if !self.s.isupport.is_channel(channel) {
+            return Err(CommandError::Invalid(format!(
+                "{channel} is not a channel name"
+            )));
+        }
+        let folded = self.s.fold(channel);
+        self.s.wanted_channels.insert(
+            folded,
+            super::ChannelSpec {
+                name: channel.to_owned(),
+                key: key.map(str::to_owned),
+            },
+        );
+        if self.connected().is_ok() {
+            self.s.send_join(channel, key);
+        }
+        Ok(())
+    }
+
+    /// Leaves a channel (and stops rejoining it).
+    pub fn part(&mut self, channel: &str, reason: Option<&str>) -> Result<(), CommandError> {
+        check_word("channel", channel)?;
+        self.connected()?;
+        let folded = self.s.fold(channel);
+        self.s.wanted_channels.remove(&folded);
+        let mut out = OutLine::new("PART").param(channel);
+        if let Some(r) = reason.filter(|r| !r.is_empty()) {
+            out = out.param(r);
+        }
+        self.send_checked(out)
+    }
+
+    /// Sends a PRIVMSG, split to fit the line length.
+    pub fn privmsg(&mut self, target: &str, text: &str) -> Result<(), CommandError> {
+        self.message("PRIVMSG", target, text, |t| Payload::Privmsg {
+            text: t.into(),
+        })
+    }
+
+    /// Sends a NOTICE.
+    pub fn notice(&mut self, target: &str, text: &str) -> Result<(), CommandError> {
+        self.message("NOTICE", target, text, |t| Payload::Notice {
+            text: t.into(),
+        })
+    }
+
+    /// Sends a CTCP ACTION (`/me`).
+    pub fn action(&mut self, target: &str, text: &str) -> Result<(), CommandError> {
+        check_word("target", target)?;
+        check_text(text)?;
+        self.connected()?;
+        let body = format!("\u{1}ACTION {text}\u{1}");
+        self.send_checked(OutLine::new("PRIVMSG").param(target).param(body))?;
+        self.local_echo(target, Payload::Action { text: text.into() });
+        Ok(())
+    }
+
+    /// Sends a PRIVMSG whose text is shown and stored only as a mask. The
+    /// server's echo-message copy is recognised once, within 10 seconds, and
+    /// stored masked too.
+    pub fn secret_privmsg(&mut self, target: &str, text: &str) -> Result<(), CommandError> {
+        check_word("target", target)?;
+        check_text(text)?;
+        self.connected()?;
+        self.send_checked(OutLine::new("PRIVMSG").param(target).param(text))?;
+        if self.s.caps.has("echo-message") {
+            let target_folded = self.s.fold(target);
+            let expires = self.s.now.mono.plus_ms(SECRET_ECHO_MS);
+            self.s.pending_secrets.push(PendingSecret {
+                target_folded,
+                text: text.to_owned(),
+                expires,
+            });
+        } else {
+            self.local_echo(
+                target,
+                Payload::Privmsg {
+                    text: SECRET_MASK.into(),
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// Changes our nick.
+    pub fn nick(&mut self, nick: &str) -> Result<(), CommandError> {
+        check_word("nick", nick)?;
+        self.connected()?;
+        self.send_checked(OutLine::new("NICK").param(nick))
+    }
+
+    /// Authenticates as an IRC operator.
+    pub fn oper(&mut self, name: &str, password: &str) -> Result<(), CommandError> {
+        check_word("name", name)?;
+        check_word("password", password)?;
+        self.connected()?;
+        self.send_checked(OutLine::new("OPER").param(name).param(password))
+    }
+
+    /// Sends a raw line as typed. It must parse as an IRC line. A WHO sent
+    /// this way is the person's own and never enters the engine's WHO queue.
+    pub fn quote(&mut self, raw: &str) -> Result<(), CommandError> {
+        let raw = raw.trim_start();
+        if raw.is_empty() {
+            return Err(CommandError::Invalid("the line is empty".into()));
+        }
+        if raw.contains(['\r', '\n', '\0']) {
+            return Err(CommandError::Invalid(
+                "the line contains a line break or NUL".into(),
+            ));
+        }
+        if Line::parse(raw).is_err() {
+            return Err(CommandError::Invalid("the line is not an IRC line".into()));
+        }
+        self.connected()?;
+        self.s
+            .outbox
+            .push(raw.to_owned(), crate::flood::Priority::Normal);
+        Ok(())
+    }
+
+    /// Says goodbye; the host closes the connection once the line is out.
+    pub fn quit(&mut self, reason: Option<&str>) -> Result<(), CommandError> {
+        self.connected()?;
+        let mut out = OutLine::new("QUIT");
+        if let Some(r) = reason.filter(|r| !r.is_empty()) {
+            out = out.param(r);
+        }
+        self.s.wanted_channels.clear();
+        self.send_checked(out)
+    }
+
+    fn message(
+        &mut self,
+        command: &str,
+        target: &str,
+        text: &str,
+        payload: impl Fn(&str) -> Payload,
+    ) -> Result<(), CommandError> {
+        check_word("target", target)?;
+        check_text(text)?;
+        self.connected()?;
+        let budget = self.text_budget(command, target);
+        for piece in split_text(text, budget) {
+            self.send_checked(OutLine::new(command).param(target).param(piece))?;
+            self.local_echo(target, payload(piece));
+        }
+        Ok(())
+    }
+
+    /// Bytes of text that fit in one line once the server prefixes our
+    /// `nick!user@host` when relaying it.
+    fn text_budget(&self, command: &str, target: &str) -> usize {
+        let linelen = self.s.isupport.linelen.max(512);
+        // ":nick!user@host CMD target :text\r\n"; the host is unknown, so
+        // assume the longest one usual servers allow.
+        let overhead = 1
+            + self.s.connection.nick.len()
+            + 1
+            + 10
+            + 1
+            + 63
+            + 1
+            + command.len()
+            + 1
+            + target.len()
+            + 2
+            + 2;
+        linelen.saturating_sub(overhead).max(64)
+    }
+
+    fn send_checked(&mut self, out: OutLine) -> Result<(), CommandError> {
+        let wire = out
+            .to_wire()
+            .map_err(|e| CommandError::Invalid(e.to_string()))?;
+        self.s.outbox.push(wire, crate::flood::Priority::Normal);
+        Ok(())
+    }
+
+    /// Without echo-message, the client stores its own message at once;
+    /// with it, the server's copy is stored when it comes back.
+    fn local_echo(&mut self, target: &str, payload: Payload) {
+        if self.s.caps.has("echo-message") {
+            return;
+        }
+        let buffer = if self.s.isupport.is_channel(target) {
+            self.s.channel_buffer(target)
+        } else {
+            self.s.query_buffer(target)
+        };
+        let row = NewRow {
+            time: self.s.now_wall(),
+            server_time: false,
+            msgid: None,
+            from: self.s.connection.nick.as_str().into(),
+            in_history_batch: false,
+            payload,
+        };
+        self.s.push_row(&buffer, row);
+    }
+}
+
+impl Session {
+    /// An echo-message copy of a `/smsg` we sent: masked once, then forgotten.
+    pub(super) fn take_pending_secret(&mut self, target: &str, text: &str) -> bool {
+        let now = self.now.mono;
+        self.pending_secrets.retain(|p| p.expires > now);
+        let folded = self.fold(target);
+        match self
+            .pending_secrets
+            .iter()
+            .position(|p| p.target_folded == folded && p.text == text)
+        {
+            Some(i) => {
+                self.pending_secrets.remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+fn check_word(what: &str, value: &str) -> Result<(), CommandError> {
+    if value.is_empty() || value.contains([' ', '\r', '\n', '\0']) || value.starts_with(':') {
+        return Err(CommandError::Invalid(format!("{what} must be one word")));
+    }
+    Ok(())
+}
+
+fn check_text(text: &str) -> Result<(), CommandError> {
+    if text.is_empty() {
+        return Err(CommandError::Invalid("nothing to send".into()));
+    }
+    if text.contains(['\r', '\n', '\0']) {
+        return Err(CommandError::Invalid(
+            "the text contains a line break or NUL".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Splits text into pieces of at most `max` bytes, on char boundaries,
+/// preferring the last space in each piece.
+pub(crate) fn split_text(text: &str, max: usize) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while rest.len() > max {
+        let mut cut = max;
+        while !rest.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        if let Some(space) = rest[..cut].rfind(' ').filter(|&s| s > max / 2) {
+            cut = space + 1;
+        }
+        out.push(&rest[..cut]);
+        rest = &rest[cut..];
+    }
+    if !rest.is_empty() {
+        out.push(rest);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_prefers_spaces_and_char_boundaries() {
+        assert_eq!(split_text("hello", 10), vec!["hello"]);
+        let parts = split_text("aaaa bbbb cccc", 10);
+        assert_eq!(parts, vec!["aaaa bbbb ", "cccc"]);
+        let s = "é".repeat(10); // 20 bytes
+        let parts = split_text(&s, 5);
+        assert!(parts.iter().all(|p| p.len() <= 5));
+        assert_eq!(parts.concat(), s);
+    }
+}

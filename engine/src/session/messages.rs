@@ -1,0 +1,125 @@
+//! PRIVMSG and NOTICE: which buffer a message belongs in, CTCP, and the
+//! protocol's own automatic answers (CTCP VERSION and PING).
+
+use super::Session;
+use crate::buffer::BufferKind;
+use crate::ids::BufferId;
+use crate::line::{Line, OutLine};
+use crate::row::Payload;
+
+/// At most this many automatic CTCP answers may wait in the outbox, so a CTCP
+/// flood cannot fill it.
+const MAX_QUEUED_FOR_CTCP: usize = 3;
+
+/// A CTCP body split from `\x01COMMAND args\x01`.
+pub(crate) fn split_ctcp(text: &str) -> Option<(&str, &str)> {
+    let inner = text.strip_prefix('\u{1}')?;
+    let inner = inner.strip_suffix('\u{1}').unwrap_or(inner);
+    Some(match inner.split_once(' ') {
+        Some((c, a)) => (c, a),
+        None => (inner, ""),
+    })
+}
+
+impl Session {
+    pub(super) fn on_message(&mut self, line: &Line<'_>, cmd: &str) {
+        let (Some(target), Some(text)) = (line.param(0), line.param(1)) else {
+            return;
+        };
+        let is_notice = cmd == "NOTICE";
+        let source = line.source().unwrap_or("");
+        let from_user = source.contains('!') || source.contains('@');
+        let nick = line.source_nick().unwrap_or("");
+        let buffer = self.message_buffer(target, nick, from_user, is_notice);
+
+        let payload = match split_ctcp(text) {
+            Some((c, a)) if c.eq_ignore_ascii_case("ACTION") => Payload::Action { text: a.into() },
+            Some((c, a)) => {
+                if !is_notice && from_user && !self.is_me(nick) {
+                    self.answer_ctcp(nick, c, a);
+                }
+                Payload::Ctcp {
+                    command: c.to_ascii_uppercase().into(),
+                    args: a.into(),
+                    reply: is_notice,
+                }
+            }
+            None if is_notice => Payload::Notice { text: text.into() },
+            None if from_user && self.is_me(nick) && self.take_pending_secret(target, text) => {
+                Payload::Privmsg {
+                    text: super::SECRET_MASK.into(),
+                }
+            }
+            None => Payload::Privmsg { text: text.into() },
+        };
+        let from = if from_user { nick } else { "" };
+        let row = self.row_for(line, from, payload);
+        self.push_row(&buffer, row);
+    }
+
+    /// Where a message goes:
+    /// - to a channel (or `@#channel` STATUSMSG): that channel's buffer;
+    /// - from a server, or before registration: the server buffer;
+    /// - our own message echoed back (echo-message): the query with its target;
+    /// - a private PRIVMSG: the query with its sender;
+    /// - a private NOTICE: that query when it exists, else the server buffer
+    ///   (services talk in notices; they need not open a buffer each).
+    fn message_buffer(
+        &mut self,
+        target: &str,
+        nick: &str,
+        from_user: bool,
+        is_notice: bool,
+    ) -> BufferId {
+        let chan = target.trim_start_matches(|c| self.isupport.statusmsg.contains(c));
+        if self.isupport.is_channel(chan) {
+            return self.channel_buffer(chan);
+        }
+        if !from_user || target == "*" {
+            return self.buffers.server_id().clone();
+        }
+        let partner = if self.is_me(nick) { target } else { nick };
+        if is_notice {
+            let folded = self.fold(partner);
+            return match self.buffers.find(BufferKind::Query, &folded) {
+                Some(id) => id.clone(),
+                None => self.buffers.server_id().clone(),
+            };
+        }
+        self.query_buffer(partner)
+    }
+
+    /// The protocol's own answers: CTCP VERSION and PING. Nothing else that
+    /// arrives from IRC ever causes a line to be sent (see ARCHITECTURE.md).
+    fn answer_ctcp(&mut self, nick: &str, command: &str, args: &str) {
+        if self.queued_lines() >= MAX_QUEUED_FOR_CTCP {
+            return;
+        }
+        let reply = if command.eq_ignore_ascii_case("VERSION") {
+            format!("\u{1}VERSION {}\u{1}", self.config.version_reply)
+        } else if command.eq_ignore_ascii_case("PING") {
+            // Echo the token back, stripped of anything that could break the line.
+            let token: String = args.chars().filter(|c| !c.is_control()).take(64).collect();
+            format!("\u{1}PING {token}\u{1}")
+        } else {
+            return;
+        };
+        self.send(OutLine::new("NOTICE").param(nick).param(reply));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_ctcp;
+
+    #[test]
+    fn ctcp_splits() {
+        assert_eq!(
+            split_ctcp("\u{1}ACTION waves\u{1}"),
+            Some(("ACTION", "waves"))
+        );
+        assert_eq!(split_ctcp("\u{1}VERSION\u{1}"), Some(("VERSION", "")));
+        assert_eq!(split_ctcp("\u{1}PING 123"), Some(("PING", "123")));
+        assert_eq!(split_ctcp("hello"), None);
+    }
+}

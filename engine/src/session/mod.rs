@@ -1,0 +1,410 @@
+//! One IRC session (one network): a deterministic state machine.
+//!
+//! # Polling order
+//! The host feeds inputs and drains outputs:
+//! - inputs: [`Session::handle_connected`], [`Session::handle_line`],
+//!   [`Session::handle_disconnected`], [`Session::handle_timeout`], and the
+//!   user's actions through [`Session::commands`];
+//! - outputs, after every input: [`Session::poll_transmit`] until `None`
+//!   (lines for the wire, paced by the flood throttle),
+//!   [`Session::poll_event`] until `None`, then [`Session::poll_timeout`] to
+//!   learn when to call `handle_timeout` next.
+//!
+//! Time is always passed in. Extra `handle_timeout` calls do nothing.
+//!
+//! # Reading
+//! Readers get a [`SessionView`](crate::view::SessionView), which holds a
+//! shared borrow and offers only getters: it cannot send or change anything.
+//!
+//! # Layout
+//! - `registration.rs`: CAP, SASL, PASS/NICK/USER, 001 and ISUPPORT.
+//! - `channels.rs`: JOIN, PART, KICK, QUIT, NICK, MODE, TOPIC, NAMES, WHO, away/account/chghost.
+//! - `messages.rs`: PRIVMSG, NOTICE, CTCP and the server buffer.
+//! - `batches.rs`: BATCH bookkeeping and what counts as history.
+//! - `commands.rs`: the sending interface.
+//! - `store.rs`: the buffers of the session.
+
+mod batches;
+mod channels;
+mod commands;
+mod config;
+mod messages;
+mod registration;
+mod store;
+
+pub use commands::{CommandError, Commands, SECRET_MASK};
+pub use config::{ChannelSpec, SaslSettings, SessionConfig};
+pub use store::Buffers;
+
+use crate::buffer::{NewRow, Pushed};
+use crate::cap::Capabilities;
+use crate::clock::{Mono, Now, UnixMillis};
+use crate::event::{ConnState, Event};
+use crate::flood::{FloodThrottle, Priority};
+use crate::ids::BufferId;
+use crate::isupport::Isupport;
+use crate::line::{Line, OutLine};
+use crate::members::{Channel, Users};
+use crate::row::Payload;
+use crate::who_queue::{WhoQueue, DEFAULT_WHOX_TOKEN};
+use batches::Batches;
+use registration::{Registration, SaslState};
+use serde::Serialize;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, VecDeque};
+
+/// The connection as the engine sees it.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Connection {
+    /// Where the session stands.
+    pub state: ConnState,
+    /// Our current nick (the configured one until registration says otherwise).
+    pub nick: String,
+    /// The server's name from the source of its replies, once known.
+    pub server_name: Option<String>,
+    /// Our user modes.
+    pub user_modes: String,
+    /// Why the last connection ended, when it did.
+    pub last_error: Option<String>,
+    /// Lines that could not be parsed and were dropped.
+    pub unparsable_lines: u64,
+}
+
+/// One IRC session. See the module docs for the input/output protocol.
+#[derive(Debug, Serialize)]
+pub struct Session {
+    pub(crate) config: SessionConfig,
+    pub(crate) connection: Connection,
+    pub(crate) registration: Registration,
+    pub(crate) sasl: SaslState,
+    pub(crate) caps: Capabilities,
+    pub(crate) isupport: Isupport,
+    pub(crate) buffers: Buffers,
+    pub(crate) channels: BTreeMap<String, Channel>,
+    pub(crate) users: Users,
+    pub(crate) batches: Batches,
+    pub(crate) who: WhoQueue,
+    /// Channels to be in: the configured ones plus `/join`s, less `/part`s.
+    /// Joined again after a reconnect. Keyed by case-folded name.
+    pub(crate) wanted_channels: BTreeMap<String, ChannelSpec>,
+    /// Outgoing lines, paced. Skipped in serialization: lines may hold secrets.
+    #[serde(skip)]
+    pub(crate) outbox: FloodThrottle<String>,
+    #[serde(skip)]
+    pub(crate) events: VecDeque<Event>,
+    /// `/smsg` texts whose echo-message copy is still expected.
+    #[serde(skip)]
+    pub(crate) pending_secrets: Vec<commands::PendingSecret>,
+    /// The latest time seen, so inputs that need "now" outside a handler have it.
+    #[serde(skip)]
+    pub(crate) now: Now,
+}
+
+impl Session {
+    /// A disconnected session with an empty server buffer.
+    pub fn new(config: SessionConfig) -> Session {
+        let isupport = Isupport::default();
+        let buffers = Buffers::new(&config.id, &config.name, config.buffer_capacity);
+        let wanted_channels = config
+            .channels
+            .iter()
+            .map(|c| (isupport.casemapping.fold(&c.name), c.clone()))
+            .collect();
+        Session {
+            connection: Connection {
+                nick: config.nick.clone(),
+                ..Connection::default()
+            },
+            registration: Registration::default(),
+            sasl: SaslState::default(),
+            caps: Capabilities::default(),
+            buffers,
+            channels: BTreeMap::new(),
+            users: Users::new(),
+            batches: Batches::default(),
+            who: WhoQueue::new(DEFAULT_WHOX_TOKEN, config.who_poll_interval_ms),
+            wanted_channels,
+            outbox: FloodThrottle::new(config.flood),
+            events: VecDeque::new(),
+            pending_secrets: Vec::new(),
+            now: Now::default(),
+            isupport,
+            config,
+        }
+    }
+
+    // ----- inputs -----
+
+    /// The transport is about to connect (or retry): records the state.
+    pub fn handle_connecting(&mut self, now: Now, reconnect: bool) {
+        self.now = now;
+        let state = if reconnect {
+            ConnState::Reconnecting
+        } else {
+            ConnState::Connecting
+        };
+        self.set_state(state);
+    }
+
+    /// The transport connected to `peer` (over TLS when the server's
+    /// certificate fingerprint is given): starts registration. `entropy`
+    /// seeds the SCRAM client nonce (the engine has no randomness of its own).
+    pub fn handle_connected(
+        &mut self,
+        now: Now,
+        peer: &str,
+        tls_fingerprint: Option<&str>,
+        entropy: [u8; 18],
+    ) {
+        self.now = now;
+        self.reset_connection_state(now.mono);
+        self.set_state(ConnState::Connecting);
+        match tls_fingerprint {
+            Some(fp) => self.status(&format!(
+                "Connected to {peer} over TLS (server certificate SHA-256 {fp})"
+            )),
+            None => self.status(&format!("Connected to {peer}")),
+        }
+        self.start_registration(entropy);
+    }
+
+    /// The connection closed (`reason` says why, for the server buffer).
+    pub fn handle_disconnected(&mut self, now: Now, reason: &str) {
+        self.now = now;
+        let was_up = self.connection.state != ConnState::Disconnected;
+        self.connection.last_error = Some(reason.to_owned());
+        self.reset_connection_state(now.mono);
+        for channel in self.channels.values_mut() {
+            channel.joined = false;
+            channel.members.clear();
+            channel.names_pending = None;
+        }
+        self.users.clear();
+        if was_up {
+            self.status(&format!("Disconnected: {reason}"));
+        }
+        self.set_state(ConnState::Disconnected);
+    }
+
+    /// The user gave up on the session (no more reconnects).
+    pub fn set_disconnected(&mut self) {
+        self.set_state(ConnState::Disconnected);
+    }
+
+    /// Timers: WHO timeouts and polls. Flood pacing is handled by `poll_transmit`.
+    pub fn handle_timeout(&mut self, now: Now) {
+        self.now = now;
+        if self.connection.state != ConnState::Connected {
+            return;
+        }
+        if self.who.poll_due(now.mono) {
+            let joined: Vec<(String, String)> = self
+                .channels
+                .iter()
+                .filter(|(_, c)| c.joined)
+                .map(|(k, c)| (k.clone(), c.name.clone()))
+                .collect();
+            self.who.schedule_poll(
+                now.mono,
+                joined.iter().map(|(k, n)| (k.as_str(), n.as_str())),
+            );
+        }
+        self.pump_who(now.mono);
+    }
+
+    /// One line from the server, without its CR LF.
+    pub fn handle_line(&mut self, now: Now, raw: &str) {
+        self.now = now;
+        let line = match Line::parse(raw) {
+            Ok(line) => line,
+            Err(_) => {
+                self.connection.unparsable_lines += 1;
+                return;
+            }
+        };
+        let cmd = line.command();
+        let cmd: Cow<'_, str> = if cmd.bytes().any(|b| b.is_ascii_lowercase()) {
+            Cow::Owned(cmd.to_ascii_uppercase())
+        } else {
+            Cow::Borrowed(cmd)
+        };
+        if let Some(server) = line.source() {
+            if self.connection.server_name.is_none() && !server.contains('!') && cmd.len() == 3 {
+                self.connection.server_name = Some(server.to_owned());
+            }
+        }
+        match &*cmd {
+            "PING" => {
+                let token = line.param(0).unwrap_or("");
+                self.send_urgent(OutLine::new("PONG").param(token));
+            }
+            "PONG" => {}
+            "CAP" => self.on_cap(&line),
+            "AUTHENTICATE" => self.on_authenticate(&line),
+            "BATCH" => self.on_batch(&line),
+            "PRIVMSG" | "NOTICE" => self.on_message(&line, &cmd),
+            "JOIN" => self.on_join(&line),
+            "PART" => self.on_part(&line),
+            "KICK" => self.on_kick(&line),
+            "QUIT" => self.on_quit(&line),
+            "NICK" => self.on_nick(&line),
+            "MODE" => self.on_mode(&line),
+            "TOPIC" => self.on_topic(&line),
+            "INVITE" => self.on_invite(&line),
+            "AWAY" => self.on_away(&line),
+            "ACCOUNT" => self.on_account(&line),
+            "CHGHOST" => self.on_chghost(&line),
+            "SETNAME" => self.on_setname(&line),
+            "ERROR" => self.on_error(&line),
+            _ => self.on_numeric_or_other(&line, &cmd),
+        }
+    }
+
+    // ----- outputs -----
+
+    /// The next line to write to the wire now, if the throttle allows one.
+    #[must_use]
+    pub fn poll_transmit(&mut self, now: Mono) -> Option<String> {
+        self.outbox.poll_send(now)
+    }
+
+    /// The next change notification.
+    #[must_use]
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    /// When to call `poll_transmit` or `handle_timeout` next.
+    #[must_use]
+    pub fn poll_timeout(&self, now: Mono) -> Option<Mono> {
+        let flood = self.outbox.poll_timeout(now);
+        let who = if self.connection.state == ConnState::Connected {
+            self.who.poll_timeout(now)
+        } else {
+            None
+        };
+        match (flood, who) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// An embedder's raw-out hook vetoed a line the engine produced.
+    pub fn note_vetoed_line(&mut self) {
+        self.status("A line was not sent: it was vetoed by a raw-out hook");
+    }
+
+    /// Lines waiting for the flood throttle.
+    pub fn queued_lines(&self) -> usize {
+        self.outbox.queued()
+    }
+
+    // ----- access -----
+
+    /// The sending interface: user actions that put lines on the wire.
+    pub fn commands(&mut self) -> Commands<'_> {
+        Commands::new(self)
+    }
+
+    /// The read-only interface.
+    pub fn view(&self) -> crate::view::SessionView<'_> {
+        crate::view::SessionView::new(self)
+    }
+
+    // ----- shared helpers for the handler files -----
+
+    fn set_state(&mut self, state: ConnState) {
+        if self.connection.state != state {
+            self.connection.state = state;
+            self.events.push_back(Event::State(state));
+        }
+    }
+
+    fn reset_connection_state(&mut self, now: Mono) {
+        self.registration = Registration::default();
+        self.sasl.reset();
+        self.caps.reset();
+        self.batches = Batches::default();
+        self.who.clear();
+        self.outbox.reset(now);
+        self.connection.server_name = None;
+        self.connection.user_modes.clear();
+        self.connection.nick = self.config.nick.clone();
+    }
+
+    fn send(&mut self, line: OutLine) {
+        self.queue(line, Priority::Normal);
+    }
+
+    fn send_urgent(&mut self, line: OutLine) {
+        self.queue(line, Priority::Urgent);
+    }
+
+    fn queue(&mut self, line: OutLine, prio: Priority) {
+        // Lines are built by the engine from validated parts; a line that
+        // still fails to serialize is dropped rather than sent malformed.
+        match line.to_wire() {
+            Ok(wire) => self.outbox.push(wire, prio),
+            Err(e) => self.status(&format!("Not sent: {e}")),
+        }
+    }
+
+    fn fold(&self, name: &str) -> String {
+        self.isupport.casemapping.fold(name)
+    }
+
+    fn is_me(&self, nick: &str) -> bool {
+        self.isupport.casemapping.eq(nick, &self.connection.nick)
+    }
+
+    /// Stores a row in `buffer` and announces it.
+    fn push_row(&mut self, buffer: &BufferId, row: NewRow) -> Option<u64> {
+        let pushed = self.buffers.get_mut(buffer)?.push(row);
+        match pushed {
+            Pushed::Stored { seq, .. } => {
+                self.events.push_back(Event::Row {
+                    buffer: buffer.clone(),
+                    seq,
+                });
+                Some(seq)
+            }
+            Pushed::Duplicate => None,
+        }
+    }
+
+    /// A row for the current line: its server time, msgid and batch state.
+    fn row_for(&self, line: &Line<'_>, from: &str, payload: Payload) -> NewRow {
+        let server_time = line
+            .tag("time")
+            .and_then(|t| crate::timefmt::parse_server_time(&t));
+        NewRow {
+            time: server_time.unwrap_or(self.now.wall),
+            server_time: server_time.is_some(),
+            msgid: line.tag("msgid").map(|m| m.into_owned().into_boxed_str()),
+            from: from.into(),
+            in_history_batch: self.batches.is_history(line),
+            payload,
+        }
+    }
+
+    /// A status line of the client's own in the server buffer.
+    fn status(&mut self, text: &str) {
+        let row = NewRow {
+            time: self.now.wall,
+            server_time: false,
+            msgid: None,
+            from: "".into(),
+            in_history_batch: false,
+            payload: Payload::ClientStatus { text: text.into() },
+        };
+        let id = self.buffers.server_id().clone();
+        self.push_row(&id, row);
+    }
+
+    fn now_wall(&self) -> UnixMillis {
+        self.now.wall
+    }
+}
+
+#[cfg(test)]
+mod tests;

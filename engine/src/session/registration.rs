@@ -1,0 +1,427 @@
+//! Registration: CAP negotiation, SASL, PASS/NICK/USER, the welcome and ISUPPORT.
+//!
+//! The steps, as a transition table:
+//!
+//! | step      | input                         | next      | sends                     |
+//! |-----------|-------------------------------|-----------|---------------------------|
+//! | (connect) | -                             | CapLs     | CAP LS 302, PASS, NICK, USER |
+//! | CapLs     | CAP LS (last line)            | CapReq    | CAP REQ ... (or CAP END)  |
+//! | CapReq    | CAP ACK/NAK, all answered     | Sasl      | AUTHENTICATE <mech>       |
+//! | CapReq    | CAP ACK/NAK, no SASL to do    | AwaitWelcome | CAP END                |
+//! | Sasl      | 903, or 902/904-908 (failure) | AwaitWelcome | CAP END                |
+//! | any       | 001                           | Registered | JOINs                    |
+//!
+//! A server that does not speak CAP answers 001 straight away, which the
+//! table covers from any step.
+
+use super::Session;
+use crate::buffer::BufferKind;
+use crate::cap;
+use crate::event::{ConnState, Event};
+use crate::line::{Line, OutLine};
+use crate::sasl::{encode_authenticate, AuthenticateAssembler, SaslClient};
+use base64::Engine as _;
+use serde::Serialize;
+
+/// Where registration stands.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RegStep {
+    /// Not connected.
+    #[default]
+    Idle,
+    /// Waiting for the CAP LS reply.
+    CapLs,
+    /// Waiting for answers to CAP REQ.
+    CapReq,
+    /// Authenticating.
+    Sasl,
+    /// CAP END sent (or never needed); waiting for 001.
+    AwaitWelcome,
+    /// Registered.
+    Registered,
+}
+
+/// Registration progress.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Registration {
+    /// The current step.
+    pub step: RegStep,
+    /// How many nick fallbacks were tried.
+    pub nick_attempts: u32,
+    /// True once CAP END was sent on this connection.
+    pub cap_end_sent: bool,
+}
+
+/// How the SASL exchange stands.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "state", content = "detail")]
+pub enum SaslOutcome {
+    /// Nothing tried on this connection.
+    #[default]
+    NotTried,
+    /// Exchange under way.
+    InProgress,
+    /// Logged in.
+    Succeeded,
+    /// Failed; the text says why.
+    Failed(String),
+}
+
+/// SASL state: the outcome and the running exchange (never serialized).
+#[derive(Default, Serialize)]
+pub struct SaslState {
+    /// The outcome on this connection.
+    pub outcome: SaslOutcome,
+    /// The account we are logged in as (900), when known.
+    pub account: Option<String>,
+    #[serde(skip)]
+    client: Option<SaslClient>,
+    #[serde(skip)]
+    assembler: AuthenticateAssembler,
+    #[serde(skip)]
+    nonce: String,
+}
+
+impl std::fmt::Debug for SaslState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SaslState")
+            .field("outcome", &self.outcome)
+            .field("account", &self.account)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SaslState {
+    pub(super) fn reset(&mut self) {
+        self.outcome = SaslOutcome::NotTried;
+        self.client = None;
+        self.assembler = AuthenticateAssembler::default();
+    }
+}
+
+impl Session {
+    pub(super) fn start_registration(&mut self, entropy: [u8; 18]) {
+        self.sasl.nonce = base64::engine::general_purpose::STANDARD.encode(entropy);
+        self.registration.step = RegStep::CapLs;
+        self.send_urgent(OutLine::new("CAP").param("LS").param("302"));
+        if let Some(pass) = self.config.password.clone() {
+            self.send_urgent(OutLine::new("PASS").param(pass));
+        }
+        let nick = self.config.nick.clone();
+        self.send_urgent(OutLine::new("NICK").param(nick));
+        let (user, real) = (self.config.username.clone(), self.config.realname.clone());
+        self.send_urgent(
+            OutLine::new("USER")
+                .param(user)
+                .param("0")
+                .param("*")
+                .param(real),
+        );
+    }
+
+    pub(super) fn on_cap(&mut self, line: &Line<'_>) {
+        // CAP <target> <sub> [*] :<list>
+        let sub = line.param(1).unwrap_or("").to_ascii_uppercase();
+        let params = line.params();
+        let list = params.last().copied().unwrap_or("");
+        let more = params.len() >= 4 && params[2] == "*";
+        match sub.as_str() {
+            "LS" => {
+                self.caps.offer(list);
+                self.caps.ls_in_progress = more;
+                self.caps.negotiated = true;
+                if !more && self.registration.step == RegStep::CapLs {
+                    self.request_caps();
+                }
+            }
+            "NEW" => {
+                self.caps.offer(list);
+                if self.registration.step == RegStep::Registered {
+                    let wanted = self.caps.to_request(false);
+                    self.send_cap_req(&wanted);
+                }
+            }
+            "DEL" => self.caps.withdraw(list),
+            "ACK" => {
+                self.caps.ack(list);
+                self.after_cap_answer();
+            }
+            "NAK" => {
+                self.caps.nak(list);
+                self.after_cap_answer();
+            }
+            _ => {}
+        }
+    }
+
+    fn request_caps(&mut self) {
+        let wanted = self.caps.to_request(self.config.sasl.is_some());
+        if wanted.is_empty() {
+            self.end_cap();
+        } else {
+            self.registration.step = RegStep::CapReq;
+            self.send_cap_req(&wanted);
+        }
+    }
+
+    fn send_cap_req(&mut self, caps: &[&str]) {
+        self.caps.requested(caps);
+        for list in cap::req_lines(caps) {
+            self.send_urgent(OutLine::new("CAP").param("REQ").param(list));
+        }
+    }
+
+    fn after_cap_answer(&mut self) {
+        if self.registration.step != RegStep::CapReq || !self.caps.pending.is_empty() {
+            return;
+        }
+        if self.caps.has("sasl") && self.config.sasl.is_some() {
+            self.start_sasl();
+        } else {
+            self.end_cap();
+        }
+    }
+
+    fn start_sasl(&mut self) {
+        let Some(settings) = self.config.sasl.clone() else {
+            self.end_cap();
+            return;
+        };
+        let name = settings.mechanism.name();
+        // `sasl=PLAIN,EXTERNAL` lists what the server takes; no value means "ask".
+        let offered = self.caps.value("sasl").unwrap_or("");
+        if !offered.is_empty() && !offered.split(',').any(|m| m.eq_ignore_ascii_case(name)) {
+            self.sasl_failed(&format!(
+                "the server does not offer {name} (it offers {offered})"
+            ));
+            return;
+        }
+        self.registration.step = RegStep::Sasl;
+        self.sasl.outcome = SaslOutcome::InProgress;
+        self.sasl.client = Some(SaslClient::new(
+            settings.mechanism,
+            settings.credentials,
+            self.sasl.nonce.clone(),
+        ));
+        self.send_urgent(OutLine::new("AUTHENTICATE").param(name));
+    }
+
+    pub(super) fn on_authenticate(&mut self, line: &Line<'_>) {
+        if self.sasl.outcome != SaslOutcome::InProgress {
+            return;
+        }
+        let chunk = line.param(0).unwrap_or("+");
+        let challenge = match self.sasl.assembler.push(chunk) {
+            Ok(Some(data)) => data,
+            Ok(None) => return,
+            Err(e) => {
+                self.abort_sasl(&e.to_string());
+                return;
+            }
+        };
+        let Some(client) = self.sasl.client.as_mut() else {
+            return;
+        };
+        match client.step(&challenge) {
+            Ok(response) => {
+                for chunk in encode_authenticate(&response) {
+                    self.send_urgent(OutLine::new("AUTHENTICATE").param(chunk));
+                }
+            }
+            Err(e) => self.abort_sasl(&e.to_string()),
+        }
+    }
+
+    /// Gives up on an exchange the server is still in: `AUTHENTICATE *`
+    /// aborts it, and the server answers 906, which ends registration's SASL step.
+    fn abort_sasl(&mut self, why: &str) {
+        self.send_urgent(OutLine::new("AUTHENTICATE").param("*"));
+        self.sasl_failed(why);
+    }
+
+    fn sasl_failed(&mut self, why: &str) {
+        self.sasl.outcome = SaslOutcome::Failed(why.to_owned());
+        self.sasl.client = None;
+        self.status(&format!("SASL authentication failed: {why}"));
+        self.end_cap();
+    }
+
+    fn sasl_numeric(&mut self, code: &str, line: &Line<'_>) {
+        let text = line.params().last().copied().unwrap_or("").to_owned();
+        match code {
+            // RPL_LOGGEDIN: <nick> <nick!ident@host> <account> :text
+            "900" => {
+                self.sasl.account = line.param(2).map(str::to_owned);
+                self.push_server_reply(code, line);
+            }
+            "901" => {
+                self.sasl.account = None;
+                self.push_server_reply(code, line);
+            }
+            "903" => {
+                if self.sasl.outcome == SaslOutcome::InProgress {
+                    self.sasl.outcome = SaslOutcome::Succeeded;
+                    self.sasl.client = None;
+                    self.status("SASL authentication succeeded");
+                    self.end_cap();
+                }
+            }
+            // 908 RPL_SASLMECHS only lists mechanisms; the failure numeric follows.
+            "908" => self.push_server_reply(code, line),
+            // 902 nick locked, 904 failed, 905 too long, 906 aborted, 907 already authed.
+            _ => {
+                if self.sasl.outcome == SaslOutcome::InProgress {
+                    self.sasl_failed(&text);
+                } else {
+                    self.push_server_reply(code, line);
+                }
+            }
+        }
+    }
+
+    fn end_cap(&mut self) {
+        if !self.registration.cap_end_sent && self.registration.step != RegStep::Registered {
+            self.registration.cap_end_sent = true;
+            self.registration.step = RegStep::AwaitWelcome;
+            if self.caps.negotiated {
+                self.send_urgent(OutLine::new("CAP").param("END"));
+            }
+        }
+    }
+
+    fn on_welcome(&mut self, line: &Line<'_>) {
+        if let Some(nick) = line.param(0) {
+            if nick != self.connection.nick {
+                self.connection.nick = nick.to_owned();
+                self.events.push_back(Event::OwnNick(nick.to_owned()));
+            }
+        }
+        self.registration.step = RegStep::Registered;
+        self.registration.cap_end_sent = true;
+        self.set_state(ConnState::Connected);
+        self.events.push_back(Event::Registered);
+        self.push_server_reply("001", line);
+        let wanted: Vec<_> = self.wanted_channels.values().cloned().collect();
+        for spec in wanted {
+            self.send_join(&spec.name, spec.key.as_deref());
+        }
+    }
+
+    fn on_isupport(&mut self, line: &Line<'_>) {
+        let params = line.params();
+        if params.len() < 3 {
+            return;
+        }
+        let before = self.isupport.casemapping;
+        self.isupport.apply_tokens(&params[1..params.len() - 1]);
+        if self.isupport.casemapping != before {
+            let map = self.isupport.casemapping;
+            self.buffers.refold(|n| map.fold(n));
+            self.channels = std::mem::take(&mut self.channels)
+                .into_values()
+                .map(|c| (map.fold(&c.name), c))
+                .collect();
+            self.wanted_channels = std::mem::take(&mut self.wanted_channels)
+                .into_values()
+                .map(|c| (map.fold(&c.name), c))
+                .collect();
+        }
+    }
+
+    /// 432/433/436/437 while registering: try the next fallback nick.
+    fn on_nick_refused(&mut self, code: &str, line: &Line<'_>) {
+        if self.registration.step == RegStep::Registered {
+            self.push_server_reply(code, line);
+            return;
+        }
+        self.registration.nick_attempts += 1;
+        let next = fallback_nick(&self.config.nick, self.registration.nick_attempts);
+        self.status(&format!(
+            "Nick {} is not available; trying {next}",
+            line.param(1).unwrap_or("")
+        ));
+        self.connection.nick = next.clone();
+        self.send_urgent(OutLine::new("NICK").param(next));
+    }
+
+    /// Numerics and anything else not handled by name.
+    pub(super) fn on_numeric_or_other(&mut self, line: &Line<'_>, cmd: &str) {
+        match cmd {
+            "001" => self.on_welcome(line),
+            "005" => {
+                self.on_isupport(line);
+                self.push_server_reply(cmd, line);
+            }
+            "432" | "433" | "436" | "437" => self.on_nick_refused(cmd, line),
+            "900" | "901" | "902" | "903" | "904" | "905" | "906" | "907" | "908" => {
+                self.sasl_numeric(cmd, line)
+            }
+            "332" | "333" | "353" | "366" | "352" | "354" | "315" => {
+                self.on_channel_numeric(line, cmd)
+            }
+            _ => self.push_server_reply(cmd, line),
+        }
+    }
+
+    /// Keeps a server reply in the server buffer: the params after our nick.
+    pub(super) fn push_server_reply(&mut self, cmd: &str, line: &Line<'_>) {
+        let params = line.params();
+        let skip = usize::from(cmd.len() == 3 && cmd.bytes().all(|b| b.is_ascii_digit()));
+        let text = params.get(skip..).unwrap_or_default().join(" ");
+        let from = line.source_nick().unwrap_or("");
+        let from = if line.source().is_some_and(|s| s.contains('!')) {
+            from
+        } else {
+            ""
+        };
+        let row = self.row_for(
+            line,
+            from,
+            crate::row::Payload::ServerReply {
+                command: cmd.into(),
+                text: text.into(),
+            },
+        );
+        let id = self.buffers.server_id().clone();
+        self.push_row(&id, row);
+    }
+
+    pub(super) fn send_join(&mut self, name: &str, key: Option<&str>) {
+        let mut out = OutLine::new("JOIN").param(name);
+        if let Some(k) = key {
+            out = out.param(k);
+        }
+        self.send(out);
+    }
+
+    /// Opens (or finds) the buffer for a channel.
+    pub(super) fn channel_buffer(&mut self, name: &str) -> crate::ids::BufferId {
+        let folded = self.fold(name);
+        let (id, created) = self.buffers.ensure(BufferKind::Channel, &folded, name);
+        if created {
+            self.events.push_back(Event::BufferOpened(id.clone()));
+        }
+        id
+    }
+
+    /// Opens (or finds) the query buffer for a nick.
+    pub(super) fn query_buffer(&mut self, nick: &str) -> crate::ids::BufferId {
+        let folded = self.fold(nick);
+        let (id, created) = self.buffers.ensure(BufferKind::Query, &folded, nick);
+        if created {
+            self.events.push_back(Event::BufferOpened(id.clone()));
+        }
+        id
+    }
+}
+
+/// The nick to try after `attempt` refusals: `nick_`, `nick__`, `nick___`,
+/// then `nick` with a number.
+pub(crate) fn fallback_nick(base: &str, attempt: u32) -> String {
+    if attempt <= 3 {
+        format!("{base}{}", "_".repeat(attempt as usize))
+    } else {
+        format!("{base}{}", attempt - 3)
+    }
+}

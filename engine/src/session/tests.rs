@@ -1,0 +1,591 @@
+//! Step tests for the session state machine: lines in, lines and rows out.
+
+use super::*;
+use crate::buffer::BufferKind;
+use crate::clock::{Mono, Now, UnixMillis};
+use crate::ids::SessionId;
+use crate::row::{Kind, Payload};
+use crate::sasl::{Credentials, Mechanism};
+
+struct T {
+    s: Session,
+    now: Now,
+}
+
+fn config() -> SessionConfig {
+    let id = SessionId::parse("6f0c3c2e-8d1a-4a51-9b7e-4d2f5a6b7c8d").unwrap();
+    let mut c = SessionConfig::new(id, "test", "rete");
+    c.channels = vec![ChannelSpec {
+        name: "#rete".into(),
+        key: None,
+    }];
+    c
+}
+
+impl T {
+    fn new(config: SessionConfig) -> T {
+        T {
+            s: Session::new(config),
+            now: Now {
+                mono: Mono(1_000),
+                wall: UnixMillis(1_790_769_600_000),
+            },
+        }
+    }
+
+    fn tick(&mut self, ms: u64) {
+        self.now.mono = self.now.mono.plus_ms(ms);
+        self.now.wall = UnixMillis(self.now.wall.0 + ms as i64);
+    }
+
+    /// Everything sent so far, letting the flood throttle release it all.
+    fn sent(&mut self) -> Vec<String> {
+        let mut out = Vec::new();
+        for _ in 0..1000 {
+            match self.s.poll_transmit(self.now.mono) {
+                Some(l) => out.push(l),
+                None => match self.s.poll_timeout(self.now.mono) {
+                    Some(t) if self.s.queued_lines() > 0 => {
+                        let wait = t.ms_since(self.now.mono).max(1);
+                        self.tick(wait);
+                    }
+                    _ => break,
+                },
+            }
+        }
+        out
+    }
+
+    fn connect(&mut self) -> Vec<String> {
+        self.s
+            .handle_connected(self.now, "127.0.0.1:6667", None, [7; 18]);
+        self.sent()
+    }
+
+    fn feed(&mut self, line: &str) {
+        self.s.handle_line(self.now, line);
+    }
+
+    fn events(&mut self) -> Vec<Event> {
+        std::iter::from_fn(|| self.s.poll_event()).collect()
+    }
+
+    /// Registers through CAP with the given offer and ACKs whatever is requested.
+    fn register(&mut self, offer: &str) -> Vec<String> {
+        self.connect();
+        self.feed(&format!(":srv CAP * LS :{offer}"));
+        let mut sent = self.sent();
+        if let Some(req) = sent.iter().find(|l| l.starts_with("CAP REQ")) {
+            let list = req
+                .trim_start_matches("CAP REQ ")
+                .trim_start_matches(':')
+                .to_owned();
+            self.feed(&format!(":srv CAP rete ACK :{list}"));
+            sent.extend(self.sent());
+        }
+        self.feed(":srv 001 rete :Welcome");
+        self.feed(":srv 005 rete CHANTYPES=# PREFIX=(ov)@+ NETWORK=TestNet WHOX CASEMAPPING=rfc1459 :are supported");
+        sent.extend(self.sent());
+        sent
+    }
+
+    fn buffer_rows(&self, kind: BufferKind, name: &str) -> Vec<(String, Payload, bool)> {
+        let v = self.s.view();
+        let id = v.find_buffer(kind, name).expect("buffer exists").clone();
+        v.buffer(&id)
+            .unwrap()
+            .display()
+            .map(|r| (r.from.to_string(), r.payload.clone(), r.history))
+            .collect()
+    }
+
+    fn server_texts(&self) -> Vec<String> {
+        let v = self.s.view();
+        v.buffer(v.server_buffer())
+            .unwrap()
+            .display()
+            .map(|r| {
+                let mut t = String::new();
+                r.payload.for_each_text(|x| {
+                    t.push_str(x);
+                    t.push(' ');
+                });
+                t
+            })
+            .collect()
+    }
+}
+
+const OFFER: &str = "message-tags server-time batch echo-message multi-prefix away-notify account-notify extended-join userhost-in-names chghost cap-notify labeled-response setname account-tag invite-notify draft/unknown";
+
+#[test]
+fn registration_requests_only_offered_caps_then_ends_and_joins() {
+    let mut t = T::new(config());
+    let first = t.connect();
+    assert_eq!(first, vec!["CAP LS 302", "NICK rete", "USER rete 0 * rete"]);
+    t.feed(":srv CAP * LS * :multi-prefix sasl=PLAIN unknown-cap");
+    assert!(t.sent().is_empty(), "waits for the last LS line");
+    t.feed(":srv CAP * LS :server-time batch");
+    assert_eq!(t.sent(), vec!["CAP REQ :server-time batch multi-prefix"]);
+    t.feed(":srv CAP rete ACK :server-time batch multi-prefix");
+    assert_eq!(t.sent(), vec!["CAP END"]);
+    t.feed(":srv 001 rete :Welcome to IRC");
+    assert_eq!(t.sent(), vec!["JOIN #rete"]);
+    assert_eq!(t.s.view().state(), ConnState::Connected);
+    let ev = t.events();
+    assert!(ev.contains(&Event::Registered));
+    assert!(ev.contains(&Event::State(ConnState::Connected)));
+}
+
+#[test]
+fn nak_still_ends_negotiation() {
+    let mut t = T::new(config());
+    t.connect();
+    t.feed(":srv CAP * LS :server-time");
+    t.sent();
+    t.feed(":srv CAP * NAK :server-time");
+    assert_eq!(t.sent(), vec!["CAP END"]);
+    assert!(!t.s.view().capabilities().has("server-time"));
+}
+
+#[test]
+fn server_password_goes_before_nick() {
+    let mut c = config();
+    c.password = Some("hunter22".into());
+    let mut t = T::new(c);
+    assert_eq!(
+        t.connect(),
+        vec![
+            "CAP LS 302",
+            "PASS hunter22",
+            "NICK rete",
+            "USER rete 0 * rete"
+        ]
+    );
+    // The password is never part of the serialized state.
+    assert!(!t.s.view().state_json().to_string().contains("hunter22"));
+}
+
+#[test]
+fn server_without_cap_registers_directly() {
+    let mut t = T::new(config());
+    t.connect();
+    t.feed(":srv 001 rete :Welcome");
+    assert_eq!(t.sent(), vec!["JOIN #rete"]);
+    assert_eq!(t.s.view().state(), ConnState::Connected);
+}
+
+#[test]
+fn nick_in_use_falls_back() {
+    let mut t = T::new(config());
+    t.connect();
+    t.feed(":srv 433 * rete :Nickname is already in use");
+    assert_eq!(t.sent(), vec!["NICK rete_"]);
+    t.feed(":srv 433 * rete_ :Nickname is already in use");
+    assert_eq!(t.sent(), vec!["NICK rete__"]);
+    t.feed(":srv 001 rete__ :Welcome");
+    assert_eq!(t.s.view().nick(), "rete__");
+}
+
+fn sasl_config(mech: Mechanism) -> SessionConfig {
+    let mut c = config();
+    c.sasl = Some(SaslSettings {
+        mechanism: mech,
+        credentials: Credentials {
+            authcid: "alice".into(),
+            password: "s3cret-pw".into(),
+            authzid: None,
+        },
+    });
+    c
+}
+
+#[test]
+fn sasl_plain_success() {
+    let mut t = T::new(sasl_config(Mechanism::Plain));
+    t.connect();
+    t.feed(":srv CAP * LS :sasl=PLAIN,EXTERNAL server-time");
+    assert_eq!(t.sent(), vec!["CAP REQ :server-time sasl"]);
+    t.feed(":srv CAP * ACK :server-time sasl");
+    assert_eq!(t.sent(), vec!["AUTHENTICATE PLAIN"]);
+    t.feed("AUTHENTICATE +");
+    // base64("\0alice\0s3cret-pw")
+    assert_eq!(t.sent(), vec!["AUTHENTICATE AGFsaWNlAHMzY3JldC1wdw=="]);
+    t.feed(":srv 900 rete rete!u@h alice :You are now logged in as alice");
+    t.feed(":srv 903 rete :SASL authentication successful");
+    assert_eq!(t.sent(), vec!["CAP END"]);
+    assert!(t
+        .server_texts()
+        .iter()
+        .any(|l| l.contains("SASL authentication succeeded")));
+}
+
+#[test]
+fn sasl_failure_is_reported_and_registration_continues() {
+    let mut t = T::new(sasl_config(Mechanism::Plain));
+    t.connect();
+    t.feed(":srv CAP * LS :sasl");
+    t.sent();
+    t.feed(":srv CAP * ACK :sasl");
+    t.sent();
+    t.feed("AUTHENTICATE +");
+    t.sent();
+    t.feed(":srv 904 rete :SASL authentication failed");
+    assert_eq!(t.sent(), vec!["CAP END"]);
+    t.feed(":srv 001 rete :Welcome");
+    assert_eq!(t.s.view().state(), ConnState::Connected);
+    let texts = t.server_texts();
+    assert!(
+        texts
+            .iter()
+            .any(|l| l.contains("SASL authentication failed: SASL authentication failed")),
+        "{texts:?}"
+    );
+    assert!(!texts.iter().any(|l| l.contains("s3cret-pw")));
+}
+
+#[test]
+fn sasl_mechanism_not_offered_fails_without_trying() {
+    let mut t = T::new(sasl_config(Mechanism::ScramSha256));
+    t.connect();
+    t.feed(":srv CAP * LS :sasl=PLAIN");
+    t.sent();
+    t.feed(":srv CAP * ACK :sasl");
+    assert_eq!(t.sent(), vec!["CAP END"]);
+    assert!(t
+        .server_texts()
+        .iter()
+        .any(|l| l.contains("does not offer SCRAM-SHA-256")));
+}
+
+#[test]
+fn join_names_who_and_modes_track_members() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    t.feed("@time=2026-09-30T12:00:00.000Z :rete!u@me JOIN #rete");
+    let sent = t.sent();
+    assert_eq!(sent, vec!["WHO #rete %tcuhnfar,417"]);
+    t.feed(":srv 353 rete = #rete :@alice!a@ahost +bob!b@bhost rete!u@me");
+    t.feed(":srv 366 rete #rete :End of /NAMES list.");
+    t.feed(":srv 354 rete 417 #rete a ahost alice G alicesacct :Alice A");
+    t.feed(":srv 315 rete #rete :End of /WHO list.");
+    let v = t.s.view();
+    let id = v.find_buffer(BufferKind::Channel, "#RETE").unwrap().clone();
+    let members = v.members(&id).unwrap();
+    let alice = members.iter().find(|m| m.nick == "alice").unwrap();
+    assert_eq!(alice.modes, "o");
+    assert!(alice.away);
+    assert_eq!(alice.account.as_deref(), Some("alicesacct"));
+    assert_eq!(alice.host.as_deref(), Some("ahost"));
+    // WHO replies to our own WHO are state, not rows.
+    assert!(!t.server_texts().iter().any(|l| l.contains("alicesacct")));
+
+    t.feed(":alice!a@ahost MODE #rete +ov bob bob");
+    t.feed(":bob!b@bhost NICK robert");
+    t.feed(":alice!a@ahost KICK #rete robert :bye");
+    let v = t.s.view();
+    let members = v.members(&id).unwrap();
+    let nicks: Vec<_> = members.iter().map(|m| m.nick.as_str()).collect();
+    assert_eq!(nicks, vec!["alice", "rete"]);
+    let kinds: Vec<Kind> = v.buffer(&id).unwrap().display().map(|r| r.kind()).collect();
+    assert_eq!(kinds, vec![Kind::Join, Kind::Mode, Kind::Nick, Kind::Kick]);
+}
+
+#[test]
+fn messages_land_in_channel_and_query_buffers() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    t.feed(":rete!u@me JOIN #rete");
+    t.feed("@msgid=abc;time=2026-09-30T12:00:01.000Z :alice!a@h PRIVMSG #rete :hello there");
+    t.feed(":alice!a@h PRIVMSG #rete :\u{1}ACTION waves\u{1}");
+    t.feed(":carol!c@h PRIVMSG rete :psst");
+    // echo-message of our own private message goes to the partner's query.
+    t.feed(":rete!u@me PRIVMSG carol :hi back");
+    t.feed(":NickServ!s@services NOTICE rete :This nickname is registered");
+    t.feed(":irc.example NOTICE * :*** Looking up your hostname");
+
+    let rows = t.buffer_rows(BufferKind::Channel, "#rete");
+    assert_eq!(rows[1].0, "alice");
+    assert_eq!(
+        rows[1].1,
+        Payload::Privmsg {
+            text: "hello there".into()
+        }
+    );
+    assert_eq!(
+        rows[2].1,
+        Payload::Action {
+            text: "waves".into()
+        }
+    );
+    let v = t.s.view();
+    let chan = v.find_buffer(BufferKind::Channel, "#rete").unwrap();
+    assert_eq!(
+        v.buffer(chan).unwrap().get(2).unwrap().msgid.as_deref(),
+        Some("abc")
+    );
+
+    let q = t.buffer_rows(BufferKind::Query, "carol");
+    assert_eq!(q.len(), 2);
+    assert_eq!(q[1].0, "rete");
+    assert!(t
+        .s
+        .view()
+        .find_buffer(BufferKind::Query, "nickserv")
+        .is_none());
+    let texts = t.server_texts();
+    assert!(texts
+        .iter()
+        .any(|l| l.contains("This nickname is registered")));
+    assert!(texts.iter().any(|l| l.contains("Looking up your hostname")));
+}
+
+#[test]
+fn ctcp_version_and_ping_are_answered_nothing_else_is() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    t.feed(":alice!a@h PRIVMSG rete :\u{1}VERSION\u{1}");
+    t.feed(":alice!a@h PRIVMSG rete :\u{1}PING 12345\u{1}");
+    t.feed(":alice!a@h PRIVMSG rete :\u{1}SOURCE\u{1}");
+    t.feed(":alice!a@h PRIVMSG rete :/quote QUIT :pwned");
+    t.feed(":alice!a@h PRIVMSG #rete :JOIN #evil");
+    let sent = t.sent();
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    assert!(sent[0].starts_with("NOTICE alice :\u{1}VERSION Rete "));
+    assert_eq!(sent[1], "NOTICE alice :\u{1}PING 12345\u{1}");
+}
+
+#[test]
+fn ping_is_answered_ahead_of_queued_chat() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    for i in 0..20 {
+        t.s.commands()
+            .privmsg("#rete", &format!("line {i}"))
+            .unwrap();
+    }
+    // Drain the burst only.
+    while t.s.poll_transmit(t.now.mono).is_some() {}
+    t.feed("PING :tok");
+    assert_eq!(t.s.poll_transmit(t.now.mono).as_deref(), Some("PONG tok"));
+}
+
+#[test]
+fn history_batches_and_join_replay_are_marked_history() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    t.feed("@time=2026-09-30T12:00:00.000Z :rete!u@me JOIN #rete");
+    // InspIRCd's +H replay: a chathistory batch closed with the `:-ref` form.
+    t.feed("@time=2026-09-30T12:00:00.000Z :srv BATCH +b1 chathistory #rete");
+    t.feed("@batch=b1;time=2026-09-30T11:00:00.000Z;msgid=m1 :alice!a@h PRIVMSG #rete :old one");
+    t.feed("@batch=b1;time=2026-09-30T11:30:00.000Z;msgid=m2 :alice!a@h PRIVMSG #rete :old two");
+    t.feed(":srv BATCH :-b1");
+    t.feed("@time=2026-09-30T12:00:05.000Z :alice!a@h PRIVMSG #rete :live");
+    // Without a batch, an older server time is history too.
+    t.feed("@time=2026-09-30T11:45:00.000Z;msgid=m3 :bob!b@h PRIVMSG #rete :late");
+    // The same history again (chathistory overlapping the replay) is dropped.
+    t.feed("@time=2026-09-30T11:00:00.000Z;msgid=m1 :alice!a@h PRIVMSG #rete :old one");
+    let rows = t.buffer_rows(BufferKind::Channel, "#rete");
+    let texts: Vec<(String, bool)> = rows
+        .iter()
+        .filter_map(|(_, p, h)| match p {
+            Payload::Privmsg { text } => Some((text.to_string(), *h)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        texts,
+        vec![
+            ("old one".into(), true),
+            ("old two".into(), true),
+            ("late".into(), true),
+            ("live".into(), false)
+        ]
+    );
+    // Seqs still follow arrival: "late" arrived after "live".
+    let v = t.s.view();
+    let id = v.find_buffer(BufferKind::Channel, "#rete").unwrap();
+    let seqs: Vec<u64> = v.buffer(id).unwrap().display().map(|r| r.seq).collect();
+    assert_eq!(seqs, vec![2, 3, 5, 1, 4]);
+}
+
+#[test]
+fn quit_and_part_reach_every_shared_buffer() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    t.feed(":rete!u@me JOIN #a");
+    t.feed(":rete!u@me JOIN #b");
+    t.feed(":alice!a@h JOIN #a");
+    t.feed(":alice!a@h JOIN #b");
+    t.feed(":alice!a@h PRIVMSG rete :hi");
+    t.feed(":alice!a@h QUIT :Client quit");
+    for (kind, name) in [
+        (BufferKind::Channel, "#a"),
+        (BufferKind::Channel, "#b"),
+        (BufferKind::Query, "alice"),
+    ] {
+        let rows = t.buffer_rows(kind, name);
+        assert_eq!(
+            rows.last().unwrap().1,
+            Payload::UserQuit {
+                reason: Some("Client quit".into())
+            },
+            "{name}"
+        );
+    }
+    let v = t.s.view();
+    let a = v.find_buffer(BufferKind::Channel, "#a").unwrap();
+    assert!(v.members(a).unwrap().iter().all(|m| m.nick != "alice"));
+}
+
+#[test]
+fn casemapping_folds_buffer_names() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    t.feed(":rete!u@me JOIN #Foo[]");
+    t.feed(":alice!a@h PRIVMSG #foo{} :same channel");
+    let v = t.s.view();
+    let channels: Vec<_> = v
+        .buffers()
+        .filter(|b| b.kind() == BufferKind::Channel)
+        .collect();
+    assert_eq!(channels.len(), 1);
+    assert_eq!(channels[0].name(), "#Foo[]");
+}
+
+#[test]
+fn reconnect_rejoins_joined_and_configured_channels_with_keys() {
+    let mut c = config();
+    c.channels.push(ChannelSpec {
+        name: "#locked".into(),
+        key: Some("k3y".into()),
+    });
+    let mut t = T::new(c);
+    let sent = t.register(OFFER);
+    assert!(sent.contains(&"JOIN #locked k3y".to_string()), "{sent:?}");
+    t.s.commands().join("#extra", None).unwrap();
+    t.s.commands().part("#rete", None).unwrap();
+    t.sent();
+    t.s.handle_disconnected(t.now, "connection reset");
+    assert_eq!(t.s.view().state(), ConnState::Disconnected);
+    let sent = t.register(OFFER);
+    let joins: Vec<_> = sent.iter().filter(|l| l.starts_with("JOIN")).collect();
+    assert_eq!(joins, vec!["JOIN #extra", "JOIN #locked k3y"]);
+    assert!(t
+        .server_texts()
+        .iter()
+        .any(|l| l.contains("Disconnected: connection reset")));
+}
+
+#[test]
+fn local_echo_without_echo_message_and_secret_messages_masked() {
+    let mut t = T::new(config());
+    t.register("server-time");
+    t.feed(":rete!u@me JOIN #rete");
+    t.s.commands().privmsg("#rete", "hello").unwrap();
+    t.s.commands()
+        .secret_privmsg("NickServ", "IDENTIFY hunter2")
+        .unwrap();
+    let sent = t.sent();
+    assert!(sent.contains(&"PRIVMSG NickServ :IDENTIFY hunter2".to_string()));
+    let rows = t.buffer_rows(BufferKind::Channel, "#rete");
+    assert_eq!(
+        rows.last().unwrap().1,
+        Payload::Privmsg {
+            text: "hello".into()
+        }
+    );
+    let q = t.buffer_rows(BufferKind::Query, "nickserv");
+    assert_eq!(
+        q[0].1,
+        Payload::Privmsg {
+            text: SECRET_MASK.into()
+        }
+    );
+}
+
+#[test]
+fn secret_message_echo_is_masked_once_within_ten_seconds() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    t.s.commands().secret_privmsg("carol", "my secret").unwrap();
+    t.sent();
+    t.feed(":rete!u@me PRIVMSG carol :my secret");
+    t.feed(":rete!u@me PRIVMSG carol :my secret");
+    let q = t.buffer_rows(BufferKind::Query, "carol");
+    assert_eq!(
+        q[0].1,
+        Payload::Privmsg {
+            text: SECRET_MASK.into()
+        }
+    );
+    assert_eq!(
+        q[1].1,
+        Payload::Privmsg {
+            text: "my secret".into()
+        }
+    );
+    t.s.commands().secret_privmsg("carol", "later").unwrap();
+    t.sent();
+    t.tick(10_001);
+    t.feed(":rete!u@me PRIVMSG carol :later");
+    let q = t.buffer_rows(BufferKind::Query, "carol");
+    assert_eq!(
+        q[2].1,
+        Payload::Privmsg {
+            text: "later".into()
+        }
+    );
+}
+
+#[test]
+fn commands_refuse_bad_input_and_change_nothing() {
+    let mut t = T::new(config());
+    assert_eq!(
+        t.s.commands().privmsg("#rete", "hi"),
+        Err(CommandError::NotConnected)
+    );
+    t.register(OFFER);
+    assert!(t.s.commands().privmsg("#rete", "a\r\nQUIT").is_err());
+    assert!(t.s.commands().privmsg("two words", "x").is_err());
+    assert!(t.s.commands().quote("PRIVMSG #a :x\nQUIT").is_err());
+    assert!(t.s.commands().join("nochan", None).is_err());
+    assert!(t.sent().is_empty());
+}
+
+#[test]
+fn long_messages_are_split_to_fit() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    let text = "word ".repeat(200);
+    t.s.commands().privmsg("#rete", &text).unwrap();
+    let sent = t.sent();
+    assert!(sent.len() >= 2);
+    assert!(sent.iter().all(|l| l.len() <= 510));
+}
+
+#[test]
+fn who_queue_sends_one_at_a_time() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    t.feed(":rete!u@me JOIN #a");
+    t.feed(":rete!u@me JOIN #b");
+    assert_eq!(t.sent(), vec!["WHO #a %tcuhnfar,417"]);
+    t.feed(":srv 315 rete #a :End of /WHO list.");
+    assert_eq!(t.sent(), vec!["WHO #b %tcuhnfar,417"]);
+    // A WHO the person types goes out at once, never queued, and its replies are shown.
+    t.s.commands().quote("WHO alice").unwrap();
+    assert_eq!(t.sent(), vec!["WHO alice"]);
+    t.feed(":srv 352 rete * a h srv alice H :0 Alice");
+    t.feed(":srv 315 rete alice :End of /WHO list.");
+    let texts = t.server_texts();
+    assert!(texts.iter().any(|l| l.starts_with("352")), "{texts:?}");
+}
+
+#[test]
+fn unparsable_lines_are_counted_and_ignored() {
+    let mut t = T::new(config());
+    t.feed("");
+    t.feed("@only-tags");
+    assert_eq!(t.s.connection.unparsable_lines, 2);
+}

@@ -1,0 +1,140 @@
+//! The read-only interface to a session.
+//!
+//! A [`SessionView`] holds a shared borrow of a session and offers getters
+//! only. It cannot send a line or change state: every method takes `&self`
+//! and returns shared references or owned copies. The control surface's read
+//! tools reach the engine through this type alone.
+
+use crate::buffer::{Buffer, BufferKind};
+use crate::cap::Capabilities;
+use crate::event::ConnState;
+use crate::ids::{BufferId, SessionId};
+use crate::isupport::Isupport;
+use crate::members::Channel;
+use crate::session::Session;
+use serde::Serialize;
+
+/// A read-only window onto one session.
+#[derive(Clone, Copy)]
+pub struct SessionView<'a> {
+    s: &'a Session,
+}
+
+/// A channel member with what is known of the user.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MemberView {
+    /// The nick.
+    pub nick: String,
+    /// Channel mode letters, highest rank first ("ov").
+    pub modes: String,
+    /// The services account, when known.
+    pub account: Option<String>,
+    /// True while away.
+    pub away: bool,
+    /// The user (ident), when known.
+    pub user: Option<String>,
+    /// The host, when known.
+    pub host: Option<String>,
+}
+
+impl<'a> SessionView<'a> {
+    pub(crate) fn new(s: &'a Session) -> SessionView<'a> {
+        SessionView { s }
+    }
+
+    /// The session id (its configuration id).
+    pub fn id(&self) -> &'a SessionId {
+        &self.s.config.id
+    }
+
+    /// The user's name for the network.
+    pub fn name(&self) -> &'a str {
+        &self.s.config.name
+    }
+
+    /// The network's own name (ISUPPORT NETWORK), "" before it is known.
+    pub fn network(&self) -> &'a str {
+        self.s.isupport.network.as_deref().unwrap_or("")
+    }
+
+    /// The connection state.
+    pub fn state(&self) -> ConnState {
+        self.s.connection.state
+    }
+
+    /// Our current nick.
+    pub fn nick(&self) -> &'a str {
+        &self.s.connection.nick
+    }
+
+    /// The buffers in listing order: server, channels, queries.
+    pub fn buffers(&self) -> impl Iterator<Item = &'a Buffer> + 'a {
+        self.s.buffers.listing()
+    }
+
+    /// The buffer with this id.
+    pub fn buffer(&self, id: &BufferId) -> Option<&'a Buffer> {
+        self.s.buffers.get(id)
+    }
+
+    /// The server buffer's id.
+    pub fn server_buffer(&self) -> &'a BufferId {
+        self.s.buffers.server_id()
+    }
+
+    /// The id of the channel or query buffer with this name.
+    pub fn find_buffer(&self, kind: BufferKind, name: &str) -> Option<&'a BufferId> {
+        self.s
+            .buffers
+            .find(kind, &self.s.isupport.casemapping.fold(name))
+    }
+
+    /// The channel state behind a channel buffer.
+    pub fn channel(&self, id: &BufferId) -> Option<&'a Channel> {
+        let b = self.s.buffers.get(id)?;
+        if b.kind() != BufferKind::Channel {
+            return None;
+        }
+        self.s
+            .channels
+            .get(&self.s.isupport.casemapping.fold(b.name()))
+    }
+
+    /// A channel's members, sorted by case-folded nick, with user details.
+    /// None when the buffer is not a channel.
+    pub fn members(&self, id: &BufferId) -> Option<Vec<MemberView>> {
+        let channel = self.channel(id)?;
+        Some(
+            channel
+                .members
+                .iter()
+                .map(|(folded, m)| {
+                    let u = self.s.users.get(folded);
+                    MemberView {
+                        nick: m.nick.clone(),
+                        modes: m.modes.clone(),
+                        account: u.and_then(|u| u.account.clone()),
+                        away: u.is_some_and(|u| u.away),
+                        user: u.and_then(|u| u.user.clone()),
+                        host: u.and_then(|u| u.host.clone()),
+                    }
+                })
+                .collect(),
+        )
+    }
+
+    /// What the server advertised in ISUPPORT.
+    pub fn isupport(&self) -> &'a Isupport {
+        &self.s.isupport
+    }
+
+    /// Capability negotiation state.
+    pub fn capabilities(&self) -> &'a Capabilities {
+        &self.s.caps
+    }
+
+    /// The whole engine state as JSON sections (no secrets: they are never serialized).
+    pub fn state_json(&self) -> serde_json::Value {
+        serde_json::to_value(self.s).unwrap_or(serde_json::Value::Null)
+    }
+}
