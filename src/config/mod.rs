@@ -1,0 +1,27 @@
+//! The `reterm` config file (`~/.rete/reterm.toml`).
+//!
+//! The file is the only place networks are defined, so loading is strict: unknown
+//! keys, duplicate networks and malformed values are reported with the file
+//! position instead of being silently ignored. The file is also written by us (to
+//! fill in network ids and persist `/set control.*`), always through `toml_edit`
+//! so the user's comments and layout survive, and always atomically so a crash
+//! never leaves half a config behind.
+
+mod control;
+mod error;
+mod ids;
+mod load;
+mod model;
+mod raw;
+mod template;
+mod validate;
+mod write;
+
+pub use control::{set_control, ControlKey, ControlSetting};
+pub use error::ConfigError;
+pub use load::{default_path, load_or_create, LoadedConfig};
+pub use model::{
+    ChannelConfig, Config, ControlConfig, NetworkConfig, SaslConfig, SaslMechanismName,
+    DEFAULT_CONTROL_PORT,
+};
+pub use template::template;

@@ -1,0 +1,216 @@
+//! The validated configuration, as the rest of `reterm` sees it.
+//!
+//! Every default is already applied and every value checked, so callers never
+//! re-validate. Secrets stay plain `String`s (they must be sent as-is), but the
+//! `Debug` impls mask them so a stray `{:?}` in a log cannot leak them.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use serde::{de, Deserialize, Deserializer};
+
+/// Port of the control server when the file does not say.
+pub const DEFAULT_CONTROL_PORT: u16 = 7422;
+
+/// What `Debug` prints instead of a secret.
+const MASK: &str = "********";
+
+/// The whole config file.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Config {
+    /// Per-buffer transcripts under `~/.rete/logs`; off unless asked for, since
+    /// logs hold other people's messages.
+    pub logging: bool,
+    /// The AI-access control server.
+    pub control: ControlConfig,
+    /// Networks in file order (the order `/connect` lists them).
+    pub networks: Vec<NetworkConfig>,
+}
+
+/// Settings of the control server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ControlConfig {
+    /// Whether the server listens at all; off by default because it gives
+    /// another program access to the user's IRC sessions.
+    pub enabled: bool,
+    /// Verbose control-server diagnostics.
+    pub debug: bool,
+    /// Loopback port to listen on.
+    pub port: u16,
+}
+
+impl Default for ControlConfig {
+    fn default() -> Self {
+        ControlConfig {
+            enabled: false,
+            debug: false,
+            port: DEFAULT_CONTROL_PORT,
+        }
+    }
+}
+
+/// One IRC network.
+#[derive(Clone, PartialEq, Eq)]
+pub struct NetworkConfig {
+    /// Stable upper-case UUID: survives renames, so logs and the control
+    /// server can refer to a network reliably.
+    pub id: String,
+    /// Short unique name used by `/connect NAME`.
+    pub name: String,
+    /// Server host name or address.
+    pub host: String,
+    /// Server port (default 6697 with TLS, else 6667).
+    pub port: u16,
+    /// Whether to use TLS.
+    pub tls: bool,
+    /// Lower-case SHA-256 hex of a self-signed server certificate to accept.
+    pub tls_fingerprint: Option<String>,
+    /// Client certificate (PEM, with its key) for SASL EXTERNAL; absolute.
+    pub tls_cert: Option<PathBuf>,
+    /// Nickname to register with.
+    pub nick: String,
+    /// User name (ident); defaults to the nick.
+    pub username: String,
+    /// Real name (gecos); defaults to the nick.
+    pub realname: String,
+    /// Server password (`PASS`).
+    pub password: Option<String>,
+    /// SASL authentication.
+    pub sasl: Option<SaslConfig>,
+    /// Channels joined after registration.
+    pub channels: Vec<ChannelConfig>,
+    /// Connect at start-up.
+    pub autoconnect: bool,
+}
+
+impl fmt::Debug for NetworkConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NetworkConfig")
+            .field("id", &self.id)
+            .field("name", &self.name)
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field("tls", &self.tls)
+            .field("tls_fingerprint", &self.tls_fingerprint)
+            .field("tls_cert", &self.tls_cert)
+            .field("nick", &self.nick)
+            .field("username", &self.username)
+            .field("realname", &self.realname)
+            .field("password", &Masked(&self.password))
+            .field("sasl", &self.sasl)
+            .field("channels", &self.channels)
+            .field("autoconnect", &self.autoconnect)
+            .finish()
+    }
+}
+
+/// SASL mechanisms `reterm` can use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SaslMechanismName {
+    /// Username and password in clear (over TLS).
+    Plain,
+    /// Identity from the TLS client certificate.
+    External,
+    /// Salted challenge-response; the password never crosses the wire.
+    ScramSha256,
+}
+
+impl SaslMechanismName {
+    /// The name as sent in `AUTHENTICATE`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SaslMechanismName::Plain => "PLAIN",
+            SaslMechanismName::External => "EXTERNAL",
+            SaslMechanismName::ScramSha256 => "SCRAM-SHA-256",
+        }
+    }
+
+    /// Whether the mechanism cannot work without a password.
+    pub fn needs_password(self) -> bool {
+        !matches!(self, SaslMechanismName::External)
+    }
+}
+
+/// Mechanism names are matched case-insensitively, as IRC servers advertise
+/// them upper-case but people type them either way.
+impl FromStr for SaslMechanismName {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<Self, String> {
+        [
+            SaslMechanismName::Plain,
+            SaslMechanismName::External,
+            SaslMechanismName::ScramSha256,
+        ]
+        .into_iter()
+        .find(|m| m.as_str().eq_ignore_ascii_case(name))
+        .ok_or_else(|| {
+            format!("unknown SASL mechanism \"{name}\", expected PLAIN, EXTERNAL or SCRAM-SHA-256")
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for SaslMechanismName {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        name.parse().map_err(de::Error::custom)
+    }
+}
+
+impl fmt::Display for SaslMechanismName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// SASL settings of a network.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SaslConfig {
+    /// Which mechanism.
+    pub mechanism: SaslMechanismName,
+    /// Account name; the nick is used when absent.
+    pub username: Option<String>,
+    /// Account password (PLAIN and SCRAM).
+    pub password: Option<String>,
+}
+
+impl fmt::Debug for SaslConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SaslConfig")
+            .field("mechanism", &self.mechanism)
+            .field("username", &self.username)
+            .field("password", &Masked(&self.password))
+            .finish()
+    }
+}
+
+/// A channel to join, with its key if it has one.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ChannelConfig {
+    /// Channel name including its prefix (`#rete`).
+    pub name: String,
+    /// Channel key (`+k`).
+    pub key: Option<String>,
+}
+
+impl fmt::Debug for ChannelConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ChannelConfig")
+            .field("name", &self.name)
+            .field("key", &Masked(&self.key))
+            .finish()
+    }
+}
+
+/// Debug view of an optional secret: shows whether it is set, never its value.
+struct Masked<'a>(&'a Option<String>);
+
+impl fmt::Debug for Masked<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(_) => write!(f, "Some({MASK})"),
+            None => f.write_str("None"),
+        }
+    }
+}

@@ -1,0 +1,63 @@
+//! The commented config written on first run.
+
+/// The file `load_or_create` writes when there is none: every option with a
+/// comment, and one localhost network that is *not* connected automatically, so
+/// a first start never reaches out anywhere the user did not choose.
+pub fn template() -> &'static str {
+    TEMPLATE
+}
+
+const TEMPLATE: &str = r##"# reterm configuration.
+#
+# Created on first run; edit freely. reterm rewrites this file only to add a
+# network's `id` or to save a `/set control.*` change, and keeps your comments.
+# Unknown keys are errors, so a typo cannot silently disable a setting.
+
+# Keep per-buffer transcripts under ~/.rete/logs. They contain other people's
+# messages, so this is off unless you turn it on.
+# logging = false
+
+# The control server lets an AI assistant (or another program) use this
+# client, on the loopback interface only. See the README before enabling it.
+[control]
+enabled = false   # listen for control connections
+debug = false     # log every control request
+port = 7422       # loopback port to listen on
+
+# One [[networks]] block per IRC network. Keys:
+#
+#   id              stable UUID of the network. Leave it out: reterm generates
+#                   one and writes it here. Do not copy it to another network.
+#   name            short unique name, used by `/connect NAME`   (required)
+#   host            server host name or address                  (required)
+#   port            default 6697 with tls, else 6667
+#   tls             use TLS (default false)
+#   tls_fingerprint accept this self-signed server certificate: its SHA-256
+#                   fingerprint, 64 hex digits (colons allowed)
+#   tls_cert        client certificate with its key (PEM) for SASL EXTERNAL;
+#                   `~/` is your home, relative paths start from this folder
+#   nick            nickname                                     (required)
+#   username        user name (ident), default: the nick
+#   realname        real name shown in WHOIS, default: the nick
+#   password        server password (PASS), if the server wants one
+#   sasl            account login, e.g.
+#                     sasl = { mechanism = "PLAIN", username = "me", password = "..." }
+#                   mechanism is PLAIN, SCRAM-SHA-256 (both need password) or
+#                   EXTERNAL (needs tls_cert); username defaults to the nick
+#   channels        joined after connecting, e.g.
+#                     channels = ["#rete", { name = "#secret", key = "k3y" }]
+#   autoconnect     connect when reterm starts (default true)
+#
+# This file may hold passwords: it is created readable by you only (0600).
+#
+# An example for a server on this machine. It is not connected at start-up;
+# type `/connect local` to use it.
+[[networks]]
+name = "local"
+host = "127.0.0.1"
+port = 6667
+tls = false
+nick = "rete"
+channels = ["#rete"]
+autoconnect = false
+"##;

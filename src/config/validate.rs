@@ -1,0 +1,256 @@
+//! Turns the raw file shape into a checked [`Config`], applying defaults.
+//!
+//! Errors here have no file position (the span is gone after serde); they name
+//! the network instead, and never include a secret value.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use super::error::ConfigError;
+use super::model::{ChannelConfig, Config, ControlConfig, NetworkConfig, SaslConfig};
+use super::raw::{RawChannel, RawConfig, RawControl, RawNetwork, RawSasl};
+
+/// Where the file lives, for error messages and for resolving paths in it.
+pub(super) struct Context<'a> {
+    /// The config file.
+    pub path: &'a Path,
+    /// `$HOME`, for `~/` in paths; `None` when unset.
+    pub home: Option<&'a Path>,
+}
+
+/// A config plus the networks whose ids were generated (index, id), which the
+/// caller writes back to the file.
+pub(super) struct Validated {
+    pub config: Config,
+    pub generated_ids: Vec<(usize, String)>,
+}
+
+/// Checks `raw`; `new_id` supplies ids for networks that have none.
+pub(super) fn validate(
+    raw: RawConfig,
+    ctx: &Context<'_>,
+    mut new_id: impl FnMut() -> String,
+) -> Result<Validated, ConfigError> {
+    let control = control(raw.control).map_err(|m| ConfigError::invalid(ctx.path, m))?;
+    let mut networks = Vec::with_capacity(raw.networks.len());
+    let mut generated_ids = Vec::new();
+    let mut names = HashSet::new();
+    let mut ids = HashSet::new();
+    for (index, raw_network) in raw.networks.into_iter().enumerate() {
+        let label = network_label(index, &raw_network.name);
+        let had_id = raw_network.id.is_some();
+        let network = network(raw_network, ctx, &mut new_id)
+            .map_err(|m| ConfigError::invalid(ctx.path, format!("{label}: {m}")))?;
+        if !names.insert(network.name.to_ascii_lowercase()) {
+            return Err(ConfigError::invalid(
+                ctx.path,
+                format!("{label}: duplicate network name \"{}\"", network.name),
+            ));
+        }
+        if !ids.insert(network.id.clone()) {
+            return Err(ConfigError::invalid(
+                ctx.path,
+                format!("{label}: duplicate network id {}", network.id),
+            ));
+        }
+        if !had_id {
+            generated_ids.push((index, network.id.clone()));
+        }
+        networks.push(network);
+    }
+    Ok(Validated {
+        config: Config {
+            logging: raw.logging,
+            control,
+            networks,
+        },
+        generated_ids,
+    })
+}
+
+/// How errors refer to a network: by name when it has a usable one.
+fn network_label(index: usize, name: &str) -> String {
+    if name.trim().is_empty() {
+        format!("networks[{index}]")
+    } else {
+        format!("network \"{name}\"")
+    }
+}
+
+fn control(raw: RawControl) -> Result<ControlConfig, String> {
+    let defaults = ControlConfig::default();
+    let port = raw.port.unwrap_or(defaults.port);
+    if port == 0 {
+        return Err("control: port must be between 1 and 65535".to_string());
+    }
+    Ok(ControlConfig {
+        enabled: raw.enabled.unwrap_or(defaults.enabled),
+        debug: raw.debug.unwrap_or(defaults.debug),
+        port,
+    })
+}
+
+fn network(
+    raw: RawNetwork,
+    ctx: &Context<'_>,
+    new_id: &mut impl FnMut() -> String,
+) -> Result<NetworkConfig, String> {
+    let id = match raw.id {
+        Some(id) => normalize_id(&id)?,
+        None => new_id(),
+    };
+    let name = token("name", raw.name)?;
+    let host = token("host", raw.host)?;
+    let nick = token("nick", raw.nick)?;
+    let username = match raw.username {
+        Some(username) => token("username", username)?,
+        None => nick.clone(),
+    };
+    let realname = match raw.realname {
+        Some(realname) if realname.trim().is_empty() => return Err("realname is empty".into()),
+        Some(realname) => realname,
+        None => nick.clone(),
+    };
+    let port = match raw.port {
+        Some(0) => return Err("port must be between 1 and 65535".into()),
+        Some(port) => port,
+        None if raw.tls => 6697,
+        None => 6667,
+    };
+    let tls_fingerprint = raw
+        .tls_fingerprint
+        .map(|fp| fingerprint(&fp, raw.tls))
+        .transpose()?;
+    let tls_cert = raw
+        .tls_cert
+        .map(|cert| client_cert(cert, raw.tls, ctx))
+        .transpose()?;
+    let sasl = raw
+        .sasl
+        .map(|sasl| sasl_config(sasl, tls_cert.is_some()))
+        .transpose()?;
+    let channels = channels(raw.channels)?;
+    Ok(NetworkConfig {
+        id,
+        name,
+        host,
+        port,
+        tls: raw.tls,
+        tls_fingerprint,
+        tls_cert,
+        nick,
+        username,
+        realname,
+        password: raw.password,
+        sasl,
+        channels,
+        autoconnect: raw.autoconnect.unwrap_or(true),
+    })
+}
+
+/// Ids are accepted in any case (people paste them) but stored upper-case so
+/// equality and logs are uniform.
+fn normalize_id(id: &str) -> Result<String, String> {
+    uuid::Uuid::try_parse(id.trim())
+        .map(|uuid| uuid.hyphenated().to_string().to_ascii_uppercase())
+        .map_err(|_| format!("id \"{id}\" is not a UUID"))
+}
+
+/// A required single-word value (name, host, nick, username).
+fn token(key: &str, value: String) -> Result<String, String> {
+    if value.trim().is_empty() {
+        return Err(format!("{key} is missing or empty"));
+    }
+    if value.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(format!("{key} must not contain spaces"));
+    }
+    Ok(value)
+}
+
+/// Accepts `ab12...` or `AB:12:...`; stored as 64 lower-case hex digits.
+fn fingerprint(value: &str, tls: bool) -> Result<String, String> {
+    if !tls {
+        return Err("tls_fingerprint needs tls = true".into());
+    }
+    let hex: String = value.chars().filter(|&c| c != ':').collect();
+    if hex.len() != 64 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+        return Err("tls_fingerprint must be a SHA-256 digest: 64 hex digits".into());
+    }
+    Ok(hex.to_ascii_lowercase())
+}
+
+/// `~/x` is taken from `$HOME`; a relative path from the config file's folder,
+/// so the file means the same whatever the working directory.
+fn client_cert(cert: PathBuf, tls: bool, ctx: &Context<'_>) -> Result<PathBuf, String> {
+    if !tls {
+        return Err("tls_cert needs tls = true".into());
+    }
+    if cert.as_os_str().is_empty() {
+        return Err("tls_cert is empty".into());
+    }
+    if let Ok(rest) = cert.strip_prefix("~") {
+        let home = ctx
+            .home
+            .ok_or("tls_cert starts with ~ but HOME is not set")?;
+        return Ok(home.join(rest));
+    }
+    if cert.is_absolute() {
+        return Ok(cert);
+    }
+    let base = ctx.path.parent().unwrap_or(Path::new(""));
+    Ok(base.join(cert))
+}
+
+fn sasl_config(raw: RawSasl, has_cert: bool) -> Result<SaslConfig, String> {
+    if raw.mechanism.needs_password() && raw.password.is_none() {
+        return Err(format!("sasl {} needs a password", raw.mechanism));
+    }
+    if !raw.mechanism.needs_password() && !has_cert {
+        return Err(format!("sasl {} needs tls_cert", raw.mechanism));
+    }
+    if raw.username.as_deref().is_some_and(|u| u.trim().is_empty()) {
+        return Err("sasl username is empty".into());
+    }
+    Ok(SaslConfig {
+        mechanism: raw.mechanism,
+        username: raw.username,
+        password: raw.password,
+    })
+}
+
+fn channels(raw: Vec<RawChannel>) -> Result<Vec<ChannelConfig>, String> {
+    let mut seen = HashSet::new();
+    raw.into_iter()
+        .map(|channel| {
+            let name = channel.name;
+            if name.is_empty() {
+                return Err("channel name is empty".to_string());
+            }
+            if name
+                .chars()
+                .any(|c| c == ',' || c.is_whitespace() || c.is_control())
+            {
+                return Err(format!(
+                    "channel name \"{}\" must not contain spaces or commas",
+                    name.escape_debug()
+                ));
+            }
+            if !seen.insert(name.to_ascii_lowercase()) {
+                return Err(format!("channel \"{name}\" is listed twice"));
+            }
+            if channel
+                .key
+                .as_deref()
+                .is_some_and(|k| k.is_empty() || k.chars().any(|c| c == ',' || c.is_whitespace()))
+            {
+                return Err(format!(
+                    "key of channel \"{name}\" must be non-empty, without spaces or commas"
+                ));
+            }
+            Ok(ChannelConfig {
+                name,
+                key: channel.key,
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,468 @@
+//! The input line: plain text for the current buffer, or a `/command`.
+//!
+//! Parsing is pure and complete here (arguments split, numbers checked, `/set`
+//! values typed), so the client only executes [`Command`]s and never re-parses
+//! strings. Errors are one line and name the problem; they never echo the
+//! arguments of `/oper` or `/smsg`, which are secrets.
+
+mod commands;
+
+use std::fmt;
+use std::num::NonZeroUsize;
+
+pub use commands::help_text;
+use commands::{CommandSpec, COMMANDS};
+
+/// Lowest and highest port `/set control.port` accepts: unprivileged ports
+/// only, so the control server never needs root.
+pub const CONTROL_PORT_RANGE: std::ops::RangeInclusive<u16> = 1024..=65535;
+
+/// What the user typed, classified.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    /// Nothing but whitespace: do nothing.
+    Empty,
+    /// Text for the current buffer (`//foo` arrives here as `/foo`).
+    Text(String),
+    /// A command.
+    Command(Command),
+}
+
+/// A string that must reach the server unmodified but never a log or a
+/// screen: its `Debug` is masked and reading it takes an explicit call.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wraps a secret value.
+    pub fn new(value: impl Into<String>) -> Self {
+        Secret(value.into())
+    }
+
+    /// The value, for the one place that sends it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("********")
+    }
+}
+
+/// A parsed command; fields are already validated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    /// `/connect NAME`
+    Connect {
+        /// Network name from the config.
+        network: String,
+    },
+    /// `/disconnect [NAME]`; `None` means the current buffer's network.
+    Disconnect {
+        /// Network name, if given.
+        network: Option<String>,
+    },
+    /// `/join #chan [key]`
+    Join {
+        /// Channel to join.
+        channel: String,
+        /// Channel key, if given.
+        key: Option<Secret>,
+    },
+    /// `/part [#chan] [reason]`; no channel means the current one.
+    Part {
+        /// Channel to leave, if given.
+        channel: Option<String>,
+        /// Part message, if given.
+        reason: Option<String>,
+    },
+    /// `/msg target text`
+    Msg {
+        /// Nick or channel.
+        target: String,
+        /// Message text.
+        text: String,
+    },
+    /// `/me text` (a CTCP ACTION to the current buffer)
+    Me {
+        /// Action text.
+        text: String,
+    },
+    /// `/notice target text`
+    Notice {
+        /// Nick or channel.
+        target: String,
+        /// Notice text.
+        text: String,
+    },
+    /// `/nick newnick`
+    Nick {
+        /// The new nick.
+        nick: String,
+    },
+    /// `/quote raw line`: sent to the server as typed.
+    Quote {
+        /// The raw IRC line.
+        line: String,
+    },
+    /// `/oper name password`
+    Oper {
+        /// Operator name.
+        name: String,
+        /// Operator password.
+        password: Secret,
+    },
+    /// `/smsg target text`: sent unmodified, shown masked.
+    Smsg {
+        /// Nick or channel.
+        target: String,
+        /// The secret text.
+        text: Secret,
+    },
+    /// `/buffers`: list open buffers.
+    Buffers,
+    /// `/buffer N|name`: switch buffer.
+    Buffer(BufferRef),
+    /// `/quit [reason]`
+    Quit {
+        /// Quit message, if given.
+        reason: Option<String>,
+    },
+    /// `/help [command]`; the command is lower-case, without `/`.
+    Help {
+        /// Command to explain, if given.
+        command: Option<String>,
+    },
+    /// `/set key value`
+    Set(Setting),
+    /// `/control ...`
+    Control(ControlCommand),
+}
+
+/// How `/buffer` names a buffer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BufferRef {
+    /// Position in the buffer list, from 1.
+    Number(NonZeroUsize),
+    /// Buffer name (channel, nick or network).
+    Name(String),
+}
+
+/// A `/set` with a value of the right type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Setting {
+    /// `control.enabled on|off`
+    ControlEnabled(bool),
+    /// `control.debug on|off`
+    ControlDebug(bool),
+    /// `control.send on|off` (not persisted)
+    ControlSend(bool),
+    /// `control.port N`
+    ControlPort {
+        /// The port, clamped into [`CONTROL_PORT_RANGE`].
+        port: u16,
+        /// The typed number was out of range, so the user can be told.
+        clamped: bool,
+    },
+}
+
+/// `/control` subcommands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ControlCommand {
+    /// `/control token [regenerate]`: show (or replace) the access token.
+    Token {
+        /// Replace the token, invalidating the old one.
+        regenerate: bool,
+    },
+    /// `/control status`
+    Status,
+    /// `/control log`
+    Log,
+}
+
+/// Why a line is not a valid command. Display is one line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InputError {
+    /// `/` followed by nothing.
+    MissingCommand,
+    /// The command name is not known (stored as typed, lower-cased).
+    UnknownCommand(String),
+    /// Wrong arguments; holds the command's usage line.
+    Usage(&'static str),
+    /// `/set` of a key that does not exist.
+    UnknownSetting(String),
+    /// A malformed value, e.g. "control.port must be a number".
+    Invalid(&'static str),
+}
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            InputError::MissingCommand => f.write_str("missing command name after /"),
+            InputError::UnknownCommand(name) => {
+                write!(f, "unknown command: /{}", name.escape_debug())
+            }
+            InputError::Usage(usage) => write!(f, "usage: {usage}"),
+            InputError::UnknownSetting(key) => write!(
+                f,
+                "unknown setting: {} (known: {})",
+                key.escape_debug(),
+                SETTING_KEYS.join(", ")
+            ),
+            InputError::Invalid(message) => f.write_str(message),
+        }
+    }
+}
+
+impl std::error::Error for InputError {}
+
+/// The keys `/set` knows.
+const SETTING_KEYS: [&str; 4] = [
+    "control.enabled",
+    "control.debug",
+    "control.send",
+    "control.port",
+];
+
+/// Classifies one input line (without its newline).
+pub fn parse_input(line: &str) -> Result<Input, InputError> {
+    if line.trim().is_empty() {
+        return Ok(Input::Empty);
+    }
+    let Some(after_slash) = line.strip_prefix('/') else {
+        return Ok(Input::Text(line.to_string()));
+    };
+    if after_slash.starts_with('/') {
+        return Ok(Input::Text(after_slash.to_string()));
+    }
+    if after_slash.is_empty() || after_slash.starts_with(char::is_whitespace) {
+        return Err(InputError::MissingCommand);
+    }
+    let (name, args) = split_word(after_slash);
+    parse_command(&name.to_lowercase(), args).map(Input::Command)
+}
+
+/// First whitespace-separated word and the rest with leading whitespace
+/// removed (the rest keeps its inner and trailing spacing: it may be message
+/// text).
+fn split_word(s: &str) -> (&str, &str) {
+    let s = s.trim_start();
+    match s.find(char::is_whitespace) {
+        Some(end) => (&s[..end], s[end..].trim_start()),
+        None => (s, ""),
+    }
+}
+
+fn parse_command(name: &str, args: &str) -> Result<Command, InputError> {
+    use commands::spec as cmd;
+    let command = match name {
+        "connect" => Command::Connect {
+            network: one_word(args, &cmd::CONNECT)?.to_string(),
+        },
+        "disconnect" => Command::Disconnect {
+            network: optional_word(args, &cmd::DISCONNECT)?.map(str::to_string),
+        },
+        "join" => {
+            let (channel, rest) = split_word(args);
+            let key = optional_word(rest, &cmd::JOIN)?;
+            if channel.is_empty() {
+                return Err(usage(&cmd::JOIN));
+            }
+            Command::Join {
+                channel: channel.to_string(),
+                key: key.map(Secret::new),
+            }
+        }
+        "part" => {
+            let (first, rest) = split_word(args);
+            let (channel, reason) = if is_channel(first) {
+                (Some(first.to_string()), rest)
+            } else {
+                (None, args)
+            };
+            Command::Part {
+                channel,
+                reason: optional_text(reason),
+            }
+        }
+        "msg" => {
+            let (target, text) = word_and_text(args, &cmd::MSG)?;
+            Command::Msg { target, text }
+        }
+        "me" => Command::Me {
+            text: required_text(args, &cmd::ME)?,
+        },
+        "notice" => {
+            let (target, text) = word_and_text(args, &cmd::NOTICE)?;
+            Command::Notice { target, text }
+        }
+        "nick" => Command::Nick {
+            nick: one_word(args, &cmd::NICK)?.to_string(),
+        },
+        "quote" => Command::Quote {
+            line: required_text(args, &cmd::QUOTE)?,
+        },
+        "oper" => {
+            let (name, rest) = split_word(args);
+            let password = one_word(rest, &cmd::OPER)?;
+            Command::Oper {
+                name: name.to_string(),
+                password: Secret::new(password),
+            }
+        }
+        "smsg" => {
+            let (target, text) = word_and_text(args, &cmd::SMSG)?;
+            Command::Smsg {
+                target,
+                text: Secret::new(text),
+            }
+        }
+        "buffers" => {
+            no_args(args, &cmd::BUFFERS)?;
+            Command::Buffers
+        }
+        "buffer" => Command::Buffer(buffer_ref(one_word(args, &cmd::BUFFER)?)?),
+        "quit" => Command::Quit {
+            reason: optional_text(args),
+        },
+        "help" => Command::Help {
+            command: optional_word(args, &cmd::HELP)?
+                .map(help_topic)
+                .transpose()?,
+        },
+        "set" => Command::Set(setting(args)?),
+        "control" => Command::Control(control(args)?),
+        _ => return Err(InputError::UnknownCommand(name.to_string())),
+    };
+    Ok(command)
+}
+
+fn usage(spec: &CommandSpec) -> InputError {
+    InputError::Usage(spec.usage)
+}
+
+/// Channel prefixes of RFC 2811; enough to tell `/part #chan` from
+/// `/part some reason`.
+fn is_channel(word: &str) -> bool {
+    word.starts_with(['#', '&', '+', '!'])
+}
+
+fn no_args(args: &str, spec: &CommandSpec) -> Result<(), InputError> {
+    if args.trim().is_empty() {
+        Ok(())
+    } else {
+        Err(usage(spec))
+    }
+}
+
+fn one_word<'a>(args: &'a str, spec: &CommandSpec) -> Result<&'a str, InputError> {
+    optional_word(args, spec)?.ok_or_else(|| usage(spec))
+}
+
+fn optional_word<'a>(args: &'a str, spec: &CommandSpec) -> Result<Option<&'a str>, InputError> {
+    let (word, rest) = split_word(args);
+    if !rest.is_empty() {
+        return Err(usage(spec));
+    }
+    Ok((!word.is_empty()).then_some(word))
+}
+
+fn word_and_text(args: &str, spec: &CommandSpec) -> Result<(String, String), InputError> {
+    let (word, text) = split_word(args);
+    if word.is_empty() || text.trim().is_empty() {
+        return Err(usage(spec));
+    }
+    Ok((word.to_string(), text.to_string()))
+}
+
+fn required_text(args: &str, spec: &CommandSpec) -> Result<String, InputError> {
+    optional_text(args).ok_or_else(|| usage(spec))
+}
+
+fn optional_text(args: &str) -> Option<String> {
+    (!args.trim().is_empty()).then(|| args.to_string())
+}
+
+fn buffer_ref(word: &str) -> Result<BufferRef, InputError> {
+    if !word.bytes().all(|b| b.is_ascii_digit()) {
+        return Ok(BufferRef::Name(word.to_string()));
+    }
+    match word.parse::<NonZeroUsize>() {
+        Ok(n) => Ok(BufferRef::Number(n)),
+        Err(_) if word.bytes().all(|b| b == b'0') => {
+            Err(InputError::Invalid("buffer numbers start at 1"))
+        }
+        Err(_) => Err(InputError::Invalid("buffer number is too large")),
+    }
+}
+
+/// `/help /JOIN` and `/help join` mean the same; unknown names are errors so
+/// a typo is not answered with silence.
+fn help_topic(word: &str) -> Result<String, InputError> {
+    let name = word.strip_prefix('/').unwrap_or(word).to_lowercase();
+    if COMMANDS.iter().any(|spec| spec.name == name) {
+        Ok(name)
+    } else {
+        Err(InputError::UnknownCommand(name))
+    }
+}
+
+fn setting(args: &str) -> Result<Setting, InputError> {
+    let (key, rest) = split_word(args);
+    let (value, extra) = split_word(rest);
+    if key.is_empty() || value.is_empty() || !extra.is_empty() {
+        return Err(usage(&commands::spec::SET));
+    }
+    match key.to_lowercase().as_str() {
+        "control.enabled" => {
+            on_off(value, "control.enabled must be on or off").map(Setting::ControlEnabled)
+        }
+        "control.debug" => {
+            on_off(value, "control.debug must be on or off").map(Setting::ControlDebug)
+        }
+        "control.send" => on_off(value, "control.send must be on or off").map(Setting::ControlSend),
+        "control.port" => port(value),
+        _ => Err(InputError::UnknownSetting(key.to_string())),
+    }
+}
+
+fn on_off(value: &str, error: &'static str) -> Result<bool, InputError> {
+    match value.to_lowercase().as_str() {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(InputError::Invalid(error)),
+    }
+}
+
+/// Any run of digits is a number; out-of-range numbers are clamped (and say
+/// so) rather than rejected, as the nearest valid port is the likely intent.
+fn port(value: &str) -> Result<Setting, InputError> {
+    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(InputError::Invalid("control.port must be a number"));
+    }
+    let requested = value.parse::<u64>().unwrap_or(u64::MAX);
+    let (low, high) = (*CONTROL_PORT_RANGE.start(), *CONTROL_PORT_RANGE.end());
+    let port = u16::try_from(requested.clamp(u64::from(low), u64::from(high))).unwrap_or(high);
+    Ok(Setting::ControlPort {
+        port,
+        clamped: u64::from(port) != requested,
+    })
+}
+
+fn control(args: &str) -> Result<ControlCommand, InputError> {
+    let spec = &commands::spec::CONTROL;
+    let (sub, rest) = split_word(args);
+    let rest = optional_word(rest, spec)?.map(str::to_lowercase);
+    match (sub.to_lowercase().as_str(), rest.as_deref()) {
+        ("token", None) => Ok(ControlCommand::Token { regenerate: false }),
+        ("token", Some("regenerate")) => Ok(ControlCommand::Token { regenerate: true }),
+        ("status", None) => Ok(ControlCommand::Status),
+        ("log", None) => Ok(ControlCommand::Log),
+        _ => Err(usage(spec)),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,383 @@
+use std::num::NonZeroUsize;
+
+use super::*;
+
+fn cmd(line: &str) -> Command {
+    match parse_input(line) {
+        Ok(Input::Command(command)) => command,
+        other => panic!("{line:?} gave {other:?}"),
+    }
+}
+
+fn err(line: &str) -> String {
+    match parse_input(line) {
+        Err(e) => e.to_string(),
+        Ok(other) => panic!("{line:?} should fail, gave {other:?}"),
+    }
+}
+
+fn s(text: &str) -> String {
+    text.to_string()
+}
+
+#[test]
+fn text_and_empty_lines() {
+    assert_eq!(parse_input(""), Ok(Input::Empty));
+    assert_eq!(parse_input("  \t "), Ok(Input::Empty));
+    assert_eq!(
+        parse_input("hello  world "),
+        Ok(Input::Text(s("hello  world ")))
+    );
+    assert_eq!(parse_input(" /join #x"), Ok(Input::Text(s(" /join #x"))));
+    assert_eq!(parse_input("//foo bar"), Ok(Input::Text(s("/foo bar"))));
+    assert_eq!(parse_input("//"), Ok(Input::Text(s("/"))));
+}
+
+#[test]
+fn missing_and_unknown_commands() {
+    assert_eq!(err("/"), "missing command name after /");
+    assert_eq!(err("/ join"), "missing command name after /");
+    assert_eq!(err("/foo bar"), "unknown command: /foo");
+    assert_eq!(err("/FOO"), "unknown command: /foo");
+}
+
+#[test]
+fn command_names_are_case_insensitive() {
+    assert_eq!(cmd("/JOIN #a"), cmd("/join #a"));
+    assert_eq!(cmd("/Buffers"), Command::Buffers);
+}
+
+#[test]
+fn connect_and_disconnect() {
+    assert_eq!(
+        cmd("/connect libera"),
+        Command::Connect {
+            network: s("libera")
+        }
+    );
+    assert_eq!(err("/connect"), "usage: /connect <network>");
+    assert_eq!(err("/connect a b"), "usage: /connect <network>");
+    assert_eq!(cmd("/disconnect"), Command::Disconnect { network: None });
+    assert_eq!(
+        cmd("/disconnect  libera "),
+        Command::Disconnect {
+            network: Some(s("libera"))
+        }
+    );
+    assert_eq!(err("/disconnect a b"), "usage: /disconnect [network]");
+}
+
+#[test]
+fn join() {
+    assert_eq!(
+        cmd("/join #rete"),
+        Command::Join {
+            channel: s("#rete"),
+            key: None
+        }
+    );
+    assert_eq!(
+        cmd("/join #secret k3y"),
+        Command::Join {
+            channel: s("#secret"),
+            key: Some(Secret::new("k3y"))
+        }
+    );
+    assert_eq!(err("/join"), "usage: /join <channel> [key]");
+    assert_eq!(err("/join #a key extra"), "usage: /join <channel> [key]");
+}
+
+#[test]
+fn part() {
+    assert_eq!(
+        cmd("/part"),
+        Command::Part {
+            channel: None,
+            reason: None
+        }
+    );
+    assert_eq!(
+        cmd("/part #a"),
+        Command::Part {
+            channel: Some(s("#a")),
+            reason: None
+        }
+    );
+    assert_eq!(
+        cmd("/part #a gone  fishing"),
+        Command::Part {
+            channel: Some(s("#a")),
+            reason: Some(s("gone  fishing"))
+        }
+    );
+    assert_eq!(
+        cmd("/part gone fishing"),
+        Command::Part {
+            channel: None,
+            reason: Some(s("gone fishing"))
+        }
+    );
+    assert_eq!(
+        cmd("/part &local"),
+        Command::Part {
+            channel: Some(s("&local")),
+            reason: None
+        }
+    );
+}
+
+#[test]
+fn msg_notice_me() {
+    assert_eq!(
+        cmd("/msg bob  hi  there "),
+        Command::Msg {
+            target: s("bob"),
+            text: s("hi  there ")
+        }
+    );
+    assert_eq!(err("/msg bob"), "usage: /msg <target> <text>");
+    assert_eq!(err("/msg bob   "), "usage: /msg <target> <text>");
+    assert_eq!(err("/msg"), "usage: /msg <target> <text>");
+    assert_eq!(
+        cmd("/notice #a hey"),
+        Command::Notice {
+            target: s("#a"),
+            text: s("hey")
+        }
+    );
+    assert_eq!(err("/notice #a"), "usage: /notice <target> <text>");
+    assert_eq!(cmd("/me waves"), Command::Me { text: s("waves") });
+    assert_eq!(err("/me"), "usage: /me <text>");
+}
+
+#[test]
+fn nick_and_quote() {
+    assert_eq!(cmd("/nick rete2"), Command::Nick { nick: s("rete2") });
+    assert_eq!(err("/nick"), "usage: /nick <newnick>");
+    assert_eq!(err("/nick a b"), "usage: /nick <newnick>");
+    assert_eq!(
+        cmd("/quote PRIVMSG #a :hi  there"),
+        Command::Quote {
+            line: s("PRIVMSG #a :hi  there")
+        }
+    );
+    assert_eq!(err("/quote"), "usage: /quote <raw line>");
+}
+
+#[test]
+fn oper_and_smsg_keep_secrets_out_of_errors_and_debug() {
+    assert_eq!(
+        cmd("/oper admin hunter2"),
+        Command::Oper {
+            name: s("admin"),
+            password: Secret::new("hunter2")
+        }
+    );
+    assert_eq!(
+        cmd("/smsg bob my  pin is 1234"),
+        Command::Smsg {
+            target: s("bob"),
+            text: Secret::new("my  pin is 1234")
+        }
+    );
+    if let Command::Smsg { text, .. } = cmd("/smsg bob my  pin is 1234") {
+        assert_eq!(text.expose(), "my  pin is 1234");
+    }
+    let debug = format!(
+        "{:?} {:?}",
+        cmd("/oper admin hunter2"),
+        cmd("/smsg bob pin1234")
+    );
+    assert!(
+        !debug.contains("hunter2") && !debug.contains("pin1234"),
+        "{debug}"
+    );
+    assert!(debug.contains("********"));
+
+    for (line, secret) in [
+        ("/oper admin", "admin"),
+        ("/oper admin hunter2 extra", "hunter2"),
+        ("/oper", ""),
+        ("/smsg pin1234", "pin1234"),
+    ] {
+        let e = parse_input(line).expect_err(line);
+        let shown = format!("{e} {e:?}");
+        assert!(secret.is_empty() || !shown.contains(secret), "{shown}");
+        assert!(shown.starts_with("usage: /"), "{shown}");
+    }
+}
+
+#[test]
+fn buffers_and_buffer() {
+    assert_eq!(cmd("/buffers"), Command::Buffers);
+    assert_eq!(err("/buffers 2"), "usage: /buffers");
+    let three = NonZeroUsize::new(3).map(BufferRef::Number);
+    assert_eq!(Some(cmd("/buffer 3")), three.map(Command::Buffer));
+    assert_eq!(
+        cmd("/buffer #rete"),
+        Command::Buffer(BufferRef::Name(s("#rete")))
+    );
+    assert_eq!(cmd("/buffer 2x"), Command::Buffer(BufferRef::Name(s("2x"))));
+    assert_eq!(err("/buffer 0"), "buffer numbers start at 1");
+    assert_eq!(
+        err("/buffer 99999999999999999999999"),
+        "buffer number is too large"
+    );
+    assert_eq!(err("/buffer"), "usage: /buffer <number|name>");
+    assert_eq!(err("/buffer 1 2"), "usage: /buffer <number|name>");
+}
+
+#[test]
+fn quit() {
+    assert_eq!(cmd("/quit"), Command::Quit { reason: None });
+    assert_eq!(cmd("/quit   "), Command::Quit { reason: None });
+    assert_eq!(
+        cmd("/quit bye all"),
+        Command::Quit {
+            reason: Some(s("bye all"))
+        }
+    );
+}
+
+#[test]
+fn help() {
+    assert_eq!(cmd("/help"), Command::Help { command: None });
+    assert_eq!(
+        cmd("/help JOIN"),
+        Command::Help {
+            command: Some(s("join"))
+        }
+    );
+    assert_eq!(
+        cmd("/help /smsg"),
+        Command::Help {
+            command: Some(s("smsg"))
+        }
+    );
+    assert_eq!(err("/help frob"), "unknown command: /frob");
+    assert_eq!(err("/help a b"), "usage: /help [command]");
+}
+
+#[test]
+fn set_boolean_settings() {
+    assert_eq!(
+        cmd("/set control.enabled on"),
+        Command::Set(Setting::ControlEnabled(true))
+    );
+    assert_eq!(
+        cmd("/set CONTROL.DEBUG Off"),
+        Command::Set(Setting::ControlDebug(false))
+    );
+    assert_eq!(
+        cmd("/set control.send on"),
+        Command::Set(Setting::ControlSend(true))
+    );
+    assert_eq!(
+        err("/set control.enabled yes"),
+        "control.enabled must be on or off"
+    );
+    assert_eq!(
+        err("/set control.debug 1"),
+        "control.debug must be on or off"
+    );
+    assert_eq!(
+        err("/set control.send maybe"),
+        "control.send must be on or off"
+    );
+}
+
+#[test]
+fn set_port_clamps() {
+    let port = |line| match cmd(line) {
+        Command::Set(Setting::ControlPort { port, clamped }) => (port, clamped),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(port("/set control.port 7422"), (7422, false));
+    assert_eq!(port("/set control.port 1024"), (1024, false));
+    assert_eq!(port("/set control.port 65535"), (65535, false));
+    assert_eq!(port("/set control.port 80"), (1024, true));
+    assert_eq!(port("/set control.port 0"), (1024, true));
+    assert_eq!(port("/set control.port 70000"), (65535, true));
+    assert_eq!(
+        port("/set control.port 99999999999999999999999"),
+        (65535, true)
+    );
+    assert_eq!(
+        err("/set control.port abc"),
+        "control.port must be a number"
+    );
+    assert_eq!(err("/set control.port -5"), "control.port must be a number");
+}
+
+#[test]
+fn set_usage_and_unknown_keys() {
+    assert_eq!(err("/set"), "usage: /set <key> <value>");
+    assert_eq!(err("/set control.port"), "usage: /set <key> <value>");
+    assert_eq!(err("/set control.port 1 2"), "usage: /set <key> <value>");
+    assert_eq!(
+        err("/set colour red"),
+        "unknown setting: colour (known: control.enabled, control.debug, control.send, control.port)"
+    );
+}
+
+#[test]
+fn control() {
+    assert_eq!(
+        cmd("/control token"),
+        Command::Control(ControlCommand::Token { regenerate: false })
+    );
+    assert_eq!(
+        cmd("/control Token REGENERATE"),
+        Command::Control(ControlCommand::Token { regenerate: true })
+    );
+    assert_eq!(
+        cmd("/control status"),
+        Command::Control(ControlCommand::Status)
+    );
+    assert_eq!(cmd("/control log"), Command::Control(ControlCommand::Log));
+    let usage = "usage: /control token [regenerate] | status | log";
+    for line in [
+        "/control",
+        "/control foo",
+        "/control token now",
+        "/control status x",
+        "/control log a b",
+    ] {
+        assert_eq!(err(line), usage, "{line}");
+    }
+}
+
+#[test]
+fn every_listed_command_is_parsed_and_helped() {
+    for spec in COMMANDS {
+        if let Err(InputError::UnknownCommand(name)) = parse_input(&format!("/{}", spec.name)) {
+            panic!("/{name} is in the table but not parsed");
+        }
+        let help = help_text(Some(spec.name));
+        assert!(
+            help.starts_with(spec.usage) && help.contains(spec.summary),
+            "{help}"
+        );
+        assert!(!help.contains('\n'));
+    }
+}
+
+#[test]
+fn help_text_lists_one_line_per_command() {
+    let all = help_text(None);
+    assert_eq!(all.lines().count(), COMMANDS.len());
+    for (line, spec) in all.lines().zip(COMMANDS) {
+        assert!(line.starts_with(spec.usage), "{line}");
+    }
+    assert_eq!(help_text(Some("/JOIN")), help_text(Some("join")));
+    assert!(help_text(Some("join")).starts_with("/join <channel> [key] "));
+    assert_eq!(help_text(Some("frob")), "unknown command: /frob");
+}
+
+#[test]
+fn errors_are_single_lines() {
+    for line in ["/", "/foo\u{1b}[2J", "/set x\ny 1", "/join", "/buffer 0"] {
+        let e = err(line);
+        assert!(!e.contains(['\n', '\u{1b}']), "{e}");
+    }
+}
