@@ -1,0 +1,118 @@
+//! One printed line per row: `[network] buffer HH:MM:SS <nick> text`.
+//!
+//! Text from IRC is shown escaped: control characters become `\u{..}` so a
+//! message cannot move the cursor, clear the screen or fake another line.
+
+use rete_engine::buffer::BufferKind;
+use rete_engine::row::{Payload, Row};
+use rete_engine::timefmt::iso_seconds;
+use std::fmt::Write as _;
+
+/// Renders one row of `buffer` (named `buffer_name`) on `network`.
+pub fn render_row(network: &str, buffer_name: &str, kind: BufferKind, row: &Row) -> String {
+    let iso = iso_seconds(row.time);
+    let clock = iso.get(11..19).unwrap_or("??:??:??");
+    let where_ = match kind {
+        BufferKind::Server => "(server)".to_owned(),
+        _ => escape(buffer_name),
+    };
+    let from = escape(&row.from);
+    let body = match &row.payload {
+        Payload::Privmsg { text } => format!("<{from}> {}", escape(text)),
+        Payload::Notice { text } if from.is_empty() => format!("-!- {}", escape(text)),
+        Payload::Notice { text } => format!("-{from}- {}", escape(text)),
+        Payload::Action { text } => format!("* {from} {}", escape(text)),
+        Payload::Ctcp { command, args, reply } => {
+            let what = if *reply { "CTCP reply" } else { "CTCP" };
+            format!("-!- {what} {} {} from {from}", escape(command), escape(args))
+        }
+        Payload::UserJoined { user, host, .. } => match (user, host) {
+            (Some(u), Some(h)) => format!("--> {from} ({}@{}) joined", escape(u), escape(h)),
+            _ => format!("--> {from} joined"),
+        },
+        Payload::UserParted { reason } => format!("<-- {from} left{}", reason_suffix(reason)),
+        Payload::UserQuit { reason } => format!("<-- {from} quit{}", reason_suffix(reason)),
+        Payload::UserKicked { victim, reason } => format!(
+            "<-- {} was kicked by {from}{}",
+            escape(victim),
+            reason_suffix(reason)
+        ),
+        Payload::NickChanged { new_nick } => format!("-!- {from} is now {}", escape(new_nick)),
+        Payload::TopicChanged { topic } => format!("-!- {from} set the topic: {}", escape(topic)),
+        Payload::ModeChanged { modes } if from.is_empty() => format!("-!- mode {}", escape(modes)),
+        Payload::ModeChanged { modes } => format!("-!- {from} set mode {}", escape(modes)),
+        Payload::Invited { target, channel } => format!(
+            "-!- {from} invited {} to {}",
+            escape(target),
+            escape(channel)
+        ),
+        Payload::ServerReply { command, text } => format!("-!- {} {}", escape(command), escape(text)),
+        Payload::ServerError { text } => format!("-!- ERROR {}", escape(text)),
+        Payload::ClientStatus { text } => format!("-!- {}", escape(text)),
+    };
+    let history = if row.history { " (history)" } else { "" };
+    format!("[{}] {where_} {clock}{history} {body}", escape(network))
+}
+
+fn reason_suffix(reason: &Option<Box<str>>) -> String {
+    match reason {
+        Some(r) => format!(" ({})", escape(r)),
+        None => String::new(),
+    }
+}
+
+/// Shows control characters as `\u{..}` escapes and leaves the rest as is.
+pub fn escape(text: &str) -> String {
+    if !text.chars().any(char::is_control) {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() {
+            let _ = write!(out, "\\u{{{:x}}}", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rete_engine::clock::UnixMillis;
+
+    fn row(from: &str, payload: Payload) -> Row {
+        Row {
+            seq: 1,
+            time: UnixMillis(1_790_769_601_000),
+            msgid: None,
+            from: from.into(),
+            history: false,
+            payload,
+        }
+    }
+
+    #[test]
+    fn renders_network_buffer_time_nick_text() {
+        let r = row("alice", Payload::Privmsg { text: "hi".into() });
+        assert_eq!(
+            render_row("net", "#rete", BufferKind::Channel, &r),
+            "[net] #rete 12:00:01 <alice> hi"
+        );
+        let r = row("", Payload::ClientStatus { text: "Connected".into() });
+        assert_eq!(
+            render_row("net", "net", BufferKind::Server, &r),
+            "[net] (server) 12:00:01 -!- Connected"
+        );
+    }
+
+    #[test]
+    fn control_characters_are_escaped() {
+        let r = row("alice", Payload::Privmsg { text: "a\u{1b}[2Jb\rc".into() });
+        assert_eq!(
+            render_row("net", "#rete", BufferKind::Channel, &r),
+            "[net] #rete 12:00:01 <alice> a\\u{1b}[2Jb\\u{d}c"
+        );
+    }
+}

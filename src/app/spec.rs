@@ -1,0 +1,60 @@
+//! Turning a configured network into the engine's session spec.
+
+use reterm::config::{NetworkConfig, SaslMechanismName};
+use rete_actors::SessionSpec;
+use rete_engine::ids::SessionId;
+use rete_engine::sasl::{Credentials, Mechanism};
+use rete_engine::session::{ChannelSpec, SaslSettings, SessionConfig};
+use rete_transports::{Backoff, ConnectConfig};
+use std::time::Duration;
+
+/// How long one connection attempt may take (resolve, TCP, TLS).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Reconnect delays: the first retry within a second, then doubling up to a minute.
+const RECONNECT_BASE: Duration = Duration::from_secs(1);
+const RECONNECT_MAX: Duration = Duration::from_secs(60);
+
+/// The engine's view of one `[[networks]]` table.
+pub fn session_spec(net: &NetworkConfig) -> anyhow::Result<SessionSpec> {
+    let id = SessionId::parse(&net.id)
+        .map_err(|_| anyhow::anyhow!("network {}: id is not a UUID", net.name))?;
+    let mut config = SessionConfig::new(id, &net.name, &net.nick);
+    config.username = net.username.clone();
+    config.realname = net.realname.clone();
+    config.password = net.password.clone();
+    config.channels = net
+        .channels
+        .iter()
+        .map(|c| ChannelSpec {
+            name: c.name.clone(),
+            key: c.key.clone(),
+        })
+        .collect();
+    config.sasl = net.sasl.as_ref().map(|s| SaslSettings {
+        mechanism: match s.mechanism {
+            SaslMechanismName::Plain => Mechanism::Plain,
+            SaslMechanismName::External => Mechanism::External,
+            SaslMechanismName::ScramSha256 => Mechanism::ScramSha256,
+        },
+        credentials: Credentials {
+            authcid: s.username.clone().unwrap_or_else(|| net.nick.clone()),
+            password: s.password.clone().unwrap_or_default(),
+            authzid: None,
+        },
+    });
+    let connect = ConnectConfig {
+        host: net.host.clone(),
+        port: net.port,
+        tls: net.tls,
+        tls_fingerprint: net.tls_fingerprint.clone(),
+        client_cert: net.tls_cert.clone(),
+        connect_timeout: CONNECT_TIMEOUT,
+    };
+    Ok(SessionSpec {
+        config,
+        connect,
+        autoconnect: net.autoconnect,
+        reconnect: Backoff::new(RECONNECT_BASE, RECONNECT_MAX),
+    })
+}
