@@ -122,7 +122,12 @@ fn ircdocs_vectors() {
             .unwrap_or_else(|e| panic!("msg-split {:?}: parse error {e}", v.input));
         assert_eq!(atoms_of(&line), v.atoms, "msg-split {:?}", v.input);
         for (key, value) in v.atoms.tags.iter().flatten() {
-            assert_eq!(line.tag(key).as_deref(), Some(value.as_str()), "tag {key} of {:?}", v.input);
+            assert_eq!(
+                line.tag(key).as_deref(),
+                Some(value.as_str()),
+                "tag {key} of {:?}",
+                v.input
+            );
         }
     }
 
@@ -132,7 +137,11 @@ fn ircdocs_vectors() {
         let wire = out_line_of(&v.atoms)
             .to_wire()
             .unwrap_or_else(|e| panic!("msg-join {what}: serialize error {e}"));
-        assert!(v.matches.contains(&wire), "msg-join {what}: {wire:?} not in {:?}", v.matches);
+        assert!(
+            v.matches.contains(&wire),
+            "msg-join {what}: {wire:?} not in {:?}",
+            v.matches
+        );
         let back = Line::parse(&wire).unwrap_or_else(|e| panic!("msg-join {what}: reparse {e}"));
         assert_eq!(atoms_of(&back), v.atoms, "msg-join {what}: round trip");
     }

@@ -236,7 +236,11 @@ mod tests {
     #[test]
     fn empty_and_blank_lines_are_errors() {
         for input in ["", "\r\n", "\n", "   ", "  \r\n"] {
-            assert_eq!(Line::parse(input).err(), Some(ParseError::Empty), "{input:?}");
+            assert_eq!(
+                Line::parse(input).err(),
+                Some(ParseError::Empty),
+                "{input:?}"
+            );
         }
     }
 
@@ -254,7 +258,10 @@ mod tests {
     #[test]
     fn empty_source_is_an_error() {
         assert_eq!(Line::parse(": PING").err(), Some(ParseError::EmptySource));
-        assert_eq!(Line::parse("@a : PING").err(), Some(ParseError::EmptySource));
+        assert_eq!(
+            Line::parse("@a : PING").err(),
+            Some(ParseError::EmptySource)
+        );
     }
 
     #[test]
@@ -302,7 +309,10 @@ mod tests {
     #[test]
     fn source_nick_variants() {
         let nick = |s: &'static str| parse(s).source_nick();
-        assert_eq!(nick(":irc.example.com NOTICE * :hi"), Some("irc.example.com"));
+        assert_eq!(
+            nick(":irc.example.com NOTICE * :hi"),
+            Some("irc.example.com")
+        );
         assert_eq!(nick(":nick@host X"), Some("nick"));
         assert_eq!(nick(":!user@host X"), Some(""));
         assert_eq!(nick("X"), None);

@@ -244,12 +244,10 @@ fn is_valid_tag_key(key: &str) -> bool {
         Some((vendor, name)) => (Some(vendor), name),
         None => (None, key),
     };
-    let name_ok =
-        !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+    let name_ok = !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
     let vendor_ok = vendor.is_none_or(|v| {
         !v.is_empty()
-            && v
-                .bytes()
+            && v.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.')
     });
     name_ok && vendor_ok
@@ -333,7 +331,10 @@ mod tests {
             source: Some("me!u@h".into()),
             ..line
         };
-        assert_eq!(wire(&line), r"@+draft/reply=id\:1;label;empty :me!u@h TAGMSG #c");
+        assert_eq!(
+            wire(&line),
+            r"@+draft/reply=id\:1;label;empty :me!u@h TAGMSG #c"
+        );
     }
 
     #[test]
@@ -344,12 +345,18 @@ mod tests {
             Err(SerializeError::ForbiddenChar(Part::Param(1)))
         );
         let nul = OutLine::new("PRIVMSG").param("a\0").param("x");
-        assert_eq!(nul.to_wire(), Err(SerializeError::ForbiddenChar(Part::Param(0))));
+        assert_eq!(
+            nul.to_wire(),
+            Err(SerializeError::ForbiddenChar(Part::Param(0)))
+        );
         let source = OutLine {
             source: Some("a\nb".into()),
             ..OutLine::new("X")
         };
-        assert_eq!(source.to_wire(), Err(SerializeError::ForbiddenChar(Part::Source)));
+        assert_eq!(
+            source.to_wire(),
+            Err(SerializeError::ForbiddenChar(Part::Source))
+        );
         let tag_nul = OutLine::new("X").tag("a", Some("\0".into()));
         assert_eq!(
             tag_nul.to_wire(),
@@ -363,8 +370,14 @@ mod tests {
     fn bad_middle_params_are_refused() {
         let with = |p: &str| OutLine::new("X").param(p).param("last").to_wire();
         assert_eq!(with(""), Err(SerializeError::EmptyMiddleParam { index: 0 }));
-        assert_eq!(with("a b"), Err(SerializeError::SpaceInMiddleParam { index: 0 }));
-        assert_eq!(with(":a"), Err(SerializeError::ColonInMiddleParam { index: 0 }));
+        assert_eq!(
+            with("a b"),
+            Err(SerializeError::SpaceInMiddleParam { index: 0 })
+        );
+        assert_eq!(
+            with(":a"),
+            Err(SerializeError::ColonInMiddleParam { index: 0 })
+        );
     }
 
     #[test]
@@ -392,7 +405,10 @@ mod tests {
             );
         }
         for key in ["a", "+a", "example.com/a-b", "+draft/reply", "Z9"] {
-            assert!(OutLine::new("X").tag(key, None).to_wire().is_ok(), "{key:?}");
+            assert!(
+                OutLine::new("X").tag(key, None).to_wire().is_ok(),
+                "{key:?}"
+            );
         }
     }
 
@@ -427,7 +443,10 @@ mod tests {
         let auth = OutLine::new("authenticate").param("aHVudGVyMg==");
         for line in [pass, identify, auth] {
             let shown = format!("{line:?}");
-            assert!(!shown.contains("hunter2") && !shown.contains("aHVudGVy"), "{shown}");
+            assert!(
+                !shown.contains("hunter2") && !shown.contains("aHVudGVy"),
+                "{shown}"
+            );
             assert!(shown.contains("redacted"), "{shown}");
         }
         let normal = format!("{:?}", OutLine::new("PRIVMSG").param("#c").param("hi"));

@@ -175,7 +175,10 @@ mod tests {
 
     #[test]
     fn unescape_borrows_when_nothing_to_do() {
-        assert!(matches!(unescape_tag_value("plain"), Cow::Borrowed("plain")));
+        assert!(matches!(
+            unescape_tag_value("plain"),
+            Cow::Borrowed("plain")
+        ));
         assert!(matches!(unescape_tag_value(""), Cow::Borrowed("")));
     }
 
