@@ -1,0 +1,148 @@
+//! A spawned server process whose output is captured line by line, so the harness can wait on
+//! what the server says (an event) instead of sleeping, and can show it when a test fails.
+
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, Command, Stdio};
+use std::thread;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+/// Everything a process printed so far, and whether both of its output pipes are closed
+/// (which means it exited, or at least can no longer tell us anything).
+#[derive(Debug, Default)]
+struct Output {
+    lines: Vec<String>,
+    closed_pipes: u8,
+}
+
+impl Output {
+    fn finished(&self) -> bool {
+        self.closed_pipes >= 2
+    }
+}
+
+/// A child process that is killed and reaped when dropped, so a failing test never leaves a
+/// server holding a port.
+pub struct ManagedChild {
+    name: String,
+    child: Child,
+    output: watch::Receiver<Output>,
+}
+
+impl ManagedChild {
+    /// Spawns `command` with stdout and stderr captured (stdin closed).
+    pub fn spawn(name: &str, mut command: Command) -> Result<Self> {
+        command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = command
+            .spawn()
+            .with_context(|| format!("spawning {name}: {command:?}"))?;
+        let (tx, rx) = watch::channel(Output::default());
+        if let Some(out) = child.stdout.take() {
+            pump(tx.clone(), out);
+        }
+        if let Some(err) = child.stderr.take() {
+            pump(tx, err);
+        }
+        Ok(Self {
+            name: name.to_owned(),
+            child,
+            output: rx,
+        })
+    }
+
+    /// Waits until a line at index `from` or later satisfies `pred`, and returns its index.
+    ///
+    /// Fails when the process closes its output first or when `deadline` passes; the error
+    /// carries the captured output so the cause is visible in the test failure.
+    pub async fn wait_line(
+        &mut self,
+        from: usize,
+        deadline: Duration,
+        mut pred: impl FnMut(&str) -> bool,
+    ) -> Result<usize> {
+        let end = Instant::now() + deadline;
+        loop {
+            {
+                let out = self.output.borrow_and_update();
+                if let Some(i) = out.lines.iter().skip(from).position(|l| pred(l)) {
+                    return Ok(from + i);
+                }
+                if out.finished() {
+                    bail!(
+                        "{} exited before the expected output; it printed:\n{}",
+                        self.name,
+                        out.lines.join("\n")
+                    );
+                }
+            }
+            match tokio::time::timeout_at(end, self.output.changed()).await {
+                Ok(Ok(())) => {}
+                Ok(Err(_)) => bail!("{}: output readers went away", self.name),
+                Err(_) => bail!(
+                    "{} did not print the expected line within {deadline:?}; it printed:\n{}",
+                    self.name,
+                    self.output_text()
+                ),
+            }
+        }
+    }
+
+    /// All captured stdout/stderr lines, joined.
+    pub fn output_text(&self) -> String {
+        self.output.borrow().lines.join("\n")
+    }
+
+    /// Whether the process is still running.
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Kills the process (SIGKILL: no core dump, no graceful shutdown that could take time)
+    /// and reaps it, so its listening sockets are closed when this returns.
+    pub fn kill(&mut self) {
+        if self.is_running() {
+            // Either call fails only if the process is already gone, which is what we want.
+            let _ = self.child.kill();
+        }
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for ManagedChild {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Copies a pipe into the shared output, one line at a time, on a plain thread (the pipe is
+/// a blocking std handle; a thread per pipe keeps it independent of the test's runtime).
+fn pump(tx: watch::Sender<Output>, pipe: impl Read + Send + 'static) {
+    thread::spawn(move || {
+        let mut reader = BufReader::new(pipe);
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            match reader.read_until(b'\n', &mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    let line = String::from_utf8_lossy(&buf).trim_end().to_owned();
+                    tx.send_modify(|o| o.lines.push(line));
+                }
+            }
+        }
+        tx.send_modify(|o| o.closed_pipes += 1);
+    });
+}
+
+/// Whether this process runs as root: both daemons need special treatment then
+/// (InspIRCd wants `--runasroot`, Atheme must drop to another user).
+pub fn running_as_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
