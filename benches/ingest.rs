@@ -21,7 +21,10 @@ fn registered_session() -> (Session, Now) {
     };
     s.handle_connected(now, "127.0.0.1:6667", None, [0; 18]);
     s.handle_line(now, ":srv 001 rete :Welcome");
-    s.handle_line(now, ":srv 005 rete CHANTYPES=# PREFIX=(ov)@+ NETWORK=Bench :are supported");
+    s.handle_line(
+        now,
+        ":srv 005 rete CHANTYPES=# PREFIX=(ov)@+ NETWORK=Bench :are supported",
+    );
     s.handle_line(now, ":rete!u@h JOIN #bench");
     while s.poll_transmit(now.mono).is_some() {}
     while s.poll_event().is_some() {}

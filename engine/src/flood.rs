@@ -137,6 +137,13 @@ impl<T> FloodThrottle<T> {
     pub fn clear(&mut self) {
         self.urgent.clear();
         self.normal.clear();
+        self.refill();
+    }
+
+    /// Refills the bucket and keeps the queue: registration lines are paced
+    /// by the server's own registration rules, so the burst starts afresh
+    /// once the connection is registered.
+    pub fn refill(&mut self) {
         self.tokens = self.burst();
         self.refill_from = self.latest;
     }

@@ -43,7 +43,22 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
         }
         Command::Join { channel, key } => {
             let net = current_network(app)?;
-            app.focus_next = Some((net, channel.clone()));
+            // Already open (joined or not): focus it now; else when it opens.
+            let name = channel.clone();
+            let open = app.networks[net]
+                .session
+                .reader()
+                .read(move |v| v.find_buffer(BufferKind::Channel, &name).cloned())
+                .await?;
+            match open {
+                Some(buffer) => {
+                    app.current = Some(Current {
+                        network: net,
+                        buffer,
+                    })
+                }
+                None => app.focus_next = Some((net, channel.clone())),
+            }
             let key = key.map(|k| k.expose().to_owned());
             command(app, net, move |c| c.join(&channel, key.as_deref())).await
         }
@@ -105,10 +120,14 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
             let pick = match which {
                 BufferRef::Number(n) => list.get(n.get() - 1),
                 BufferRef::Name(name) => list.iter().find(|(_, _, line)| {
-                    line.split(' ').nth(1).is_some_and(|b| b.eq_ignore_ascii_case(&name))
+                    line.split(' ')
+                        .nth(1)
+                        .is_some_and(|b| b.eq_ignore_ascii_case(&name))
                 }),
             };
-            let (net, id, line) = pick.cloned().ok_or_else(|| anyhow!("no such buffer: see /buffers"))?;
+            let (net, id, line) = pick
+                .cloned()
+                .ok_or_else(|| anyhow!("no such buffer: see /buffers"))?;
             app.current = Some(Current {
                 network: net,
                 buffer: id,
@@ -130,7 +149,9 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
             Ok(())
         }
         Command::Set(setting) => set(app, setting),
-        Command::Control(ControlCommand::Token { .. } | ControlCommand::Status | ControlCommand::Log) => {
+        Command::Control(
+            ControlCommand::Token { .. } | ControlCommand::Status | ControlCommand::Log,
+        ) => {
             if !app.loaded.config.control.enabled {
                 say("AI access is off — /set control.enabled on");
             } else {
@@ -157,12 +178,19 @@ fn set(app: &mut App, setting: Setting) -> Result<()> {
         }
         Setting::ControlSend(on) => {
             // Never saved: sending is off at every start.
-            say(&format!("control.send is {} until reterm quits", on_off(on)));
+            say(&format!(
+                "control.send is {} until reterm quits",
+                on_off(on)
+            ));
         }
         Setting::ControlPort { port, clamped } => {
             set_control(&path, ControlSetting::Port(port))?;
             control.port = port;
-            let note = if clamped { " (clamped to 1024…65535)" } else { "" };
+            let note = if clamped {
+                " (clamped to 1024…65535)"
+            } else {
+                ""
+            };
             say(&format!("control.port is {port}{note}"));
         }
     }
@@ -199,7 +227,9 @@ async fn current(app: &App) -> Result<(usize, String, BufferKind)> {
 
 async fn command<F>(app: &App, net: usize, f: F) -> Result<()>
 where
-    F: FnOnce(&mut rete_engine::session::Commands<'_>) -> Result<(), rete_engine::session::CommandError>
+    F: FnOnce(
+            &mut rete_engine::session::Commands<'_>,
+        ) -> Result<(), rete_engine::session::CommandError>
         + Send
         + 'static,
 {

@@ -43,6 +43,8 @@ struct Current {
 /// The client's state between inputs.
 pub struct App {
     rete: Rete,
+    /// Subscribed before any session starts, so no early event is missed.
+    events: Option<tokio::sync::broadcast::Receiver<SessionEvent>>,
     loaded: LoadedConfig,
     networks: Vec<Network>,
     current: Option<Current>,
@@ -58,6 +60,7 @@ impl App {
         let rete = Rete::start(ReteOptions::default())
             .await
             .context("starting the engine")?;
+        let events = Some(rete.subscribe());
         let mut networks = Vec::new();
         for net in &loaded.config.networks {
             let session = rete
@@ -75,6 +78,7 @@ impl App {
         });
         let mut app = App {
             rete,
+            events,
             loaded,
             networks,
             current,
@@ -97,7 +101,10 @@ impl App {
 
     /// Runs until `/quit`, end of input or Ctrl-C.
     pub async fn run(mut self) -> anyhow::Result<()> {
-        let mut events = self.rete.subscribe();
+        let mut events = match self.events.take() {
+            Some(e) => e,
+            None => self.rete.subscribe(),
+        };
         let mut stdin = BufReader::new(tokio::io::stdin()).lines();
         if self.loaded.created {
             say(&format!(
@@ -170,23 +177,32 @@ impl App {
         }
     }
 
-    /// Focuses a channel buffer the person has just asked to join.
+    /// Focuses a new channel buffer when the person has just asked to join
+    /// it, or when they are still looking at that network's server buffer.
     async fn maybe_focus(&mut self, index: usize, buffer: BufferId) {
-        let Some((want_net, want_name)) = self.focus_next.clone() else {
-            return;
-        };
-        if want_net != index {
-            return;
-        }
         let reader = self.networks[index].session.reader();
         let id = buffer.clone();
         let name = reader
-            .read(move |v| v.buffer(&id).map(|b| b.name().to_owned()))
+            .read(move |v| {
+                v.buffer(&id)
+                    .filter(|b| b.kind() == BufferKind::Channel)
+                    .map(|b| b.name().to_owned())
+            })
             .await
             .ok()
             .flatten();
-        let matches = name.as_deref().is_some_and(|n| n.eq_ignore_ascii_case(&want_name));
-        if matches {
+        let Some(name) = name else {
+            return;
+        };
+        let asked = self
+            .focus_next
+            .as_ref()
+            .is_some_and(|(net, want)| *net == index && want.eq_ignore_ascii_case(&name));
+        let idle = match self.current_target().await {
+            Some((net, _, kind)) => net == index && kind == BufferKind::Server,
+            None => true,
+        };
+        if asked || idle {
             self.focus_next = None;
             self.current = Some(Current {
                 network: index,

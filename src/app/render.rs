@@ -22,9 +22,17 @@ pub fn render_row(network: &str, buffer_name: &str, kind: BufferKind, row: &Row)
         Payload::Notice { text } if from.is_empty() => format!("-!- {}", escape(text)),
         Payload::Notice { text } => format!("-{from}- {}", escape(text)),
         Payload::Action { text } => format!("* {from} {}", escape(text)),
-        Payload::Ctcp { command, args, reply } => {
+        Payload::Ctcp {
+            command,
+            args,
+            reply,
+        } => {
             let what = if *reply { "CTCP reply" } else { "CTCP" };
-            format!("-!- {what} {} {} from {from}", escape(command), escape(args))
+            format!(
+                "-!- {what} {} {} from {from}",
+                escape(command),
+                escape(args)
+            )
         }
         Payload::UserJoined { user, host, .. } => match (user, host) {
             (Some(u), Some(h)) => format!("--> {from} ({}@{}) joined", escape(u), escape(h)),
@@ -46,7 +54,9 @@ pub fn render_row(network: &str, buffer_name: &str, kind: BufferKind, row: &Row)
             escape(target),
             escape(channel)
         ),
-        Payload::ServerReply { command, text } => format!("-!- {} {}", escape(command), escape(text)),
+        Payload::ServerReply { command, text } => {
+            format!("-!- {} {}", escape(command), escape(text))
+        }
         Payload::ServerError { text } => format!("-!- ERROR {}", escape(text)),
         Payload::ClientStatus { text } => format!("-!- {}", escape(text)),
     };
@@ -100,7 +110,12 @@ mod tests {
             render_row("net", "#rete", BufferKind::Channel, &r),
             "[net] #rete 12:00:01 <alice> hi"
         );
-        let r = row("", Payload::ClientStatus { text: "Connected".into() });
+        let r = row(
+            "",
+            Payload::ClientStatus {
+                text: "Connected".into(),
+            },
+        );
         assert_eq!(
             render_row("net", "net", BufferKind::Server, &r),
             "[net] (server) 12:00:01 -!- Connected"
@@ -109,7 +124,12 @@ mod tests {
 
     #[test]
     fn control_characters_are_escaped() {
-        let r = row("alice", Payload::Privmsg { text: "a\u{1b}[2Jb\rc".into() });
+        let r = row(
+            "alice",
+            Payload::Privmsg {
+                text: "a\u{1b}[2Jb\rc".into(),
+            },
+        );
         assert_eq!(
             render_row("net", "#rete", BufferKind::Channel, &r),
             "[net] #rete 12:00:01 <alice> a\\u{1b}[2Jb\\u{d}c"

@@ -1,11 +1,11 @@
 //! Turning a configured network into the engine's session spec.
 
-use reterm::config::{NetworkConfig, SaslMechanismName};
 use rete_actors::SessionSpec;
 use rete_engine::ids::SessionId;
 use rete_engine::sasl::{Credentials, Mechanism};
 use rete_engine::session::{ChannelSpec, SaslSettings, SessionConfig};
 use rete_transports::{Backoff, ConnectConfig};
+use reterm::config::{NetworkConfig, SaslMechanismName};
 use std::time::Duration;
 
 /// How long one connection attempt may take (resolve, TCP, TLS).
