@@ -70,12 +70,10 @@ pub enum Payload {
         /// The account from extended-join, when known.
         #[serde(skip_serializing_if = "Option::is_none")]
         account: Option<Box<str>>,
-        /// The user part of the joiner's hostmask, when known.
+        /// The joiner's `user@host`, when the server sent it. One field, not
+        /// two, keeps every payload within two strings (see `row_stays_small`).
         #[serde(skip_serializing_if = "Option::is_none")]
-        user: Option<Box<str>>,
-        /// The host part of the joiner's hostmask, when known.
-        #[serde(skip_serializing_if = "Option::is_none")]
-        host: Option<Box<str>>,
+        userhost: Option<Box<str>>,
     },
     /// `from` left the channel.
     UserParted {

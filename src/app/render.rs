@@ -34,9 +34,9 @@ pub fn render_row(network: &str, buffer_name: &str, kind: BufferKind, row: &Row)
                 escape(args)
             )
         }
-        Payload::UserJoined { user, host, .. } => match (user, host) {
-            (Some(u), Some(h)) => format!("--> {from} ({}@{}) joined", escape(u), escape(h)),
-            _ => format!("--> {from} joined"),
+        Payload::UserJoined { userhost, .. } => match userhost {
+            Some(uh) => format!("--> {from} ({}) joined", escape(uh)),
+            None => format!("--> {from} joined"),
         },
         Payload::UserParted { reason } => format!("<-- {from} left{}", reason_suffix(reason)),
         Payload::UserQuit { reason } => format!("<-- {from} quit{}", reason_suffix(reason)),

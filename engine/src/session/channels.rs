@@ -113,8 +113,10 @@ impl Session {
             nick,
             Payload::UserJoined {
                 account: account.map(Into::into),
-                user: user.map(Into::into),
-                host: host.map(Into::into),
+                userhost: match (user, host) {
+                    (Some(u), Some(h)) => Some(format!("{u}@{h}").into()),
+                    _ => None,
+                },
             },
         );
         self.push_row(&buffer, row);
