@@ -184,9 +184,7 @@ mod tests {
 
     #[test]
     fn req_lines_split() {
-        let caps: Vec<&str> = std::iter::repeat("x-very-long-capability-name")
-            .take(40)
-            .collect();
+        let caps: Vec<&str> = std::iter::repeat_n("x-very-long-capability-name", 40).collect();
         let lines = req_lines(&caps);
         assert!(lines.len() > 1);
         assert!(lines.iter().all(|l| l.len() <= 400));

@@ -1,4 +1,22 @@
-//! The Rete IRC engine.
+//! The Rete IRC engine: deterministic state machines with no I/O.
+//!
+//! The engine opens no sockets, spawns no tasks and never reads the OS clock:
+//! the host feeds it lines and time ([`clock::Now`]) and drains what it wants
+//! sent, what changed and when to call back. That keeps every protocol rule
+//! testable with plain step tables, and lets any runtime drive it.
+//!
+//! # Layout
+//! - [`line`]: the IRC line tokenizer and serializer (IRCv3 tags).
+//! - [`session`]: one network's state machine: registration, CAP, SASL,
+//!   channels, members, messages, batches and history; its sending interface
+//!   is [`session::Commands`].
+//! - [`view`]: the read-only interface, [`view::SessionView`].
+//! - [`buffer`], [`row`]: stored conversations and their rows.
+//! - [`members`], [`isupport`], [`casemap`], [`cap`], [`sasl`]: protocol state.
+//! - [`flood`], [`who_queue`]: pacing of what the engine sends.
+//! - [`ids`], [`clock`], [`event`], [`timefmt`]: identifiers, time, change
+//!   notifications, timestamps.
+#![deny(missing_docs)]
 
 pub mod buffer;
 pub mod cap;

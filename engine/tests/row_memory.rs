@@ -25,7 +25,10 @@ unsafe impl GlobalAlloc for Counting {
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(new_size as isize - layout.size() as isize, Ordering::Relaxed);
+        LIVE.fetch_add(
+            new_size as isize - layout.size() as isize,
+            Ordering::Relaxed,
+        );
         unsafe { System.realloc(ptr, layout, new_size) }
     }
 }
@@ -63,8 +66,14 @@ fn a_stored_row_costs_at_most_160_bytes_beyond_its_text() {
     let after = LIVE.load(Ordering::Relaxed);
 
     let v = s.view();
-    let buffer = v.buffer(v.find_buffer(BufferKind::Channel, "#mem").unwrap()).unwrap();
-    assert_eq!(buffer.len(), DEFAULT_CAPACITY, "the join row plus the messages fill it");
+    let buffer = v
+        .buffer(v.find_buffer(BufferKind::Channel, "#mem").unwrap())
+        .unwrap();
+    assert_eq!(
+        buffer.len(),
+        DEFAULT_CAPACITY,
+        "the join row plus the messages fill it"
+    );
     let text: usize = buffer
         .display()
         .map(|r| r.payload.text_len() + r.from.len() + r.msgid.as_deref().map_or(0, str::len))

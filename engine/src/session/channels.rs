@@ -6,7 +6,7 @@ use crate::event::Event;
 use crate::ids::BufferId;
 use crate::isupport::ModeKind;
 use crate::line::{Line, OutLine};
-use crate::members::{add_mode, remove_mode, Channel, Membership, User};
+use crate::members::{add_mode, remove_mode, Membership, User};
 use crate::row::Payload;
 
 /// Splits `nick!user@host` into its parts.
@@ -72,10 +72,7 @@ impl Session {
         let key = self.fold(chan);
         let buffer = self.channel_buffer(chan);
         if self.is_me(nick) {
-            let channel = self
-                .channels
-                .entry(key.clone())
-                .or_insert_with(Channel::default);
+            let channel = self.channels.entry(key.clone()).or_default();
             channel.name = chan.to_owned();
             channel.joined = true;
             channel.members.clear();
