@@ -11,6 +11,45 @@
 //!
 //! Actors never block or await long inside `handle`: connecting, reading and
 //! writing happen in the connection task, which talks to its actor by message.
+//!
+//! # Example
+//! ```no_run
+//! use rete_actors::{Rete, ReteOptions, SessionSpec};
+//! use rete_engine::ids::SessionId;
+//! use rete_engine::session::{ChannelSpec, SessionConfig};
+//! use rete_transports::{Backoff, ConnectConfig};
+//! use std::time::Duration;
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let rete = Rete::start(ReteOptions::default()).await?;
+//! let id = SessionId::parse("0f8e2b1a-3c4d-4e5f-8a9b-0c1d2e3f4a5b")?;
+//! let mut config = SessionConfig::new(id, "local", "rete");
+//! config.channels = vec![ChannelSpec { name: "#rete".into(), key: None }];
+//! let session = rete
+//!     .add_session(SessionSpec {
+//!         config,
+//!         connect: ConnectConfig {
+//!             host: "127.0.0.1".into(),
+//!             port: 6667,
+//!             tls: false,
+//!             tls_fingerprint: None,
+//!             client_cert: None,
+//!             connect_timeout: Duration::from_secs(15),
+//!         },
+//!         autoconnect: true,
+//!         reconnect: Backoff::new(Duration::from_secs(1), Duration::from_secs(60)),
+//!     })
+//!     .await?;
+//! let names: Vec<String> = session
+//!     .reader()
+//!     .read(|view| view.buffers().map(|b| b.name().to_owned()).collect())
+//!     .await?;
+//! session.sender().command(|c| c.privmsg("#rete", "hello")).await?;
+//! rete.shutdown(Duration::from_secs(2)).await;
+//! # let _ = names;
+//! # Ok(())
+//! # }
+//! ```
 #![deny(missing_docs)]
 
 mod connection;
