@@ -1,0 +1,201 @@
+//! The access token: 43 characters from 32 random bytes, kept base64-encoded
+//! in `~/.rete/secrets.json` (or the file `$RETE_SECRETS_FILE` names).
+//!
+//! The file is mode 0600 in a directory created 0700, and it is replaced
+//! atomically: a new file is created 0600 beside it, synced and renamed over
+//! the old one, so the token is never readable by others, not even for a
+//! moment. Other keys in the file are kept.
+
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use base64::Engine as _;
+use rand::RngCore as _;
+use serde_json::{Map, Value};
+use std::fmt;
+use std::fs::{self, OpenOptions};
+use std::io::{self, Write as _};
+use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
+use std::path::{Path, PathBuf};
+
+/// The key under which reterm's token is stored.
+const KEY: &str = "mcp-token-reterm";
+
+/// The control server's bearer token. Its `Debug` and `Display` are masked.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Token(String);
+
+impl Token {
+    /// A fresh random token: 32 bytes, base64url without padding (43 characters).
+    pub fn generate() -> Token {
+        let mut bytes = [0u8; 32];
+        rand::rng().fill_bytes(&mut bytes);
+        Token(URL_SAFE_NO_PAD.encode(bytes))
+    }
+
+    /// The token itself, for the gate's comparison and the connect command.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Token {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Token(********)")
+    }
+}
+
+/// Why the token could not be read or stored. Never holds the token.
+#[derive(Debug, thiserror::Error)]
+pub enum TokenError {
+    /// No `$HOME` and no `$RETE_SECRETS_FILE`.
+    #[error("no home directory to keep the token in")]
+    NoHome,
+    /// Reading or writing the secrets file failed.
+    #[error("the token could not be stored in {path}: {source}")]
+    Io {
+        /// The secrets file.
+        path: PathBuf,
+        /// What went wrong.
+        source: io::Error,
+    },
+    /// The secrets file is not the JSON object it should be.
+    #[error("{0} is not a JSON object of secrets")]
+    Malformed(PathBuf),
+}
+
+/// Where the token lives: `$RETE_SECRETS_FILE`, else `~/.rete/secrets.json`.
+pub fn secrets_path() -> Result<PathBuf, TokenError> {
+    if let Some(p) = std::env::var_os("RETE_SECRETS_FILE").filter(|p| !p.is_empty()) {
+        return Ok(PathBuf::from(p));
+    }
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).ok_or(TokenError::NoHome)?;
+    Ok(PathBuf::from(home).join(".rete").join("secrets.json"))
+}
+
+/// The stored token, or a new one stored now when there is none.
+pub fn load_or_create(path: &Path) -> Result<Token, TokenError> {
+    let mut secrets = read(path)?;
+    if let Some(token) = secrets
+        .get(KEY)
+        .and_then(Value::as_str)
+        .and_then(|b| STANDARD.decode(b).ok())
+        .and_then(|b| String::from_utf8(b).ok())
+        .filter(|t| t.len() == 43)
+    {
+        return Ok(Token(token));
+    }
+    let token = Token::generate();
+    secrets.insert(KEY.into(), Value::String(STANDARD.encode(token.expose())));
+    write(path, &secrets)?;
+    Ok(token)
+}
+
+/// Replaces the stored token with a new one and returns it.
+pub fn regenerate(path: &Path) -> Result<Token, TokenError> {
+    let mut secrets = read(path)?;
+    let token = Token::generate();
+    secrets.insert(KEY.into(), Value::String(STANDARD.encode(token.expose())));
+    write(path, &secrets)?;
+    Ok(token)
+}
+
+fn io_err(path: &Path) -> impl FnOnce(io::Error) -> TokenError + '_ {
+    move |source| TokenError::Io {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+fn read(path: &Path) -> Result<Map<String, Value>, TokenError> {
+    match fs::read(path) {
+        Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
+            Ok(Value::Object(map)) => Ok(map),
+            _ => Err(TokenError::Malformed(path.to_owned())),
+        },
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Map::new()),
+        Err(e) => Err(io_err(path)(e)),
+    }
+}
+
+fn write(path: &Path, secrets: &Map<String, Value>) -> Result<(), TokenError> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if !dir.exists() {
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(io_err(path))?;
+    }
+    let body = serde_json::to_vec_pretty(&Value::Object(secrets.clone()))
+        .map_err(|e| io_err(path)(io::Error::other(e)))?;
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("secrets"),
+        std::process::id()
+    ));
+    let result = (|| {
+        // create_new with 0600 from the start: the bytes are never in a file
+        // others could read.
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        f.write_all(&body)?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)?;
+        fs::File::open(dir)?.sync_all()
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result.map_err(io_err(path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt as _;
+
+
+    #[test]
+    fn tokens_are_43_url_safe_characters() {
+        let t = Token::generate();
+        assert_eq!(t.expose().len(), 43);
+        assert!(t.expose().bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
+        assert_ne!(t, Token::generate());
+        assert_eq!(format!("{t:?}"), "Token(********)");
+    }
+
+    #[test]
+    fn stored_private_and_stable_and_regenerated() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub").join("secrets.json");
+        let t1 = load_or_create(&path).unwrap();
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&path), 0o600);
+        assert_eq!(mode(path.parent().unwrap()), 0o700);
+        // Stored base64-encoded, not as the token itself.
+        let text = fs::read_to_string(&path).unwrap();
+        assert!(!text.contains(t1.expose()));
+        assert!(text.contains(&STANDARD.encode(t1.expose())));
+        assert_eq!(load_or_create(&path).unwrap(), t1);
+        let t2 = regenerate(&path).unwrap();
+        assert_ne!(t1, t2);
+        assert_eq!(load_or_create(&path).unwrap(), t2);
+        assert_eq!(mode(&path), 0o600);
+        // No temporary file left behind.
+        assert_eq!(fs::read_dir(path.parent().unwrap()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn other_secrets_are_kept_and_garbage_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("secrets.json");
+        fs::write(&path, r#"{"other":"x"}"#).unwrap();
+        load_or_create(&path).unwrap();
+        let v: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+        assert_eq!(v["other"], "x");
+        fs::write(&path, "not json").unwrap();
+        assert!(matches!(load_or_create(&path), Err(TokenError::Malformed(_))));
+    }
+}
