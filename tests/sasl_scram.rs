@@ -3,196 +3,42 @@
 //! side of RFC 5802/7677 is played by this file, with its own computation (the `hmac`, `sha2`
 //! and `pbkdf2` crates) so it checks the engine rather than sharing its code.
 
-use std::future::Future;
-use std::sync::{Arc, Mutex};
+mod support;
+
 use std::time::Duration;
 
-use anyhow::{bail, Result};
-use rete_actors::{Rete, ReteOptions, SessionHandle, SessionSpec};
+use anyhow::Result;
 use rete_engine::event::ConnState;
-use rete_engine::ids::SessionId;
-use rete_engine::row::Payload;
 use rete_engine::sasl::{Credentials, Mechanism};
-use rete_engine::session::{SaslSettings, SessionConfig};
-use rete_engine::view::SessionView;
-use rete_transports::{Backoff, ConnectConfig};
-use tokio::time::Instant;
 
 use scripted::{ScramServer, ServerSpec, Transcript};
+use support::sasl_tests_session::{
+    await_sasl_verdict, plain, sasl_config, start_session, Snapshot, VERDICT,
+};
 
 /// The account the client authenticates as.
 const ACCOUNT: &str = "scramuser";
 /// The password the scripted server knows for [`ACCOUNT`]; distinctive so a leak is found.
 const PASSWORD: &str = "Tr0ub4dor-scram-4917";
-/// How long a test waits for the engine to reach an expected state.
-const WAIT: Duration = Duration::from_secs(10);
-/// How often a wait looks again.
-const POLL: Duration = Duration::from_millis(20);
-
-/// Polls `probe` until it yields a value or `timeout` passes.
-async fn eventually<T, F, Fut>(what: &str, timeout: Duration, mut probe: F) -> Result<T>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<Option<T>>>,
-{
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(value) = probe().await? {
-            return Ok(value);
-        }
-        if Instant::now() >= deadline {
-            bail!("timed out after {timeout:?} waiting for {what}");
-        }
-        tokio::time::sleep(POLL).await;
-    }
-}
-
-/// What a test needs to see of a session at one instant.
-#[derive(Debug)]
-struct Snapshot {
-    state: ConnState,
-    /// The client's own status lines in the server buffer.
-    statuses: Vec<String>,
-    /// Server replies in the server buffer: (command, text).
-    replies: Vec<(String, String)>,
-    /// Every row of every buffer, serialized.
-    rows_json: Vec<String>,
-    /// The whole serialized engine state.
-    state_json: serde_json::Value,
-}
-
-impl Snapshot {
-    fn of(view: SessionView<'_>) -> Self {
-        let mut statuses = Vec::new();
-        let mut replies = Vec::new();
-        if let Some(server) = view.buffer(view.server_buffer()) {
-            for row in server.since(0) {
-                match &row.payload {
-                    Payload::ClientStatus { text } => statuses.push(text.to_string()),
-                    Payload::ServerReply { command, text } => {
-                        replies.push((command.to_string(), text.to_string()));
-                    }
-                    _ => {}
-                }
-            }
-        }
-        let rows_json = view
-            .buffers()
-            .flat_map(|b| b.since(0))
-            .map(|row| serde_json::to_string(row).unwrap_or_default())
-            .collect();
-        Self {
-            state: view.state(),
-            statuses,
-            replies,
-            rows_json,
-            state_json: view.state_json(),
-        }
-    }
-
-    fn has_status(&self, prefix: &str) -> bool {
-        self.statuses.iter().any(|s| s.starts_with(prefix))
-    }
-
-    fn sasl_outcome(&self) -> &str {
-        self.state_json["sasl"]["outcome"]["state"]
-            .as_str()
-            .unwrap_or("")
-    }
-
-    fn sasl_account(&self) -> Option<&str> {
-        self.state_json["sasl"]["account"].as_str()
-    }
-
-    /// Fails when `secret` shows up in any row or in the serialized state.
-    fn assert_no_secret(&self, secret: &str) {
-        for row in &self.rows_json {
-            assert!(!row.contains(secret), "a row leaks the password: {row}");
-        }
-        let state = self.state_json.to_string();
-        assert!(
-            !state.contains(secret),
-            "the serialized engine state leaks the password"
-        );
-    }
-}
-
-/// Starts an engine with one SCRAM session against `port`, authenticating with `password`.
-async fn start_session(port: u16, password: &str) -> Result<(Rete, SessionHandle)> {
-    let rete = Rete::start(ReteOptions::default()).await?;
-    let id = SessionId::parse(&uuid::Uuid::new_v4().to_string())?;
-    let mut config = SessionConfig::new(id, "scripted", "scramnick");
-    config.sasl = Some(SaslSettings {
-        mechanism: Mechanism::ScramSha256,
-        credentials: Credentials {
-            authcid: ACCOUNT.to_owned(),
-            password: password.to_owned(),
-            authzid: None,
-        },
-    });
-    let spec = SessionSpec {
-        config,
-        connect: ConnectConfig {
-            host: "127.0.0.1".to_owned(),
-            port,
-            tls: false,
-            tls_fingerprint: None,
-            client_cert: None,
-            connect_timeout: Duration::from_secs(5),
-        },
-        autoconnect: true,
-        reconnect: Backoff::new(Duration::from_millis(200), Duration::from_secs(2)),
-    };
-    let session = rete.add_session(spec).await?;
-    Ok((rete, session))
-}
-
-/// Waits until the session is registered and its SASL attempt has a verdict in the server
-/// buffer, and returns what it looks like then.
-async fn registered_with_sasl_verdict(
-    session: &SessionHandle,
-    transcript: &Arc<Mutex<Transcript>>,
-) -> Result<Snapshot> {
-    let reader = session.reader();
-    let found = eventually("registration and a SASL verdict", WAIT, || {
-        let reader = reader.clone();
-        async move {
-            let snap = reader.read(Snapshot::of).await?;
-            let done =
-                snap.state == ConnState::Connected && snap.has_status("SASL authentication ");
-            Ok(done.then_some(snap))
-        }
-    })
-    .await;
-    match found {
-        Ok(snap) => Ok(snap),
-        Err(e) => {
-            let last = reader.read(Snapshot::of).await;
-            let t = transcript.lock().map(|t| t.clone()).unwrap_or_default();
-            Err(e.context(format!(
-                "last engine snapshot: {last:#?}\nscripted server transcript: {t:#?}"
-            )))
-        }
-    }
-}
 
 /// Runs one session against `spec` with `password` and returns the engine's view and the
 /// server's transcript once registration is over.
 async fn run(spec: ServerSpec, password: &str) -> Result<(Snapshot, Transcript)> {
     let server = ScramServer::start(spec).await?;
-    let (rete, session) = start_session(server.port(), password).await?;
-    let snap = registered_with_sasl_verdict(&session, server.transcript()).await;
+    let credentials = Credentials {
+        authcid: ACCOUNT.to_owned(),
+        password: password.to_owned(),
+        authzid: None,
+    };
+    let config = sasl_config("scramnick", Mechanism::ScramSha256, credentials)?;
+    let (rete, session) = start_session(config, plain(server.port())).await?;
+    let snap = await_sasl_verdict(&session, || {
+        format!("scripted server transcript: {:#?}", server.snapshot())
+    })
+    .await;
     rete.shutdown(Duration::from_secs(2)).await;
     let transcript = server.snapshot();
     Ok((snap?, transcript))
-}
-
-fn statuses_with<'a>(snap: &'a Snapshot, prefix: &str) -> Vec<&'a str> {
-    snap.statuses
-        .iter()
-        .filter(|s| s.starts_with(prefix))
-        .map(String::as_str)
-        .collect()
 }
 
 /// The client's lines, as the server received them, that start with `prefix`.
@@ -212,13 +58,13 @@ async fn scram_sha256_logs_in_and_proves_the_password() -> Result<()> {
     assert_eq!(t.proof_valid, Some(true), "{t:#?}");
     assert!(t.logged_in, "the server never sent 900/903: {t:#?}");
     assert_eq!(
-        statuses_with(&snap, "SASL authentication "),
+        snap.statuses_with(VERDICT),
         ["SASL authentication succeeded"]
     );
     assert!(
-        snap.replies.iter().any(|(c, text)| c == "900"
-            && text.contains(ACCOUNT)
-            && text.contains("You are now logged in")),
+        snap.replies_to("900")
+            .iter()
+            .any(|text| text.contains(ACCOUNT) && text.contains("You are now logged in")),
         "no 900 row: {:?}",
         snap.replies
     );
@@ -252,7 +98,7 @@ async fn scram_wrong_password_fails_with_904_and_still_registers() -> Result<()>
         "the server accepted a proof: {t:#?}"
     );
     assert!(!t.logged_in);
-    let verdicts = statuses_with(&snap, "SASL authentication ");
+    let verdicts = snap.statuses_with(VERDICT);
     assert_eq!(verdicts.len(), 1, "{verdicts:?}");
     assert!(
         verdicts[0].starts_with("SASL authentication failed: ")
@@ -287,7 +133,7 @@ async fn scram_forged_server_signature_aborts_and_still_registers() -> Result<()
         !t.logged_in,
         "the engine acknowledged a forged server-final: {t:#?}"
     );
-    let verdicts = statuses_with(&snap, "SASL authentication ");
+    let verdicts = snap.statuses_with(VERDICT);
     assert_eq!(
         verdicts,
         ["SASL authentication failed: SCRAM server signature mismatch"]
@@ -317,7 +163,7 @@ async fn scram_long_server_first_is_reassembled_from_three_chunks() -> Result<()
     assert_eq!(t.proof_valid, Some(true), "{t:#?}");
     assert!(t.logged_in, "{t:#?}");
     assert_eq!(
-        statuses_with(&snap, "SASL authentication "),
+        snap.statuses_with(VERDICT),
         ["SASL authentication succeeded"]
     );
     assert_eq!(snap.sasl_account(), Some(ACCOUNT));
@@ -339,7 +185,7 @@ async fn scram_server_first_of_exactly_two_chunks_ends_with_plus() -> Result<()>
     assert_eq!(t.proof_valid, Some(true), "{t:#?}");
     assert!(t.logged_in, "{t:#?}");
     assert_eq!(
-        statuses_with(&snap, "SASL authentication "),
+        snap.statuses_with(VERDICT),
         ["SASL authentication succeeded"]
     );
     snap.assert_no_secret(PASSWORD);
@@ -458,11 +304,6 @@ mod scripted {
         /// The port the client should connect to.
         pub fn port(&self) -> u16 {
             self.port
-        }
-
-        /// The live transcript.
-        pub fn transcript(&self) -> &Arc<Mutex<Transcript>> {
-            &self.transcript
         }
 
         /// A copy of the transcript as it is now.
