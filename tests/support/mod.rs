@@ -31,7 +31,7 @@
 //!   `BATCH +ref chathistory #chan` … `BATCH -ref`, each line carrying `time=` (whole
 //!   seconds), `msgid=` and `batch=ref` tags.
 //! - The connect class has no flood limits, no DNS or ident lookups.
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 pub mod atheme;
 pub mod bot;
@@ -39,6 +39,8 @@ pub mod inspircd;
 pub mod msg;
 pub mod ports;
 pub mod process;
+pub mod sasl_tests_atheme;
+pub mod sasl_tests_session;
 pub mod tls;
 
 pub use atheme::Atheme;

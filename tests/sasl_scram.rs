@@ -1,0 +1,655 @@
+//! SASL SCRAM-SHA-256 end to end: the engine, driven through the `Rete` facade, against a
+//! scripted IRC server written here. The Debian Atheme has no SCRAM mechanism, so the server
+//! side of RFC 5802/7677 is played by this file, with its own computation (the `hmac`, `sha2`
+//! and `pbkdf2` crates) so it checks the engine rather than sharing its code.
+
+mod support;
+
+use std::time::Duration;
+
+use anyhow::Result;
+use rete_engine::event::ConnState;
+use rete_engine::sasl::{Credentials, Mechanism};
+
+use scripted::{ScramServer, ServerSpec, Transcript};
+use support::sasl_tests_session::{
+    await_sasl_verdict, plain, sasl_config, start_session, Snapshot, VERDICT,
+};
+
+/// The account the client authenticates as.
+const ACCOUNT: &str = "scramuser";
+/// The password the scripted server knows for [`ACCOUNT`]; distinctive so a leak is found.
+const PASSWORD: &str = "Tr0ub4dor-scram-4917";
+
+/// Runs one session against `spec` with `password` and returns the engine's view and the
+/// server's transcript once registration is over.
+async fn run(spec: ServerSpec, password: &str) -> Result<(Snapshot, Transcript)> {
+    let server = ScramServer::start(spec).await?;
+    let credentials = Credentials {
+        authcid: ACCOUNT.to_owned(),
+        password: password.to_owned(),
+        authzid: None,
+    };
+    let config = sasl_config("scramnick", Mechanism::ScramSha256, credentials)?;
+    let (rete, session) = start_session(config, plain(server.port())).await?;
+    let snap = await_sasl_verdict(&session, || {
+        format!("scripted server transcript: {:#?}", server.snapshot())
+    })
+    .await;
+    rete.shutdown(Duration::from_secs(2)).await;
+    let transcript = server.snapshot();
+    Ok((snap?, transcript))
+}
+
+/// The client's lines, as the server received them, that start with `prefix`.
+fn received_with<'a>(t: &'a Transcript, prefix: &str) -> Vec<&'a str> {
+    t.received
+        .iter()
+        .filter(|l| l.starts_with(prefix))
+        .map(String::as_str)
+        .collect()
+}
+
+#[tokio::test]
+async fn scram_sha256_logs_in_and_proves_the_password() -> Result<()> {
+    let (snap, t) = run(ServerSpec::new(PASSWORD), PASSWORD).await?;
+
+    assert_eq!(t.authcid.as_deref(), Some(ACCOUNT), "{t:#?}");
+    assert_eq!(t.proof_valid, Some(true), "{t:#?}");
+    assert!(t.logged_in, "the server never sent 900/903: {t:#?}");
+    assert_eq!(
+        snap.statuses_with(VERDICT),
+        ["SASL authentication succeeded"]
+    );
+    assert!(
+        snap.replies_to("900")
+            .iter()
+            .any(|text| text.contains(ACCOUNT) && text.contains("You are now logged in")),
+        "no 900 row: {:?}",
+        snap.replies
+    );
+    assert_eq!(snap.state, ConnState::Connected);
+    assert_eq!(snap.sasl_outcome(), "succeeded");
+    assert_eq!(snap.sasl_account(), Some(ACCOUNT));
+    // CAP END only after the exchange, and no abort.
+    assert!(received_with(&t, "AUTHENTICATE *").is_empty(), "{t:#?}");
+    let end = t.received.iter().position(|l| l == "CAP END");
+    let last_auth = t
+        .received
+        .iter()
+        .rposition(|l| l.starts_with("AUTHENTICATE"));
+    assert!(end > last_auth, "CAP END before SASL finished: {t:#?}");
+    snap.assert_no_secret(PASSWORD);
+    assert!(
+        t.received.iter().all(|l| !l.contains(PASSWORD)),
+        "the password went over the wire"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn scram_wrong_password_fails_with_904_and_still_registers() -> Result<()> {
+    let wrong = "not-the-Password-8821";
+    let (snap, t) = run(ServerSpec::new(PASSWORD), wrong).await?;
+
+    assert_eq!(
+        t.proof_valid,
+        Some(false),
+        "the server accepted a proof: {t:#?}"
+    );
+    assert!(!t.logged_in);
+    let verdicts = snap.statuses_with(VERDICT);
+    assert_eq!(verdicts.len(), 1, "{verdicts:?}");
+    assert!(
+        verdicts[0].starts_with("SASL authentication failed: ")
+            && verdicts[0].contains(scripted::FAILED_TEXT),
+        "{verdicts:?}"
+    );
+    assert_eq!(snap.state, ConnState::Connected);
+    assert_eq!(snap.sasl_outcome(), "failed");
+    assert_eq!(snap.sasl_account(), None);
+    // The server already ended the exchange with 904: no abort is due.
+    assert!(received_with(&t, "AUTHENTICATE *").is_empty(), "{t:#?}");
+    assert!(t.received.iter().any(|l| l == "CAP END"));
+    snap.assert_no_secret(wrong);
+    snap.assert_no_secret(PASSWORD);
+    Ok(())
+}
+
+#[tokio::test]
+async fn scram_forged_server_signature_aborts_and_still_registers() -> Result<()> {
+    let (snap, t) = run(ServerSpec::new(PASSWORD).forge_server_signature(), PASSWORD).await?;
+
+    // The client proved the password; the server could not prove it knows it.
+    assert_eq!(t.proof_valid, Some(true), "{t:#?}");
+    assert!(t.server_final_sent, "{t:#?}");
+    let auth = received_with(&t, "AUTHENTICATE ");
+    assert_eq!(
+        auth.last(),
+        Some(&"AUTHENTICATE *"),
+        "the engine did not abort after the forged v=: {t:#?}"
+    );
+    assert!(
+        !t.logged_in,
+        "the engine acknowledged a forged server-final: {t:#?}"
+    );
+    let verdicts = snap.statuses_with(VERDICT);
+    assert_eq!(
+        verdicts,
+        ["SASL authentication failed: SCRAM server signature mismatch"]
+    );
+    assert_eq!(snap.state, ConnState::Connected);
+    assert_eq!(snap.sasl_outcome(), "failed");
+    assert_eq!(snap.sasl_account(), None);
+    snap.assert_no_secret(PASSWORD);
+    Ok(())
+}
+
+/// A server-first whose base64 is 1000 bytes arrives as chunks of 400, 400 and 200.
+#[tokio::test]
+async fn scram_long_server_first_is_reassembled_from_three_chunks() -> Result<()> {
+    let (snap, t) = run(
+        ServerSpec::new(PASSWORD).server_first_base64_len(1000),
+        PASSWORD,
+    )
+    .await?;
+
+    assert_eq!(t.server_first_chunks, [400, 400, 200], "{t:#?}");
+    // client-final repeats the long nonce, so the engine must chunk its own answer too.
+    assert!(
+        t.client_final_chunks.len() >= 2 && t.client_final_chunks[0] == 400,
+        "client-final was not split into 400-byte chunks: {t:#?}"
+    );
+    assert_eq!(t.proof_valid, Some(true), "{t:#?}");
+    assert!(t.logged_in, "{t:#?}");
+    assert_eq!(
+        snap.statuses_with(VERDICT),
+        ["SASL authentication succeeded"]
+    );
+    assert_eq!(snap.sasl_account(), Some(ACCOUNT));
+    snap.assert_no_secret(PASSWORD);
+    Ok(())
+}
+
+/// A server-first whose base64 is exactly 800 bytes arrives as two full chunks and a `+`.
+#[tokio::test]
+async fn scram_server_first_of_exactly_two_chunks_ends_with_plus() -> Result<()> {
+    let (snap, t) = run(
+        ServerSpec::new(PASSWORD).server_first_base64_len(800),
+        PASSWORD,
+    )
+    .await?;
+
+    // 1 stands for the lone "+" that ends a payload of whole chunks.
+    assert_eq!(t.server_first_chunks, [400, 400, 1], "{t:#?}");
+    assert_eq!(t.proof_valid, Some(true), "{t:#?}");
+    assert!(t.logged_in, "{t:#?}");
+    assert_eq!(
+        snap.statuses_with(VERDICT),
+        ["SASL authentication succeeded"]
+    );
+    snap.assert_no_secret(PASSWORD);
+    Ok(())
+}
+
+/// The scripted IRC server: just enough registration and the server side of SCRAM-SHA-256.
+mod scripted {
+    use std::sync::{Arc, Mutex};
+
+    use anyhow::{anyhow, bail, Context, Result};
+    use base64::engine::general_purpose::STANDARD;
+    use base64::Engine as _;
+    use hmac::{Hmac, Mac};
+    use rand::distr::{Alphanumeric, SampleString};
+    use rand::RngCore;
+    use sha2::{Digest, Sha256};
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    use tokio::net::tcp::OwnedWriteHalf;
+    use tokio::net::TcpListener;
+    use tokio::task::JoinHandle;
+
+    const SERVER: &str = "scram.test";
+    const ITERATIONS: u32 = 4096;
+    /// The longest base64 chunk one AUTHENTICATE line carries (IRCv3 SASL).
+    const CHUNK: usize = 400;
+    /// The text of the 904 the server sends for a wrong proof.
+    pub const FAILED_TEXT: &str = "SASL authentication failed";
+
+    /// How the scripted server behaves.
+    #[derive(Clone, Debug)]
+    pub struct ServerSpec {
+        password: String,
+        forge_signature: bool,
+        /// Pad the nonce and lengthen the salt so base64(server-first) has this length.
+        server_first_b64_len: Option<usize>,
+    }
+
+    impl ServerSpec {
+        /// A well-behaved server that knows `password` for every account.
+        pub fn new(password: &str) -> Self {
+            Self {
+                password: password.to_owned(),
+                forge_signature: false,
+                server_first_b64_len: None,
+            }
+        }
+
+        /// Sends a server-final whose `v=` signature is wrong (a server without the password).
+        pub fn forge_server_signature(mut self) -> Self {
+            self.forge_signature = true;
+            self
+        }
+
+        /// Makes base64(server-first) exactly `len` bytes (a multiple of 4, at least 700).
+        pub fn server_first_base64_len(mut self, len: usize) -> Self {
+            self.server_first_b64_len = Some(len);
+            self
+        }
+    }
+
+    /// What happened on the connection, for assertions and failure output.
+    #[derive(Clone, Debug, Default)]
+    pub struct Transcript {
+        /// Every line the client sent, in order.
+        pub received: Vec<String>,
+        /// Every line the server sent, in order.
+        pub sent: Vec<String>,
+        /// The `n=` of client-first.
+        pub authcid: Option<String>,
+        /// Whether the client's proof matched the password, once checked.
+        pub proof_valid: Option<bool>,
+        /// Lengths of the AUTHENTICATE chunks that carried server-first ("+" counts 1).
+        pub server_first_chunks: Vec<usize>,
+        /// Lengths of the AUTHENTICATE chunks that carried client-final ("+" counts 1).
+        pub client_final_chunks: Vec<usize>,
+        /// Whether the server sent its server-final message.
+        pub server_final_sent: bool,
+        /// Whether the server sent 900 and 903.
+        pub logged_in: bool,
+    }
+
+    /// A listening scripted server; serves one connection.
+    pub struct ScramServer {
+        port: u16,
+        transcript: Arc<Mutex<Transcript>>,
+        task: JoinHandle<()>,
+    }
+
+    impl Drop for ScramServer {
+        fn drop(&mut self) {
+            self.task.abort();
+        }
+    }
+
+    impl ScramServer {
+        /// Binds 127.0.0.1 on an ephemeral port and serves the first client in the background.
+        pub async fn start(spec: ServerSpec) -> Result<Self> {
+            let listener = TcpListener::bind("127.0.0.1:0").await?;
+            let port = listener.local_addr()?.port();
+            let transcript = Arc::new(Mutex::new(Transcript::default()));
+            let shared = transcript.clone();
+            let task = tokio::spawn(async move {
+                if let Err(e) = serve(listener, spec, shared.clone()).await {
+                    let mut t = shared.lock().unwrap_or_else(|p| p.into_inner());
+                    t.sent.push(format!("<server error: {e:#}>"));
+                }
+            });
+            Ok(Self {
+                port,
+                transcript,
+                task,
+            })
+        }
+
+        /// The port the client should connect to.
+        pub fn port(&self) -> u16 {
+            self.port
+        }
+
+        /// A copy of the transcript as it is now.
+        pub fn snapshot(&self) -> Transcript {
+            self.transcript
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone()
+        }
+    }
+
+    /// Where the SASL exchange stands on the server.
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    enum Sasl {
+        Idle,
+        AwaitClientFirst,
+        AwaitClientFinal,
+        AwaitFinalAck,
+        Over,
+    }
+
+    /// What the server keeps between server-first and client-final.
+    struct Exchange {
+        client_first_bare: String,
+        server_first: String,
+        nonce: String,
+        salt: Vec<u8>,
+    }
+
+    struct Conn {
+        spec: ServerSpec,
+        writer: OwnedWriteHalf,
+        transcript: Arc<Mutex<Transcript>>,
+        nick: String,
+        sasl: Sasl,
+        exchange: Option<Exchange>,
+        /// Base64 chunks of the client payload being assembled.
+        pending: String,
+        /// Lengths of the chunks of the payload being assembled.
+        pending_chunks: Vec<usize>,
+    }
+
+    async fn serve(
+        listener: TcpListener,
+        spec: ServerSpec,
+        transcript: Arc<Mutex<Transcript>>,
+    ) -> Result<()> {
+        let (stream, _) = listener.accept().await?;
+        let (read, writer) = stream.into_split();
+        let mut conn = Conn {
+            spec,
+            writer,
+            transcript,
+            nick: "*".to_owned(),
+            sasl: Sasl::Idle,
+            exchange: None,
+            pending: String::new(),
+            pending_chunks: Vec::new(),
+        };
+        let mut lines = BufReader::new(read).lines();
+        while let Some(line) = lines.next_line().await? {
+            conn.record(|t| t.received.push(line.clone()));
+            if !conn.handle(&line).await? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    impl Conn {
+        fn record(&self, f: impl FnOnce(&mut Transcript)) {
+            f(&mut self.transcript.lock().unwrap_or_else(|p| p.into_inner()));
+        }
+
+        async fn send(&mut self, line: &str) -> Result<()> {
+            self.record(|t| t.sent.push(line.to_owned()));
+            self.writer
+                .write_all(format!("{line}\r\n").as_bytes())
+                .await?;
+            Ok(())
+        }
+
+        async fn numeric(&mut self, code: &str, rest: &str) -> Result<()> {
+            let line = format!(":{SERVER} {code} {} {rest}", self.nick);
+            self.send(&line).await
+        }
+
+        /// Handles one client line; false once the client quit.
+        async fn handle(&mut self, line: &str) -> Result<bool> {
+            let mut words = line.splitn(3, ' ');
+            let command = words.next().unwrap_or("");
+            let first = words.next().unwrap_or("");
+            let rest = words.next().unwrap_or("");
+            match command {
+                "CAP" => match first {
+                    "LS" => {
+                        self.send(&format!(":{SERVER} CAP * LS :sasl=SCRAM-SHA-256"))
+                            .await?
+                    }
+                    "REQ" => {
+                        let caps = rest.trim_start_matches(':').to_owned();
+                        self.send(&format!(":{SERVER} CAP * ACK :{caps}")).await?;
+                    }
+                    "END" => {
+                        self.numeric("001", ":Welcome to the scripted SCRAM server")
+                            .await?
+                    }
+                    _ => {}
+                },
+                "NICK" => first.clone_into(&mut self.nick),
+                "PING" => {
+                    self.send(&format!(":{SERVER} PONG {SERVER} {first}"))
+                        .await?
+                }
+                "AUTHENTICATE" => self.authenticate(first).await?,
+                "QUIT" => {
+                    self.send("ERROR :Closing link").await?;
+                    return Ok(false);
+                }
+                _ => {}
+            }
+            Ok(true)
+        }
+
+        async fn authenticate(&mut self, arg: &str) -> Result<()> {
+            let step = self.sasl;
+            self.sasl = Sasl::Over;
+            match step {
+                _ if arg == "*" => self.numeric("906", ":SASL authentication aborted").await,
+                Sasl::Idle if arg == "SCRAM-SHA-256" => {
+                    self.sasl = Sasl::AwaitClientFirst;
+                    self.send("AUTHENTICATE +").await
+                }
+                Sasl::AwaitClientFirst | Sasl::AwaitClientFinal => {
+                    let Some(payload) = self.assemble(arg)? else {
+                        self.sasl = step;
+                        return Ok(());
+                    };
+                    let chunks = std::mem::take(&mut self.pending_chunks);
+                    if step == Sasl::AwaitClientFirst {
+                        self.on_client_first(&payload).await
+                    } else {
+                        self.record(|t| t.client_final_chunks = chunks);
+                        self.on_client_final(&payload).await
+                    }
+                }
+                Sasl::AwaitFinalAck if arg == "+" => self.log_in().await,
+                Sasl::Idle | Sasl::AwaitFinalAck | Sasl::Over => {
+                    self.numeric("904", &format!(":{FAILED_TEXT}")).await
+                }
+            }
+        }
+
+        async fn log_in(&mut self) -> Result<()> {
+            self.record(|t| t.logged_in = true);
+            let nick = self.nick.clone();
+            let account = self.authcid();
+            self.numeric(
+                "900",
+                &format!("{nick}!{nick}@{SERVER} {account} :You are now logged in as {account}"),
+            )
+            .await?;
+            self.numeric("903", ":SASL authentication successful").await
+        }
+
+        fn authcid(&self) -> String {
+            self.transcript
+                .lock()
+                .map(|t| t.authcid.clone().unwrap_or_default())
+                .unwrap_or_default()
+        }
+
+        /// Adds one client chunk; the decoded payload once complete, None while more are due.
+        fn assemble(&mut self, chunk: &str) -> Result<Option<String>> {
+            self.pending_chunks.push(chunk.len());
+            if chunk != "+" {
+                if chunk.len() > CHUNK {
+                    bail!("client chunk of {} bytes", chunk.len());
+                }
+                self.pending.push_str(chunk);
+                if chunk.len() == CHUNK {
+                    return Ok(None);
+                }
+            }
+            let b64 = std::mem::take(&mut self.pending);
+            let bytes = STANDARD.decode(&b64).context("client payload base64")?;
+            Ok(Some(String::from_utf8(bytes)?))
+        }
+
+        async fn on_client_first(&mut self, message: &str) -> Result<()> {
+            let bare = message
+                .strip_prefix("n,,")
+                .with_context(|| format!("client-first without the n,, header: {message}"))?;
+            let mut attrs = bare.split(',');
+            let authcid = attrs
+                .next()
+                .and_then(|a| a.strip_prefix("n="))
+                .context("client-first without n=")?
+                .to_owned();
+            let client_nonce = attrs
+                .next()
+                .and_then(|a| a.strip_prefix("r="))
+                .context("client-first without r=")?;
+            self.record(|t| t.authcid = Some(authcid.clone()));
+
+            let (salt, nonce) = self.salt_and_nonce(client_nonce);
+            let server_first = format!("r={nonce},s={},i={ITERATIONS}", STANDARD.encode(&salt));
+            let chunks = chunk_base64(&STANDARD.encode(&server_first));
+            self.record(|t| t.server_first_chunks = chunks.iter().map(String::len).collect());
+            for chunk in chunks {
+                self.send(&format!("AUTHENTICATE {chunk}")).await?;
+            }
+            self.exchange = Some(Exchange {
+                client_first_bare: bare.to_owned(),
+                server_first,
+                nonce,
+                salt,
+            });
+            self.sasl = Sasl::AwaitClientFinal;
+            Ok(())
+        }
+
+        /// A random salt and the combined nonce; both lengthened when the spec asks for a
+        /// server-first of a given size.
+        fn salt_and_nonce(&self, client_nonce: &str) -> (Vec<u8>, String) {
+            let mut rng = rand::rng();
+            let Some(b64_len) = self.spec.server_first_b64_len else {
+                let mut salt = vec![0u8; 16];
+                rng.fill_bytes(&mut salt);
+                let nonce = format!("{client_nonce}{}", Alphanumeric.sample_string(&mut rng, 24));
+                return (salt, nonce);
+            };
+            // A 300-byte salt is 400 base64 bytes on its own; the nonce fills the rest.
+            let mut salt = vec![0u8; 300];
+            rng.fill_bytes(&mut salt);
+            let fixed = format!(
+                "r={client_nonce},s={},i={ITERATIONS}",
+                STANDARD.encode(&salt)
+            );
+            let text_len = b64_len / 4 * 3;
+            let pad = text_len.saturating_sub(fixed.len()).max(1);
+            let nonce = format!(
+                "{client_nonce}{}",
+                Alphanumeric.sample_string(&mut rng, pad)
+            );
+            (salt, nonce)
+        }
+
+        async fn on_client_final(&mut self, message: &str) -> Result<()> {
+            let ex = self
+                .exchange
+                .take()
+                .context("client-final before server-first")?;
+            let (without_proof, proof_b64) = message
+                .rsplit_once(",p=")
+                .with_context(|| format!("client-final without p=: {message}"))?;
+            let mut attrs = without_proof.split(',');
+            let binding = attrs.next().and_then(|a| a.strip_prefix("c="));
+            let nonce = attrs.next().and_then(|a| a.strip_prefix("r="));
+            if binding != Some("biws") || nonce != Some(ex.nonce.as_str()) {
+                bail!("client-final with wrong c= or r=: {without_proof}");
+            }
+            let auth_message = format!(
+                "{},{},{without_proof}",
+                ex.client_first_bare, ex.server_first
+            );
+            let keys = ScramKeys::derive(&self.spec.password, &ex.salt)?;
+            let proof = STANDARD.decode(proof_b64).context("proof base64")?;
+            let valid =
+                self.authcid() == super::ACCOUNT && keys.verify_proof(&auth_message, &proof)?;
+            self.record(|t| t.proof_valid = Some(valid));
+            if !valid {
+                return self.numeric("904", &format!(":{FAILED_TEXT}")).await;
+            }
+            let mut signature = keys.server_signature(&auth_message)?;
+            if self.spec.forge_signature {
+                signature[0] ^= 0x01;
+            }
+            let server_final = format!("v={}", STANDARD.encode(&signature));
+            for chunk in chunk_base64(&STANDARD.encode(server_final)) {
+                self.send(&format!("AUTHENTICATE {chunk}")).await?;
+            }
+            self.record(|t| t.server_final_sent = true);
+            self.sasl = Sasl::AwaitFinalAck;
+            Ok(())
+        }
+    }
+
+    /// Splits a base64 payload into AUTHENTICATE arguments: 400-byte chunks, and a lone `+`
+    /// after a payload that is a whole number of chunks.
+    fn chunk_base64(b64: &str) -> Vec<String> {
+        let mut chunks: Vec<String> = b64
+            .as_bytes()
+            .chunks(CHUNK)
+            .map(|c| String::from_utf8_lossy(c).into_owned())
+            .collect();
+        if b64.len() % CHUNK == 0 {
+            chunks.push("+".to_owned());
+        }
+        chunks
+    }
+
+    type HmacSha256 = Hmac<Sha256>;
+
+    /// RFC 5802 section 3 keys for one password and salt.
+    struct ScramKeys {
+        client_key: Vec<u8>,
+        stored_key: Vec<u8>,
+        server_key: Vec<u8>,
+    }
+
+    impl ScramKeys {
+        fn derive(password: &str, salt: &[u8]) -> Result<Self> {
+            let mut salted = [0u8; 32];
+            pbkdf2::pbkdf2_hmac::<Sha256>(password.as_bytes(), salt, ITERATIONS, &mut salted);
+            let client_key = hmac(&salted, b"Client Key")?;
+            let stored_key = Sha256::digest(&client_key).to_vec();
+            let server_key = hmac(&salted, b"Server Key")?;
+            Ok(Self {
+                client_key,
+                stored_key,
+                server_key,
+            })
+        }
+
+        /// ClientProof = ClientKey XOR HMAC(StoredKey, AuthMessage).
+        fn verify_proof(&self, auth_message: &str, proof: &[u8]) -> Result<bool> {
+            let signature = hmac(&self.stored_key, auth_message.as_bytes())?;
+            let expected: Vec<u8> = self
+                .client_key
+                .iter()
+                .zip(&signature)
+                .map(|(k, s)| k ^ s)
+                .collect();
+            Ok(proof == expected.as_slice())
+        }
+
+        /// ServerSignature = HMAC(ServerKey, AuthMessage).
+        fn server_signature(&self, auth_message: &str) -> Result<Vec<u8>> {
+            hmac(&self.server_key, auth_message.as_bytes())
+        }
+    }
+
+    fn hmac(key: &[u8], data: &[u8]) -> Result<Vec<u8>> {
+        let mut mac = HmacSha256::new_from_slice(key).map_err(|e| anyhow!("{e}"))?;
+        mac.update(data);
+        Ok(mac.finalize().into_bytes().to_vec())
+    }
+}
