@@ -13,6 +13,15 @@ from masking import Secret
 from rawhttp import (A, CL, GOOD, H, LIST_SESSIONS, assert_empty_answer, assert_refused,
                      assert_served, exchange, exchange_expecting_continue, head, replace)
 
+def refused_on_head(server, lines, *, method="POST", target="/mcp", token=None):
+    """Sends only the head of a request whose Content-Length announces a body:
+    the 403 must come anyway, at once (the gate never reads the body)."""
+    reply = exchange(server, head(*lines, method=method, target=target), LIST_SESSIONS,
+                     send_body=False, timeout=3.0, token=token)
+    assert_refused(reply)
+    assert reply.elapsed < 1.5, reply
+
+
 def random_token():
     alphabet = string.ascii_letters + string.digits + "-_"
     return Secret("".join(secrets.choice(alphabet) for _ in range(43)))
@@ -39,16 +48,16 @@ REFUSED_AUTH = {
 
 @pytest.mark.parametrize("lines", REFUSED_AUTH.values(), ids=REFUSED_AUTH.keys())
 def test_authorization_rule_refuses(shared_server, lines):
-    assert_refused(exchange(shared_server, head(*lines), LIST_SESSIONS))
+    refused_on_head(shared_server, lines)
 
 
 def test_token_in_query_string_is_not_accepted(shared_server):
-    lines = replace(GOOD, A)
-    assert_refused(exchange(shared_server, head(*lines, target="/mcp?token={token}"), LIST_SESSIONS))
+    refused_on_head(shared_server, replace(GOOD, A), target="/mcp?token={token}")
 
 
 def test_wrong_token_of_the_same_length_refused(shared_server):
     assert_refused(exchange(shared_server, head(*GOOD), LIST_SESSIONS, token=random_token()))
+    refused_on_head(shared_server, GOOD, token=random_token())
 
 
 def test_token_differing_in_last_character_refused(shared_server):
@@ -97,7 +106,7 @@ REFUSED_HOST = {
 
 @pytest.mark.parametrize("lines", REFUSED_HOST.values(), ids=REFUSED_HOST.keys())
 def test_host_rule_refuses(shared_server, lines):
-    assert_refused(exchange(shared_server, head(*lines), LIST_SESSIONS))
+    refused_on_head(shared_server, lines)
 
 
 ACCEPTED_HOST = {
@@ -128,12 +137,12 @@ REFUSED_ORIGIN = {
 
 @pytest.mark.parametrize("origin", REFUSED_ORIGIN.values(), ids=REFUSED_ORIGIN.keys())
 def test_origin_rule_refuses(shared_server, origin):
-    assert_refused(exchange(shared_server, head(*GOOD, origin), LIST_SESSIONS))
+    refused_on_head(shared_server, (*GOOD, origin))
 
 
 def test_two_origins_refused_even_when_both_allowed(shared_server):
-    lines = (*GOOD, "Origin: http://127.0.0.1:{port}", "Origin: http://localhost:{port}")
-    assert_refused(exchange(shared_server, head(*lines), LIST_SESSIONS))
+    refused_on_head(shared_server, (*GOOD, "Origin: http://127.0.0.1:{port}",
+                                    "Origin: http://localhost:{port}"))
 
 
 @pytest.mark.parametrize("origin", ["Origin: http://127.0.0.1:{port}",
@@ -148,7 +157,7 @@ def test_origin_accepted(shared_server, origin):
 
 def test_options_refused_even_when_everything_else_passes(shared_server):
     lines = (*GOOD, "Origin: http://127.0.0.1:{port}", "Access-Control-Request-Method: POST")
-    assert_refused(exchange(shared_server, head(*lines, method="OPTIONS"), LIST_SESSIONS))
+    refused_on_head(shared_server, lines, method="OPTIONS")
 
 
 def test_options_without_body_refused(shared_server):

@@ -103,6 +103,7 @@ def test_list_sessions(shared_server):
     assert not is_error, text
     result = json.loads(text)
     assert text == compact_sorted(result)
+    assert len(text.encode()) <= 60000
     assert result == {
         "sessions": [{
             "id": NETWORK_ID,
