@@ -35,6 +35,7 @@
 
 pub mod atheme;
 pub mod bot;
+pub mod cli_tests_reterm;
 pub mod inspircd;
 pub mod msg;
 pub mod ports;
