@@ -283,6 +283,10 @@ impl SessionState {
 
     fn disconnect(&mut self, myself: &ActorRef<SessionMsg>, reason: Option<String>) {
         *self.shared.wants_connection.lock() = false;
+        if self.quitting {
+            // QUIT is out already; the server is closing the link.
+            return;
+        }
         let registered = self.shared.engine.lock().view().state() == ConnState::Connected;
         if registered && self.wire.is_some() {
             // Let QUIT go out; the server closes the link, and `Closed` lands

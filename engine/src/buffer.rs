@@ -18,6 +18,10 @@ use std::collections::VecDeque;
 /// The default number of rows a buffer holds before it evicts the oldest.
 pub const DEFAULT_CAPACITY: usize = 50_000;
 
+/// How far apart in time a history row and a held row with the same msgid
+/// may be and still count as one message.
+const DUPLICATE_WINDOW_MS: i64 = 60_000;
+
 /// What a buffer holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -143,7 +147,7 @@ impl Buffer {
             || (new.server_time && self.newest_server_time.is_some_and(|n| new.time < n));
         if history {
             if let Some(id) = &new.msgid {
-                if self.holds_msgid_at(id, new.time) {
+                if self.holds_msgid_near(id, new.time) {
                     return Pushed::Duplicate;
                 }
             }
@@ -187,14 +191,18 @@ impl Buffer {
         }
     }
 
-    /// True when a row with this msgid is displayed at exactly this time: a
-    /// history copy of a row already held (chat history and a join replay
-    /// can overlap).
-    fn holds_msgid_at(&self, msgid: &str, time: UnixMillis) -> bool {
-        let start = self.display.partition_point(|&(t, _)| t < time.0);
+    /// True when a row with this msgid is held near this time: a history
+    /// copy of a row already held (chat history, a join replay and what we
+    /// saw live can overlap). The copy's time can differ from the original's:
+    /// InspIRCd replays history with the time cut to whole seconds, so the
+    /// search covers a window around it rather than the exact time.
+    fn holds_msgid_near(&self, msgid: &str, time: UnixMillis) -> bool {
+        let from = time.0.saturating_sub(DUPLICATE_WINDOW_MS);
+        let to = time.0.saturating_add(DUPLICATE_WINDOW_MS);
+        let start = self.display.partition_point(|&(t, _)| t < from);
         self.display
             .range(start..)
-            .take_while(|&&(t, _)| t == time.0)
+            .take_while(|&&(t, _)| t <= to)
             .filter_map(|&(_, s)| self.get(s))
             .any(|r| r.msgid.as_deref() == Some(msgid))
     }
@@ -421,6 +429,19 @@ mod tests {
         b.push(msg(300, true, None, "live3")); // evicts live1 (oldest arrival)
         assert_eq!(texts(&b), ["old", "live2", "live3"]);
         assert_eq!(b.display().count(), b.len());
+    }
+
+    #[test]
+    fn a_replayed_copy_with_a_truncated_time_is_a_duplicate() {
+        let mut b = buffer(10);
+        b.push(msg(1_687, true, Some("m1"), "seen live"));
+        b.push(msg(2_000, true, None, "later"));
+        // InspIRCd's replay of the same message, its time cut to the second.
+        let mut replay = msg(1_000, true, Some("m1"), "seen live");
+        replay.in_history_batch = true;
+        assert_eq!(b.push(replay), Pushed::Duplicate);
+        // Another message far away in time with the same id is kept.
+        assert!(matches!(b.push(msg(500_000, true, Some("m1"), "x")), Pushed::Stored { .. }));
     }
 
     #[test]

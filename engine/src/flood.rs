@@ -106,6 +106,13 @@ impl<T> FloodThrottle<T> {
         Some(item)
     }
 
+    /// The next queued item whatever the tokens say, urgent ones first: for a
+    /// connection that is closing, where holding lines back only loses them.
+    #[must_use]
+    pub fn pop_unpaced(&mut self) -> Option<T> {
+        self.urgent.pop_front().or_else(|| self.normal.pop_front())
+    }
+
     /// When poll_send should be called next (None when the queue is empty).
     ///
     /// Returns `now` (or the latest time seen) when something may go already.
@@ -280,6 +287,22 @@ mod tests {
             Send(1500, Some("d")), Send(1500, None), Wake(1500, Some(2000)),
             Send(2000, Some("e")),
         ]);
+    }
+
+    #[test]
+    fn pop_unpaced_drains_everything_in_order() {
+        let mut f = FloodThrottle::new(FloodConfig {
+            burst: 1,
+            interval_ms: 1000,
+        });
+        f.push("a", Priority::Normal);
+        f.push("b", Priority::Normal);
+        f.push("u", Priority::Urgent);
+        assert_eq!(f.poll_send(Mono(0)), Some("u"));
+        assert_eq!(f.poll_send(Mono(0)), None);
+        assert_eq!(f.pop_unpaced(), Some("a"));
+        assert_eq!(f.pop_unpaced(), Some("b"));
+        assert_eq!(f.pop_unpaced(), None);
     }
 
     #[test]

@@ -3,3 +3,5 @@
 #![deny(missing_docs)]
 
 pub mod token;
+pub mod http;
+pub mod peer;

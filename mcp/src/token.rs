@@ -67,7 +67,9 @@ pub fn secrets_path() -> Result<PathBuf, TokenError> {
     if let Some(p) = std::env::var_os("RETE_SECRETS_FILE").filter(|p| !p.is_empty()) {
         return Ok(PathBuf::from(p));
     }
-    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).ok_or(TokenError::NoHome)?;
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .ok_or(TokenError::NoHome)?;
     Ok(PathBuf::from(home).join(".rete").join("secrets.json"))
 }
 
@@ -117,7 +119,10 @@ fn read(path: &Path) -> Result<Map<String, Value>, TokenError> {
 }
 
 fn write(path: &Path, secrets: &Map<String, Value>) -> Result<(), TokenError> {
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     if !dir.exists() {
         fs::DirBuilder::new()
             .recursive(true)
@@ -129,7 +134,9 @@ fn write(path: &Path, secrets: &Map<String, Value>) -> Result<(), TokenError> {
         .map_err(|e| io_err(path)(io::Error::other(e)))?;
     let tmp = dir.join(format!(
         ".{}.{}.tmp",
-        path.file_name().and_then(|n| n.to_str()).unwrap_or("secrets"),
+        path.file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("secrets"),
         std::process::id()
     ));
     let result = (|| {
@@ -156,12 +163,14 @@ mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt as _;
 
-
     #[test]
     fn tokens_are_43_url_safe_characters() {
         let t = Token::generate();
         assert_eq!(t.expose().len(), 43);
-        assert!(t.expose().bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
+        assert!(t
+            .expose()
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
         assert_ne!(t, Token::generate());
         assert_eq!(format!("{t:?}"), "Token(********)");
     }
@@ -196,6 +205,9 @@ mod tests {
         let v: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
         assert_eq!(v["other"], "x");
         fs::write(&path, "not json").unwrap();
-        assert!(matches!(load_or_create(&path), Err(TokenError::Malformed(_))));
+        assert!(matches!(
+            load_or_create(&path),
+            Err(TokenError::Malformed(_))
+        ));
     }
 }

@@ -35,7 +35,9 @@
 
 pub mod atheme;
 pub mod bot;
+pub mod cli_tests_reterm;
 pub mod inspircd;
+pub mod live_tests_session;
 pub mod msg;
 pub mod ports;
 pub mod process;

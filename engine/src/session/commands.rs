@@ -188,7 +188,9 @@ impl<'a> Commands<'a> {
             out = out.param(r);
         }
         self.s.wanted_channels.clear();
-        self.send_checked(out)
+        self.send_checked(out)?;
+        self.s.closing = true;
+        Ok(())
     }
 
     fn message(

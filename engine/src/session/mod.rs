@@ -95,6 +95,10 @@ pub struct Session {
     /// `/smsg` texts whose echo-message copy is still expected.
     #[serde(skip)]
     pub(crate) pending_secrets: Vec<commands::PendingSecret>,
+    /// Set once QUIT is queued: what is still queued goes out unpaced, since
+    /// the link is closing and pacing would only lose it.
+    #[serde(skip)]
+    pub(crate) closing: bool,
     /// The latest time seen, so inputs that need "now" outside a handler have it.
     #[serde(skip)]
     pub(crate) now: Now,
@@ -127,6 +131,7 @@ impl Session {
             outbox: FloodThrottle::new(config.flood),
             events: VecDeque::new(),
             pending_secrets: Vec::new(),
+            closing: false,
             now: Now::default(),
             isupport,
             config,
@@ -265,6 +270,9 @@ impl Session {
     /// The next line to write to the wire now, if the throttle allows one.
     #[must_use]
     pub fn poll_transmit(&mut self, now: Mono) -> Option<String> {
+        if self.closing {
+            return self.outbox.pop_unpaced();
+        }
         self.outbox.poll_send(now)
     }
 
@@ -327,6 +335,7 @@ impl Session {
         self.batches = Batches::default();
         self.who.clear();
         self.outbox.reset(now);
+        self.closing = false;
         self.connection.server_name = None;
         self.connection.user_modes.clear();
         self.connection.nick = self.config.nick.clone();

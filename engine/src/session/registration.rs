@@ -343,6 +343,7 @@ impl Session {
             line.param(1).unwrap_or("")
         ));
         self.connection.nick = next.clone();
+        self.events.push_back(Event::OwnNick(next.clone()));
         self.send_urgent(OutLine::new("NICK").param(next));
     }
 

@@ -185,6 +185,8 @@ fn nick_in_use_falls_back() {
     assert_eq!(t.sent(), vec!["NICK rete__"]);
     t.feed(":srv 001 rete__ :Welcome");
     assert_eq!(t.s.view().nick(), "rete__");
+    let own: Vec<Event> = t.events().into_iter().filter(|e| matches!(e, Event::OwnNick(_))).collect();
+    assert_eq!(own.last(), Some(&Event::OwnNick("rete__".into())));
 }
 
 fn sasl_config(mech: Mechanism) -> SessionConfig {
@@ -588,4 +590,39 @@ fn unparsable_lines_are_counted_and_ignored() {
     t.feed("");
     t.feed("@only-tags");
     assert_eq!(t.s.connection.unparsable_lines, 2);
+}
+
+#[test]
+fn own_nick_change_is_shown_in_channels_and_the_server_buffer() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    t.feed(":rete!u@me JOIN #rete");
+    t.feed(":rete!u@me NICK newname");
+    let rows = t.buffer_rows(BufferKind::Channel, "#rete");
+    assert_eq!(
+        rows.last().unwrap().1,
+        Payload::NickChanged {
+            new_nick: "newname".into()
+        }
+    );
+    assert_eq!(t.s.view().nick(), "newname");
+    assert!(t.server_texts().iter().any(|l| l.contains("newname")));
+}
+
+#[test]
+fn quit_sends_what_is_queued_unpaced_then_quit() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    for i in 0..8 {
+        t.s.commands()
+            .privmsg("#rete", &format!("line {i}"))
+            .unwrap();
+    }
+    t.s.commands().quit(Some("bye")).unwrap();
+    let mut out = Vec::new();
+    while let Some(l) = t.s.poll_transmit(t.now.mono) {
+        out.push(l);
+    }
+    assert_eq!(out.len(), 9, "{out:?}");
+    assert_eq!(out.last().unwrap(), "QUIT bye");
 }

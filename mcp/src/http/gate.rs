@@ -1,0 +1,162 @@
+//! The access gate and the route, judged on a complete request head.
+//!
+//! The gate runs before the route, so an unauthenticated request gets the
+//! same empty 403 for every path; which gate rule failed is only ever told
+//! to the rate-limited debug log, through the refusal class.
+//!
+//! Order of the gate's rules (it matters only for the logged class, the
+//! client always sees 403): Authorization, Host, Origin, OPTIONS. Then the
+//! route: path before method, so `GET /other` is 404, not 405.
+
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use super::head::{HeadError, RequestHead};
+
+/// Every reason a connection is refused, one per log class of the contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Refusal {
+    /// Authorization missing, repeated, or not `Bearer <token>`: 403.
+    Token,
+    /// Host missing, repeated, or not this server: 403.
+    Host,
+    /// Origin repeated or not this server: 403.
+    Origin,
+    /// An OPTIONS request (no CORS preflight is ever allowed): 403.
+    Options,
+    /// A path other than `/mcp`: 404.
+    UnknownPath,
+    /// A method other than POST: 405 with `Allow: POST`.
+    Method,
+    /// A head rule answered 400.
+    BadRequest,
+    /// A head rule answered 411.
+    LengthRequired,
+    /// A head rule answered 413.
+    PayloadTooLarge,
+    /// A head rule answered 431.
+    HeadTooLarge,
+    /// The head did not arrive within 2 s of accept: closed unanswered.
+    HeadDeadline,
+    /// The request did not arrive within 10 s of accept: closed unanswered.
+    ReadDeadline,
+    /// The handler did not answer in time: 504.
+    HandlerDeadline,
+    /// A handler still running 60 s past its deadline; its 504 was already
+    /// sent, so nothing more is answered.
+    HandlerOverran,
+    /// Linux: the client socket belongs to another user: closed unanswered.
+    PeerOtherUser,
+    /// Linux: the client socket's owner could not be found: closed unanswered.
+    PeerUnchecked,
+}
+
+impl Refusal {
+    /// The status answered, or `None` when the connection is closed
+    /// unanswered (deadlines, peer checks, an overrun whose 504 already went).
+    pub fn status(self) -> Option<u16> {
+        match self {
+            Refusal::Token | Refusal::Host | Refusal::Origin | Refusal::Options => Some(403),
+            Refusal::UnknownPath => Some(404),
+            Refusal::Method => Some(405),
+            Refusal::BadRequest => Some(400),
+            Refusal::LengthRequired => Some(411),
+            Refusal::PayloadTooLarge => Some(413),
+            Refusal::HeadTooLarge => Some(431),
+            Refusal::HandlerDeadline => Some(504),
+            Refusal::HeadDeadline
+            | Refusal::ReadDeadline
+            | Refusal::HandlerOverran
+            | Refusal::PeerOtherUser
+            | Refusal::PeerUnchecked => None,
+        }
+    }
+
+    /// The class name the contract lists, the only thing a log line may say
+    /// about a refused request besides its status and count.
+    pub fn class_name(self) -> &'static str {
+        match self {
+            Refusal::Token => "bad or missing token",
+            Refusal::Host => "Host",
+            Refusal::Origin => "Origin",
+            Refusal::Options => "OPTIONS",
+            Refusal::UnknownPath => "unknown path",
+            Refusal::Method => "method",
+            Refusal::BadRequest => "400",
+            Refusal::LengthRequired => "411",
+            Refusal::PayloadTooLarge => "413",
+            Refusal::HeadTooLarge => "431",
+            Refusal::HeadDeadline => "head deadline",
+            Refusal::ReadDeadline => "read deadline",
+            Refusal::HandlerDeadline => "handler deadline",
+            Refusal::HandlerOverran => "handler overran",
+            Refusal::PeerOtherUser => "peer is another user",
+            Refusal::PeerUnchecked => "peer user could not be checked",
+        }
+    }
+}
+
+impl From<HeadError> for Refusal {
+    fn from(err: HeadError) -> Self {
+        match err {
+            HeadError::BadRequest => Refusal::BadRequest,
+            HeadError::LengthRequired => Refusal::LengthRequired,
+            HeadError::PayloadTooLarge => Refusal::PayloadTooLarge,
+            HeadError::HeaderTooLarge => Refusal::HeadTooLarge,
+        }
+    }
+}
+
+/// The gate: exactly one Authorization header whose value is exactly
+/// "Bearer " + token (compared in constant time, length included); exactly
+/// one Host header equal to "127.0.0.1:<port>" or "localhost:<port>"; no
+/// Origin header or exactly one equal to "http://127.0.0.1:<port>" or
+/// "http://localhost:<port>"; method not OPTIONS (case-sensitive, so
+/// "options" passes here and gets 405 from [`route`]). Values were already
+/// trimmed by the head reader, so an empty `token` can never match.
+pub fn judge(head: &RequestHead, token: &str, port: u16) -> Result<(), Refusal> {
+    match head.header_values("authorization").as_slice() {
+        [offered] if bearer_matches(offered, token) => {}
+        _ => return Err(Refusal::Token),
+    }
+    let host_ok = |v: &str| v == format!("127.0.0.1:{port}") || v == format!("localhost:{port}");
+    match head.header_values("host").as_slice() {
+        [host] if host_ok(host) => {}
+        _ => return Err(Refusal::Host),
+    }
+    match head.header_values("origin").as_slice() {
+        [] => {}
+        [origin] if origin.strip_prefix("http://").is_some_and(host_ok) => {}
+        _ => return Err(Refusal::Origin),
+    }
+    if head.method == "OPTIONS" {
+        return Err(Refusal::Options);
+    }
+    Ok(())
+}
+
+/// After the gate: path exactly "/mcp" (query ignored) else UnknownPath
+/// (404); method POST else Method (405 with Allow: POST).
+pub fn route(head: &RequestHead) -> Result<(), Refusal> {
+    if head.path != "/mcp" {
+        return Err(Refusal::UnknownPath);
+    }
+    if head.method != "POST" {
+        return Err(Refusal::Method);
+    }
+    Ok(())
+}
+
+/// Compares SHA-256 digests so the time taken depends on neither where the
+/// first difference lies nor how long the offered value is.
+fn bearer_matches(offered: &str, token: &str) -> bool {
+    let want = Sha256::new()
+        .chain_update(b"Bearer ")
+        .chain_update(token.as_bytes())
+        .finalize();
+    let got = Sha256::digest(offered.as_bytes());
+    !token.is_empty() && bool::from(got.as_slice().ct_eq(want.as_slice()))
+}
+
+#[cfg(test)]
+mod tests;

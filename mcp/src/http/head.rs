@@ -1,0 +1,265 @@
+//! The strict, incremental request-head reader.
+//!
+//! The gate can only judge a request once its head has parsed, and the
+//! contract answers malformed heads before the gate (400, 411, 413, 431), so
+//! this reader is the first thing every byte from a client meets. It is
+//! deliberately stricter than RFC 9112 allows a server to be: there is one
+//! client (Claude Code) and no reason to be lenient with anything else.
+//!
+//! What is accepted:
+//! * a request line `METHOD SP target SP HTTP/1.1` or `HTTP/1.0`, single
+//!   spaces, method a token, target any visible bytes (checked by `httparse`);
+//! * header lines `name:value` with a token name, the colon straight after it,
+//!   and a value of visible UTF-8 text, spaces and tabs;
+//! * every line ended by CRLF, the head ended by the first CRLFCRLF.
+//!
+//! Precedence when several faults apply (one answer per request):
+//! 1. a bare CR or LF is found byte by byte as the head arrives, so one that
+//!    lies within the first [`MAX_HEAD`] bytes answers 400 even if the head
+//!    would later have been too long;
+//! 2. a head with no CRLFCRLF within its first [`MAX_HEAD`] bytes answers 431 as
+//!    soon as byte `MAX_HEAD + 1` arrives, whatever else is wrong with it; a
+//!    head of exactly `MAX_HEAD` bytes, its final CRLFCRLF included, is read;
+//! 3. on a complete head, in the contract's table order: 400 (malformed line,
+//!    leading empty line, non-UTF-8 value, a Content-Length not all digits,
+//!    more than one Content-Length), then 411 (Transfer-Encoding, or POST
+//!    without Content-Length), then 413 (Content-Length over [`MAX_BODY`], or
+//!    all digits but too large for a `u64`).
+//!
+//! The outcome never depends on how the bytes were split across reads.
+
+use std::fmt;
+
+/// The longest head read, its final CRLFCRLF included; longer is 431.
+pub const MAX_HEAD: usize = 16_384;
+/// The largest body a request may announce; larger is 413.
+pub const MAX_BODY: u64 = 65_536;
+
+/// A request head that passed every head rule.
+///
+/// `Debug` shows only the method, the path and the header names, because
+/// the Authorization value is the access token and must never reach a log.
+#[derive(Clone, PartialEq, Eq)]
+pub struct RequestHead {
+    /// The method, case as sent (methods are case-sensitive).
+    pub method: String,
+    /// The request target exactly as sent, query included.
+    pub target: String,
+    /// The target without its `?query`, which routing ignores.
+    pub path: String,
+    /// Headers in order: name as sent, value trimmed of spaces and tabs.
+    pub headers: Vec<(String, String)>,
+}
+
+impl RequestHead {
+    /// All values of a header, in order; names match ignoring ASCII case, as
+    /// HTTP requires and the gate's "exactly one" rules need.
+    pub fn header_values(&self, name: &str) -> Vec<&str> {
+        self.headers
+            .iter()
+            .filter(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+            .collect()
+    }
+
+    /// The announced body length; `None` when absent (or, on a head not made
+    /// by [`HeadReader`], when not exactly one valid value).
+    pub fn content_length(&self) -> Option<u64> {
+        match self.header_values("content-length").as_slice() {
+            [one] if is_all_digits(one) => one.parse().ok(),
+            _ => None,
+        }
+    }
+
+    /// Whether the client waits for `100 Continue` before sending its body,
+    /// which the listener sends only once gate, route and method passed.
+    pub fn expects_continue(&self) -> bool {
+        self.header_values("expect")
+            .iter()
+            .any(|v| v.eq_ignore_ascii_case("100-continue"))
+    }
+}
+
+impl fmt::Debug for RequestHead {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.headers.iter().map(|(n, _)| n.as_str()).collect();
+        f.debug_struct("RequestHead")
+            .field("method", &self.method)
+            .field("path", &self.path)
+            .field("header_names", &names)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a head was refused; each maps to one status of the contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HeadError {
+    /// Bare CR/LF, malformed line, bad or repeated Content-Length: 400.
+    BadRequest,
+    /// Transfer-Encoding, or POST without Content-Length: 411.
+    LengthRequired,
+    /// Content-Length over [`MAX_BODY`] or beyond a `u64`: 413.
+    PayloadTooLarge,
+    /// No CRLFCRLF within [`MAX_HEAD`] bytes: 431.
+    HeaderTooLarge,
+}
+
+impl HeadError {
+    /// The status the client is answered with (empty body).
+    pub fn status(self) -> u16 {
+        match self {
+            HeadError::BadRequest => 400,
+            HeadError::LengthRequired => 411,
+            HeadError::PayloadTooLarge => 413,
+            HeadError::HeaderTooLarge => 431,
+        }
+    }
+}
+
+/// Accumulates bytes until a complete head, judging them as they arrive so a
+/// bad or oversized head is refused without waiting for the head deadline.
+/// `Debug` shows only counts: the buffered bytes may hold the token.
+#[derive(Default)]
+pub struct HeadReader {
+    buf: Vec<u8>,
+    /// Bytes before this index have been checked for bare CR/LF.
+    scanned: usize,
+    /// Set once an error was returned; later pushes repeat it.
+    failed: Option<HeadError>,
+}
+
+impl HeadReader {
+    /// An empty reader for a fresh connection.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Feed the bytes read so far; Ok(None) = need more; Ok(Some(head,
+    /// leftover)) where leftover are the bytes after the head (the start of
+    /// the body). After a head is returned the reader is empty again; after
+    /// an error every later push returns the same error.
+    pub fn push(&mut self, bytes: &[u8]) -> Result<Option<(RequestHead, Vec<u8>)>, HeadError> {
+        if let Some(err) = self.failed {
+            return Err(err);
+        }
+        self.buf.extend_from_slice(bytes);
+        let outcome = self.advance();
+        if let Err(err) = outcome {
+            self.failed = Some(err);
+            self.buf = Vec::new();
+        }
+        outcome
+    }
+
+    fn advance(&mut self) -> Result<Option<(RequestHead, Vec<u8>)>, HeadError> {
+        match self.scan()? {
+            Some(end) => {
+                let leftover = self.buf.split_off(end);
+                let head = std::mem::take(&mut self.buf);
+                self.scanned = 0;
+                Ok(Some((parse_complete(&head)?, leftover)))
+            }
+            None if self.buf.len() > MAX_HEAD => Err(HeadError::HeaderTooLarge),
+            None => Ok(None),
+        }
+    }
+
+    /// Checks the unscanned bytes within the head limit for bare CR/LF and
+    /// returns the head's length once its CRLFCRLF is seen. A CR whose next
+    /// byte has not arrived yet is left for the next push.
+    fn scan(&mut self) -> Result<Option<usize>, HeadError> {
+        let limit = self.buf.len().min(MAX_HEAD);
+        while self.scanned < limit {
+            let i = self.scanned;
+            match self.buf[i] {
+                b'\r' => match self.buf.get(i + 1) {
+                    None => return Ok(None),
+                    Some(b'\n') => {}
+                    Some(_) => return Err(HeadError::BadRequest),
+                },
+                // Every earlier LF was checked to follow a CR, so LF CR LF
+                // before this one means the blank line that ends the head.
+                b'\n' if i >= 3 && &self.buf[i - 2..i] == b"\n\r" => return Ok(Some(i + 1)),
+                b'\n' if i == 0 || self.buf[i - 1] != b'\r' => return Err(HeadError::BadRequest),
+                _ => {}
+            }
+            self.scanned += 1;
+        }
+        Ok(None)
+    }
+}
+
+impl fmt::Debug for HeadReader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HeadReader")
+            .field("buffered", &self.buf.len())
+            .field("scanned", &self.scanned)
+            .field("failed", &self.failed)
+            .finish()
+    }
+}
+
+/// Parses a complete head (ending in CRLFCRLF, no bare CR/LF) and applies the
+/// framing rules in 400, 411, 413 order.
+fn parse_complete(head: &[u8]) -> Result<RequestHead, HeadError> {
+    // httparse skips empty lines before the request line; the contract does not.
+    if head.starts_with(b"\r\n") {
+        return Err(HeadError::BadRequest);
+    }
+    let line_count = head.windows(2).filter(|w| *w == b"\r\n").count();
+    let mut slots = vec![httparse::EMPTY_HEADER; line_count];
+    let mut req = httparse::Request::new(&mut slots);
+    match req.parse(head) {
+        Ok(httparse::Status::Complete(n)) if n == head.len() => {}
+        _ => return Err(HeadError::BadRequest),
+    }
+    let (Some(method), Some(target)) = (req.method, req.path) else {
+        return Err(HeadError::BadRequest);
+    };
+    let mut headers = Vec::with_capacity(req.headers.len());
+    for h in req.headers.iter() {
+        let value = std::str::from_utf8(h.value).map_err(|_| HeadError::BadRequest)?;
+        headers.push((
+            h.name.to_owned(),
+            value.trim_matches([' ', '\t']).to_owned(),
+        ));
+    }
+    let path = target.split_once('?').map_or(target, |(p, _)| p);
+    let head = RequestHead {
+        method: method.to_owned(),
+        target: target.to_owned(),
+        path: path.to_owned(),
+        headers,
+    };
+    check_framing(&head)?;
+    Ok(head)
+}
+
+/// The body-framing rules: only a single decimal Content-Length is accepted.
+fn check_framing(head: &RequestHead) -> Result<(), HeadError> {
+    let lengths = head.header_values("content-length");
+    if lengths.len() > 1 || lengths.iter().any(|v| !is_all_digits(v)) {
+        return Err(HeadError::BadRequest);
+    }
+    if !head.header_values("transfer-encoding").is_empty() {
+        return Err(HeadError::LengthRequired);
+    }
+    let Some(announced) = lengths.first() else {
+        return match head.method.as_str() {
+            "POST" => Err(HeadError::LengthRequired),
+            _ => Ok(()),
+        };
+    };
+    // All digits, so a failed parse can only mean it overflows a u64.
+    match announced.parse::<u64>() {
+        Ok(n) if n <= MAX_BODY => Ok(()),
+        _ => Err(HeadError::PayloadTooLarge),
+    }
+}
+
+fn is_all_digits(value: &str) -> bool {
+    !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit())
+}
+
+#[cfg(test)]
+mod tests;

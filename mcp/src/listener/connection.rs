@@ -1,0 +1,218 @@
+//! One connection, one request: peer check, head, gate, route, body, the
+//! MCP handler under its deadlines, and the answer.
+//!
+//! Deadlines, all from the contract:
+//! - the head within 2 s of accept, else the connection is closed;
+//! - the whole request within 10 s of accept, else closed;
+//! - an answer within 25 s of the request being complete: past that every
+//!   tool call is cancelled and 504 is sent once the handler has stopped;
+//! - the handler deadline, 30 s after the request was complete: 504 even if
+//!   the handler has not stopped; the slot stays taken until it does, or for
+//!   60 s more, after which the slot is given back and the handler counted
+//!   as overrunning until it returns.
+
+use super::{ConnCtx, SlotGuard};
+use crate::http::{self, judge, route, HeadReader, Refusal};
+use crate::peer::{check_peer, PeerCheck};
+use crate::rpc::{self, RpcRequest};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::TcpStream;
+use tokio::time::{sleep_until, timeout_at, Instant};
+use tokio_util::sync::CancellationToken;
+
+const HEAD_DEADLINE: Duration = Duration::from_secs(2);
+const REQUEST_DEADLINE: Duration = Duration::from_secs(10);
+const ANSWER_DEADLINE: Duration = Duration::from_secs(25);
+const HANDLER_DEADLINE: Duration = Duration::from_secs(30);
+const OVERRUN_GRACE: Duration = Duration::from_secs(60);
+
+/// Serves one accepted connection to its end. `slot` is released when this
+/// returns, or earlier when the handler overruns.
+pub(super) async fn serve(
+    mut stream: TcpStream,
+    peer: SocketAddr,
+    ctx: Arc<ConnCtx>,
+    cancel: CancellationToken,
+    slot: SlotGuard,
+) {
+    let accepted = Instant::now();
+    let Ok(local) = stream.local_addr() else {
+        return;
+    };
+    // Before reading a byte: the client must be our own user.
+    match check_peer(peer, local, ctx.uid) {
+        PeerCheck::SameUser => {}
+        PeerCheck::OtherUser => return ctx.refused(Refusal::PeerOtherUser),
+        PeerCheck::Unchecked => return ctx.refused(Refusal::PeerUnchecked),
+    }
+
+    let (head, mut body) = match read_head(&mut stream, accepted + HEAD_DEADLINE).await {
+        HeadOutcome::Head(head, leftover) => (head, leftover),
+        HeadOutcome::Refused(refusal) => {
+            if let Some(status) = refusal.status() {
+                let _ = stream.write_all(&http::empty(status)).await;
+            }
+            return ctx.refused(refusal);
+        }
+        HeadOutcome::Gone => return,
+    };
+    if let Err(refusal) = judge(&head, ctx.token.expose(), ctx.port).and_then(|()| route(&head)) {
+        if let Some(status) = refusal.status() {
+            let _ = stream.write_all(&http::empty(status)).await;
+        }
+        return ctx.refused(refusal);
+    }
+    if head.expects_continue() && stream.write_all(http::CONTINUE).await.is_err() {
+        return;
+    }
+    let length = head.content_length().unwrap_or(0) as usize;
+    match read_body(&mut stream, &mut body, length, accepted + REQUEST_DEADLINE).await {
+        Ok(()) => {}
+        Err(BodyError::Deadline) => return ctx.refused(Refusal::ReadDeadline),
+        Err(BodyError::Gone) => return,
+    }
+    body.truncate(length);
+
+    let complete = Instant::now();
+    let handler_cancel = cancel.child_token();
+    let handler = {
+        let ctx = ctx.clone();
+        let cancel = handler_cancel.clone();
+        let headers = head.headers.clone();
+        tokio::spawn(async move {
+            let tool_ctx = ctx.tool_context(cancel);
+            rpc::handle(
+                RpcRequest {
+                    headers: &headers,
+                    body: &body,
+                },
+                &ctx.tools,
+                &tool_ctx,
+            )
+            .await
+        })
+    };
+    let mut handler = handler;
+    let (mut reader, mut writer) = stream.into_split();
+    let mut sink = [0u8; 512];
+
+    // Wait for the answer, the client leaving, the answer deadline or a stop.
+    let outcome = loop {
+        tokio::select! {
+            done = &mut handler => break Some(done),
+            read = reader.read(&mut sink) => match read {
+                // A client that closes (or only shuts its sending side) is gone.
+                Ok(0) | Err(_) => {
+                    handler_cancel.cancel();
+                    finish_handler(&mut handler, complete, &ctx, slot).await;
+                    return;
+                }
+                Ok(_) => continue,
+            },
+            _ = sleep_until(complete + ANSWER_DEADLINE) => {
+                handler_cancel.cancel();
+                break None;
+            }
+            _ = cancel.cancelled() => {
+                handler_cancel.cancel();
+                finish_handler(&mut handler, complete, &ctx, slot).await;
+                return;
+            }
+        }
+    };
+    match outcome {
+        Some(Ok(response)) => {
+            let bytes = match response.content_type {
+                Some(ct) => http::with_body(response.status, ct, &response.body, &[]),
+                None => http::empty(response.status),
+            };
+            let _ = writer.write_all(&bytes).await;
+            let _ = writer.shutdown().await;
+        }
+        Some(Err(_panicked)) => {
+            tracing::error!("an MCP handler panicked");
+            let _ = writer.write_all(&http::empty(500)).await;
+        }
+        None => {
+            // Cancelled at 25 s: answer 504 once the tool calls have stopped,
+            // or at the handler deadline if they have not.
+            let stopped = timeout_at(complete + HANDLER_DEADLINE, &mut handler).await.is_ok();
+            if !stopped {
+                ctx.refused(Refusal::HandlerDeadline);
+            }
+            let _ = writer.write_all(&http::empty(504)).await;
+            let _ = writer.shutdown().await;
+            drop(writer);
+            if !stopped {
+                finish_handler(&mut handler, complete, &ctx, slot).await;
+            }
+        }
+    }
+}
+
+/// Waits for a cancelled handler to return, keeping the slot until the
+/// overrun point; past it, the slot is given back and the handler counted as
+/// overrunning until it returns.
+async fn finish_handler(
+    handler: &mut tokio::task::JoinHandle<rpc::RpcResponse>,
+    complete: Instant,
+    ctx: &ConnCtx,
+    slot: SlotGuard,
+) {
+    let overrun_at = complete + HANDLER_DEADLINE + OVERRUN_GRACE;
+    if timeout_at(overrun_at, &mut *handler).await.is_ok() {
+        return;
+    }
+    ctx.refused(Refusal::HandlerOverran);
+    let overrun = slot.into_overrun();
+    let _ = handler.await;
+    drop(overrun);
+}
+
+enum HeadOutcome {
+    Head(http::RequestHead, Vec<u8>),
+    Refused(Refusal),
+    Gone,
+}
+
+async fn read_head(stream: &mut TcpStream, deadline: Instant) -> HeadOutcome {
+    let mut reader = HeadReader::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = match timeout_at(deadline, stream.read(&mut buf)).await {
+            Err(_) => return HeadOutcome::Refused(Refusal::HeadDeadline),
+            Ok(Ok(0)) | Ok(Err(_)) => return HeadOutcome::Gone,
+            Ok(Ok(n)) => n,
+        };
+        match reader.push(&buf[..n]) {
+            Ok(Some((head, leftover))) => return HeadOutcome::Head(head, leftover),
+            Ok(None) => continue,
+            Err(e) => return HeadOutcome::Refused(Refusal::from(e)),
+        }
+    }
+}
+
+enum BodyError {
+    Deadline,
+    Gone,
+}
+
+async fn read_body(
+    stream: &mut TcpStream,
+    body: &mut Vec<u8>,
+    length: usize,
+    deadline: Instant,
+) -> Result<(), BodyError> {
+    let mut buf = [0u8; 8192];
+    while body.len() < length {
+        match timeout_at(deadline, stream.read(&mut buf)).await {
+            Err(_) => return Err(BodyError::Deadline),
+            Ok(Ok(0)) | Ok(Err(_)) => return Err(BodyError::Gone),
+            Ok(Ok(n)) => body.extend_from_slice(&buf[..n]),
+        }
+    }
+    Ok(())
+}

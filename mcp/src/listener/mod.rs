@@ -1,0 +1,260 @@
+//! The listener actor: it owns the port, the connection slots and the
+//! refusal log, and hands each accepted connection to a task of its own.
+//!
+//! At most [`SLOTS`] connections are served at once; a further one is closed
+//! unanswered. A connection holds its slot until its work has really ended
+//! (see `connection.rs`), except that a handler overrunning its deadline by
+//! a minute gives the slot back and is counted as overrunning; while
+//! [`SLOTS`] handlers overrun, new connections are refused.
+//!
+//! The accept loop runs in a task that casts each connection to the actor,
+//! so the actor never awaits the socket inside `handle`.
+
+mod connection;
+
+use crate::http::{Refusal, RefusalLog};
+use crate::access_log::AccessLog;
+use crate::rpc::ToolBox;
+use crate::token::Token;
+use crate::tools::{Settings, ToolContext};
+use parking_lot::Mutex;
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use rete_actors::Rete;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::net::{TcpListener, TcpStream};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+/// Connections served at once.
+pub const SLOTS: usize = 8;
+
+/// How long a stop waits for requests in flight to finish.
+const STOP_GRACE: Duration = Duration::from_secs(2);
+
+/// What a connection task needs, shared by all of them.
+pub(crate) struct ConnCtx {
+    pub(crate) token: Token,
+    pub(crate) port: u16,
+    pub(crate) uid: u32,
+    pub(crate) tools: ToolBox,
+    pub(crate) rete: Arc<Rete>,
+    pub(crate) debug: Arc<AtomicBool>,
+    pub(crate) send: Arc<AtomicBool>,
+    pub(crate) access_log: Arc<Mutex<AccessLog>>,
+    refusals: Mutex<RefusalLog>,
+    slots: Arc<Slots>,
+}
+
+impl ConnCtx {
+    /// Counts a refusal; logs it at debug level at most once per class per 10 s.
+    pub(crate) fn refused(&self, refusal: Refusal) {
+        if let Some(line) = self.refusals.lock().record(refusal, Instant::now()) {
+            tracing::debug!("{line}");
+        }
+        if matches!(
+            refusal,
+            Refusal::Token | Refusal::Host | Refusal::Origin | Refusal::Options
+        ) {
+            self.access_log.lock().record_refusal(refusal, Instant::now());
+        }
+    }
+
+    /// The tool context for one request: settings read now, so a switch
+    /// takes effect on the next request without a restart.
+    pub(crate) fn tool_context(&self, cancel: CancellationToken) -> ToolContext {
+        ToolContext {
+            rete: self.rete.clone(),
+            cancel,
+            settings: Settings {
+                debug: self.debug.load(Ordering::Relaxed),
+                send: self.send.load(Ordering::Relaxed),
+            },
+            access_log: self.access_log.clone(),
+        }
+    }
+}
+
+/// Slot accounting shared by the actor and the connection tasks.
+#[derive(Default)]
+pub(crate) struct Slots {
+    live: AtomicUsize,
+    overrunning: AtomicUsize,
+}
+
+/// A taken slot; dropping it gives the slot back.
+pub(crate) struct SlotGuard {
+    slots: Arc<Slots>,
+}
+
+impl SlotGuard {
+    /// Gives the slot back and counts the holder as overrunning until the
+    /// returned guard drops.
+    pub(crate) fn into_overrun(self) -> OverrunGuard {
+        let slots = self.slots.clone();
+        slots.overrunning.fetch_add(1, Ordering::SeqCst);
+        drop(self);
+        OverrunGuard { slots }
+    }
+}
+
+impl Drop for SlotGuard {
+    fn drop(&mut self) {
+        self.slots.live.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// An overrunning handler; dropping it ends the overrun.
+pub(crate) struct OverrunGuard {
+    slots: Arc<Slots>,
+}
+
+impl Drop for OverrunGuard {
+    fn drop(&mut self) {
+        self.slots.overrunning.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl Slots {
+    fn try_take(self: &Arc<Self>) -> Option<SlotGuard> {
+        if self.overrunning.load(Ordering::SeqCst) >= SLOTS {
+            return None;
+        }
+        self.live
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| (n < SLOTS).then_some(n + 1))
+            .ok()
+            .map(|_| SlotGuard { slots: self.clone() })
+    }
+}
+
+/// Messages the listener actor handles.
+pub enum ListenerMsg {
+    /// The accept loop accepted a connection.
+    Accepted(TcpStream, SocketAddr),
+    /// Stop: cancel every request, wait up to 2 s for them, close the port.
+    /// MUST reply once stopped.
+    Stop(RpcReplyPort<()>),
+}
+
+/// The listener actor.
+pub struct Listener;
+
+/// What the listener is started with.
+pub struct ListenerArgs {
+    pub(crate) listener: TcpListener,
+    pub(crate) ctx: Arc<ConnCtx>,
+}
+
+/// The listener's state.
+pub struct ListenerState {
+    ctx: Arc<ConnCtx>,
+    cancel: CancellationToken,
+    tracker: TaskTracker,
+    accept: tokio::task::JoinHandle<()>,
+}
+
+impl Actor for Listener {
+    type Msg = ListenerMsg;
+    type State = ListenerState;
+    type Arguments = ListenerArgs;
+
+    async fn pre_start(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        args: ListenerArgs,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        let listener = args.listener;
+        let accept = tokio::spawn(async move {
+            loop {
+                match listener.accept().await {
+                    Ok((stream, peer)) => {
+                        if myself.cast(ListenerMsg::Accepted(stream, peer)).is_err() {
+                            return;
+                        }
+                    }
+                    Err(e) => {
+                        // Out of file descriptors and the like: back off briefly.
+                        tracing::warn!(error = %e, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                }
+            }
+        });
+        Ok(ListenerState {
+            ctx: args.ctx,
+            cancel: CancellationToken::new(),
+            tracker: TaskTracker::new(),
+            accept,
+        })
+    }
+
+    async fn post_stop(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        state.accept.abort();
+        state.cancel.cancel();
+        Ok(())
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        msg: Self::Msg,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match msg {
+            ListenerMsg::Accepted(stream, peer) => {
+                // Over the limit: closed unanswered (dropping the stream).
+                let Some(slot) = state.ctx.slots.try_take() else {
+                    return Ok(());
+                };
+                let ctx = state.ctx.clone();
+                let cancel = state.cancel.child_token();
+                state
+                    .tracker
+                    .spawn(connection::serve(stream, peer, ctx, cancel, slot));
+            }
+            ListenerMsg::Stop(reply) => {
+                state.accept.abort();
+                state.cancel.cancel();
+                state.tracker.close();
+                let tracker = state.tracker.clone();
+                // Wait off the actor's own task, then stop it.
+                tokio::spawn(async move {
+                    let _ = tokio::time::timeout(STOP_GRACE, tracker.wait()).await;
+                    myself.stop(None);
+                    let _ = reply.send(());
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Builds the shared connection context.
+pub(crate) fn conn_ctx(
+    token: Token,
+    port: u16,
+    rete: Arc<Rete>,
+    debug: Arc<AtomicBool>,
+    send: Arc<AtomicBool>,
+    access_log: Arc<Mutex<AccessLog>>,
+) -> Arc<ConnCtx> {
+    Arc::new(ConnCtx {
+        token,
+        port,
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        uid: unsafe { libc::geteuid() },
+        tools: ToolBox::new(),
+        rete,
+        debug,
+        send,
+        access_log,
+        refusals: Mutex::new(RefusalLog::default()),
+        slots: Arc::new(Slots::default()),
+    })
+}

@@ -1,0 +1,217 @@
+//! The control server's lifecycle: start (refusing root, reporting a taken
+//! port), the debug and send switches, token regeneration and port changes
+//! (close, wait up to 2 s for requests in flight, reopen), stop.
+
+use crate::access_log::AccessLog;
+use crate::listener::{conn_ctx, Listener, ListenerArgs, ListenerMsg};
+use crate::token::{self, Token, TokenError};
+use parking_lot::Mutex;
+use ractor::{Actor, ActorRef};
+use rete_actors::Rete;
+use std::fmt;
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use tokio::net::TcpListener;
+
+/// Why the server is not serving. `Display` is the text reterm shows.
+#[derive(Debug)]
+pub enum StartError {
+    /// Running as root: a closing socket is listed as owned by root, so the
+    /// peer check could not tell our user from no user.
+    Root,
+    /// Another program holds the port.
+    PortInUse(u16),
+    /// The port could not be opened for another reason.
+    CouldNotOpen(u16, io::Error),
+    /// The token could not be read or stored.
+    Token(TokenError),
+    /// The listener actor could not start.
+    Spawn(String),
+}
+
+impl fmt::Display for StartError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StartError::Root => {
+                f.write_str("AI access is not available when Rete runs as root — AI access is off")
+            }
+            StartError::PortInUse(port) => write!(f, "Port {port} is in use — AI access is off"),
+            StartError::CouldNotOpen(port, e) => {
+                write!(f, "Port {port} could not be opened ({e}) — AI access is off")
+            }
+            StartError::Token(e) => write!(f, "{e} — AI access is off"),
+            StartError::Spawn(e) => write!(f, "the server could not start ({e}) — AI access is off"),
+        }
+    }
+}
+
+impl std::error::Error for StartError {}
+
+/// Settings the server starts with.
+#[derive(Clone, Debug)]
+pub struct ServerSettings {
+    /// The port on 127.0.0.1.
+    pub port: u16,
+    /// Serve the debug tools.
+    pub debug: bool,
+    /// Serve send_raw.
+    pub send: bool,
+    /// Where the token is kept.
+    pub secrets: PathBuf,
+}
+
+/// A running control server.
+pub struct ControlServer {
+    rete: Arc<Rete>,
+    settings: ServerSettings,
+    token: Token,
+    debug: Arc<AtomicBool>,
+    send: Arc<AtomicBool>,
+    access_log: Arc<Mutex<AccessLog>>,
+    listener: ActorRef<ListenerMsg>,
+}
+
+impl ControlServer {
+    /// Starts serving on `127.0.0.1:<port>`. The access log is the caller's,
+    /// so it survives stops and regenerations.
+    pub async fn start(
+        rete: Arc<Rete>,
+        settings: ServerSettings,
+        access_log: Arc<Mutex<AccessLog>>,
+    ) -> Result<ControlServer, StartError> {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        if unsafe { libc::geteuid() } == 0 {
+            return Err(StartError::Root);
+        }
+        let token = token::load_or_create(&settings.secrets).map_err(StartError::Token)?;
+        let debug = Arc::new(AtomicBool::new(settings.debug));
+        let send = Arc::new(AtomicBool::new(settings.send));
+        let listener = open(
+            settings.port,
+            &token,
+            &rete,
+            &debug,
+            &send,
+            &access_log,
+        )
+        .await?;
+        Ok(ControlServer {
+            rete,
+            settings,
+            token,
+            debug,
+            send,
+            access_log,
+            listener,
+        })
+    }
+
+    /// The port served.
+    pub fn port(&self) -> u16 {
+        self.settings.port
+    }
+
+    /// The current token.
+    pub fn token(&self) -> &Token {
+        &self.token
+    }
+
+    /// Switches the debug tools; takes effect on the next request.
+    pub fn set_debug(&self, on: bool) {
+        self.debug.store(on, Ordering::Relaxed);
+    }
+
+    /// Switches send_raw; takes effect on the next request.
+    pub fn set_send(&self, on: bool) {
+        self.send.store(on, Ordering::Relaxed);
+    }
+
+    /// `AI access on, port <port>` with ` · debug` and ` · send` as they apply.
+    pub fn status_line(&self) -> String {
+        let mut s = format!("AI access on, port {}", self.settings.port);
+        if self.debug.load(Ordering::Relaxed) {
+            s.push_str(" · debug");
+        }
+        if self.send.load(Ordering::Relaxed) {
+            s.push_str(" · send");
+        }
+        s
+    }
+
+    /// The command that connects Claude Code, token included.
+    pub fn connect_command(&self) -> String {
+        format!(
+            "claude mcp add --transport http rete http://127.0.0.1:{}/mcp --header \"Authorization: Bearer {}\"",
+            self.settings.port,
+            self.token.expose()
+        )
+    }
+
+    /// Makes a new token: the port is closed (requests in flight cancelled,
+    /// up to 2 s to finish) and opened again with it. On failure the server
+    /// is off and the error says why.
+    pub async fn regenerate_token(mut self) -> Result<ControlServer, StartError> {
+        self.close().await;
+        self.token = token::regenerate(&self.settings.secrets).map_err(StartError::Token)?;
+        self.reopen().await
+    }
+
+    /// Moves to another port, the same way.
+    pub async fn set_port(mut self, port: u16) -> Result<ControlServer, StartError> {
+        self.close().await;
+        self.settings.port = port;
+        self.reopen().await
+    }
+
+    /// Stops serving: every request cancelled, up to 2 s for them to end.
+    pub async fn stop(self) {
+        self.close().await;
+    }
+
+    async fn close(&self) {
+        let _ = ractor::call!(self.listener, ListenerMsg::Stop);
+    }
+
+    async fn reopen(mut self) -> Result<ControlServer, StartError> {
+        self.listener = open(
+            self.settings.port,
+            &self.token,
+            &self.rete,
+            &self.debug,
+            &self.send,
+            &self.access_log,
+        )
+        .await?;
+        Ok(self)
+    }
+}
+
+async fn open(
+    port: u16,
+    token: &Token,
+    rete: &Arc<Rete>,
+    debug: &Arc<AtomicBool>,
+    send: &Arc<AtomicBool>,
+    access_log: &Arc<Mutex<AccessLog>>,
+) -> Result<ActorRef<ListenerMsg>, StartError> {
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    let listener = TcpListener::bind(addr).await.map_err(|e| match e.kind() {
+        io::ErrorKind::AddrInUse => StartError::PortInUse(port),
+        _ => StartError::CouldNotOpen(port, e),
+    })?;
+    let ctx = conn_ctx(
+        token.clone(),
+        port,
+        rete.clone(),
+        debug.clone(),
+        send.clone(),
+        access_log.clone(),
+    );
+    let (actor, _) = Actor::spawn(None, Listener, ListenerArgs { listener, ctx })
+        .await
+        .map_err(|e| StartError::Spawn(e.to_string()))?;
+    Ok(actor)
+}

@@ -1,0 +1,155 @@
+//! AI access in reterm: starting and stopping the control server as the
+//! settings change, and the `/control` answers.
+//!
+//! Every answer here goes to the terminal only: the token is in the connect
+//! command, so nothing of it is logged or written to a transcript.
+
+use parking_lot::Mutex;
+use rete_actors::Rete;
+use rete_mcp::access_log::AccessLog;
+use rete_mcp::server::{ControlServer, ServerSettings, StartError};
+use rete_mcp::token::secrets_path;
+use reterm::config::ControlConfig;
+use std::sync::Arc;
+
+/// The text for AI access switched off.
+pub const OFF: &str = "AI access is off — /set control.enabled on";
+
+/// Whether the server is serving, and why not when it is not.
+enum State {
+    Off,
+    On(ControlServer),
+    Failed(String),
+}
+
+/// The control server as reterm manages it.
+pub struct Control {
+    rete: Arc<Rete>,
+    state: State,
+    /// control.send: never saved, off at every start.
+    send: bool,
+    /// Kept across stops and regenerations; gone when reterm quits.
+    access_log: Arc<Mutex<AccessLog>>,
+}
+
+impl Control {
+    /// Control switched off.
+    pub fn new(rete: Arc<Rete>) -> Control {
+        Control {
+            rete,
+            state: State::Off,
+            send: false,
+            access_log: Arc::new(Mutex::new(AccessLog::default())),
+        }
+    }
+
+    /// Brings the server in line with the settings: starts it when enabled
+    /// and not running, stops it when disabled. Returns a notice to show
+    /// when starting failed.
+    pub async fn apply(&mut self, settings: &ControlConfig) -> Option<String> {
+        match (settings.enabled, &self.state) {
+            (true, State::On(_)) => None,
+            (true, _) => {
+                let result = match secrets_path() {
+                    Ok(secrets) => {
+                        let server_settings = ServerSettings {
+                            port: settings.port,
+                            debug: settings.debug,
+                            send: self.send,
+                            secrets,
+                        };
+                        ControlServer::start(self.rete.clone(), server_settings, self.access_log.clone())
+                            .await
+                    }
+                    Err(e) => Err(StartError::Token(e)),
+                };
+                self.settle(result)
+            }
+            (false, _) => {
+                self.stop().await;
+                None
+            }
+        }
+    }
+
+    /// Stops serving (control.enabled off, or quitting).
+    pub async fn stop(&mut self) {
+        if let State::On(server) = std::mem::replace(&mut self.state, State::Off) {
+            server.stop().await;
+        }
+    }
+
+    /// control.debug changed.
+    pub fn set_debug(&self, on: bool) {
+        if let State::On(server) = &self.state {
+            server.set_debug(on);
+        }
+    }
+
+    /// control.send changed; it lasts until reterm quits.
+    pub fn set_send(&mut self, on: bool) {
+        self.send = on;
+        if let State::On(server) = &self.state {
+            server.set_send(on);
+        }
+    }
+
+    /// control.port changed: a running server moves to it.
+    pub async fn set_port(&mut self, port: u16) -> Option<String> {
+        match std::mem::replace(&mut self.state, State::Off) {
+            State::On(server) => {
+                let result = server.set_port(port).await;
+                self.settle(result)
+            }
+            other => {
+                self.state = other;
+                None
+            }
+        }
+    }
+
+    /// `/control token [regenerate]`.
+    pub async fn token(&mut self, regenerate: bool) -> String {
+        if regenerate {
+            if let State::On(server) = std::mem::replace(&mut self.state, State::Off) {
+                let result = server.regenerate_token().await;
+                if let Some(failure) = self.settle(result) {
+                    return failure;
+                }
+            }
+        }
+        match &self.state {
+            State::On(server) => server.connect_command(),
+            State::Off => OFF.to_owned(),
+            State::Failed(why) => why.clone(),
+        }
+    }
+
+    /// `/control status`.
+    pub fn status(&self) -> String {
+        match &self.state {
+            State::On(server) => server.status_line(),
+            State::Off => OFF.to_owned(),
+            State::Failed(why) => why.clone(),
+        }
+    }
+
+    /// `/control log`: the AI access log, oldest first.
+    pub fn log(&self) -> Vec<String> {
+        self.access_log.lock().rows()
+    }
+
+    fn settle(&mut self, result: Result<ControlServer, StartError>) -> Option<String> {
+        match result {
+            Ok(server) => {
+                self.state = State::On(server);
+                None
+            }
+            Err(e) => {
+                let why = e.to_string();
+                self.state = State::Failed(why.clone());
+                Some(why)
+            }
+        }
+    }
+}
