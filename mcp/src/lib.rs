@@ -5,3 +5,6 @@
 pub mod token;
 pub mod http;
 pub mod peer;
+pub mod access_log;
+pub mod rpc;
+pub mod tools;
