@@ -1,7 +1,6 @@
 //! Join replay against a real InspIRCd: lines said in a `+H` channel before we join arrive in
 //! a chathistory batch and are stored as history, placed before the live rows.
 
-#[allow(unused_imports)]
 mod support;
 
 use anyhow::Result;

@@ -2,7 +2,6 @@
 //! connect, NAMES with prefixes and hostmasks, the engine's own WHOX, away-notify,
 //! account-notify, MODE, NICK, PART, KICK, QUIT and the topic.
 
-#[allow(unused_imports)]
 mod support;
 
 use std::time::Duration;

@@ -2,7 +2,6 @@
 //! our own messages through echo-message, `/me`, the CTCP VERSION answer, and that text from
 //! IRC never makes the session send anything.
 
-#[allow(unused_imports)]
 mod support;
 
 use anyhow::{Context, Result};

@@ -1,7 +1,6 @@
 //! The outgoing path against a real InspIRCd: a raw-out hook that vetoes lines, and the flood
 //! throttle keeping a burst of messages complete and in order.
 
-#[allow(unused_imports)]
 mod support;
 
 use std::sync::{Arc, Mutex};

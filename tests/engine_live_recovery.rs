@@ -1,7 +1,6 @@
 //! Recovery against a real InspIRCd: reconnecting after the server goes away, and the
 //! supervisor restarting a crashed session actor with its buffers intact.
 
-#[allow(unused_imports)]
 mod support;
 
 use anyhow::Result;

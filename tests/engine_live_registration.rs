@@ -1,7 +1,6 @@
 //! Registration against a real InspIRCd through the embedding facade: connection states,
 //! capability negotiation, ISUPPORT, nick fallback and the server password.
 
-#[allow(unused_imports)]
 mod support;
 
 use std::collections::BTreeSet;

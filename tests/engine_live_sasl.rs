@@ -1,7 +1,6 @@
 //! SASL PLAIN against a real InspIRCd linked to Atheme: the right password logs in, a wrong
 //! one fails with the server's reason and the session still registers.
 
-#[allow(unused_imports)]
 mod support;
 
 use anyhow::{Context, Result};

@@ -1,7 +1,6 @@
 //! TLS against a real InspIRCd with a self-signed certificate: a pinned fingerprint connects,
 //! a wrong one is refused (and retried).
 
-#[allow(unused_imports)]
 mod support;
 
 use std::fmt::Write as _;

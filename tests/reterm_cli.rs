@@ -2,7 +2,6 @@
 //! stdout, against a real InspIRCd and raw-socket bots from `support`.
 
 // The harness re-exports more than these tests use.
-#[allow(unused_imports)]
 mod support;
 
 use std::fs;

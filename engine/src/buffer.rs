@@ -441,7 +441,10 @@ mod tests {
         replay.in_history_batch = true;
         assert_eq!(b.push(replay), Pushed::Duplicate);
         // Another message far away in time with the same id is kept.
-        assert!(matches!(b.push(msg(500_000, true, Some("m1"), "x")), Pushed::Stored { .. }));
+        assert!(matches!(
+            b.push(msg(500_000, true, Some("m1"), "x")),
+            Pushed::Stored { .. }
+        ));
     }
 
     #[test]

@@ -2,6 +2,11 @@
 //! read a live session, behind a strict HTTP access gate.
 #![deny(missing_docs)]
 
-pub mod token;
+pub mod access_log;
 pub mod http;
+mod listener;
 pub mod peer;
+pub mod rpc;
+pub mod server;
+pub mod token;
+pub mod tools;

@@ -5,7 +5,6 @@
 use crate::access_log::AccessLog;
 use crate::listener::{conn_ctx, Listener, ListenerArgs, ListenerMsg};
 use crate::token::{self, Token, TokenError};
-use parking_lot::Mutex;
 use ractor::{Actor, ActorRef};
 use rete_actors::Rete;
 use std::fmt;
@@ -40,10 +39,15 @@ impl fmt::Display for StartError {
             }
             StartError::PortInUse(port) => write!(f, "Port {port} is in use — AI access is off"),
             StartError::CouldNotOpen(port, e) => {
-                write!(f, "Port {port} could not be opened ({e}) — AI access is off")
+                write!(
+                    f,
+                    "Port {port} could not be opened ({e}) — AI access is off"
+                )
             }
             StartError::Token(e) => write!(f, "{e} — AI access is off"),
-            StartError::Spawn(e) => write!(f, "the server could not start ({e}) — AI access is off"),
+            StartError::Spawn(e) => {
+                write!(f, "the server could not start ({e}) — AI access is off")
+            }
         }
     }
 }
@@ -70,7 +74,7 @@ pub struct ControlServer {
     token: Token,
     debug: Arc<AtomicBool>,
     send: Arc<AtomicBool>,
-    access_log: Arc<Mutex<AccessLog>>,
+    access_log: Arc<AccessLog>,
     listener: ActorRef<ListenerMsg>,
 }
 
@@ -80,7 +84,7 @@ impl ControlServer {
     pub async fn start(
         rete: Arc<Rete>,
         settings: ServerSettings,
-        access_log: Arc<Mutex<AccessLog>>,
+        access_log: Arc<AccessLog>,
     ) -> Result<ControlServer, StartError> {
         // SAFETY: geteuid has no preconditions and cannot fail.
         if unsafe { libc::geteuid() } == 0 {
@@ -89,15 +93,7 @@ impl ControlServer {
         let token = token::load_or_create(&settings.secrets).map_err(StartError::Token)?;
         let debug = Arc::new(AtomicBool::new(settings.debug));
         let send = Arc::new(AtomicBool::new(settings.send));
-        let listener = open(
-            settings.port,
-            &token,
-            &rete,
-            &debug,
-            &send,
-            &access_log,
-        )
-        .await?;
+        let listener = open(settings.port, &token, &rete, &debug, &send, &access_log).await?;
         Ok(ControlServer {
             rete,
             settings,
@@ -195,7 +191,7 @@ async fn open(
     rete: &Arc<Rete>,
     debug: &Arc<AtomicBool>,
     send: &Arc<AtomicBool>,
-    access_log: &Arc<Mutex<AccessLog>>,
+    access_log: &Arc<AccessLog>,
 ) -> Result<ActorRef<ListenerMsg>, StartError> {
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     let listener = TcpListener::bind(addr).await.map_err(|e| match e.kind() {

@@ -4,7 +4,6 @@
 //! Every answer here goes to the terminal only: the token is in the connect
 //! command, so nothing of it is logged or written to a transcript.
 
-use parking_lot::Mutex;
 use rete_actors::Rete;
 use rete_mcp::access_log::AccessLog;
 use rete_mcp::server::{ControlServer, ServerSettings, StartError};
@@ -29,7 +28,7 @@ pub struct Control {
     /// control.send: never saved, off at every start.
     send: bool,
     /// Kept across stops and regenerations; gone when reterm quits.
-    access_log: Arc<Mutex<AccessLog>>,
+    access_log: Arc<AccessLog>,
 }
 
 impl Control {
@@ -39,7 +38,7 @@ impl Control {
             rete,
             state: State::Off,
             send: false,
-            access_log: Arc::new(Mutex::new(AccessLog::default())),
+            access_log: Arc::new(AccessLog::new()),
         }
     }
 
@@ -58,8 +57,12 @@ impl Control {
                             send: self.send,
                             secrets,
                         };
-                        ControlServer::start(self.rete.clone(), server_settings, self.access_log.clone())
-                            .await
+                        ControlServer::start(
+                            self.rete.clone(),
+                            server_settings,
+                            self.access_log.clone(),
+                        )
+                        .await
                     }
                     Err(e) => Err(StartError::Token(e)),
                 };
@@ -136,7 +139,7 @@ impl Control {
 
     /// `/control log`: the AI access log, oldest first.
     pub fn log(&self) -> Vec<String> {
-        self.access_log.lock().rows()
+        self.access_log.rows()
     }
 
     fn settle(&mut self, result: Result<ControlServer, StartError>) -> Option<String> {

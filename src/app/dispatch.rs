@@ -148,51 +148,69 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
             }
             Ok(())
         }
-        Command::Set(setting) => set(app, setting),
-        Command::Control(
-            ControlCommand::Token { .. } | ControlCommand::Status | ControlCommand::Log,
-        ) => {
-            if !app.loaded.config.control.enabled {
-                say("AI access is off — /set control.enabled on");
-            } else {
-                say("AI access is not available in this build yet");
+        Command::Set(setting) => set(app, setting).await,
+        Command::Control(ControlCommand::Token { regenerate }) => {
+            say(&app.control.token(regenerate).await);
+            Ok(())
+        }
+        Command::Control(ControlCommand::Status) => {
+            say(&app.control.status());
+            Ok(())
+        }
+        Command::Control(ControlCommand::Log) => {
+            let rows = app.control.log();
+            if rows.is_empty() {
+                say("-!- the AI access log is empty");
+            }
+            for row in rows {
+                say(&row);
             }
             Ok(())
         }
     }
 }
 
-fn set(app: &mut App, setting: Setting) -> Result<()> {
+/// Applies a setting: saved first (enabled, debug, port; never send), then
+/// the running server follows it.
+async fn set(app: &mut App, setting: Setting) -> Result<()> {
     let path = app.loaded.path.clone();
-    let control = &mut app.loaded.config.control;
-    match setting {
+    let failure = match setting {
         Setting::ControlEnabled(on) => {
             set_control(&path, ControlSetting::Enabled(on))?;
-            control.enabled = on;
+            app.loaded.config.control.enabled = on;
             say(&format!("control.enabled is {}", on_off(on)));
+            app.control.apply(&app.loaded.config.control).await
         }
         Setting::ControlDebug(on) => {
             set_control(&path, ControlSetting::Debug(on))?;
-            control.debug = on;
+            app.loaded.config.control.debug = on;
+            app.control.set_debug(on);
             say(&format!("control.debug is {}", on_off(on)));
+            None
         }
         Setting::ControlSend(on) => {
             // Never saved: sending is off at every start.
+            app.control.set_send(on);
             say(&format!(
                 "control.send is {} until reterm quits",
                 on_off(on)
             ));
+            None
         }
         Setting::ControlPort { port, clamped } => {
             set_control(&path, ControlSetting::Port(port))?;
-            control.port = port;
+            app.loaded.config.control.port = port;
             let note = if clamped {
                 " (clamped to 1024…65535)"
             } else {
                 ""
             };
             say(&format!("control.port is {port}{note}"));
+            app.control.set_port(port).await
         }
+    };
+    if let Some(failure) = failure {
+        say(&format!("-!- {failure}"));
     }
     Ok(())
 }

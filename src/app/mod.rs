@@ -5,8 +5,10 @@
 //! - `spec.rs`: a configured network becomes an engine session spec.
 //! - `render.rs`: a row becomes one printed line.
 //! - `dispatch.rs`: a parsed command becomes engine calls.
+//! - `control.rs`: the AI access control server and `/control`.
 //! - this file: start-up, the event loop, the current buffer.
 
+mod control;
 mod dispatch;
 mod render;
 mod spec;
@@ -20,6 +22,7 @@ use rete_engine::ids::BufferId;
 use reterm::config::{LoadedConfig, NetworkConfig};
 use reterm::input::parse_input;
 use std::io::Write as _;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::broadcast::error::RecvError;
@@ -42,7 +45,8 @@ struct Current {
 
 /// The client's state between inputs.
 pub struct App {
-    rete: Rete,
+    rete: Arc<Rete>,
+    control: control::Control,
     /// Subscribed before any session starts, so no early event is missed.
     events: Option<tokio::sync::broadcast::Receiver<SessionEvent>>,
     loaded: LoadedConfig,
@@ -57,9 +61,11 @@ impl App {
     /// Starts the engine and adds every configured network (connecting the
     /// `autoconnect` ones).
     pub async fn start(loaded: LoadedConfig) -> anyhow::Result<App> {
-        let rete = Rete::start(ReteOptions::default())
-            .await
-            .context("starting the engine")?;
+        let rete = Arc::new(
+            Rete::start(ReteOptions::default())
+                .await
+                .context("starting the engine")?,
+        );
         let events = Some(rete.subscribe());
         let mut networks = Vec::new();
         for net in &loaded.config.networks {
@@ -77,6 +83,7 @@ impl App {
             buffer: BufferId::from_client(""),
         });
         let mut app = App {
+            control: control::Control::new(rete.clone()),
             rete,
             events,
             loaded,
@@ -95,6 +102,9 @@ impl App {
                 network: 0,
                 buffer: server,
             });
+        }
+        if let Some(failure) = app.control.apply(&app.loaded.config.control).await {
+            say(&format!("-!- {failure}"));
         }
         Ok(app)
     }
@@ -132,6 +142,7 @@ impl App {
                 _ = tokio::signal::ctrl_c() => self.quit = true,
             }
         }
+        self.control.stop().await;
         self.rete.shutdown(QUIT_GRACE).await;
         Ok(())
     }

@@ -185,7 +185,11 @@ fn nick_in_use_falls_back() {
     assert_eq!(t.sent(), vec!["NICK rete__"]);
     t.feed(":srv 001 rete__ :Welcome");
     assert_eq!(t.s.view().nick(), "rete__");
-    let own: Vec<Event> = t.events().into_iter().filter(|e| matches!(e, Event::OwnNick(_))).collect();
+    let own: Vec<Event> = t
+        .events()
+        .into_iter()
+        .filter(|e| matches!(e, Event::OwnNick(_)))
+        .collect();
     assert_eq!(own.last(), Some(&Event::OwnNick("rete__".into())));
 }
 

@@ -139,7 +139,9 @@ pub(super) async fn serve(
         None => {
             // Cancelled at 25 s: answer 504 once the tool calls have stopped,
             // or at the handler deadline if they have not.
-            let stopped = timeout_at(complete + HANDLER_DEADLINE, &mut handler).await.is_ok();
+            let stopped = timeout_at(complete + HANDLER_DEADLINE, &mut handler)
+                .await
+                .is_ok();
             if !stopped {
                 ctx.refused(Refusal::HandlerDeadline);
             }

@@ -12,10 +12,10 @@
 
 mod connection;
 
+use crate::access_log::{self, AccessLog};
 use crate::http::{Refusal, RefusalLog};
-use crate::access_log::AccessLog;
-use crate::rpc::ToolBox;
 use crate::token::Token;
+use crate::tools::ToolBox;
 use crate::tools::{Settings, ToolContext};
 use parking_lot::Mutex;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
@@ -43,7 +43,7 @@ pub(crate) struct ConnCtx {
     pub(crate) rete: Arc<Rete>,
     pub(crate) debug: Arc<AtomicBool>,
     pub(crate) send: Arc<AtomicBool>,
-    pub(crate) access_log: Arc<Mutex<AccessLog>>,
+    pub(crate) access_log: Arc<AccessLog>,
     refusals: Mutex<RefusalLog>,
     slots: Arc<Slots>,
 }
@@ -54,11 +54,20 @@ impl ConnCtx {
         if let Some(line) = self.refusals.lock().record(refusal, Instant::now()) {
             tracing::debug!("{line}");
         }
-        if matches!(
-            refusal,
-            Refusal::Token | Refusal::Host | Refusal::Origin | Refusal::Options
-        ) {
-            self.access_log.lock().record_refusal(refusal, Instant::now());
+        // Gate refusals are AI access and go to the access log too; a
+        // malformed request or a deadline is not.
+        let logged = match refusal {
+            Refusal::Token => Some(access_log::Refusal::Token),
+            Refusal::Host => Some(access_log::Refusal::Host),
+            Refusal::Origin => Some(access_log::Refusal::Origin),
+            Refusal::Options => Some(access_log::Refusal::Preflight),
+            Refusal::PeerOtherUser => Some(access_log::Refusal::PeerOtherUser),
+            Refusal::PeerUnchecked => Some(access_log::Refusal::PeerUnchecked),
+            _ => None,
+        };
+        if let Some(class) = logged {
+            self.access_log
+                .record_refusal(access_log::wall_now(), Instant::now(), class);
         }
     }
 
@@ -123,9 +132,13 @@ impl Slots {
             return None;
         }
         self.live
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| (n < SLOTS).then_some(n + 1))
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < SLOTS).then_some(n + 1)
+            })
             .ok()
-            .map(|_| SlotGuard { slots: self.clone() })
+            .map(|_| SlotGuard {
+                slots: self.clone(),
+            })
     }
 }
 
@@ -242,7 +255,7 @@ pub(crate) fn conn_ctx(
     rete: Arc<Rete>,
     debug: Arc<AtomicBool>,
     send: Arc<AtomicBool>,
-    access_log: Arc<Mutex<AccessLog>>,
+    access_log: Arc<AccessLog>,
 ) -> Arc<ConnCtx> {
     Arc::new(ConnCtx {
         token,

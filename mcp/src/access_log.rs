@@ -1,0 +1,655 @@
+//! The AI access log: what AI clients did, for the user to look at (reTerm's
+//! `/control log`). Memory only, the newest [`CAPACITY`] rows.
+//!
+//! It records what an agent asked for, never what Rete answered: a tool
+//! call's row holds the name as sent, its arguments made safe to show, and
+//! the outcome — `ok` with the reply size, the exact error text, or `stopped
+//! by its time budget` with the size.
+//!
+//! # Row format
+//! One line per row, no line break inside (every control, format,
+//! default-ignorable and bidi character is escaped as `\n`, `\u{1B}`,
+//! `\u{202E}`…), fields separated by single spaces:
+//!
+//! ```text
+//! 2026-09-30T12:00:00Z list_sessions() → ok, 57 bytes
+//! 2026-09-30T12:00:00Z read_messages(buffer="0F8E…", limit=50) → unknown buffer
+//! 2026-09-30T12:00:00Z send_raw(line="PASS :********", session="0F8E…") → sending is disabled
+//! 2026-09-30T12:00:00Z wait_for_updates(timeout=20) → waiting
+//! 2026-09-30T12:00:00Z search_messages(query="x") → stopped by its time budget, 60000 bytes
+//! 2026-09-30T12:00:00Z list_sessions(+17 more) → invalid arguments: unknown argument "a"
+//! 2026-09-30T12:00:00Z list_sessions([1]) → refused: arguments must be an object
+//! 2026-09-30T12:00:00Z refused (bad or missing token, 403); 12 more since the previous row
+//! ```
+//!
+//! Arguments appear in name order (the order a JSON object decodes to), as
+//! `name=value`. A name is shown bare when it is only ASCII letters, digits,
+//! `_`, `-` and `.`, else quoted like a string; names are cut to 64 bytes.
+//! A string value is quoted, with `"` and `\` backslash-escaped, its first
+//! 200 UTF-8 bytes kept and `…` added when it was cut. A top-level `line`
+//! string is masked ([`mask_line`]) and kept whole up to 4,606 bytes. An array
+//! or object is its compact JSON cut at 200 bytes (then `…`); numbers,
+//! booleans and `null` are their JSON text. At most 16 arguments are listed;
+//! the rest are counted as `+N more`.
+
+use crate::tools::args::cut_utf8;
+use parking_lot::Mutex;
+use rete_engine::clock::UnixMillis;
+use rete_engine::timefmt::iso_seconds;
+use serde_json::Value;
+use std::collections::{HashMap, VecDeque};
+use std::fmt::Write as _;
+use std::time::{Duration, Instant};
+
+/// Rows kept; each new row past this evicts the oldest.
+pub const CAPACITY: usize = 2_000;
+/// UTF-8 bytes kept of an argument string, or of an array or object's JSON.
+pub const VALUE_CAP: usize = 200;
+/// UTF-8 bytes kept of a top-level `line`: the longest line send_raw sends
+/// (4094 bytes of tags, `@`, a space and a 510-byte message).
+pub const LINE_CAP: usize = 4_606;
+/// UTF-8 bytes kept of an argument name or a tool name.
+pub const NAME_CAP: usize = 64;
+/// Arguments listed per row; the rest are counted.
+pub const MAX_LISTED: usize = 16;
+/// At most one refusal row per class in this interval.
+pub const REFUSAL_INTERVAL: Duration = Duration::from_secs(10);
+
+/// How a tool call ended, as the log shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallOutcome<'a> {
+    /// A result of this many bytes (the text item).
+    Ok {
+        /// The reply size in bytes.
+        bytes: usize,
+    },
+    /// A tool error; its exact text.
+    Error(&'a str),
+    /// A search or find_user stopped by its time budget, with its size.
+    Stopped {
+        /// The reply size in bytes.
+        bytes: usize,
+    },
+    /// wait_for_updates started waiting.
+    Waiting,
+    /// The request was cancelled before the tool finished.
+    Cancelled,
+    /// Refused before reaching a tool, with a JSON-RPC error (arguments that
+    /// are not an object).
+    Refused(&'a str),
+}
+
+/// Why the access gate refused a request; only AI-access refusals are
+/// logged here, not malformed requests, unknown paths or deadlines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Refusal {
+    /// A bad or missing token (403).
+    Token,
+    /// A Host header that is not allowed (403).
+    Host,
+    /// An Origin header that is not allowed (403).
+    Origin,
+    /// A CORS preflight (OPTIONS, 403).
+    Preflight,
+    /// Linux: the client's socket belongs to another user (closed unanswered).
+    PeerOtherUser,
+    /// Linux: the client's user could not be checked (closed unanswered).
+    PeerUnchecked,
+}
+
+impl Refusal {
+    /// The class and the answer, as the row shows them.
+    pub fn label(self) -> &'static str {
+        match self {
+            Refusal::Token => "bad or missing token, 403",
+            Refusal::Host => "Host not allowed, 403",
+            Refusal::Origin => "Origin not allowed, 403",
+            Refusal::Preflight => "CORS preflight, 403",
+            Refusal::PeerOtherUser => "peer is another user, closed",
+            Refusal::PeerUnchecked => "peer user could not be checked, closed",
+        }
+    }
+}
+
+/// The log. Shared by every request (an `Arc` in the tool context) and kept
+/// across server restarts and token changes.
+#[derive(Default)]
+pub struct AccessLog {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    rows: VecDeque<String>,
+    refusals: HashMap<Refusal, RefusalWindow>,
+}
+
+struct RefusalWindow {
+    last_row: Instant,
+    since: u64,
+}
+
+impl AccessLog {
+    /// An empty log.
+    pub fn new() -> AccessLog {
+        AccessLog::default()
+    }
+
+    /// Records a tool call (or the end of a wait).
+    pub fn record_call(
+        &self,
+        at: UnixMillis,
+        tool: &str,
+        args: Option<&Value>,
+        outcome: CallOutcome<'_>,
+    ) {
+        let row = format!(
+            "{} {}({}) → {}",
+            iso_seconds(at),
+            escape_invisible(cut_utf8(tool, NAME_CAP)),
+            render_args(args),
+            render_outcome(outcome)
+        );
+        self.push(row);
+    }
+
+    /// Records that wait_for_updates started waiting; its end is a second
+    /// [`record_call`](AccessLog::record_call).
+    pub fn record_wait_start(&self, at: UnixMillis, tool: &str, args: Option<&Value>) {
+        self.record_call(at, tool, args, CallOutcome::Waiting);
+    }
+
+    /// Records a gate refusal, at most one row per class every
+    /// [`REFUSAL_INTERVAL`]; refusals in between are counted into the next
+    /// row. `now` is a monotonic instant, `at` the wall time shown.
+    pub fn record_refusal(&self, at: UnixMillis, now: Instant, class: Refusal) {
+        let mut inner = self.inner.lock();
+        let window = inner.refusals.get_mut(&class);
+        let since = match window {
+            Some(w) if now.saturating_duration_since(w.last_row) < REFUSAL_INTERVAL => {
+                w.since += 1;
+                return;
+            }
+            Some(w) => std::mem::take(&mut w.since),
+            None => 0,
+        };
+        inner.refusals.insert(
+            class,
+            RefusalWindow {
+                last_row: now,
+                since: 0,
+            },
+        );
+        let mut row = format!("{} refused ({})", iso_seconds(at), class.label());
+        if since > 0 {
+            let _ = write!(row, "; {since} more since the previous row");
+        }
+        push_row(&mut inner.rows, row);
+    }
+
+    /// Every row, oldest first.
+    pub fn rows(&self) -> Vec<String> {
+        self.inner.lock().rows.iter().cloned().collect()
+    }
+
+    fn push(&self, row: String) {
+        push_row(&mut self.inner.lock().rows, row);
+    }
+}
+
+fn push_row(rows: &mut VecDeque<String>, row: String) {
+    if rows.len() >= CAPACITY {
+        rows.pop_front();
+    }
+    rows.push_back(row);
+}
+
+/// The wall clock now, for row times. The engine never reads the clock; the
+/// control surface is host code and may.
+pub fn wall_now() -> UnixMillis {
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0);
+    UnixMillis(ms)
+}
+
+fn render_outcome(outcome: CallOutcome<'_>) -> String {
+    match outcome {
+        CallOutcome::Ok { bytes } => format!("ok, {bytes} bytes"),
+        CallOutcome::Error(text) => escape_invisible(text),
+        CallOutcome::Stopped { bytes } => format!("stopped by its time budget, {bytes} bytes"),
+        CallOutcome::Waiting => String::from("waiting"),
+        CallOutcome::Cancelled => String::from("cancelled"),
+        CallOutcome::Refused(text) => format!("refused: {}", escape_invisible(text)),
+    }
+}
+
+/// The arguments as the row shows them (see the module docs).
+pub fn render_args(args: Option<&Value>) -> String {
+    let map = match args {
+        None | Some(Value::Null) => return String::new(),
+        Some(Value::Object(map)) => map,
+        Some(other) => return render_value(other),
+    };
+    let mut parts: Vec<String> = map
+        .iter()
+        .take(MAX_LISTED)
+        .map(|(name, value)| {
+            let shown = if name == "line" {
+                match value {
+                    Value::String(s) => quote(&mask_line(s), LINE_CAP),
+                    other => render_value(other),
+                }
+            } else {
+                render_value(value)
+            };
+            format!("{}={}", render_name(name), shown)
+        })
+        .collect();
+    if map.len() > MAX_LISTED {
+        parts.push(format!("+{} more", map.len() - MAX_LISTED));
+    }
+    parts.join(", ")
+}
+
+fn render_name(name: &str) -> String {
+    let name = cut_utf8(name, NAME_CAP);
+    let bare = !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+    if bare {
+        name.to_owned()
+    } else {
+        quote(name, NAME_CAP)
+    }
+}
+
+fn render_value(value: &Value) -> String {
+    match value {
+        Value::String(s) => quote(s, VALUE_CAP),
+        Value::Array(_) | Value::Object(_) => {
+            let json = value.to_string();
+            let kept = cut_utf8(&json, VALUE_CAP);
+            let mut out = escape_invisible(kept);
+            if kept.len() < json.len() {
+                out.push('…');
+            }
+            out
+        }
+        other => other.to_string(),
+    }
+}
+
+/// `s` cut to `cap` bytes, quoted, with `"` and `\` backslash-escaped and
+/// invisible characters escaped; `…` before the closing quote when cut.
+fn quote(s: &str, cap: usize) -> String {
+    let kept = cut_utf8(s, cap);
+    let mut out = String::with_capacity(kept.len() + 2);
+    out.push('"');
+    for c in kept.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c => push_escaped(&mut out, c),
+        }
+    }
+    if kept.len() < s.len() {
+        out.push('…');
+    }
+    out.push('"');
+    out
+}
+
+/// `s` with every character that draws nothing, moves the cursor or
+/// reorders text escaped: `\n`, `\r`, `\t`, else `\u{HEX}`.
+pub fn escape_invisible(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        push_escaped(&mut out, c);
+    }
+    out
+}
+
+fn push_escaped(out: &mut String, c: char) {
+    match c {
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        c if is_invisible(c) => {
+            let _ = write!(out, "\\u{{{:X}}}", u32::from(c));
+        }
+        c => out.push(c),
+    }
+}
+
+/// Controls (Cc), format characters (Cf), default-ignorable code points,
+/// bidi controls and the line and paragraph separators.
+pub fn is_invisible(c: char) -> bool {
+    let u = u32::from(c);
+    matches!(
+        u,
+        0x00..=0x1F
+            | 0x7F..=0x9F
+            | 0xAD
+            | 0x34F
+            | 0x600..=0x605
+            | 0x61C
+            | 0x6DD
+            | 0x70F
+            | 0x890..=0x891
+            | 0x8E2
+            | 0x115F..=0x1160
+            | 0x17B4..=0x17B5
+            | 0x180B..=0x180F
+            | 0x200B..=0x200F
+            | 0x2028..=0x202E
+            | 0x2060..=0x206F
+            | 0x3164
+            | 0xFE00..=0xFE0F
+            | 0xFEFF
+            | 0xFFA0
+            | 0xFFF0..=0xFFFB
+            | 0x110BD
+            | 0x110CD
+            | 0x13430..=0x1343F
+            | 0x1BCA0..=0x1BCA3
+            | 0x1D173..=0x1D17A
+            | 0xE0000..=0xE0FFF
+    )
+}
+
+/// The characters send_raw counts as line breaks; a secret after one is
+/// masked too.
+fn is_line_break(c: char) -> bool {
+    matches!(
+        c,
+        '\r' | '\n' | '\u{0B}' | '\u{0C}' | '\u{85}' | '\u{2028}' | '\u{2029}'
+    )
+}
+
+/// A raw line as the log shows it: PASS, OPER and AUTHENTICATE masked, each
+/// part between line breaks on its own.
+///
+/// The hook for send_raw's masking; service logins (the Redaction table) are
+/// a later issue. The command is read after any `@tags` word (not shown in
+/// the masked form) and `:prefix` word (kept), ignoring case:
+/// `PASS :********`, `OPER <name> ********` (`OPER ********` with one
+/// parameter), `AUTHENTICATE ********` for every AUTHENTICATE.
+pub fn mask_line(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut start = 0;
+    for (i, c) in line.char_indices() {
+        if is_line_break(c) {
+            out.push_str(&mask_one(&line[start..i]));
+            out.push(c);
+            start = i + c.len_utf8();
+        }
+    }
+    out.push_str(&mask_one(&line[start..]));
+    out
+}
+
+fn mask_one(line: &str) -> String {
+    let mut words = line.split(' ').filter(|w| !w.is_empty()).peekable();
+    if words.peek().is_some_and(|w| w.starts_with('@')) {
+        words.next();
+    }
+    let prefix = words.next_if(|w| w.starts_with(':'));
+    let Some(command) = words.next() else {
+        return line.to_owned();
+    };
+    let masked = match command.to_ascii_uppercase().as_str() {
+        "PASS" => String::from("PASS :********"),
+        "AUTHENTICATE" => String::from("AUTHENTICATE ********"),
+        "OPER" => {
+            let params: Vec<&str> = words.collect();
+            match params.as_slice() {
+                [name, _, ..] if !name.starts_with(':') => format!("OPER {name} ********"),
+                _ => String::from("OPER ********"),
+            }
+        }
+        _ => return line.to_owned(),
+    };
+    match prefix {
+        Some(p) => format!("{p} {masked}"),
+        None => masked,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const AT: UnixMillis = UnixMillis(1_790_769_600_000);
+
+    fn one_row(args: Value, outcome: CallOutcome<'_>) -> String {
+        let log = AccessLog::new();
+        log.record_call(AT, "tool", Some(&args), outcome);
+        log.rows().remove(0)
+    }
+
+    #[test]
+    fn call_rows_show_time_name_arguments_and_outcome() {
+        assert_eq!(
+            one_row(json!({}), CallOutcome::Ok { bytes: 57 }),
+            "2026-09-30T12:00:00Z tool() → ok, 57 bytes"
+        );
+        assert_eq!(
+            one_row(
+                json!({"limit": 50, "buffer": "B", "peek": true, "x": null}),
+                CallOutcome::Error("unknown buffer")
+            ),
+            "2026-09-30T12:00:00Z tool(buffer=\"B\", limit=50, peek=true, x=null) → unknown buffer"
+        );
+        assert_eq!(
+            one_row(json!({}), CallOutcome::Stopped { bytes: 60000 }),
+            "2026-09-30T12:00:00Z tool() → stopped by its time budget, 60000 bytes"
+        );
+        assert_eq!(
+            one_row(json!({}), CallOutcome::Cancelled),
+            "2026-09-30T12:00:00Z tool() → cancelled"
+        );
+        let log = AccessLog::new();
+        log.record_call(
+            AT,
+            "x",
+            None,
+            CallOutcome::Refused("arguments must be an object"),
+        );
+        log.record_call(
+            AT,
+            "x",
+            Some(&json!([1])),
+            CallOutcome::Refused("arguments must be an object"),
+        );
+        assert_eq!(
+            log.rows(),
+            [
+                "2026-09-30T12:00:00Z x() → refused: arguments must be an object",
+                "2026-09-30T12:00:00Z x([1]) → refused: arguments must be an object",
+            ]
+        );
+    }
+
+    #[test]
+    fn waits_log_twice() {
+        let log = AccessLog::new();
+        let args = json!({"timeout": 20});
+        log.record_wait_start(AT, "wait_for_updates", Some(&args));
+        log.record_call(
+            AT,
+            "wait_for_updates",
+            Some(&args),
+            CallOutcome::Ok { bytes: 30 },
+        );
+        assert_eq!(
+            log.rows(),
+            [
+                "2026-09-30T12:00:00Z wait_for_updates(timeout=20) → waiting",
+                "2026-09-30T12:00:00Z wait_for_updates(timeout=20) → ok, 30 bytes",
+            ]
+        );
+    }
+
+    #[test]
+    fn strings_are_cut_at_200_bytes_with_an_ellipsis() {
+        let exact = "a".repeat(200);
+        assert_eq!(
+            render_args(Some(&json!({ "q": exact }))),
+            format!("q=\"{exact}\"")
+        );
+        let long = "a".repeat(201);
+        assert_eq!(
+            render_args(Some(&json!({ "q": long }))),
+            format!("q=\"{}…\"", "a".repeat(200))
+        );
+        // A character straddling byte 200 is dropped whole.
+        let straddle = format!("{}é", "a".repeat(199));
+        assert_eq!(
+            render_args(Some(&json!({ "q": straddle }))),
+            format!("q=\"{}…\"", "a".repeat(199))
+        );
+    }
+
+    #[test]
+    fn a_top_level_line_is_kept_to_4606_bytes_and_masked() {
+        let long = format!("PRIVMSG #c :{}", "x".repeat(5000));
+        let shown = render_args(Some(&json!({ "line": long })));
+        assert_eq!(shown.len(), "line=\"".len() + LINE_CAP + "…\"".len());
+        let fits = format!("PRIVMSG #c :{}", "x".repeat(4000));
+        assert_eq!(
+            render_args(Some(&json!({ "line": fits }))),
+            format!("line=\"{fits}\"")
+        );
+        assert_eq!(
+            render_args(Some(&json!({"line": "PASS hunter2", "session": "S"}))),
+            "line=\"PASS :********\", session=\"S\""
+        );
+        // A line nested in an object is shown as sent.
+        assert_eq!(
+            render_args(Some(&json!({"raw": {"line": "PASS hunter2"}}))),
+            "raw={\"line\":\"PASS hunter2\"}"
+        );
+        // Only a string line is masked; another argument name is not.
+        assert_eq!(
+            render_args(Some(&json!({"text": "PASS hunter2"}))),
+            "text=\"PASS hunter2\""
+        );
+    }
+
+    #[test]
+    fn arrays_and_objects_are_cut_as_a_whole() {
+        let many: Vec<String> = (0..100).map(|i| format!("s{i}")).collect();
+        let shown = render_args(Some(&json!({ "kinds": many })));
+        let json = serde_json::to_string(&many).unwrap();
+        assert_eq!(shown, format!("kinds={}…", &json[..200]));
+        assert_eq!(
+            render_args(Some(&json!({"kinds": ["privmsg", "join"]}))),
+            "kinds=[\"privmsg\",\"join\"]"
+        );
+    }
+
+    #[test]
+    fn at_most_16_arguments_are_listed() {
+        let mut map = serde_json::Map::new();
+        for i in 0..20 {
+            map.insert(format!("a{i:02}"), json!(i));
+        }
+        let shown = render_args(Some(&Value::Object(map)));
+        assert!(shown.starts_with("a00=0, a01=1,"), "{shown}");
+        assert!(shown.ends_with("a15=15, +4 more"), "{shown}");
+    }
+
+    #[test]
+    fn invisible_characters_are_escaped() {
+        let row = one_row(
+            json!({"q": "a\nb\u{1b}[31m\u{202e}c\u{200b}\u{ad}\u{fe0f}\u{e0041}\u{2028}\t\"\\"}),
+            CallOutcome::Ok { bytes: 1 },
+        );
+        assert_eq!(
+            row,
+            "2026-09-30T12:00:00Z tool(q=\"a\\nb\\u{1B}[31m\\u{202E}c\\u{200B}\\u{AD}\\u{FE0F}\\u{E0041}\\u{2028}\\t\\\"\\\\\") → ok, 1 bytes"
+        );
+        assert!(!row.contains('\n'));
+        // In names, tool names, arrays and error texts too.
+        let log = AccessLog::new();
+        log.record_call(
+            AT,
+            "to\u{202e}ol\n",
+            Some(&json!({"we\u{200f}ird": ["\u{61c}", "\u{7f}"]})),
+            CallOutcome::Error("x\u{180e}"),
+        );
+        assert_eq!(
+            log.rows()[0],
+            "2026-09-30T12:00:00Z to\\u{202E}ol\\n(\"we\\u{200F}ird\"=[\"\\u{61C}\",\"\\u{7F}\"]) → x\\u{180E}"
+        );
+        for c in [
+            '\u{2060}', '\u{206f}', '\u{feff}', '\u{85}', '\u{200c}', '\u{2066}',
+        ] {
+            assert!(is_invisible(c), "{:X}", u32::from(c));
+        }
+        for c in ['a', 'é', '€', ' ', '\u{3000}', '漢'] {
+            assert!(!is_invisible(c), "{:X}", u32::from(c));
+        }
+    }
+
+    #[test]
+    fn the_ring_keeps_the_newest_2000() {
+        let log = AccessLog::new();
+        for i in 0..(CAPACITY + 5) {
+            log.record_call(AT, &format!("t{i}"), None, CallOutcome::Ok { bytes: 0 });
+        }
+        let rows = log.rows();
+        assert_eq!(rows.len(), CAPACITY);
+        assert!(rows[0].contains(" t5()"), "{}", rows[0]);
+        assert!(rows[CAPACITY - 1].contains(&format!(" t{}()", CAPACITY + 4)));
+    }
+
+    #[test]
+    fn refusals_are_rate_limited_per_class() {
+        let log = AccessLog::new();
+        let t0 = Instant::now();
+        let s = |n| t0 + Duration::from_secs(n);
+        log.record_refusal(AT, s(0), Refusal::Token);
+        log.record_refusal(AT, s(1), Refusal::Token);
+        log.record_refusal(AT, s(2), Refusal::Token);
+        log.record_refusal(AT, s(3), Refusal::Host);
+        log.record_refusal(AT, s(9), Refusal::Token);
+        log.record_refusal(AT, s(10), Refusal::Token);
+        log.record_refusal(AT, s(30), Refusal::Token);
+        assert_eq!(
+            log.rows(),
+            [
+                "2026-09-30T12:00:00Z refused (bad or missing token, 403)",
+                "2026-09-30T12:00:00Z refused (Host not allowed, 403)",
+                "2026-09-30T12:00:00Z refused (bad or missing token, 403); 3 more since the previous row",
+                "2026-09-30T12:00:00Z refused (bad or missing token, 403)",
+            ]
+        );
+    }
+
+    #[test]
+    fn masking_pass_oper_authenticate() {
+        assert_eq!(mask_line("PASS hunter2"), "PASS :********");
+        assert_eq!(mask_line("pass :hunter2"), "PASS :********");
+        assert_eq!(mask_line("OPER admin s3cret"), "OPER admin ********");
+        assert_eq!(mask_line("OPER s3cret"), "OPER ********");
+        assert_eq!(mask_line("AUTHENTICATE PLAIN"), "AUTHENTICATE ********");
+        assert_eq!(mask_line("AUTHENTICATE dGVzdA=="), "AUTHENTICATE ********");
+        assert_eq!(mask_line("@label=1 PASS x"), "PASS :********");
+        assert_eq!(mask_line(":me PASS x"), ":me PASS :********");
+        assert_eq!(mask_line("@a=b :me oper n p"), ":me OPER n ********");
+        assert_eq!(mask_line("PRIVMSG #c :PASS x"), "PRIVMSG #c :PASS x");
+        assert_eq!(mask_line("JOIN #c key"), "JOIN #c key");
+        assert_eq!(mask_line(""), "");
+        assert_eq!(mask_line("@only-tags"), "@only-tags");
+        // A secret after a line break is masked too, the break kept.
+        assert_eq!(
+            mask_line("PRIVMSG #c :hi\r\nPASS x\u{2028}OPER a b"),
+            "PRIVMSG #c :hi\r\nPASS :********\u{2028}OPER a ********"
+        );
+    }
+}

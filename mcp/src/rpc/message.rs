@@ -1,0 +1,178 @@
+//! Classifying a body as one JSON-RPC 2.0 message.
+//!
+//! Decisions, in the order checked (every refusal is HTTP 400 with a
+//! JSON-RPC error whose id is null):
+//! - not JSON (or not UTF-8): `-32700 Parse error`;
+//! - a batch (a top-level array), or not an object: `-32600`;
+//! - `jsonrpc` other than `"2.0"`: `-32600`;
+//! - with `method`: it must be a string and `params`, when present and not
+//!   null, an object; no `id` makes it a notification, else `id` must be a
+//!   string or an integer (a null, fractional or other id is `-32600`);
+//! - without `method` but with `result` or `error`: a response;
+//! - anything else: `-32600`.
+
+use crate::rpc::reply::{error_response, INVALID_REQUEST, PARSE_ERROR};
+use crate::rpc::RpcResponse;
+use serde_json::{Map, Value};
+
+/// One JSON-RPC message.
+#[derive(Debug, PartialEq)]
+pub enum Message {
+    /// A request, to be answered.
+    Request {
+        /// Its id, echoed in the answer.
+        id: Value,
+        /// The method name.
+        method: String,
+        /// Its params object; empty when absent or null.
+        params: Map<String, Value>,
+    },
+    /// A notification (no id): accepted, never answered.
+    Notification,
+    /// A response or error from the client: accepted, never answered.
+    Response,
+}
+
+/// Parses the body; the 400 answer when it is not one message.
+pub fn parse(body: &[u8]) -> Result<Message, RpcResponse> {
+    let value: Value = serde_json::from_slice(body).map_err(|_| parse_error())?;
+    let object = match value {
+        Value::Object(o) => o,
+        Value::Array(_) => return Err(invalid("Invalid Request: batches are not supported")),
+        _ => return Err(invalid("Invalid Request: not a JSON-RPC message")),
+    };
+    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Err(invalid("Invalid Request: jsonrpc must be \"2.0\""));
+    }
+    if let Some(method) = object.get("method") {
+        let method = method
+            .as_str()
+            .ok_or_else(|| invalid("Invalid Request: method must be a string"))?;
+        let params = match object.get("params") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(p)) => p.clone(),
+            Some(_) => return Err(invalid("Invalid Request: params must be an object")),
+        };
+        return match object.get("id") {
+            None => Ok(Message::Notification),
+            Some(id) if is_request_id(id) => Ok(Message::Request {
+                id: id.clone(),
+                method: method.to_owned(),
+                params,
+            }),
+            Some(_) => Err(invalid(
+                "Invalid Request: id must be a string or an integer",
+            )),
+        };
+    }
+    if object.contains_key("result") || object.contains_key("error") {
+        return Ok(Message::Response);
+    }
+    Err(invalid("Invalid Request: not a JSON-RPC message"))
+}
+
+fn is_request_id(id: &Value) -> bool {
+    match id {
+        Value::String(_) => true,
+        Value::Number(n) => n.is_i64() || n.is_u64(),
+        _ => false,
+    }
+}
+
+fn parse_error() -> RpcResponse {
+    error_response(400, PARSE_ERROR, "Parse error", None)
+}
+
+fn invalid(message: &str) -> RpcResponse {
+    error_response(400, INVALID_REQUEST, message, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn code(body: &str) -> (u16, i64) {
+        let r = parse(body.as_bytes()).unwrap_err();
+        let v: Value = serde_json::from_slice(&r.body).unwrap();
+        assert_eq!(v["id"], Value::Null);
+        assert_eq!(v["jsonrpc"], json!("2.0"));
+        (r.status, v["error"]["code"].as_i64().unwrap())
+    }
+
+    #[test]
+    fn requests_notifications_responses() {
+        assert_eq!(
+            parse(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).unwrap(),
+            Message::Request {
+                id: json!(1),
+                method: "ping".into(),
+                params: Map::new()
+            }
+        );
+        assert_eq!(
+            parse(br#"{"jsonrpc":"2.0","id":"a","method":"m","params":{"x":1}}"#).unwrap(),
+            Message::Request {
+                id: json!("a"),
+                method: "m".into(),
+                params: json!({"x": 1}).as_object().unwrap().clone()
+            }
+        );
+        assert!(matches!(
+            parse(br#"{"jsonrpc":"2.0","id":1,"method":"m","params":null}"#),
+            Ok(Message::Request { .. })
+        ));
+        assert_eq!(
+            parse(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).unwrap(),
+            Message::Notification
+        );
+        assert_eq!(
+            parse(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#).unwrap(),
+            Message::Response
+        );
+        assert_eq!(
+            parse(br#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x"}}"#).unwrap(),
+            Message::Response
+        );
+    }
+
+    #[test]
+    fn refusals() {
+        assert_eq!(code(""), (400, -32700));
+        assert_eq!(code("{"), (400, -32700));
+        assert_eq!(code("\u{fffd}"), (400, -32700));
+        assert_eq!(parse(b"\xff\xfe").unwrap_err().status, 400, "not UTF-8");
+        assert_eq!(
+            code(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#),
+            (400, -32600)
+        );
+        assert_eq!(code("[]"), (400, -32600));
+        assert_eq!(code("1"), (400, -32600));
+        assert_eq!(code(r#"{"jsonrpc":"2.0","id":1}"#), (400, -32600));
+        assert_eq!(code(r#"{"id":1,"method":"ping"}"#), (400, -32600));
+        assert_eq!(
+            code(r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#),
+            (400, -32600)
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":1,"method":5}"#),
+            (400, -32600)
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#),
+            (400, -32600)
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#),
+            (400, -32600)
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#),
+            (400, -32600)
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":[1]}"#),
+            (400, -32600)
+        );
+    }
+}

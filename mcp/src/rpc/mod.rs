@@ -1,0 +1,59 @@
+//! The stateless MCP-over-HTTP layer: what happens to a request that passed
+//! the access gate, route and method checks. Hand-written JSON-RPC 2.0 on
+//! serde_json; no sockets here, so every rule is testable in-process.
+//!
+//! One request, one answer: there is no session, no `Mcp-Session-Id` and no
+//! event stream. Every answer is JSON (`application/json`) or an empty 202.
+//!
+//! - [`headers`]: Accept (406), Content-Type (415), MCP-Protocol-Version (400).
+//! - [`message`]: one JSON-RPC message or 400; notifications and responses 202.
+//! - [`methods`]: initialize, ping, tools/list, tools/call; else -32601.
+//! - [`reply`]: the JSON-RPC bodies.
+
+pub mod headers;
+pub mod message;
+pub mod methods;
+pub mod reply;
+
+#[cfg(test)]
+mod tests;
+
+use crate::tools::{ToolBox, ToolContext};
+use message::Message;
+
+/// A request that passed the gate.
+pub struct RpcRequest<'a> {
+    /// Header names as sent, values with surrounding spaces and tabs dropped.
+    /// Names are matched ignoring ASCII case.
+    pub headers: &'a [(String, String)],
+    /// The whole body.
+    pub body: &'a [u8],
+}
+
+/// The answer for the listener to send.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RpcResponse {
+    /// The HTTP status: 200, 202, 400, 406 or 415.
+    pub status: u16,
+    /// `application/json` when there is a body; None for the empty 202.
+    pub content_type: Option<&'static str>,
+    /// The body.
+    pub body: Vec<u8>,
+}
+
+/// Answers one request. Tool calls run to completion here (checking
+/// `ctx.cancel`); the listener owns deadlines and drops this future to
+/// abandon a request.
+pub async fn handle(req: RpcRequest<'_>, tools: &ToolBox, ctx: &ToolContext) -> RpcResponse {
+    if let Err(refused) = headers::check(req.headers) {
+        return refused;
+    }
+    match message::parse(req.body) {
+        Err(refused) => refused,
+        Ok(Message::Notification) | Ok(Message::Response) => reply::accepted(),
+        Ok(Message::Request { id, method, params }) => {
+            let body = methods::dispatch(&id, &method, &params, tools, ctx).await;
+            reply::json_response(200, &body)
+        }
+    }
+}

@@ -1,0 +1,34 @@
+//! What a tool call may reach: the engine's read side, the request's
+//! cancellation, and the switches in force for this request.
+
+use crate::access_log::AccessLog;
+use rete_actors::Rete;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// The switches that decide which tiers are served. The listener snapshots
+/// them once per request, which is how "takes effect on the next request"
+/// holds without a restart.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Settings {
+    /// control.debug: the four debug tools are listed and callable.
+    pub debug: bool,
+    /// control.send: send_raw is listed and callable.
+    pub send: bool,
+}
+
+/// Everything a tool call runs with. Built by the listener per request.
+#[derive(Clone)]
+pub struct ToolContext {
+    /// The running engine. Read tools reach sessions only through
+    /// `SessionReader`, never `SessionSender`.
+    pub rete: Arc<Rete>,
+    /// Cancelled when the request is given up (client gone, deadline, server
+    /// stopping); tools check it between sessions, buffers and messages.
+    pub cancel: CancellationToken,
+    /// The switches in force for this request.
+    pub settings: Settings,
+    /// The AI access log, which outlives the server (a restart or a new token
+    /// does not clear it), so it is shared rather than owned by a request.
+    pub access_log: Arc<AccessLog>,
+}

@@ -1,0 +1,15 @@
+//! The tools: a fixed allowlist ([`registry`]), the argument and result
+//! layers every tool shares ([`args`], [`result`], [`schema`]), the context a
+//! call runs in ([`context`]), and the tools themselves.
+
+pub mod args;
+pub mod context;
+pub mod list_sessions;
+pub mod registry;
+pub mod result;
+pub mod schema;
+
+pub use args::{ArgError, Args};
+pub use context::{Settings, ToolContext};
+pub use registry::{BoxFuture, Tier, Tool, ToolBox};
+pub use result::ToolOutcome;

@@ -1,0 +1,310 @@
+//! What a tool answers, how a result is encoded, and the 60,000-byte budget.
+//!
+//! A success is compact JSON with keys sorted: `serde_json::Map` is a
+//! `BTreeMap` unless serde_json's `preserve_order` feature is on somewhere in
+//! the build, and `keys_are_sorted` below fails if that ever happens.
+
+use rete_engine::clock::UnixMillis;
+use serde_json::Value;
+
+/// Every tool result is at most this many bytes of JSON: the text item's
+/// content, before the JSON-RPC envelope escapes it.
+pub const BUDGET: usize = 60_000;
+
+/// The error text sent for anything unexpected; its cause is only logged.
+pub const INTERNAL_ERROR: &str = "internal error";
+
+/// How a tool call ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ToolOutcome {
+    /// The result object, encoded as the one text item.
+    Ok(Value),
+    /// A tool error with its exact contract text (`isError: true`).
+    Error(String),
+    /// Stopped by its time budget: a tool error whose text is this partial
+    /// result, logged as "stopped by its time budget".
+    Stopped(Value),
+    /// The request was cancelled (client gone, deadline, server stopping).
+    /// Nobody reads the answer; the access log records it as cancelled.
+    Cancelled,
+}
+
+impl ToolOutcome {
+    /// `internal error`, logging `cause` (never sent to the client).
+    pub fn internal(cause: impl std::fmt::Display) -> ToolOutcome {
+        tracing::warn!("control tool failed: {cause}");
+        ToolOutcome::Error(INTERNAL_ERROR.to_owned())
+    }
+
+    /// An error with its exact text.
+    pub fn error(text: impl Into<String>) -> ToolOutcome {
+        ToolOutcome::Error(text.into())
+    }
+}
+
+impl From<crate::tools::args::ArgError> for ToolOutcome {
+    fn from(e: crate::tools::args::ArgError) -> ToolOutcome {
+        ToolOutcome::Error(e.to_string())
+    }
+}
+
+/// A value as compact JSON with sorted keys.
+pub fn encode(value: &Value) -> String {
+    // Display of a Value is its compact serialization and cannot fail.
+    value.to_string()
+}
+
+/// The encoded size of a value in bytes.
+pub fn encoded_len(value: &Value) -> usize {
+    encode(value).len()
+}
+
+/// A time as ISO-8601 to the whole second, the contract's one time format.
+pub fn time(t: UnixMillis) -> Value {
+    Value::String(rete_engine::timefmt::iso_seconds(t))
+}
+
+/// What [`RowBudget::offer`] did with a row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Offer {
+    /// The row is on the page.
+    Taken,
+    /// The row does not fit after the rows already taken: the page is full
+    /// and truncated; the row (and every later one) is not taken.
+    Full,
+    /// The row alone is larger than the whole budget: it can never be
+    /// returned, so the caller steps over it and reports it with
+    /// [`RowBudget::skip`].
+    TooLarge,
+}
+
+/// Fills one list in a result with rows while the whole result stays within
+/// the budget.
+///
+/// The result is an object whose list holds compact rows. With `n` rows its
+/// size is exactly `frame + sum(row sizes) + (n - 1)` commas, where `frame`
+/// is the size of the same result with the list empty. The caller measures
+/// the frame with [`encoded_len`] as the page would be if it were cut
+/// (`"truncated":true`, any cursor and skipped entries), so a page never
+/// overshoots; the price is that a last row that would fit only without the
+/// `truncated` flag is cut, and the page then truly says truncated.
+#[derive(Debug)]
+pub struct RowBudget {
+    budget: usize,
+    rows: Vec<Value>,
+    rows_len: usize,
+    skipped: Vec<Value>,
+    truncated: bool,
+}
+
+/// A filled list: the rows that fit, what was stepped over, and whether rows
+/// were cut.
+#[derive(Debug, PartialEq)]
+pub struct Filled {
+    /// The rows on the page, in the order offered.
+    pub rows: Vec<Value>,
+    /// Keys (sequence numbers, pairs) of rows too large for any page.
+    pub skipped: Vec<Value>,
+    /// True when a row did not fit.
+    pub truncated: bool,
+}
+
+impl Default for RowBudget {
+    fn default() -> RowBudget {
+        RowBudget::new()
+    }
+}
+
+impl RowBudget {
+    /// A list under the contract's budget.
+    pub fn new() -> RowBudget {
+        RowBudget::with_budget(BUDGET)
+    }
+
+    /// A list under another budget (tests, or a part of the budget).
+    pub fn with_budget(budget: usize) -> RowBudget {
+        RowBudget {
+            budget,
+            rows: Vec::new(),
+            rows_len: 0,
+            skipped: Vec::new(),
+            truncated: false,
+        }
+    }
+
+    /// Offers the next row. `frame` is the encoded size of the finished
+    /// result with this list empty, counted as if the page were cut.
+    /// Once a row is refused as [`Offer::Full`], every later row is too, so
+    /// the page is a prefix of what was offered.
+    pub fn offer(&mut self, row: Value, frame: usize) -> Offer {
+        if self.truncated {
+            return Offer::Full;
+        }
+        let len = encoded_len(&row);
+        if frame.saturating_add(len) > self.budget {
+            return Offer::TooLarge;
+        }
+        let comma = usize::from(!self.rows.is_empty());
+        let total = frame
+            .saturating_add(self.rows_len)
+            .saturating_add(comma)
+            .saturating_add(len);
+        if total > self.budget {
+            self.truncated = true;
+            return Offer::Full;
+        }
+        self.rows.push(row);
+        self.rows_len += comma + len;
+        Offer::Taken
+    }
+
+    /// Records a row stepped over because it is larger than the budget.
+    pub fn skip(&mut self, key: Value) {
+        self.skipped.push(key);
+    }
+
+    /// Marks the page cut for a reason other than size (a row limit).
+    pub fn mark_truncated(&mut self) {
+        self.truncated = true;
+    }
+
+    /// The keys skipped so far, for the caller's frame.
+    pub fn skipped(&self) -> &[Value] {
+        &self.skipped
+    }
+
+    /// How many rows are on the page.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// True when no row is on the page.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// True once a row did not fit.
+    pub fn is_truncated(&self) -> bool {
+        self.truncated
+    }
+
+    /// The page.
+    pub fn finish(self) -> Filled {
+        Filled {
+            rows: self.rows,
+            skipped: self.skipped,
+            truncated: self.truncated,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{json, Map};
+
+    #[test]
+    fn keys_are_sorted_and_compact() {
+        let mut m = Map::new();
+        m.insert("zeta".into(), json!(1));
+        m.insert("alpha".into(), json!({"y": [1, 2], "b": null}));
+        m.insert("Mid".into(), json!("x"));
+        assert_eq!(
+            encode(&Value::Object(m)),
+            r#"{"Mid":"x","alpha":{"b":null,"y":[1,2]},"zeta":1}"#
+        );
+    }
+
+    #[test]
+    fn times_are_whole_seconds() {
+        assert_eq!(
+            time(UnixMillis(1_790_769_600_999)),
+            json!("2026-09-30T12:00:00Z")
+        );
+    }
+
+    #[test]
+    fn internal_errors_hide_their_cause() {
+        assert_eq!(
+            ToolOutcome::internal("disk on fire at /secret/path"),
+            ToolOutcome::Error("internal error".into())
+        );
+    }
+
+    fn row(n: usize) -> Value {
+        // {"v":"xxx…"} is n + 8 bytes.
+        json!({ "v": "x".repeat(n) })
+    }
+
+    fn assemble(filled: &Filled) -> Value {
+        let mut out = json!({ "rows": filled.rows, "untrusted": true });
+        if filled.truncated {
+            out["truncated"] = json!(true);
+        }
+        out
+    }
+
+    fn frame() -> usize {
+        encoded_len(&json!({"rows": [], "truncated": true, "untrusted": true}))
+    }
+
+    #[test]
+    fn fills_exactly_up_to_the_budget() {
+        let budget = 200;
+        let f = frame();
+        // Three rows of 40 bytes + 2 commas fill `f + 122` bytes; size a
+        // fourth row to land exactly on the budget.
+        let mut b = RowBudget::with_budget(budget);
+        for _ in 0..3 {
+            assert_eq!(b.offer(row(32), f), Offer::Taken);
+        }
+        let last = budget - f - 122 - 1 - 8;
+        assert_eq!(b.offer(row(last), f), Offer::Taken);
+        assert_eq!(b.offer(row(0), f), Offer::Full);
+        assert_eq!(b.offer(row(0), f), Offer::Full, "cut stays cut");
+        let filled = b.finish();
+        assert!(filled.truncated);
+        assert_eq!(filled.rows.len(), 4);
+        assert_eq!(encode(&assemble(&filled)).len(), budget);
+    }
+
+    #[test]
+    fn one_byte_over_is_cut() {
+        let f = frame();
+        let mut b = RowBudget::with_budget(200);
+        assert_eq!(b.offer(row(200 - f - 8 + 1 - 1), f), Offer::Taken);
+        let mut b2 = RowBudget::with_budget(200);
+        assert_eq!(b2.offer(row(200 - f - 8 + 1), f), Offer::TooLarge);
+        assert!(!b2.is_truncated());
+        assert_eq!(b.offer(row(0), f), Offer::Full);
+    }
+
+    #[test]
+    fn oversized_rows_are_skipped_and_paging_continues() {
+        let f = frame();
+        let mut b = RowBudget::with_budget(200);
+        assert_eq!(b.offer(row(10), f), Offer::Taken);
+        assert_eq!(b.offer(row(500), f), Offer::TooLarge);
+        b.skip(json!(7));
+        assert_eq!(b.offer(row(10), f), Offer::Taken);
+        let filled = b.finish();
+        assert_eq!(filled.skipped, vec![json!(7)]);
+        assert!(!filled.truncated);
+        assert_eq!(filled.rows.len(), 2);
+    }
+
+    #[test]
+    fn the_real_budget_holds_many_rows_within_60000_bytes() {
+        let f = frame();
+        let mut b = RowBudget::new();
+        let mut offered = 0;
+        while b.offer(row(100), f) == Offer::Taken {
+            offered += 1;
+        }
+        let filled = b.finish();
+        assert_eq!(filled.rows.len(), offered);
+        let size = encode(&assemble(&filled)).len();
+        assert!(size <= BUDGET, "{size}");
+        assert!(size > BUDGET - 109, "{size}");
+    }
+}
