@@ -11,12 +11,14 @@ import socket
 import stat
 import time
 
+import pytest
+
 
 from conftest import needs_root
 from identity import server_uid
 from masking import register
-from rawhttp import (A, GOOD, LIST_SESSIONS, assert_refused, assert_served, exchange, head, post,
-                     replace, tool_text)
+from rawhttp import (A, GOOD, LIST_SESSIONS, assert_refused, assert_served, call, exchange, head,
+                     post, replace, tool_text)
 from reterm_proc import (NETWORK_NAME, NETWORK_NICK, OFF_NOTICE, ROOT_REFUSAL, free_port,
                          port_in_use_text, private_dir)
 
@@ -259,12 +261,62 @@ def test_log_records_errors_and_unknown_tools_under_the_name_sent(server):
 def test_log_records_gate_refusals_without_what_was_offered(server):
     bogus = register("Zq" * 21 + "x")
     lines = replace(GOOD, A, "Authorization: Bearer " + bogus)
-    assert_refused(exchange(server, head(*lines, target="/secret-path-zz"), LIST_SESSIONS))
+    for _ in range(3):
+        assert_refused(exchange(server, head(*lines, target="/secret-path-zz"), LIST_SESSIONS))
     rows = log_rows(server)
     refused = [r for r in rows if "refused (bad or missing token, 403)" in r]
-    assert len(refused) == 1, rows
+    assert len(refused) == 1, rows  # one row per class every 10 s
     for row in rows:
         assert bogus not in row and "secret-path-zz" not in row, row
+
+
+# The contract names the classes "a Host or Origin that is not allowed, a CORS
+# preflight" here and "Host, Origin, OPTIONS" for the listener's debug line.
+@pytest.mark.parametrize("lines,method,row", [
+    (replace(GOOD, "Host: 127.0.0.1:{port}", "Host: evil.example-zz"), "POST",
+     r"refused \(Host[^,()]*, 403\)"),
+    ((*GOOD, "Origin: http://evil.example-zz"), "POST", r"refused \(Origin[^,()]*, 403\)"),
+    (GOOD, "OPTIONS", r"refused \((OPTIONS|CORS preflight)[^,()]*, 403\)"),
+], ids=["Host", "Origin", "OPTIONS"])
+def test_log_names_the_refusal_class(server, lines, method, row):
+    assert_refused(exchange(server, head(*lines, method=method), LIST_SESSIONS))
+    rows = log_rows(server)
+    assert len([r for r in rows if re.search(row, r)]) == 1, rows
+    assert not [r for r in rows if "evil.example-zz" in r], rows
+
+
+def test_log_escapes_arguments_that_could_draw_on_the_terminal(server):
+    post(server, call("list_sessions", {"a": "x\ny\x1bz\u202ew\u200bv\u00adu"}))
+    [row] = [r for r in log_rows(server) if "list_sessions" in r]
+    for escaped in ("\\n", "\\u{1B}", "\\u{202E}", "\\u{200B}", "\\u{AD}"):
+        assert escaped in row, (escaped, row)
+    for raw in ("\x1b", "\u202e", "\u200b", "\u00ad"):
+        assert raw not in row, row
+
+
+def test_log_cuts_long_arguments(server):
+    post(server, call("list_sessions", {"a": "q" * 300}))
+    [row] = [r for r in log_rows(server) if "list_sessions" in r]
+    assert "q" * 190 in row and "q" * 201 not in row and "…" in row, row
+
+
+def test_log_lists_at_most_16_arguments(server):
+    names = [f"arg_{i:02}" for i in range(20)]
+    post(server, call("list_sessions", {n: 1 for n in names}))
+    [row] = [r for r in log_rows(server) if "list_sessions" in r]
+    assert sum(n in row for n in names) == 16, row
+
+
+def test_log_masks_a_line_argument_on_any_tool(server):
+    post(server, call("send_raw", {"session": "S", "line": "PING x\nPASS hunter2zz"}))
+    post(server, call("list_sessions", {"line": "OPER admin hunter3zz"}))
+    post(server, call("list_sessions", {"nested": {"line": "PASS shown-zz"}}))
+    rows = log_rows(server)
+    assert rows
+    for row in rows:
+        assert "hunter2zz" not in row and "hunter3zz" not in row, row
+    assert [r for r in rows if "OPER admin ********" in r], rows
+    assert [r for r in rows if "shown-zz" in r], "a nested line is shown as sent"
 
 
 def test_log_leaves_out_requests_refused_for_other_reasons(server):

@@ -26,6 +26,7 @@ DEBUG_TOOLS = ["engine_state", "raw_since", "read_log", "search_raw"]
 # What the server implements so far: widen as tools land (the goal is RELEASE_TOOLS).
 IMPLEMENTED_RELEASE_TOOLS = ["list_sessions"]
 IMPLEMENTED_DEBUG_TOOLS = []
+IMPLEMENTED_SEND_TOOLS = []  # send_raw, once it lands
 
 
 def compact_sorted(value):
@@ -96,6 +97,13 @@ def test_debug_switch_serves_only_debug_tools_that_exist(server):
     assert server.status() == f"AI access on, port {server.port} · debug"
     names = sdk.run(server.port, server.token, _tool_names)
     assert names == sorted(IMPLEMENTED_RELEASE_TOOLS + IMPLEMENTED_DEBUG_TOOLS)
+
+
+def test_send_switch_serves_only_send_tools_that_exist(server):
+    server.set("control.send", "on")
+    assert server.status() == f"AI access on, port {server.port} · send"
+    names = sdk.run(server.port, server.token, _tool_names)
+    assert names == sorted(IMPLEMENTED_RELEASE_TOOLS + IMPLEMENTED_SEND_TOOLS)
 
 
 def test_list_sessions(shared_server):
