@@ -57,15 +57,14 @@ impl ConnCtx {
         if let Some(line) = self.refusals.lock().record(refusal, Instant::now()) {
             tracing::debug!("{line}");
         }
-        // Gate refusals are AI access and go to the access log too; a
-        // malformed request or a deadline is not.
+        // The gate's own refusals (token, Host, Origin, preflight) are AI
+        // access and go to the access log too; a malformed request, a
+        // deadline or the peer check is not, by the contract's list.
         let logged = match refusal {
             Refusal::Token => Some(access_log::Refusal::Token),
             Refusal::Host => Some(access_log::Refusal::Host),
             Refusal::Origin => Some(access_log::Refusal::Origin),
             Refusal::Options => Some(access_log::Refusal::Preflight),
-            Refusal::PeerOtherUser => Some(access_log::Refusal::PeerOtherUser),
-            Refusal::PeerUnchecked => Some(access_log::Refusal::PeerUnchecked),
             _ => None,
         };
         if let Some(class) = logged {
