@@ -49,7 +49,11 @@ async fn round_trip(addr: SocketAddr, request: &[u8]) -> usize {
             break;
         }
     }
-    assert!(answer.starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&answer));
+    assert!(
+        answer.starts_with(b"HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&answer)
+    );
     stream.set_linger(Some(Duration::ZERO)).expect("linger");
     answer.len()
 }
@@ -81,7 +85,8 @@ fn request(port: u16, token: &str) -> Vec<u8> {
 async fn start_control() -> (ControlServer, SocketAddr) {
     let rete = Arc::new(Rete::start(ReteOptions::default()).await.expect("rete"));
     for i in 0..3 {
-        let id = SessionId::parse(&format!("6f0c3c2e-8d1a-4a51-9b7e-4d2f5a6b7c{i:02}")).expect("id");
+        let id =
+            SessionId::parse(&format!("6f0c3c2e-8d1a-4a51-9b7e-4d2f5a6b7c{i:02}")).expect("id");
         rete.add_session(SessionSpec {
             config: SessionConfig::new(id, &format!("net{i}"), "rete"),
             connect: ConnectConfig {
@@ -99,7 +104,8 @@ async fn start_control() -> (ControlServer, SocketAddr) {
         .expect("session");
     }
     let port = free_port();
-    let secrets = std::env::temp_dir().join(format!("rete-bench-secrets-{}.json", std::process::id()));
+    let secrets =
+        std::env::temp_dir().join(format!("rete-bench-secrets-{}.json", std::process::id()));
     let settings = ServerSettings {
         port,
         debug: false,
