@@ -151,15 +151,20 @@ impl Rete {
     /// `grace` for QUITs to go out.
     pub async fn shutdown(&self, grace: Duration) {
         if let Ok(sessions) = self.sessions().await {
+            // Subscribe before asking, so no state change is missed.
+            let mut events = self.events.subscribe();
             for s in &sessions {
                 s.sender().disconnect(Some("Leaving".into()));
             }
-            let deadline = Instant::now() + grace;
-            for s in &sessions {
-                while Instant::now() < deadline && s.is_connected_now() {
-                    tokio::time::sleep(Duration::from_millis(20)).await;
+            let all_down = async {
+                while sessions.iter().any(SessionHandle::is_connected_now) {
+                    match events.recv().await {
+                        Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                        Err(broadcast::error::RecvError::Closed) => break,
+                    }
                 }
-            }
+            };
+            let _ = tokio::time::timeout(grace, all_down).await;
         }
         self.root.stop(None);
         let join = self.join.lock().take();

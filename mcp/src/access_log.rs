@@ -91,10 +91,6 @@ pub enum Refusal {
     Origin,
     /// A CORS preflight (OPTIONS, 403).
     Preflight,
-    /// Linux: the client's socket belongs to another user (closed unanswered).
-    PeerOtherUser,
-    /// Linux: the client's user could not be checked (closed unanswered).
-    PeerUnchecked,
 }
 
 impl Refusal {
@@ -105,8 +101,6 @@ impl Refusal {
             Refusal::Host => "Host not allowed, 403",
             Refusal::Origin => "Origin not allowed, 403",
             Refusal::Preflight => "CORS preflight, 403",
-            Refusal::PeerOtherUser => "peer is another user, closed",
-            Refusal::PeerUnchecked => "peer user could not be checked, closed",
         }
     }
 }

@@ -3,7 +3,7 @@
 //! (close, wait up to 2 s for requests in flight, reopen), stop.
 
 use crate::access_log::AccessLog;
-use crate::listener::{conn_ctx, Listener, ListenerArgs, ListenerMsg};
+use crate::listener::{conn_ctx, ControlSupervisor, SupervisorArgs, SupervisorMsg};
 use crate::token::{self, Token, TokenError};
 use ractor::{Actor, ActorRef};
 use rete_actors::Rete;
@@ -75,7 +75,7 @@ pub struct ControlServer {
     debug: Arc<AtomicBool>,
     send: Arc<AtomicBool>,
     access_log: Arc<AccessLog>,
-    listener: ActorRef<ListenerMsg>,
+    supervisor: ActorRef<SupervisorMsg>,
 }
 
 impl ControlServer {
@@ -101,7 +101,7 @@ impl ControlServer {
             debug,
             send,
             access_log,
-            listener,
+            supervisor: listener,
         })
     }
 
@@ -168,11 +168,11 @@ impl ControlServer {
     }
 
     async fn close(&self) {
-        let _ = ractor::call!(self.listener, ListenerMsg::Stop);
+        let _ = ractor::call!(self.supervisor, SupervisorMsg::Stop);
     }
 
     async fn reopen(mut self) -> Result<ControlServer, StartError> {
-        self.listener = open(
+        self.supervisor = open(
             self.settings.port,
             &self.token,
             &self.rete,
@@ -192,7 +192,7 @@ async fn open(
     debug: &Arc<AtomicBool>,
     send: &Arc<AtomicBool>,
     access_log: &Arc<AccessLog>,
-) -> Result<ActorRef<ListenerMsg>, StartError> {
+) -> Result<ActorRef<SupervisorMsg>, StartError> {
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     let listener = TcpListener::bind(addr).await.map_err(|e| match e.kind() {
         io::ErrorKind::AddrInUse => StartError::PortInUse(port),
@@ -206,7 +206,12 @@ async fn open(
         send.clone(),
         access_log.clone(),
     );
-    let (actor, _) = Actor::spawn(None, Listener, ListenerArgs { listener, ctx })
+    let args = SupervisorArgs {
+        listener,
+        port,
+        ctx,
+    };
+    let (actor, _) = Actor::spawn(None, ControlSupervisor, args)
         .await
         .map_err(|e| StartError::Spawn(e.to_string()))?;
     Ok(actor)

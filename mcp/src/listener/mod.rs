@@ -11,6 +11,9 @@
 //! so the actor never awaits the socket inside `handle`.
 
 mod connection;
+mod supervisor;
+
+pub(crate) use supervisor::{ControlSupervisor, SupervisorArgs, SupervisorMsg};
 
 use crate::access_log::{self, AccessLog};
 use crate::http::{Refusal, RefusalLog};
@@ -54,15 +57,14 @@ impl ConnCtx {
         if let Some(line) = self.refusals.lock().record(refusal, Instant::now()) {
             tracing::debug!("{line}");
         }
-        // Gate refusals are AI access and go to the access log too; a
-        // malformed request or a deadline is not.
+        // The gate's own refusals (token, Host, Origin, preflight) are AI
+        // access and go to the access log too; a malformed request, a
+        // deadline or the peer check is not, by the contract's list.
         let logged = match refusal {
             Refusal::Token => Some(access_log::Refusal::Token),
             Refusal::Host => Some(access_log::Refusal::Host),
             Refusal::Origin => Some(access_log::Refusal::Origin),
             Refusal::Options => Some(access_log::Refusal::Preflight),
-            Refusal::PeerOtherUser => Some(access_log::Refusal::PeerOtherUser),
-            Refusal::PeerUnchecked => Some(access_log::Refusal::PeerUnchecked),
             _ => None,
         };
         if let Some(class) = logged {
@@ -158,6 +160,10 @@ pub struct Listener;
 pub struct ListenerArgs {
     pub(crate) listener: TcpListener,
     pub(crate) ctx: Arc<ConnCtx>,
+    /// Cancelled when this listener is done, by its own stop or by the
+    /// supervisor after a failure: the accept loop then drops the socket, so
+    /// the port is free to be bound again.
+    pub(crate) closed: CancellationToken,
 }
 
 /// The listener's state.
@@ -165,7 +171,7 @@ pub struct ListenerState {
     ctx: Arc<ConnCtx>,
     cancel: CancellationToken,
     tracker: TaskTracker,
-    accept: tokio::task::JoinHandle<()>,
+    closed: CancellationToken,
 }
 
 impl Actor for Listener {
@@ -179,9 +185,14 @@ impl Actor for Listener {
         args: ListenerArgs,
     ) -> Result<Self::State, ActorProcessingErr> {
         let listener = args.listener;
-        let accept = tokio::spawn(async move {
+        let closed = args.closed.clone();
+        tokio::spawn(async move {
             loop {
-                match listener.accept().await {
+                let accepted = tokio::select! {
+                    _ = closed.cancelled() => return,
+                    accepted = listener.accept() => accepted,
+                };
+                match accepted {
                     Ok((stream, peer)) => {
                         if myself.cast(ListenerMsg::Accepted(stream, peer)).is_err() {
                             return;
@@ -199,7 +210,7 @@ impl Actor for Listener {
             ctx: args.ctx,
             cancel: CancellationToken::new(),
             tracker: TaskTracker::new(),
-            accept,
+            closed: args.closed,
         })
     }
 
@@ -208,7 +219,7 @@ impl Actor for Listener {
         _myself: ActorRef<Self::Msg>,
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
-        state.accept.abort();
+        state.closed.cancel();
         state.cancel.cancel();
         Ok(())
     }
@@ -232,7 +243,7 @@ impl Actor for Listener {
                     .spawn(connection::serve(stream, peer, ctx, cancel, slot));
             }
             ListenerMsg::Stop(reply) => {
-                state.accept.abort();
+                state.closed.cancel();
                 state.cancel.cancel();
                 state.tracker.close();
                 let tracker = state.tracker.clone();

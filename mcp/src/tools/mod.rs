@@ -4,7 +4,9 @@
 
 pub mod args;
 pub mod context;
+pub mod cursor;
 pub mod list_sessions;
+pub mod message;
 pub mod registry;
 pub mod result;
 pub mod schema;

@@ -1,0 +1,152 @@
+//! The control supervisor: it keeps one listener actor running on the port.
+//!
+//! Should the listener fail, its accept loop is told to drop the socket and
+//! a new listener is started on the same port after a short backoff. ractor's
+//! default would stop the supervisor with its child; this one restarts it.
+
+use super::{ConnCtx, Listener, ListenerArgs, ListenerMsg};
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+/// How long to wait before binding the port again after a failure, and
+/// between tries while it cannot be bound.
+const RESTART_DELAY: Duration = Duration::from_millis(200);
+
+/// Messages the control supervisor handles.
+pub enum SupervisorMsg {
+    /// Start a new listener (after a failure).
+    Restart,
+    /// Stop the listener (every request cancelled, up to 2 s for them), then
+    /// the supervisor. MUST reply once both have stopped.
+    Stop(RpcReplyPort<()>),
+}
+
+/// The control supervisor.
+pub struct ControlSupervisor;
+
+/// What the supervisor starts with: the port already bound for the first
+/// listener, so a taken port is reported by the caller before anything runs.
+pub struct SupervisorArgs {
+    pub(crate) listener: TcpListener,
+    pub(crate) port: u16,
+    pub(crate) ctx: Arc<ConnCtx>,
+}
+
+/// The supervisor's state.
+pub struct SupervisorState {
+    port: u16,
+    ctx: Arc<ConnCtx>,
+    child: Option<(ActorRef<ListenerMsg>, CancellationToken)>,
+    stopping: bool,
+}
+
+impl SupervisorState {
+    async fn spawn_child(
+        &mut self,
+        myself: &ActorRef<SupervisorMsg>,
+        listener: TcpListener,
+    ) -> Result<(), ActorProcessingErr> {
+        let closed = CancellationToken::new();
+        let args = ListenerArgs {
+            listener,
+            ctx: self.ctx.clone(),
+            closed: closed.clone(),
+        };
+        let (child, _) = Actor::spawn_linked(None, Listener, args, myself.get_cell()).await?;
+        self.child = Some((child, closed));
+        Ok(())
+    }
+}
+
+impl Actor for ControlSupervisor {
+    type Msg = SupervisorMsg;
+    type State = SupervisorState;
+    type Arguments = SupervisorArgs;
+
+    async fn pre_start(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        args: SupervisorArgs,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        let mut state = SupervisorState {
+            port: args.port,
+            ctx: args.ctx,
+            child: None,
+            stopping: false,
+        };
+        state.spawn_child(&myself, args.listener).await?;
+        Ok(state)
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        msg: Self::Msg,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match msg {
+            SupervisorMsg::Restart => {
+                if state.stopping || state.child.is_some() {
+                    return Ok(());
+                }
+                let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, state.port));
+                match TcpListener::bind(addr).await {
+                    Ok(listener) => {
+                        state.spawn_child(&myself, listener).await?;
+                        tracing::info!(port = state.port, "control listener restarted");
+                    }
+                    Err(e) => {
+                        tracing::warn!(port = state.port, error = %e, "control port could not be bound again; retrying");
+                        myself.send_after(RESTART_DELAY, || SupervisorMsg::Restart);
+                    }
+                }
+            }
+            SupervisorMsg::Stop(reply) => {
+                state.stopping = true;
+                let child = state.child.take();
+                let me = myself.clone();
+                // Wait for the listener off this actor's task, then stop.
+                tokio::spawn(async move {
+                    if let Some((child, closed)) = child {
+                        let _ = ractor::call!(child, ListenerMsg::Stop);
+                        closed.cancel();
+                    }
+                    me.stop(None);
+                    let _ = reply.send(());
+                });
+            }
+        }
+        Ok(())
+    }
+
+    async fn handle_supervisor_evt(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        event: SupervisionEvent,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        let cell = match &event {
+            SupervisionEvent::ActorFailed(cell, _)
+            | SupervisionEvent::ActorTerminated(cell, ..) => cell.clone(),
+            _ => return Ok(()),
+        };
+        let ours = state
+            .child
+            .as_ref()
+            .is_some_and(|(child, _)| child.get_id() == cell.get_id());
+        if !ours || state.stopping {
+            return Ok(());
+        }
+        if let Some((_, closed)) = state.child.take() {
+            // Frees the port: the old accept loop drops its socket.
+            closed.cancel();
+        }
+        tracing::warn!("control listener stopped unexpectedly; restarting");
+        myself.send_after(RESTART_DELAY, || SupervisorMsg::Restart);
+        Ok(())
+    }
+}
