@@ -154,7 +154,7 @@ mod netlink {
     /// Reads the kernel's answer: exactly one message, ours, either the
     /// socket or ENOENT. Any other error the kernel reports, or anything
     /// else in the datagram, is an error.
-    pub(super) fn parse_answer(datagram: &[u8]) -> io::Result<Option<TcpRow>> {
+    fn parse_answer(datagram: &[u8]) -> io::Result<Option<TcpRow>> {
         let message = NetlinkMessage::<SockDiagMessage>::deserialize(datagram)
             .map_err(|err| malformed(&err.to_string()))?;
         let length = message.header.length as usize;
@@ -187,6 +187,53 @@ mod netlink {
 
     fn malformed(what: &str) -> io::Error {
         io::Error::new(io::ErrorKind::InvalidData, format!("sock_diag: {what}"))
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+        use netlink_packet_core::ErrorMessage;
+        use std::num::NonZeroI32;
+
+        /// A datagram holding one NLMSG_ERROR with `code` (0: an ACK).
+        fn error_answer(code: i32, sequence: u32) -> Vec<u8> {
+            let mut header = NetlinkHeader::default();
+            header.sequence_number = sequence;
+            let mut error = ErrorMessage::default();
+            error.code = NonZeroI32::new(code);
+            let mut message =
+                NetlinkMessage::<SockDiagMessage>::new(header, NetlinkPayload::Error(error));
+            message.finalize();
+            let mut bytes = vec![0; message.buffer_len()];
+            message.serialize(&mut bytes);
+            bytes
+        }
+
+        #[test]
+        fn no_such_socket_is_no_row() {
+            let answer = error_answer(-libc::ENOENT, SEQUENCE);
+            assert_eq!(parse_answer(&answer).unwrap(), None);
+        }
+
+        #[test]
+        fn other_kernel_errors_are_errors() {
+            let answer = error_answer(-libc::EPERM, SEQUENCE);
+            let err = parse_answer(&answer).unwrap_err();
+            assert_eq!(err.raw_os_error(), Some(libc::EPERM));
+            assert!(parse_answer(&error_answer(0, SEQUENCE)).is_err(), "an ACK");
+        }
+
+        #[test]
+        fn unexpected_datagrams_are_errors() {
+            let other_request = error_answer(-libc::ENOENT, SEQUENCE + 1);
+            assert!(parse_answer(&other_request).is_err());
+            let mut two = error_answer(-libc::ENOENT, SEQUENCE);
+            two.extend(error_answer(-libc::ENOENT, SEQUENCE));
+            assert!(parse_answer(&two).is_err());
+            let answer = error_answer(-libc::ENOENT, SEQUENCE);
+            assert!(parse_answer(&answer[..answer.len() - 4]).is_err());
+            assert!(parse_answer(&[]).is_err());
+        }
     }
 }
 
