@@ -1,5 +1,7 @@
 use super::*;
+use std::io;
 use std::net::{TcpListener, TcpStream};
+use std::time::{Duration, Instant};
 
 /// Captured on the build machine with a loopback connection open:
 /// listener 127.0.0.1:41061, client 127.0.0.1:50306 (inode 125756), a
@@ -278,37 +280,92 @@ fn a_mapped_address_is_not_confused_with_native_ipv6() {
     assert_eq!(judge(&rows, 1000), PeerCheck::Unchecked);
 }
 
+/// The outcome of reading one table in [`tables`].
+#[derive(Clone, Copy)]
+enum Table<'a> {
+    Text(&'a str),
+    Denied,
+    Missing,
+}
+
+/// Judges the fallback's tables as given, and says which were read.
+fn tables(tcp: Table, tcp6: Table, our_uid: u32) -> (PeerCheck, Vec<String>) {
+    let mut read = Vec::new();
+    let verdict = proc_table::judge_tables(
+        |path| {
+            read.push(path.to_owned());
+            let table = match path {
+                proc_table::TCP_TABLE => tcp,
+                proc_table::TCP6_TABLE => tcp6,
+                other => panic!("unexpected table {other}"),
+            };
+            match table {
+                Table::Text(text) => Ok(text.to_owned()),
+                Table::Denied => Err(io::Error::from(io::ErrorKind::PermissionDenied)),
+                Table::Missing => Err(io::Error::from(io::ErrorKind::NotFound)),
+            }
+        },
+        addr(CLIENT),
+        addr(SERVER),
+        our_uid,
+    );
+    (verdict, read)
+}
+
+/// The client's live socket as the IPv4 table lists it, owned by uid 1000.
+fn client_line() -> String {
+    format!(
+        " 7: {} {} 01 0:0 0:0 0 1000 0 4242",
+        hex(addr(CLIENT)),
+        hex(addr(SERVER))
+    )
+}
+
+#[test]
+fn ipv4_table_with_the_client_is_enough() {
+    let line = client_line();
+    for tcp6 in [Table::Text(""), Table::Missing, Table::Denied] {
+        let (verdict, read) = tables(Table::Text(&line), tcp6, 1000);
+        assert_eq!(verdict, PeerCheck::SameUser);
+        assert_eq!(read, [proc_table::TCP_TABLE], "tcp6 is not read");
+    }
+    assert_eq!(
+        tables(Table::Text(&line), Table::Denied, 7).0,
+        PeerCheck::OtherUser
+    );
+}
+
 #[test]
 fn unreadable_tables_fail_closed() {
-    let (client, server) = (addr(CLIENT), addr(SERVER));
-    let line = || {
-        Ok(format!(
-            " 7: {} {} 01 0:0 0:0 0 1000 0 4242",
-            hex(client),
-            hex(server)
-        ))
-    };
-    let denied = || Err(io::Error::from(io::ErrorKind::PermissionDenied));
-    let missing = || Err(io::Error::from(io::ErrorKind::NotFound));
-    assert_eq!(
-        judge_tables(line(), Ok(String::new()), client, server, 1000),
-        PeerCheck::SameUser
+    let line = client_line();
+    for tcp in [Table::Denied, Table::Missing] {
+        let (verdict, read) = tables(tcp, Table::Text(&line), 1000);
+        assert_eq!(verdict, PeerCheck::Unchecked);
+        assert_eq!(read, [proc_table::TCP_TABLE]);
+    }
+    let (verdict, read) = tables(Table::Text(""), Table::Denied, 1000);
+    assert_eq!(verdict, PeerCheck::Unchecked);
+    assert_eq!(read, [proc_table::TCP_TABLE, proc_table::TCP6_TABLE]);
+    let (verdict, _) = tables(Table::Text(""), Table::Missing, 1000);
+    assert_eq!(verdict, PeerCheck::Unchecked, "no IPv6: no row anywhere");
+}
+
+#[test]
+fn ipv6_table_is_read_when_ipv4_has_no_live_client() {
+    let closing = format!(
+        " 3: {} {} 06 0:0 0:0 0 0 0 0",
+        hex(addr(CLIENT)),
+        hex(addr(SERVER))
     );
+    let mapped = " 9: 0000000000000000FFFF00000100007F:C350 0000000000000000FFFF00000100007F:1CFE 01 0:0 0:0 0 1000 0 4343";
+    let (verdict, read) = tables(Table::Text(&closing), Table::Text(mapped), 1000);
+    assert_eq!(read, [proc_table::TCP_TABLE, proc_table::TCP6_TABLE]);
+    #[cfg(target_endian = "little")]
+    assert_eq!(verdict, PeerCheck::SameUser);
+    #[cfg(target_endian = "little")]
     assert_eq!(
-        judge_tables(line(), missing(), client, server, 1000),
-        PeerCheck::SameUser
-    );
-    assert_eq!(
-        judge_tables(line(), denied(), client, server, 1000),
-        PeerCheck::Unchecked
-    );
-    assert_eq!(
-        judge_tables(denied(), Ok(String::new()), client, server, 1000),
-        PeerCheck::Unchecked
-    );
-    assert_eq!(
-        judge_tables(missing(), line(), client, server, 1000),
-        PeerCheck::Unchecked
+        tables(Table::Text(""), Table::Text(mapped), 7).0,
+        PeerCheck::OtherUser
     );
 }
 
@@ -364,4 +421,163 @@ fn live_unknown_client_is_unchecked() {
         check_peer(stranger, server, our_uid()),
         PeerCheck::Unchecked
     );
+}
+
+/// A live loopback connection: the listener, the client's stream, and the
+/// addresses the server sees (client, server).
+fn live_connection() -> (TcpListener, TcpStream, TcpStream, SocketAddr, SocketAddr) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let server = listener.local_addr().unwrap();
+    let client_stream = TcpStream::connect(server).unwrap();
+    let (accepted, client) = listener.accept().unwrap();
+    (listener, client_stream, accepted, client, server)
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn sock_diag_finds_the_live_client_socket() {
+    let (_listener, _client_stream, _accepted, client, server) = live_connection();
+    let rows = sock_diag::client_rows(client, server).unwrap();
+    assert_eq!(rows.len(), 1, "one exact answer: {rows:?}");
+    assert_eq!((rows[0].local, rows[0].remote), (client, server));
+    assert_eq!(rows[0].state, 0x01, "established");
+    assert_ne!(rows[0].inode, 0, "held by this process");
+    let uid = our_uid();
+    assert_eq!(judge_peer(&rows, client, server, uid), PeerCheck::SameUser);
+    assert_eq!(
+        judge_peer(&rows, client, server, uid.wrapping_add(1)),
+        PeerCheck::OtherUser
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn sock_diag_finds_a_dual_stack_client_under_its_mapped_address() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let server = listener.local_addr().unwrap();
+    let mapped = SocketAddr::new("::ffff:127.0.0.1".parse().unwrap(), server.port());
+    let _stream = TcpStream::connect(mapped).unwrap();
+    let (_conn, client) = listener.accept().unwrap();
+    let rows = sock_diag::client_rows(client, server).unwrap();
+    assert!(!rows.is_empty());
+    assert!(
+        rows.iter().all(|r| r.local.is_ipv6()),
+        "the client's socket is AF_INET6: {rows:?}"
+    );
+    assert_eq!(
+        judge_peer(&rows, client, server, our_uid()),
+        PeerCheck::SameUser
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn sock_diag_does_not_find_a_reset_connection() {
+    let (_listener, client_stream, _accepted, client, server) = live_connection();
+    // SO_LINGER 0: close sends a reset and the socket is gone at once.
+    let socket = std::os::fd::AsRawFd::as_raw_fd(&client_stream);
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: a valid socket and a correctly sized linger option.
+    let set = unsafe {
+        libc::setsockopt(
+            socket,
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            std::ptr::addr_of!(linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        )
+    };
+    assert_eq!(set, 0);
+    drop(client_stream);
+    assert_eq!(sock_diag::client_rows(client, server).unwrap(), []);
+    assert_eq!(check_peer(client, server, our_uid()), PeerCheck::Unchecked);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn sock_diag_sees_a_closed_client_in_time_wait_and_does_not_count_it() {
+    let (_listener, client_stream, accepted, client, server) = live_connection();
+    // The client closes first, so its socket ends in TIME_WAIT.
+    drop(client_stream);
+    drop(accepted);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let rows = loop {
+        let rows = sock_diag::client_rows(client, server).unwrap();
+        if rows.iter().any(|r| r.state == TCP_TIME_WAIT) || Instant::now() > deadline {
+            break rows;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    // Both lookups (AF_INET, then AF_INET6 mapped) find the same entry.
+    assert!(!rows.is_empty());
+    assert!(rows.iter().all(|r| r.state == TCP_TIME_WAIT), "{rows:?}");
+    assert_eq!(judge_peer(&rows, client, server, 0), PeerCheck::Unchecked);
+    assert_eq!(check_peer(client, server, our_uid()), PeerCheck::Unchecked);
+}
+
+#[test]
+fn proc_fallback_finds_the_live_client_socket() {
+    let (_listener, _client_stream, _accepted, client, server) = live_connection();
+    let uid = our_uid();
+    assert_eq!(
+        proc_table::check_peer_in_proc(client, server, uid),
+        PeerCheck::SameUser
+    );
+    assert_eq!(
+        proc_table::check_peer_in_proc(client, server, uid.wrapping_add(1)),
+        PeerCheck::OtherUser
+    );
+    let stranger = SocketAddr::new(client.ip(), client.port().wrapping_add(1));
+    assert_eq!(
+        proc_table::check_peer_in_proc(stranger, server, uid),
+        PeerCheck::Unchecked
+    );
+}
+
+#[test]
+fn proc_fallback_finds_a_dual_stack_client() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let server = listener.local_addr().unwrap();
+    let mapped = SocketAddr::new("::ffff:127.0.0.1".parse().unwrap(), server.port());
+    let _stream = TcpStream::connect(mapped).unwrap();
+    let (_conn, client) = listener.accept().unwrap();
+    assert_eq!(
+        proc_table::check_peer_in_proc(client, server, our_uid()),
+        PeerCheck::SameUser
+    );
+}
+
+/// The median of `runs` timings of `f`.
+fn median(runs: usize, mut f: impl FnMut()) -> Duration {
+    let mut times: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            f();
+            start.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[runs / 2]
+}
+
+/// Prints what one check costs; run with
+/// `cargo test -p rete-mcp --release peer_check_timing -- --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement, not a test of behaviour"]
+fn peer_check_timing() {
+    let (_listener, _client_stream, _accepted, client, server) = live_connection();
+    let uid = our_uid();
+    let fast = median(1000, || {
+        assert_eq!(check_peer(client, server, uid), PeerCheck::SameUser);
+    });
+    let slow = median(100, || {
+        assert_eq!(
+            proc_table::check_peer_in_proc(client, server, uid),
+            PeerCheck::SameUser
+        );
+    });
+    println!("check_peer median of 1000: {fast:?}; /proc fallback median of 100: {slow:?}");
 }

@@ -1,0 +1,258 @@
+//! The sock_diag source: an exact lookup of the client's socket.
+//!
+//! One NETLINK_SOCK_DIAG request carrying the client's and the server's
+//! address asks the kernel for that one TCP socket, and the answer is its
+//! state, owner and inode, or "no such socket" (ENOENT). It costs a few
+//! system calls and a hash lookup, where reading /proc walks every socket.
+//! Anything unexpected is an error, so that the caller reads /proc instead.
+
+use super::{canonical, has_live_socket, TcpRow};
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+
+/// The socket rows the kernel returns for the client's address pair.
+///
+/// An IPv4 client is looked up as AF_INET first; only if that finds no live
+/// socket is it looked up again as AF_INET6 with IPv4-mapped addresses,
+/// where a client on a dual-stack socket lives. A native IPv6 client is
+/// looked up as AF_INET6 only. Rows are returned unjudged: the caller
+/// applies the same rules as to /proc rows. `Ok` with no rows means the
+/// kernel has no such socket.
+pub(super) fn client_rows(client: SocketAddr, server: SocketAddr) -> io::Result<Vec<TcpRow>> {
+    let lookups = lookups(client, server);
+    let mut rows = Vec::new();
+    if lookups.is_empty() {
+        return Ok(rows);
+    }
+    let diag = netlink::Diag::open()?;
+    for lookup in lookups {
+        rows.extend(diag.find(&lookup)?);
+        if has_live_socket(&rows, client, server) {
+            break;
+        }
+    }
+    Ok(rows)
+}
+
+/// One exact lookup: the client's socket as the kernel would key it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Lookup {
+    /// The address family of the socket looked for.
+    ipv6: bool,
+    /// The socket's own end: the client.
+    local: SocketAddr,
+    /// Its peer: the server.
+    remote: SocketAddr,
+}
+
+/// The lookups to make, in order. A pair mixing IPv4 and native IPv6 can
+/// name no socket, so it needs none.
+fn lookups(client: SocketAddr, server: SocketAddr) -> Vec<Lookup> {
+    let ((client_ip, client_port), (server_ip, server_port)) =
+        (canonical(client), canonical(server));
+    match (client_ip, server_ip) {
+        (IpAddr::V4(c), IpAddr::V4(s)) => vec![
+            Lookup {
+                ipv6: false,
+                local: SocketAddr::new(c.into(), client_port),
+                remote: SocketAddr::new(s.into(), server_port),
+            },
+            Lookup {
+                ipv6: true,
+                local: SocketAddr::new(c.to_ipv6_mapped().into(), client_port),
+                remote: SocketAddr::new(s.to_ipv6_mapped().into(), server_port),
+            },
+        ],
+        (IpAddr::V6(c), IpAddr::V6(s)) => vec![Lookup {
+            ipv6: true,
+            local: SocketAddr::new(c.into(), client_port),
+            remote: SocketAddr::new(s.into(), server_port),
+        }],
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod netlink {
+    use super::{Lookup, TcpRow};
+    use netlink_packet_core::{NetlinkHeader, NetlinkMessage, NetlinkPayload, NLM_F_REQUEST};
+    use netlink_packet_sock_diag::constants::{AF_INET, AF_INET6, IPPROTO_TCP};
+    use netlink_packet_sock_diag::inet::{
+        ExtensionFlags, InetRequest, InetResponseHeader, SocketId, StateFlags,
+    };
+    use netlink_packet_sock_diag::SockDiagMessage;
+    use netlink_sys::{protocols::NETLINK_SOCK_DIAG, Socket, SocketAddr as NetlinkAddr};
+    use std::io;
+    use std::net::SocketAddr;
+
+    /// Marks our request's answer; the socket is ours alone and connected
+    /// to the kernel, so this is a consistency check, not a defence.
+    const SEQUENCE: u32 = 1;
+    /// `INET_DIAG_NOCOOKIE`: match the socket by its addresses alone.
+    const NO_COOKIE: [u8; 8] = [0xff; 8];
+    /// An answer is one socket's header and a few small attributes.
+    const ANSWER_CAPACITY: usize = 8 * 1024;
+
+    /// A sock_diag socket connected to the kernel.
+    pub(super) struct Diag(Socket);
+
+    impl Diag {
+        /// Opens a fresh socket per check, so no answer to an earlier
+        /// request can be waiting in it.
+        pub(super) fn open() -> io::Result<Self> {
+            let socket = Socket::new(NETLINK_SOCK_DIAG)?;
+            socket.connect(&NetlinkAddr::new(0, 0))?;
+            Ok(Self(socket))
+        }
+
+        /// The socket the kernel finds for `lookup`, `None` if it has none.
+        ///
+        /// The kernel serves a sock_diag request while it is being sent, so
+        /// the answer is already queued when `send` returns: it is read
+        /// without waiting, and its absence is an error rather than a stall
+        /// of the caller's thread.
+        pub(super) fn find(&self, lookup: &Lookup) -> io::Result<Option<TcpRow>> {
+            self.0.send(&request(lookup), 0)?;
+            let mut answer = Vec::with_capacity(ANSWER_CAPACITY);
+            let size = self
+                .0
+                .recv(&mut answer, libc::MSG_DONTWAIT | libc::MSG_TRUNC)?;
+            if size > answer.len() {
+                return Err(malformed("the answer was larger than expected"));
+            }
+            parse_answer(&answer)
+        }
+    }
+
+    /// The request for one socket: no dump flag, so the kernel looks the
+    /// exact address pair up instead of listing every socket.
+    fn request(lookup: &Lookup) -> Vec<u8> {
+        let mut header = NetlinkHeader::default();
+        header.flags = NLM_F_REQUEST;
+        header.sequence_number = SEQUENCE;
+        let inet = InetRequest {
+            family: if lookup.ipv6 { AF_INET6 } else { AF_INET },
+            protocol: IPPROTO_TCP,
+            extensions: ExtensionFlags::empty(),
+            states: StateFlags::all(),
+            socket_id: SocketId {
+                source_port: lookup.local.port(),
+                destination_port: lookup.remote.port(),
+                source_address: lookup.local.ip(),
+                destination_address: lookup.remote.ip(),
+                interface_id: 0,
+                cookie: NO_COOKIE,
+            },
+        };
+        let mut message = NetlinkMessage::new(header, SockDiagMessage::InetRequest(inet).into());
+        message.finalize();
+        let mut bytes = vec![0; message.buffer_len()];
+        message.serialize(&mut bytes);
+        bytes
+    }
+
+    /// Reads the kernel's answer: exactly one message, ours, either the
+    /// socket or ENOENT. Any other error the kernel reports, or anything
+    /// else in the datagram, is an error.
+    fn parse_answer(datagram: &[u8]) -> io::Result<Option<TcpRow>> {
+        let message = NetlinkMessage::<SockDiagMessage>::deserialize(datagram)
+            .map_err(|err| malformed(&err.to_string()))?;
+        let length = message.header.length as usize;
+        if length.next_multiple_of(4) != datagram.len().next_multiple_of(4) {
+            return Err(malformed("the answer is not exactly one message"));
+        }
+        if message.header.sequence_number != SEQUENCE {
+            return Err(malformed("the answer is not to our request"));
+        }
+        match message.payload {
+            NetlinkPayload::InnerMessage(SockDiagMessage::InetResponse(response)) => {
+                Ok(Some(row(&response.header)))
+            }
+            NetlinkPayload::Error(error) if error.raw_code() == -libc::ENOENT => Ok(None),
+            NetlinkPayload::Error(error) if error.code.is_some() => Err(error.to_io()),
+            _ => Err(malformed("the answer is neither a socket nor an error")),
+        }
+    }
+
+    fn row(header: &InetResponseHeader) -> TcpRow {
+        let id = &header.socket_id;
+        TcpRow {
+            local: SocketAddr::new(id.source_address, id.source_port),
+            remote: SocketAddr::new(id.destination_address, id.destination_port),
+            state: header.state,
+            uid: header.uid,
+            inode: u64::from(header.inode),
+        }
+    }
+
+    fn malformed(what: &str) -> io::Error {
+        io::Error::new(io::ErrorKind::InvalidData, format!("sock_diag: {what}"))
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+        use netlink_packet_core::ErrorMessage;
+        use std::num::NonZeroI32;
+
+        /// A datagram holding one NLMSG_ERROR with `code` (0: an ACK).
+        fn error_answer(code: i32, sequence: u32) -> Vec<u8> {
+            let mut header = NetlinkHeader::default();
+            header.sequence_number = sequence;
+            let mut error = ErrorMessage::default();
+            error.code = NonZeroI32::new(code);
+            let mut message =
+                NetlinkMessage::<SockDiagMessage>::new(header, NetlinkPayload::Error(error));
+            message.finalize();
+            let mut bytes = vec![0; message.buffer_len()];
+            message.serialize(&mut bytes);
+            bytes
+        }
+
+        #[test]
+        fn no_such_socket_is_no_row() {
+            let answer = error_answer(-libc::ENOENT, SEQUENCE);
+            assert_eq!(parse_answer(&answer).unwrap(), None);
+        }
+
+        #[test]
+        fn other_kernel_errors_are_errors() {
+            let answer = error_answer(-libc::EPERM, SEQUENCE);
+            let err = parse_answer(&answer).unwrap_err();
+            assert_eq!(err.raw_os_error(), Some(libc::EPERM));
+            assert!(parse_answer(&error_answer(0, SEQUENCE)).is_err(), "an ACK");
+        }
+
+        #[test]
+        fn unexpected_datagrams_are_errors() {
+            let other_request = error_answer(-libc::ENOENT, SEQUENCE + 1);
+            assert!(parse_answer(&other_request).is_err());
+            let mut two = error_answer(-libc::ENOENT, SEQUENCE);
+            two.extend(error_answer(-libc::ENOENT, SEQUENCE));
+            assert!(parse_answer(&two).is_err());
+            let answer = error_answer(-libc::ENOENT, SEQUENCE);
+            assert!(parse_answer(&answer[..answer.len() - 4]).is_err());
+            assert!(parse_answer(&[]).is_err());
+        }
+    }
+}
+
+/// Elsewhere there is no sock_diag; the caller falls back to /proc.
+#[cfg(not(target_os = "linux"))]
+mod netlink {
+    use super::{Lookup, TcpRow};
+    use std::io;
+
+    /// Stands in for the Linux socket; it cannot be opened.
+    pub(super) struct Diag;
+
+    impl Diag {
+        pub(super) fn open() -> io::Result<Self> {
+            Err(io::ErrorKind::Unsupported.into())
+        }
+
+        pub(super) fn find(&self, _lookup: &Lookup) -> io::Result<Option<TcpRow>> {
+            Err(io::ErrorKind::Unsupported.into())
+        }
+    }
+}
