@@ -67,6 +67,10 @@ pub struct ReteOptions {
 /// The running engine: a root supervisor and its sessions.
 pub struct Rete {
     root: RootRef,
+    /// The sessions in the order added, kept beside the supervisor's own
+    /// list so that listing them is a read of shared state rather than a
+    /// round trip through the supervisor's mailbox.
+    sessions: Mutex<Vec<Arc<SessionShared>>>,
     events: broadcast::Sender<SessionEvent>,
     origin: Instant,
     hook: Option<Arc<dyn RawOutHook>>,
@@ -82,6 +86,7 @@ impl Rete {
         let (events, _) = broadcast::channel(EVENT_BACKLOG);
         Ok(Rete {
             root,
+            sessions: Mutex::new(Vec::new()),
             events,
             origin: Instant::now(),
             hook: options.raw_out_hook,
@@ -110,6 +115,7 @@ impl Rete {
         })
         .map_err(|_| ReteError::Stopped)?;
         result.map_err(ReteError::Add)?;
+        self.sessions.lock().push(shared.clone());
         Ok(SessionHandle::new(shared))
     }
 
@@ -121,6 +127,7 @@ impl Rete {
         })
         .map_err(|_| ReteError::Stopped)?;
         if existed {
+            self.sessions.lock().retain(|s| &s.id != id);
             Ok(())
         } else {
             Err(ReteError::UnknownSession)
@@ -129,8 +136,13 @@ impl Rete {
 
     /// Every session, in the order added.
     pub async fn sessions(&self) -> Result<Vec<SessionHandle>, ReteError> {
-        let list = ractor::call!(self.root, RootMsg::List).map_err(|_| ReteError::Stopped)?;
-        Ok(list.into_iter().map(SessionHandle::new).collect())
+        Ok(self
+            .sessions
+            .lock()
+            .iter()
+            .cloned()
+            .map(SessionHandle::new)
+            .collect())
     }
 
     /// The session with this id.

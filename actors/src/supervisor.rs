@@ -30,8 +30,6 @@ pub enum RootMsg {
         /// The reply.
         reply: RpcReplyPort<bool>,
     },
-    /// The sessions, in the order they were added. MUST reply.
-    List(RpcReplyPort<Vec<Arc<SessionShared>>>),
     /// Restart a failed session actor (sent to itself after the backoff).
     Restart(SessionId),
 }
@@ -127,9 +125,6 @@ impl Actor for RootSupervisor {
                     actor.stop(Some("removed".into()));
                 }
                 let _ = reply.send(true);
-            }
-            RootMsg::List(reply) => {
-                let _ = reply.send(state.children.iter().map(|c| c.shared.clone()).collect());
             }
             RootMsg::Restart(id) => {
                 let Some(child) = state.by_id(&id) else {

@@ -78,24 +78,18 @@ pub(super) async fn serve(
 
     let complete = Instant::now();
     let handler_cancel = cancel.child_token();
-    let handler = {
-        let ctx = ctx.clone();
-        let cancel = handler_cancel.clone();
-        let headers = head.headers.clone();
-        tokio::spawn(async move {
-            let tool_ctx = ctx.tool_context(cancel);
-            rpc::handle(
-                RpcRequest {
-                    headers: &headers,
-                    body: &body,
-                },
-                &ctx.tools,
-                &tool_ctx,
-            )
-            .await
-        })
-    };
-    let mut handler = handler;
+    let tool_ctx = ctx.tool_context(handler_cancel.clone());
+    // Polled by this task itself, not spawned: one task per connection, and
+    // the handler keeps being polled after a 504 until it has really stopped.
+    let handler = rpc::handle(
+        RpcRequest {
+            headers: &head.headers,
+            body: &body,
+        },
+        &ctx.tools,
+        &tool_ctx,
+    );
+    let mut handler = std::pin::pin!(handler);
     let (mut reader, mut writer) = stream.into_split();
     let mut sink = [0u8; 512];
 
@@ -107,7 +101,7 @@ pub(super) async fn serve(
                 // A client that closes (or only shuts its sending side) is gone.
                 Ok(0) | Err(_) => {
                     handler_cancel.cancel();
-                    finish_handler(&mut handler, complete, &ctx, slot).await;
+                    finish_handler(handler.as_mut(), complete, &ctx, slot).await;
                     return;
                 }
                 Ok(_) => continue,
@@ -118,23 +112,19 @@ pub(super) async fn serve(
             }
             _ = cancel.cancelled() => {
                 handler_cancel.cancel();
-                finish_handler(&mut handler, complete, &ctx, slot).await;
+                finish_handler(handler.as_mut(), complete, &ctx, slot).await;
                 return;
             }
         }
     };
     match outcome {
-        Some(Ok(response)) => {
+        Some(response) => {
             let bytes = match response.content_type {
                 Some(ct) => http::with_body(response.status, ct, &response.body, &[]),
                 None => http::empty(response.status),
             };
             let _ = writer.write_all(&bytes).await;
             let _ = writer.shutdown().await;
-        }
-        Some(Err(_panicked)) => {
-            tracing::error!("an MCP handler panicked");
-            let _ = writer.write_all(&http::empty(500)).await;
         }
         None => {
             // Cancelled at 25 s: answer 504 once the tool calls have stopped,
@@ -149,7 +139,7 @@ pub(super) async fn serve(
             let _ = writer.shutdown().await;
             drop(writer);
             if !stopped {
-                finish_handler(&mut handler, complete, &ctx, slot).await;
+                finish_handler(handler.as_mut(), complete, &ctx, slot).await;
             }
         }
     }
@@ -158,19 +148,19 @@ pub(super) async fn serve(
 /// Waits for a cancelled handler to return, keeping the slot until the
 /// overrun point; past it, the slot is given back and the handler counted as
 /// overrunning until it returns.
-async fn finish_handler(
-    handler: &mut tokio::task::JoinHandle<rpc::RpcResponse>,
+async fn finish_handler<F: std::future::Future>(
+    mut handler: std::pin::Pin<&mut F>,
     complete: Instant,
     ctx: &ConnCtx,
     slot: SlotGuard,
 ) {
     let overrun_at = complete + HANDLER_DEADLINE + OVERRUN_GRACE;
-    if timeout_at(overrun_at, &mut *handler).await.is_ok() {
+    if timeout_at(overrun_at, handler.as_mut()).await.is_ok() {
         return;
     }
     ctx.refused(Refusal::HandlerOverran);
     let overrun = slot.into_overrun();
-    let _ = handler.await;
+    handler.await;
     drop(overrun);
 }
 

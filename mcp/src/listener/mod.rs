@@ -7,8 +7,11 @@
 //! a minute gives the slot back and is counted as overrunning; while
 //! [`SLOTS`] handlers overrun, new connections are refused.
 //!
-//! The accept loop runs in a task that casts each connection to the actor,
-//! so the actor never awaits the socket inside `handle`.
+//! The accept loop runs in a task the actor starts and owns: it takes a
+//! slot and starts the connection's task itself, so a request does not wait
+//! on the actor's mailbox, and the actor never awaits the socket inside
+//! `handle`. The actor holds what a stop needs: the cancellation of every
+//! request and the tracker that says when they have all ended.
 
 mod connection;
 mod supervisor;
@@ -23,11 +26,10 @@ use crate::tools::{Settings, ToolContext};
 use parking_lot::Mutex;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use rete_actors::Rete;
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -146,8 +148,6 @@ impl Slots {
 
 /// Messages the listener actor handles.
 pub enum ListenerMsg {
-    /// The accept loop accepted a connection.
-    Accepted(TcpStream, SocketAddr),
     /// Stop: cancel every request, wait up to 2 s for them, close the port.
     /// MUST reply once stopped.
     Stop(RpcReplyPort<()>),
@@ -168,7 +168,6 @@ pub struct ListenerArgs {
 
 /// The listener's state.
 pub struct ListenerState {
-    ctx: Arc<ConnCtx>,
     cancel: CancellationToken,
     tracker: TaskTracker,
     closed: CancellationToken,
@@ -181,37 +180,22 @@ impl Actor for Listener {
 
     async fn pre_start(
         &self,
-        myself: ActorRef<Self::Msg>,
+        _myself: ActorRef<Self::Msg>,
         args: ListenerArgs,
     ) -> Result<Self::State, ActorProcessingErr> {
-        let listener = args.listener;
-        let closed = args.closed.clone();
-        tokio::spawn(async move {
-            loop {
-                let accepted = tokio::select! {
-                    _ = closed.cancelled() => return,
-                    accepted = listener.accept() => accepted,
-                };
-                match accepted {
-                    Ok((stream, peer)) => {
-                        if myself.cast(ListenerMsg::Accepted(stream, peer)).is_err() {
-                            return;
-                        }
-                    }
-                    Err(e) => {
-                        // Out of file descriptors and the like: back off briefly.
-                        tracing::warn!(error = %e, "accept failed");
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                    }
-                }
-            }
-        });
-        Ok(ListenerState {
-            ctx: args.ctx,
+        let state = ListenerState {
             cancel: CancellationToken::new(),
             tracker: TaskTracker::new(),
             closed: args.closed,
-        })
+        };
+        tokio::spawn(accept_loop(
+            args.listener,
+            args.ctx,
+            state.cancel.clone(),
+            state.tracker.clone(),
+            state.closed.clone(),
+        ));
+        Ok(state)
     }
 
     async fn post_stop(
@@ -231,17 +215,6 @@ impl Actor for Listener {
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
         match msg {
-            ListenerMsg::Accepted(stream, peer) => {
-                // Over the limit: closed unanswered (dropping the stream).
-                let Some(slot) = state.ctx.slots.try_take() else {
-                    return Ok(());
-                };
-                let ctx = state.ctx.clone();
-                let cancel = state.cancel.child_token();
-                state
-                    .tracker
-                    .spawn(connection::serve(stream, peer, ctx, cancel, slot));
-            }
             ListenerMsg::Stop(reply) => {
                 state.closed.cancel();
                 state.cancel.cancel();
@@ -256,6 +229,37 @@ impl Actor for Listener {
             }
         }
         Ok(())
+    }
+}
+
+/// Accepts until `closed`: each connection takes a slot and gets a task of
+/// its own; over the limit it is closed unanswered (the stream is dropped).
+async fn accept_loop(
+    listener: TcpListener,
+    ctx: Arc<ConnCtx>,
+    cancel: CancellationToken,
+    tracker: TaskTracker,
+    closed: CancellationToken,
+) {
+    loop {
+        let accepted = tokio::select! {
+            _ = closed.cancelled() => return,
+            accepted = listener.accept() => accepted,
+        };
+        match accepted {
+            Ok((stream, peer)) => {
+                let Some(slot) = ctx.slots.try_take() else {
+                    continue;
+                };
+                let task = connection::serve(stream, peer, ctx.clone(), cancel.child_token(), slot);
+                tracker.spawn(task);
+            }
+            Err(e) => {
+                // Out of file descriptors and the like: back off briefly.
+                tracing::warn!(error = %e, "accept failed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
     }
 }
 

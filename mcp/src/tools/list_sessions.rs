@@ -54,11 +54,20 @@ async fn run(ctx: &ToolContext, args: &Args) -> ToolOutcome {
     // A row too large for any page has nowhere to be reported (this result
     // has no skipped), so it counts as cut off.
     let mut cut = false;
-    for session in sessions {
+    // Ask every session at once; each answer is awaited in listing order.
+    let mut reads: Vec<_> = sessions
+        .into_iter()
+        .map(|session| tokio::spawn(async move { read_row(&session).await }))
+        .collect();
+    let reads = AbortAll(&mut reads);
+    for read in reads.0.iter_mut() {
         let row = tokio::select! {
             biased;
             _ = ctx.cancel.cancelled() => return ToolOutcome::Cancelled,
-            row = read_row(&session) => row,
+            row = read => match row {
+                Ok(row) => row,
+                Err(e) => return ToolOutcome::internal(e),
+            },
         };
         let row = match row {
             Ok(row) => row,
@@ -99,4 +108,16 @@ async fn read_row(session: &SessionHandle) -> Result<Value, ReteError> {
             })
         })
         .await
+}
+
+/// Aborts the reads still running when the tool returns early (cancelled,
+/// or the page is full).
+struct AbortAll<'a, T>(&'a mut Vec<tokio::task::JoinHandle<T>>);
+
+impl<T> Drop for AbortAll<'_, T> {
+    fn drop(&mut self) {
+        for read in self.0.iter() {
+            read.abort();
+        }
+    }
 }
