@@ -101,7 +101,12 @@ async fn checked(ctx: &ToolContext, args: &Args) -> Result<ToolOutcome, ToolOutc
 
 /// The page of `listed` that starts at the buffer whose id is `start` (the
 /// first when None), under `budget` bytes.
-pub fn page(listed: &[Listed], start: Option<&[u8]>, binding: &Binding, budget: usize) -> ToolOutcome {
+pub fn page(
+    listed: &[Listed],
+    start: Option<&[u8]>,
+    binding: &Binding,
+    budget: usize,
+) -> ToolOutcome {
     let from = match start {
         None => 0,
         Some(id) => match listed.iter().position(|b| b.id.as_bytes() == id) {
@@ -133,7 +138,9 @@ pub fn page(listed: &[Listed], start: Option<&[u8]>, binding: &Binding, budget: 
         }
     }
     let filled = rows.finish();
-    let mut result = json!({ "buffers": filled.rows, "untrusted": true });
+    // Built by moving the rows in: json!'s `"k": value` would copy them.
+    let mut result = json!({ "untrusted": true });
+    result["buffers"] = Value::Array(filled.rows);
     if let Some(cursor) = next {
         result["truncated"] = json!(true);
         result["next_cursor"] = json!(cursor);

@@ -27,10 +27,7 @@ pub async fn session(ctx: &ToolContext, id: &str) -> Result<SessionHandle, ToolO
 /// Sessions are asked in order; one whose actor is restarting cannot list
 /// anything at this instant and is passed over. Cancellation is checked
 /// between sessions.
-pub async fn buffer(
-    ctx: &ToolContext,
-    id: &str,
-) -> Result<(SessionHandle, BufferId), ToolOutcome> {
+pub async fn buffer(ctx: &ToolContext, id: &str) -> Result<(SessionHandle, BufferId), ToolOutcome> {
     let sessions = ctx.rete.sessions().await.map_err(ToolOutcome::internal)?;
     let wanted = BufferId::from_client(id);
     for session in sessions {

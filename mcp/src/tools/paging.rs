@@ -168,7 +168,10 @@ mod tests {
         let err = Err(ToolOutcome::error(INVALID));
         assert_eq!(b(Kind::Since, "read_since", "S", "B2").open_seq(&c), err);
         assert_eq!(b(Kind::Since, "read_since", "S2", "B").open_seq(&c), err);
-        assert_eq!(b(Kind::Messages, "read_messages", "S", "B").open_seq(&c), err);
+        assert_eq!(
+            b(Kind::Messages, "read_messages", "S", "B").open_seq(&c),
+            err
+        );
         assert_eq!(b(Kind::Since, "read_since", "S", "B").open_seq("x"), err);
         let other = a.mint(&[1, 2, 3]);
         assert_eq!(a.open_seq(&other), err, "a position of another shape");
@@ -199,7 +202,12 @@ mod tests {
 
     #[test]
     fn withheld_and_oversized_rows_are_covered_not_returned() {
-        let rows = [row(1, "a"), row(2, &"x".repeat(500)), row(3, "s3cret"), row(4, "b")];
+        let rows = [
+            row(1, "a"),
+            row(2, &"x".repeat(500)),
+            row(3, "s3cret"),
+            row(4, "b"),
+        ];
         let w = Withholder::new(["s3cret"]);
         let f = fill(&rows, &w, 400, frame);
         assert_eq!(f.covered, 4);

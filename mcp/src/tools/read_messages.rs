@@ -141,10 +141,11 @@ impl Window {
         };
         // Taken from the newest end: recent pages cost only their own size.
         let mut rows: Vec<Row> = buffer
-            .display()
+            .display_seqs()
             .rev()
             .skip(len - end)
             .take(end - start)
+            .filter_map(|seq| buffer.get(seq))
             .cloned()
             .collect();
         rows.reverse();
@@ -207,7 +208,8 @@ async fn checked(ctx: &ToolContext, args: &Args) -> Result<ToolOutcome, ToolOutc
     let limit = usize::try_from(limit).unwrap_or(1);
     let window = lookup::read(ctx, &session, UNKNOWN_BUFFER, move |view| {
         let withhold = Withholder::for_view(&view);
-        view.buffer(&id).map(|b| Window::copy(b, &request, limit, withhold))
+        view.buffer(&id)
+            .map(|b| Window::copy(b, &request, limit, withhold))
     })
     .await?
     .ok_or_else(|| ToolOutcome::error(UNKNOWN_BUFFER))?;
@@ -261,12 +263,10 @@ pub fn page(window: &Window, binding: &Binding, budget: usize) -> Value {
         coverage.insert("newest".into(), time(newest));
     }
     let messages: Vec<Value> = rows.into_iter().map(|(_, v)| v).collect();
-    let mut result = json!({
-        "coverage": coverage,
-        "messages": messages,
-        "reached_oldest": !truncated,
-        "truncated": truncated,
-    });
+    // Built by moving the parts in: json!'s `"k": value` would copy them.
+    let mut result = json!({ "reached_oldest": !truncated, "truncated": truncated });
+    result["coverage"] = Value::Object(coverage);
+    result["messages"] = Value::Array(messages);
     if truncated {
         // The oldest covered row names where the older page starts. With
         // nothing covered the window was empty, so its start is 0 and the
@@ -325,18 +325,35 @@ mod tests {
     }
 
     fn read(b: &Buffer, r: Request, limit: usize, budget: usize) -> Value {
-        let v = page(&Window::copy(b, &r, limit, Withholder::default()), &binding(), budget);
+        let v = page(
+            &Window::copy(b, &r, limit, Withholder::default()),
+            &binding(),
+            budget,
+        );
         assert!(encode(&v).len() <= budget, "{}", encode(&v).len());
-        assert_eq!(v.get("next_cursor").is_some(), v["truncated"] == json!(true), "{v}");
+        assert_eq!(
+            v.get("next_cursor").is_some(),
+            v["truncated"] == json!(true),
+            "{v}"
+        );
         v
     }
 
     fn seqs(v: &Value) -> Vec<u64> {
-        v["messages"].as_array().unwrap().iter().map(|m| m["seq"].as_u64().unwrap()).collect()
+        v["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["seq"].as_u64().unwrap())
+            .collect()
     }
 
     fn before(v: &Value) -> Request {
-        Request::Before(binding().open_seq(v["next_cursor"].as_str().unwrap()).unwrap())
+        Request::Before(
+            binding()
+                .open_seq(v["next_cursor"].as_str().unwrap())
+                .unwrap(),
+        )
     }
 
     #[test]
@@ -435,7 +452,10 @@ mod tests {
         let hi = got.last().unwrap() - 11;
         assert!(lo.abs_diff(hi) <= 1, "{got:?}");
         assert_eq!(v["truncated"], json!(true));
-        assert_eq!(binding().open_seq(v["next_cursor"].as_str().unwrap()), Ok(got[0]));
+        assert_eq!(
+            binding().open_seq(v["next_cursor"].as_str().unwrap()),
+            Ok(got[0])
+        );
     }
 
     #[test]

@@ -119,7 +119,8 @@ async fn checked(ctx: &ToolContext, args: &Args) -> Result<ToolOutcome, ToolOutc
     let limit = usize::try_from(limit).unwrap_or(1);
     let window = lookup::read(ctx, &session, UNKNOWN_BUFFER, move |view| {
         let withhold = Withholder::for_view(&view);
-        view.buffer(&id).map(|b| Window::copy(b, after, limit, withhold))
+        view.buffer(&id)
+            .map(|b| Window::copy(b, after, limit, withhold))
     })
     .await?
     .ok_or_else(|| ToolOutcome::error(UNKNOWN_BUFFER))?;
@@ -147,12 +148,13 @@ pub fn page(window: &Window, binding: &Binding, budget: usize) -> Value {
         .map_or(window.after, |r| r.seq);
     let truncated = filled.cut || window.more;
     let messages: Vec<Value> = filled.rows.into_iter().map(|(_, v)| v).collect();
+    // Built by moving the parts in: json!'s `"k": value` would copy them.
     let mut result = json!({
-        "messages": messages,
         "cursor": binding.mint_seq(last),
         "evicted": window.evicted,
         "truncated": truncated,
     });
+    result["messages"] = Value::Array(messages);
     if !filled.skipped.is_empty() {
         result["skipped"] = Value::Array(filled.skipped);
     }
@@ -193,14 +195,23 @@ mod tests {
     }
 
     fn read(b: &Buffer, after: Option<u64>, limit: usize, budget: usize) -> (Value, u64) {
-        let v = page(&Window::copy(b, after, limit, Withholder::default()), &binding(), budget);
+        let v = page(
+            &Window::copy(b, after, limit, Withholder::default()),
+            &binding(),
+            budget,
+        );
         assert!(encode(&v).len() <= budget);
         let c = binding().open_seq(v["cursor"].as_str().unwrap()).unwrap();
         (v, c)
     }
 
     fn seqs(v: &Value) -> Vec<u64> {
-        v["messages"].as_array().unwrap().iter().map(|m| m["seq"].as_u64().unwrap()).collect()
+        v["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["seq"].as_u64().unwrap())
+            .collect()
     }
 
     #[test]
@@ -248,14 +259,22 @@ mod tests {
         let (v, _) = read(&b, None, 50, BUDGET);
         assert_eq!(v["evicted"], json!(false));
         let (v, _) = read(&b, Some(3), 50, BUDGET);
-        assert_eq!(v["evicted"], json!(false), "nothing after seq 3 was dropped");
+        assert_eq!(
+            v["evicted"],
+            json!(false),
+            "nothing after seq 3 was dropped"
+        );
     }
 
     #[test]
     fn budget_cuts_resume_at_the_cut_and_oversized_rows_are_skipped() {
         let mut b = buffer(100);
         for i in 0..12 {
-            let text = if i == 4 { "z".repeat(3000) } else { format!("{i:0>300}") };
+            let text = if i == 4 {
+                "z".repeat(3000)
+            } else {
+                format!("{i:0>300}")
+            };
             push(&mut b, i, &text);
         }
         let budget = 1500;

@@ -128,7 +128,12 @@ mod tests {
     #[test]
     fn nothing_is_withheld_without_secrets() {
         let w = Withholder::default();
-        let r = row("alice", Payload::Privmsg { text: "hunter22".into() });
+        let r = row(
+            "alice",
+            Payload::Privmsg {
+                text: "hunter22".into(),
+            },
+        );
         assert!(!w.row(&r));
         assert!(!w.member(&member("alice", Some("hunter22"))));
     }
@@ -136,7 +141,12 @@ mod tests {
     #[test]
     fn a_secret_anywhere_in_a_row_withholds_it() {
         let w = Withholder::new(["hunter22"]);
-        let says = row("alice", Payload::Privmsg { text: "pw is hunter22!".into() });
+        let says = row(
+            "alice",
+            Payload::Privmsg {
+                text: "pw is hunter22!".into(),
+            },
+        );
         assert!(w.row(&says));
         assert!(w.row(&row("hunter22", Payload::UserQuit { reason: None })));
         let joined = row(
@@ -147,7 +157,12 @@ mod tests {
             },
         );
         assert!(w.row(&joined));
-        assert!(!w.row(&row("alice", Payload::Privmsg { text: "hunter2".into() })));
+        assert!(!w.row(&row(
+            "alice",
+            Payload::Privmsg {
+                text: "hunter2".into()
+            }
+        )));
     }
 
     #[test]
@@ -161,7 +176,12 @@ mod tests {
     fn short_secrets_are_not_scanned_and_debug_hides_values() {
         let w = Withholder::new(["abc", "wxyz"]);
         assert!(!w.row(&row("x", Payload::Privmsg { text: "abc".into() })));
-        assert!(w.row(&row("x", Payload::Privmsg { text: "wxyz".into() })));
+        assert!(w.row(&row(
+            "x",
+            Payload::Privmsg {
+                text: "wxyz".into()
+            }
+        )));
         let shown = format!("{w:?}");
         assert!(!shown.contains("wxyz"), "{shown}");
         assert_eq!(shown, "Withholder { secrets: 1 }");
