@@ -5,11 +5,18 @@
 pub mod args;
 pub mod context;
 pub mod cursor;
+pub mod list_buffers;
+pub mod list_members;
 pub mod list_sessions;
+pub mod lookup;
 pub mod message;
+pub mod paging;
+pub mod read_messages;
+pub mod read_since;
 pub mod registry;
 pub mod result;
 pub mod schema;
+pub mod withheld;
 
 pub use args::{ArgError, Args};
 pub use context::{Settings, ToolContext};

@@ -96,7 +96,13 @@ impl ToolBox {
     /// Every tool implemented so far.
     pub fn new() -> ToolBox {
         ToolBox {
-            tools: vec![Box::new(crate::tools::list_sessions::ListSessions)],
+            tools: vec![
+                Box::new(crate::tools::list_sessions::ListSessions),
+                Box::new(crate::tools::list_buffers::ListBuffers),
+                Box::new(crate::tools::list_members::ListMembers),
+                Box::new(crate::tools::read_messages::ReadMessages),
+                Box::new(crate::tools::read_since::ReadSince),
+            ],
         }
     }
 
@@ -237,7 +243,16 @@ mod tests {
             names(b.list(&ALL)),
             ["list_sessions", "read_log", "send_raw"]
         );
-        assert_eq!(names(ToolBox::new().list(&ALL)), ["list_sessions"]);
+        assert_eq!(
+            names(ToolBox::new().list(&ALL)),
+            [
+                "list_sessions",
+                "list_buffers",
+                "list_members",
+                "read_messages",
+                "read_since"
+            ]
+        );
     }
 
     #[test]

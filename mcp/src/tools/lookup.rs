@@ -1,0 +1,79 @@
+//! Finding what a call names: a session by id, a buffer by id across every
+//! session. Ids are matched exactly, as list_sessions and list_buffers spell
+//! them; anything else is the contract's `unknown session` / `unknown buffer`.
+
+use crate::tools::context::ToolContext;
+use crate::tools::result::ToolOutcome;
+use rete_actors::{ReteError, SessionHandle};
+use rete_engine::ids::BufferId;
+use rete_engine::view::SessionView;
+
+/// The tool error for a session id no running session has.
+pub const UNKNOWN_SESSION: &str = "unknown session";
+
+/// The tool error for a buffer id no session lists.
+pub const UNKNOWN_BUFFER: &str = "unknown buffer";
+
+/// The running session whose id is exactly `id`, or `unknown session`.
+pub async fn session(ctx: &ToolContext, id: &str) -> Result<SessionHandle, ToolOutcome> {
+    let sessions = ctx.rete.sessions().await.map_err(ToolOutcome::internal)?;
+    sessions
+        .into_iter()
+        .find(|s| s.id().as_str() == id)
+        .ok_or_else(|| ToolOutcome::error(UNKNOWN_SESSION))
+}
+
+/// The session that lists buffer `id`, and the id, or `unknown buffer`.
+/// Sessions are asked in order; one whose actor is restarting cannot list
+/// anything at this instant and is passed over. Cancellation is checked
+/// between sessions.
+pub async fn buffer(ctx: &ToolContext, id: &str) -> Result<(SessionHandle, BufferId), ToolOutcome> {
+    let sessions = ctx.rete.sessions().await.map_err(ToolOutcome::internal)?;
+    let wanted = BufferId::from_client(id);
+    for session in sessions {
+        if ctx.cancel.is_cancelled() {
+            return Err(ToolOutcome::Cancelled);
+        }
+        let probe = wanted.clone();
+        let reader = session.reader();
+        let listed = tokio::select! {
+            biased;
+            _ = ctx.cancel.cancelled() => return Err(ToolOutcome::Cancelled),
+            r = reader.read(move |view| view.buffer(&probe).is_some()) => r,
+        };
+        match listed {
+            Ok(true) => return Ok((session, wanted)),
+            Ok(false) | Err(ReteError::Restarting) => {}
+            Err(e) => return Err(ToolOutcome::internal(e)),
+        }
+    }
+    Err(ToolOutcome::error(UNKNOWN_BUFFER))
+}
+
+/// Runs `f` over the view of `session`, found a moment ago, unless the call
+/// is cancelled first. A session that went away (or is restarting) since no
+/// longer lists anything, so the call's own `unknown …` error is the
+/// truthful answer; any other failure is internal.
+pub async fn read<R, F>(
+    ctx: &ToolContext,
+    session: &SessionHandle,
+    unknown: &'static str,
+    f: F,
+) -> Result<R, ToolOutcome>
+where
+    R: Send + 'static,
+    F: FnOnce(SessionView<'_>) -> R + Send + 'static,
+{
+    let reader = session.reader();
+    let result = tokio::select! {
+        biased;
+        _ = ctx.cancel.cancelled() => return Err(ToolOutcome::Cancelled),
+        r = reader.read(f) => r,
+    };
+    match result {
+        Ok(_) if ctx.cancel.is_cancelled() => Err(ToolOutcome::Cancelled),
+        Ok(r) => Ok(r),
+        Err(ReteError::Restarting | ReteError::UnknownSession) => Err(ToolOutcome::error(unknown)),
+        Err(e) => Err(ToolOutcome::internal(e)),
+    }
+}

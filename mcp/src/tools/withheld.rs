@@ -1,0 +1,189 @@
+//! The one place that decides whether a row or a member is withheld from a
+//! release read, so list_members, read_messages and read_since cannot drift
+//! apart on what leaves Rete.
+//!
+//! The contract withholds two things: raw IRC lines (only the debug tools
+//! return them) and anything containing one of the session's secret values.
+//! Message buffers hold no raw lines: [`Payload`] has no raw variant, so
+//! there is nothing of that class to withhold on these tools. What remains is
+//! the secret scan: [`Withholder`] is built once per read from the secret
+//! values the session holds, and drops any row or member that contains one.
+//!
+//! What plugs in: [`Withholder::for_view`] is where a read takes the
+//! session's secrets. The read-only view exposes none yet, so it builds an
+//! empty scan; the redaction work fills it (server password, SASL password,
+//! channel keys, ReteCloud tokens) without touching any tool.
+
+use rete_engine::row::{Payload, Row};
+use rete_engine::view::{MemberView, SessionView};
+use std::fmt;
+
+/// Secrets shorter than this are not scanned for: a two-byte channel key
+/// would withhold nearly everything (contract, "What redaction does not do").
+pub const MIN_SECRET_LEN: usize = 4;
+
+/// Decides, for one session, what a release read must not return.
+#[derive(Clone, Default)]
+pub struct Withholder {
+    /// The secret values to scan for, each at least [`MIN_SECRET_LEN`] bytes.
+    secrets: Vec<Box<str>>,
+}
+
+impl fmt::Debug for Withholder {
+    /// Shows how many secrets are scanned for, never what they are.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Withholder")
+            .field("secrets", &self.secrets.len())
+            .finish()
+    }
+}
+
+impl Withholder {
+    /// A scan for these secret values; ones under [`MIN_SECRET_LEN`] bytes
+    /// are dropped.
+    pub fn new<I, S>(secrets: I) -> Withholder
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        Withholder {
+            secrets: secrets
+                .into_iter()
+                .filter(|s| s.as_ref().len() >= MIN_SECRET_LEN)
+                .map(|s| s.as_ref().into())
+                .collect(),
+        }
+    }
+
+    /// The scan for the session behind `view`: the secrets it holds. The
+    /// view exposes no secret values yet, so this scan is empty until the
+    /// redaction work supplies them here.
+    pub fn for_view(_view: &SessionView<'_>) -> Withholder {
+        Withholder::default()
+    }
+
+    /// True when `row` must not be returned: one of its fields contains a
+    /// secret.
+    pub fn row(&self, row: &Row) -> bool {
+        if self.secrets.is_empty() {
+            return false;
+        }
+        let mut hit = self.hits(&row.from) || row.msgid.as_deref().is_some_and(|m| self.hits(m));
+        row.payload.for_each_text(|t| hit = hit || self.hits(t));
+        if let Payload::UserJoined {
+            userhost: Some(uh), ..
+        } = &row.payload
+        {
+            hit = hit || self.hits(uh);
+        }
+        hit
+    }
+
+    /// True when `member` must not be returned: one of its fields contains a
+    /// secret.
+    pub fn member(&self, member: &MemberView) -> bool {
+        if self.secrets.is_empty() {
+            return false;
+        }
+        self.hits(&member.nick)
+            || self.hits(&member.modes)
+            || [&member.account, &member.user, &member.host]
+                .into_iter()
+                .flatten()
+                .any(|f| self.hits(f))
+    }
+
+    fn hits(&self, field: &str) -> bool {
+        self.secrets.iter().any(|s| field.contains(&**s))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rete_engine::clock::UnixMillis;
+
+    fn row(from: &str, payload: Payload) -> Row {
+        Row {
+            seq: 1,
+            time: UnixMillis(0),
+            msgid: None,
+            from: from.into(),
+            history: false,
+            payload,
+        }
+    }
+
+    fn member(nick: &str, host: Option<&str>) -> MemberView {
+        MemberView {
+            nick: nick.into(),
+            modes: String::new(),
+            account: None,
+            away: false,
+            user: None,
+            host: host.map(Into::into),
+        }
+    }
+
+    #[test]
+    fn nothing_is_withheld_without_secrets() {
+        let w = Withholder::default();
+        let r = row(
+            "alice",
+            Payload::Privmsg {
+                text: "hunter22".into(),
+            },
+        );
+        assert!(!w.row(&r));
+        assert!(!w.member(&member("alice", Some("hunter22"))));
+    }
+
+    #[test]
+    fn a_secret_anywhere_in_a_row_withholds_it() {
+        let w = Withholder::new(["hunter22"]);
+        let says = row(
+            "alice",
+            Payload::Privmsg {
+                text: "pw is hunter22!".into(),
+            },
+        );
+        assert!(w.row(&says));
+        assert!(w.row(&row("hunter22", Payload::UserQuit { reason: None })));
+        let joined = row(
+            "bob",
+            Payload::UserJoined {
+                account: None,
+                userhost: Some("u@hunter22.example".into()),
+            },
+        );
+        assert!(w.row(&joined));
+        assert!(!w.row(&row(
+            "alice",
+            Payload::Privmsg {
+                text: "hunter2".into()
+            }
+        )));
+    }
+
+    #[test]
+    fn members_are_scanned_on_every_field() {
+        let w = Withholder::new(["s3cret"]);
+        assert!(w.member(&member("bob", Some("s3cret.host"))));
+        assert!(!w.member(&member("bob", Some("host"))));
+    }
+
+    #[test]
+    fn short_secrets_are_not_scanned_and_debug_hides_values() {
+        let w = Withholder::new(["abc", "wxyz"]);
+        assert!(!w.row(&row("x", Payload::Privmsg { text: "abc".into() })));
+        assert!(w.row(&row(
+            "x",
+            Payload::Privmsg {
+                text: "wxyz".into()
+            }
+        )));
+        let shown = format!("{w:?}");
+        assert!(!shown.contains("wxyz"), "{shown}");
+        assert_eq!(shown, "Withholder { secrets: 1 }");
+    }
+}
