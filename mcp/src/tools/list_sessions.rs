@@ -87,7 +87,11 @@ async fn run(ctx: &ToolContext, args: &Args) -> ToolOutcome {
         }
     }
     let filled = page.finish();
-    let mut result = json!({ "sessions": filled.rows, "untrusted": true });
+    // Moved, not referenced: `json!` would deep-copy every row.
+    let mut result = Value::Object(Map::from_iter([
+        ("sessions".to_owned(), Value::Array(filled.rows)),
+        ("untrusted".to_owned(), Value::Bool(true)),
+    ]));
     if filled.truncated || cut {
         result["truncated"] = json!(true);
     }
