@@ -5,11 +5,13 @@
 pub mod args;
 pub mod context;
 pub mod cursor;
+pub mod find_user;
 pub mod list_sessions;
 pub mod message;
 pub mod registry;
 pub mod result;
 pub mod schema;
+pub mod search;
 
 pub use args::{ArgError, Args};
 pub use context::{Settings, ToolContext};

@@ -96,7 +96,11 @@ impl ToolBox {
     /// Every tool implemented so far.
     pub fn new() -> ToolBox {
         ToolBox {
-            tools: vec![Box::new(crate::tools::list_sessions::ListSessions)],
+            tools: vec![
+                Box::new(crate::tools::list_sessions::ListSessions),
+                Box::new(crate::tools::search::SearchMessages),
+                Box::new(crate::tools::find_user::FindUser),
+            ],
         }
     }
 
@@ -237,7 +241,10 @@ mod tests {
             names(b.list(&ALL)),
             ["list_sessions", "read_log", "send_raw"]
         );
-        assert_eq!(names(ToolBox::new().list(&ALL)), ["list_sessions"]);
+        assert_eq!(
+            names(ToolBox::new().list(&ALL)),
+            ["list_sessions", "search_messages", "find_user"]
+        );
     }
 
     #[test]
