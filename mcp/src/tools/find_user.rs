@@ -238,10 +238,12 @@ pub async fn find_user_with(ctx: &ToolContext, args: &Args, limits: Limits) -> T
     let start = match args.opt_str("cursor") {
         Err(e) => return e.into(),
         Ok(None) => None,
-        Ok(Some(c)) => match cursor::open(c, Kind::FindUser, &who.binding()).and_then(|p| Place::decode(&p)) {
-            Ok(place) => Some(place),
-            Err(text) => return ToolOutcome::error(text),
-        },
+        Ok(Some(c)) => {
+            match cursor::open(c, Kind::FindUser, &who.binding()).and_then(|p| Place::decode(&p)) {
+                Ok(place) => Some(place),
+                Err(text) => return ToolOutcome::error(text),
+            }
+        }
     };
     let frame = encoded_len(&json!({
         "appearances": [],
@@ -340,7 +342,11 @@ async fn walk_sessions(
         }
         pending = None;
         let session_id = session.id().as_str().to_owned();
-        let with_found: Vec<&Examined> = exam.channels.iter().filter(|c| !c.found.is_empty()).collect();
+        let with_found: Vec<&Examined> = exam
+            .channels
+            .iter()
+            .filter(|c| !c.found.is_empty())
+            .collect();
         for batch in with_found.chunks(walk.limits.batch.max(1)) {
             if ctx.cancel.is_cancelled() {
                 return Err(Cut::Cancelled);
@@ -466,7 +472,11 @@ async fn copy_recent(
     let wanted: Vec<(String, Vec<String>)> = batch
         .iter()
         .map(|c| {
-            let nicks = c.found.iter().map(|f| f.member.nick.to_lowercase()).collect();
+            let nicks = c
+                .found
+                .iter()
+                .map(|f| f.member.nick.to_lowercase())
+                .collect();
             (c.buffer.clone(), nicks)
         })
         .collect();
@@ -492,7 +502,12 @@ async fn copy_recent(
                         b.display()
                             .rev()
                             .take(recent)
-                            .filter(|r| matches!(r.kind(), RowKind::Privmsg | RowKind::Notice | RowKind::Action))
+                            .filter(|r| {
+                                matches!(
+                                    r.kind(),
+                                    RowKind::Privmsg | RowKind::Notice | RowKind::Action
+                                )
+                            })
                             .map(|r| (r.from.clone(), r.time))
                             .collect()
                     })
@@ -508,7 +523,9 @@ async fn copy_recent(
     walk.copies += 1;
     walk.copied += size;
     // Outside the actor: each member's newest speech row.
-    let batch_nicks = batch.iter().map(|c| c.found.iter().map(|f| f.member.nick.to_lowercase()));
+    let batch_nicks = batch
+        .iter()
+        .map(|c| c.found.iter().map(|f| f.member.nick.to_lowercase()));
     Ok(Some(
         batch_nicks
             .zip(spoken)

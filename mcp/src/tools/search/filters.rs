@@ -196,7 +196,14 @@ mod tests {
         assert_eq!(at("2026-09-30T14:00:00+02:00"), Some(NOON));
         assert_eq!(at("2026-09-30T12:00:00"), Some(NOON));
         assert_eq!(at("2026-09-30"), Some(NOON - 12 * 3_600_000));
-        for bad in ["", "yesterday", "2026-13-01", "2026-09-30T25:00:00Z", "12:00", "1790769600"] {
+        for bad in [
+            "",
+            "yesterday",
+            "2026-13-01",
+            "2026-09-30T25:00:00Z",
+            "12:00",
+            "1790769600",
+        ] {
             assert_eq!(at(bad), None, "{bad}");
         }
         assert_eq!(
@@ -226,6 +233,9 @@ mod tests {
             until: Some(NOON / 1000),
             ..Filters::default()
         };
-        assert!(!backwards.admits(&say("a", NOON + 5_000)), "since after until matches nothing");
+        assert!(
+            !backwards.admits(&say("a", NOON + 5_000)),
+            "since after until matches nothing"
+        );
     }
 }

@@ -326,7 +326,13 @@ mod tests {
         assert!(hit(
             Mode::Substring,
             "",
-            &row("", Payload::UserJoined { account: None, userhost: None })
+            &row(
+                "",
+                Payload::UserJoined {
+                    account: None,
+                    userhost: None
+                }
+            )
         ));
     }
 
@@ -437,24 +443,49 @@ mod tests {
 
     #[test]
     fn long_fields_are_not_tried_by_a_regex() {
-        let long = row("", Payload::Privmsg { text: "x".repeat(4097).into() });
+        let long = row(
+            "",
+            Payload::Privmsg {
+                text: "x".repeat(4097).into(),
+            },
+        );
         assert_eq!(run(Mode::Regex, "x", &long), RowMatch::NotFullySearched);
-        let fits = row("", Payload::Privmsg { text: "x".repeat(4096).into() });
+        let fits = row(
+            "",
+            Payload::Privmsg {
+                text: "x".repeat(4096).into(),
+            },
+        );
         assert_eq!(run(Mode::Regex, "x", &fits), RowMatch::Match);
     }
 
     #[test]
     fn utf16_units_decide_what_is_too_long() {
         // 4,096 three-byte characters are 4,096 UTF-16 units: tried.
-        let at_cap = row("", Payload::Privmsg { text: "€".repeat(4096).into() });
+        let at_cap = row(
+            "",
+            Payload::Privmsg {
+                text: "€".repeat(4096).into(),
+            },
+        );
         assert_eq!(run(Mode::Regex, "€", &at_cap), RowMatch::Match);
         // 2,049 four-byte characters are 4,098 units: not tried.
-        let over = row("", Payload::Privmsg { text: "😀".repeat(2049).into() });
+        let over = row(
+            "",
+            Payload::Privmsg {
+                text: "😀".repeat(2049).into(),
+            },
+        );
         assert_eq!(run(Mode::Regex, "😀", &over), RowMatch::NotFullySearched);
         // Substring and glob have no cap.
         assert_eq!(run(Mode::Substring, "😀", &over), RowMatch::Match);
         // A match in another field still counts.
-        let mixed = row("smiley", Payload::Privmsg { text: "😀".repeat(2049).into() });
+        let mixed = row(
+            "smiley",
+            Payload::Privmsg {
+                text: "😀".repeat(2049).into(),
+            },
+        );
         assert_eq!(run(Mode::Regex, "smi", &mixed), RowMatch::Match);
         assert_eq!(run(Mode::Regex, "nope", &mixed), RowMatch::NotFullySearched);
     }

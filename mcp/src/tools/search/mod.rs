@@ -88,19 +88,35 @@ impl Tool for SearchMessages {
 
     fn descriptor(&self) -> Value {
         let string = |d: &str| json!({"type": "string", "description": d});
-        let strings = |d: &str| json!({"type": "array", "items": {"type": "string"}, "description": d});
+        let strings =
+            |d: &str| json!({"type": "array", "items": {"type": "string"}, "description": d});
         let mut p = Map::new();
-        p.insert("query".into(), string("What to find. An empty substring query matches every message."));
+        p.insert(
+            "query".into(),
+            string("What to find. An empty substring query matches every message."),
+        );
         p.insert(
             "match".into(),
             json!({"type": "string", "default": "substring", "description": "substring, glob or regex."}),
         );
         p.insert("sessions".into(), strings("Only these session ids."));
         p.insert("buffers".into(), strings("Only these buffer ids."));
-        p.insert("from".into(), string("Only messages from this nick, ignoring case."));
-        p.insert("kinds".into(), strings("Only these message kinds (the kind field's values)."));
-        p.insert("since".into(), string("Only messages at or after this ISO-8601 time."));
-        p.insert("until".into(), string("Only messages at or before this ISO-8601 time."));
+        p.insert(
+            "from".into(),
+            string("Only messages from this nick, ignoring case."),
+        );
+        p.insert(
+            "kinds".into(),
+            strings("Only these message kinds (the kind field's values)."),
+        );
+        p.insert(
+            "since".into(),
+            string("Only messages at or after this ISO-8601 time."),
+        );
+        p.insert(
+            "until".into(),
+            string("Only messages at or before this ISO-8601 time."),
+        );
         p.insert(
             "limit".into(),
             json!({"type": "integer", "default": 50, "description": "How many matches."}),
@@ -267,7 +283,10 @@ async fn copy(
     bound: usize,
 ) -> Result<Copied, ToolOutcome> {
     let sessions = ctx.rete.sessions().await.map_err(ToolOutcome::internal)?;
-    let running: HashSet<String> = sessions.iter().map(|s| s.id().as_str().to_owned()).collect();
+    let running: HashSet<String> = sessions
+        .iter()
+        .map(|s| s.id().as_str().to_owned())
+        .collect();
     for id in request.sessions.iter().flatten() {
         let known = SessionId::parse(id).is_ok_and(|s| running.contains(s.as_str()));
         if !known {
@@ -275,8 +294,14 @@ async fn copy(
         }
     }
     let scope = Arc::new(Scope {
-        sessions: request.sessions.as_ref().map(|s| s.iter().cloned().collect()),
-        buffers: request.buffers.as_ref().map(|b| b.iter().cloned().collect()),
+        sessions: request
+            .sessions
+            .as_ref()
+            .map(|s| s.iter().cloned().collect()),
+        buffers: request
+            .buffers
+            .as_ref()
+            .map(|b| b.iter().cloned().collect()),
     });
     let mut copier = Copier::new(bound, request.context);
     let mut pending = resume;
@@ -314,7 +339,12 @@ async fn copy(
             pending = None;
         }
     }
-    if request.buffers.iter().flatten().any(|b| !listed.contains(b)) {
+    if request
+        .buffers
+        .iter()
+        .flatten()
+        .any(|b| !listed.contains(b))
+    {
         return Err(ToolOutcome::error("unknown buffer"));
     }
     if pending.is_some() {

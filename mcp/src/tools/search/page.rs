@@ -217,7 +217,13 @@ pub fn matches_page(p: &Parts<'_>) -> Page {
     } else {
         first.entries.iter().map(|(_, v)| v.clone()).collect()
     };
-    let mut base = frame(&first, base_coverage, omitted_max, skipped_before(walk_stop), stopped);
+    let mut base = frame(
+        &first,
+        base_coverage,
+        omitted_max,
+        skipped_before(walk_stop),
+        stopped,
+    );
     base.insert("matches".into(), json!([]));
     base.insert("truncated".into(), json!(true));
     base.insert("next_cursor".into(), json!(placeholder));
@@ -282,7 +288,10 @@ pub fn matches_page(p: &Parts<'_>) -> Page {
         let omitted = covered.entries.len() - keep.len();
         (keep, Some(omitted))
     } else {
-        (covered.entries.iter().map(|(_, v)| v.clone()).collect(), None)
+        (
+            covered.entries.iter().map(|(_, v)| v.clone()).collect(),
+            None,
+        )
     };
     let mut result = frame(&covered, coverage, omitted, skipped_before(stop), stopped);
     result.insert("matches".into(), Value::Array(filled.rows));
@@ -359,7 +368,10 @@ pub fn counts_page(p: &Parts<'_>) -> Page {
         let omitted = covered.entries.len() - keep.len();
         (keep, Some(omitted))
     } else {
-        (covered.entries.iter().map(|(_, v)| v.clone()).collect(), None)
+        (
+            covered.entries.iter().map(|(_, v)| v.clone()).collect(),
+            None,
+        )
     };
     let mut result = frame(&covered, coverage, omitted, regex_skipped, stopped);
     result.insert("counts".into(), json!({}));
@@ -379,7 +391,10 @@ pub fn counts_page(p: &Parts<'_>) -> Page {
     let shown: Vec<usize> = if fits(&counted) {
         counted
     } else {
-        let nonzero: Vec<usize> = counted.into_iter().filter(|&b| walk.counts[b] > 0).collect();
+        let nonzero: Vec<usize> = counted
+            .into_iter()
+            .filter(|&b| walk.counts[b] > 0)
+            .collect();
         if fits(&nonzero) {
             nonzero
         } else {
@@ -469,7 +484,11 @@ mod tests {
         } else {
             matches_page(&parts)
         };
-        assert!(encode(&page.result).len() <= budget, "{}", encode(&page.result).len());
+        assert!(
+            encode(&page.result).len() <= budget,
+            "{}",
+            encode(&page.result).len()
+        );
         page
     }
 
@@ -522,7 +541,10 @@ mod tests {
             })
         );
         // Coverage stops before the next page's first match.
-        assert_eq!(page.result["coverage"][0]["oldest"], json!("2026-09-30T12:00:06Z"));
+        assert_eq!(
+            page.result["coverage"][0]["oldest"],
+            json!("2026-09-30T12:00:06Z")
+        );
     }
 
     #[test]
@@ -547,7 +569,13 @@ mod tests {
     fn a_match_larger_than_the_budget_is_skipped() {
         let bufs = vec![CopiedBuffer::of_rows(
             id(1),
-            rows(3, |i| if i == 1 { "x".repeat(5_000) } else { "x".into() }),
+            rows(3, |i| {
+                if i == 1 {
+                    "x".repeat(5_000)
+                } else {
+                    "x".into()
+                }
+            }),
         )];
         let page = run(&bufs, &request(json!({"query": "x"})), None, 2_000);
         assert_eq!(seqs(&page), vec![3, 1]);
@@ -557,9 +585,23 @@ mod tests {
 
     #[test]
     fn context_brings_neighbours_in_display_order_without_withheld_ones() {
-        let mut b = CopiedBuffer::of_rows(id(1), rows(7, |i| if i == 3 { "hit".into() } else { format!("n{i}") }));
+        let mut b = CopiedBuffer::of_rows(
+            id(1),
+            rows(7, |i| {
+                if i == 3 {
+                    "hit".into()
+                } else {
+                    format!("n{i}")
+                }
+            }),
+        );
         b.withheld = vec![false, false, true, false, false, false, false];
-        let page = run(&[b], &request(json!({"query": "hit", "context": 2})), None, BUDGET);
+        let page = run(
+            &[b],
+            &request(json!({"query": "hit", "context": 2})),
+            None,
+            BUDGET,
+        );
         let ctx: Vec<u64> = page.result["matches"][0]["context"]
             .as_array()
             .unwrap()
@@ -601,7 +643,16 @@ mod tests {
         // 300 buffers of ~100-byte entries: over a quarter of 60,000.
         let bufs: Vec<CopiedBuffer> = (0..300)
             .map(|n| {
-                CopiedBuffer::of_rows(id(n), rows(1, |_| if n % 100 == 7 { "hit".into() } else { "no".into() }))
+                CopiedBuffer::of_rows(
+                    id(n),
+                    rows(1, |_| {
+                        if n % 100 == 7 {
+                            "hit".into()
+                        } else {
+                            "no".into()
+                        }
+                    }),
+                )
             })
             .collect();
         let page = run(&bufs, &request(json!({"query": "hit"})), None, BUDGET);
@@ -642,7 +693,10 @@ mod tests {
         many.extend((2..32).map(|n| CopiedBuffer::of_rows(id(n), rows(1, |_| "no".into()))));
         let plain = request(json!({"query": "hit", "count_only": true}));
         assert_eq!(
-            run(&many, &plain, None, BUDGET).result["counts"].as_object().unwrap().len(),
+            run(&many, &plain, None, BUDGET).result["counts"]
+                .as_object()
+                .unwrap()
+                .len(),
             31
         );
         let page = run(&many, &plain, None, 1_000);

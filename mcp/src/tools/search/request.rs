@@ -146,7 +146,11 @@ impl Request {
     /// A cursor that starts the next call at `resume`.
     pub fn mint(&self, resume: &Resume) -> String {
         let binding = self.binding();
-        cursor::mint(Kind::Search, &[b"search_messages", &binding], &resume.encode())
+        cursor::mint(
+            Kind::Search,
+            &[b"search_messages", &binding],
+            &resume.encode(),
+        )
     }
 
     /// The position a cursor names, when it was minted for this request.
@@ -229,7 +233,10 @@ mod tests {
 
     #[test]
     fn errors_name_the_argument() {
-        assert_eq!(parse(json!({})).unwrap_err(), "invalid arguments: missing query");
+        assert_eq!(
+            parse(json!({})).unwrap_err(),
+            "invalid arguments: missing query"
+        );
         assert_eq!(
             parse(json!({"query": "x", "match": "fuzzy"})).unwrap_err(),
             "invalid arguments: match must be substring, glob or regex"
@@ -266,12 +273,17 @@ mod tests {
 
     #[test]
     fn lists_are_normalised() {
-        let r = parse(json!({"query": "x", "buffers": ["b", "A", "a"], "sessions": [],
-            "kinds": ["notice", "privmsg"]}))
+        let r = parse(
+            json!({"query": "x", "buffers": ["b", "A", "a"], "sessions": [],
+            "kinds": ["notice", "privmsg"]}),
+        )
         .unwrap();
         assert_eq!(r.buffers, Some(vec!["A".to_owned(), "B".to_owned()]));
         assert_eq!(r.sessions, None);
-        assert_eq!(r.filters.kinds, Some(vec![RowKind::Privmsg, RowKind::Notice]));
+        assert_eq!(
+            r.filters.kinds,
+            Some(vec![RowKind::Privmsg, RowKind::Notice])
+        );
     }
 
     fn resume() -> Resume {
@@ -286,13 +298,17 @@ mod tests {
 
     #[test]
     fn cursors_survive_order_case_and_limit_changes() {
-        let a = parse(json!({"query": "q", "sessions": ["s1", "s2"], "buffers": ["B1", "b2"],
+        let a = parse(
+            json!({"query": "q", "sessions": ["s1", "s2"], "buffers": ["B1", "b2"],
             "from": "Alice", "kinds": ["notice", "privmsg"], "since": "2026-01-01T00:00:00Z",
-            "context": 2, "limit": 5}))
+            "context": 2, "limit": 5}),
+        )
         .unwrap();
-        let b = parse(json!({"query": "q", "sessions": ["S2", "S1"], "buffers": ["B2", "B1"],
+        let b = parse(
+            json!({"query": "q", "sessions": ["S2", "S1"], "buffers": ["B2", "B1"],
             "from": "ALICE", "kinds": ["privmsg", "notice"], "since": "2026-01-01T01:00:00+01:00",
-            "context": 2, "limit": 50}))
+            "context": 2, "limit": 50}),
+        )
         .unwrap();
         let c = a.mint(&resume());
         assert!(c.len() <= cursor::MAX_LEN);
@@ -323,8 +339,8 @@ mod tests {
             let r = parse(other.clone()).unwrap();
             assert_eq!(r.open(&c), Err(cursor::INVALID), "{other}");
         }
-        let same = parse(json!({"query": "q", "context": 1, "limit": 9, "count_only": true}))
-            .unwrap();
+        let same =
+            parse(json!({"query": "q", "context": 1, "limit": 9, "count_only": true})).unwrap();
         assert_eq!(same.open(&c), Ok(resume()));
         // A sessions list is not the same as a buffers list of the same ids.
         let s = parse(json!({"query": "q", "sessions": ["x"]})).unwrap();

@@ -80,7 +80,10 @@ mod tests {
         let say = |t: &str| row("bob", Payload::Privmsg { text: t.into() });
         assert!(s.withholds(&say("my password is hunter22!")));
         assert!(!s.withholds(&say("hunter2")));
-        assert!(!s.withholds(&say("abc")), "short secrets are not scanned for");
+        assert!(
+            !s.withholds(&say("abc")),
+            "short secrets are not scanned for"
+        );
         let join = row(
             "bob",
             Payload::UserJoined {

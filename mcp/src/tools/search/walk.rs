@@ -177,9 +177,7 @@ mod tests {
                 msgid: None,
                 from: "bob".into(),
                 history: false,
-                payload: Payload::Privmsg {
-                    text: (*t).into(),
-                },
+                payload: Payload::Privmsg { text: (*t).into() },
             })
             .collect()
     }

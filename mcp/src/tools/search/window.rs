@@ -232,12 +232,29 @@ mod tests {
         let b = buffer("#a", 20);
         let mut c = Copier::new(100, 0);
         let got = c
-            .copy(&b, Start::At { seq: 15, remaining: 4 }, &none)
+            .copy(
+                &b,
+                Start::At {
+                    seq: 15,
+                    remaining: 4,
+                },
+                &none,
+            )
             .unwrap();
         assert_eq!(seqs(&got), vec![12, 13, 14, 15]);
-        assert!(got.window_truncated, "messages older than the window remain");
+        assert!(
+            got.window_truncated,
+            "messages older than the window remain"
+        );
         let all = c
-            .copy(&b, Start::At { seq: 3, remaining: 10 }, &none)
+            .copy(
+                &b,
+                Start::At {
+                    seq: 3,
+                    remaining: 10,
+                },
+                &none,
+            )
             .unwrap();
         assert_eq!(seqs(&all), vec![1, 2, 3]);
         assert!(!all.window_truncated);
@@ -248,7 +265,14 @@ mod tests {
         let b = buffer("#a", 5);
         let mut c = Copier::new(100, 0);
         let got = c
-            .copy(&b, Start::At { seq: 99, remaining: 4 }, &none)
+            .copy(
+                &b,
+                Start::At {
+                    seq: 99,
+                    remaining: 4,
+                },
+                &none,
+            )
             .unwrap();
         assert!(got.searched.is_empty());
     }
@@ -286,7 +310,14 @@ mod tests {
         let b = buffer("#a", 20);
         let mut c = Copier::new(100, 3);
         let got = c
-            .copy(&b, Start::At { seq: 10, remaining: 4 }, &none)
+            .copy(
+                &b,
+                Start::At {
+                    seq: 10,
+                    remaining: 4,
+                },
+                &none,
+            )
             .unwrap();
         let all: Vec<u64> = got.rows.iter().map(|r| r.seq).collect();
         assert_eq!(all, (4..=13).collect::<Vec<_>>());
