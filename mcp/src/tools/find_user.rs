@@ -30,6 +30,7 @@ use rete_engine::row::Kind as RowKind;
 use rete_engine::view::MemberView;
 use serde_json::{json, Map, Value};
 use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
 
 /// The find_user tool.
 pub struct FindUser;
@@ -195,6 +196,8 @@ struct Examination {
     stopped_at: Option<String>,
     /// The cursor's channel was found (or there was none to find).
     found_start: bool,
+    /// The request was cancelled between channels.
+    cancelled: bool,
 }
 
 /// The walk's state across sessions.
@@ -328,7 +331,7 @@ async fn walk_sessions(
             Some(p) => Some(p.channel.clone()),
             None => None,
         };
-        let exam = match examine(session, who, from.clone(), walk).await {
+        let exam = match examine(session, who, from.clone(), walk, ctx.cancel.clone()).await {
             Ok(e) => e,
             Err(ReteError::Restarting) if from.is_none() => {
                 tracing::debug!("find_user: a session is restarting; left out");
@@ -337,6 +340,9 @@ async fn walk_sessions(
             Err(ReteError::Restarting) => return Err(Cut::Invalid),
             Err(e) => return Err(internal(e)),
         };
+        if exam.cancelled {
+            return Err(Cut::Cancelled);
+        }
         if !exam.found_start {
             return Err(Cut::Invalid);
         }
@@ -414,6 +420,7 @@ async fn examine(
     who: &Who,
     from: Option<String>,
     walk: &mut Walk,
+    cancel: CancellationToken,
 ) -> Result<Examination, ReteError> {
     let who = who.clone();
     let deadline = walk.started + walk.limits.time_budget;
@@ -425,6 +432,7 @@ async fn examine(
                 channels: Vec::new(),
                 stopped_at: None,
                 found_start: from.is_none(),
+                cancelled: false,
             };
             for buffer in view.buffers().filter(|b| b.kind() == BufferKind::Channel) {
                 let id = buffer.id().as_str();
@@ -433,6 +441,10 @@ async fn examine(
                         continue;
                     }
                     out.found_start = true;
+                }
+                if cancel.is_cancelled() {
+                    out.cancelled = true;
+                    break;
                 }
                 if examined_any && Instant::now() >= deadline {
                     out.stopped_at = Some(id.to_owned());
@@ -540,4 +552,100 @@ async fn copy_recent(
             })
             .collect(),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(v: Value) -> Args {
+        Args::from_request(Some(&v)).unwrap()
+    }
+
+    fn member(nick: &str, user: Option<&str>, host: Option<&str>) -> MemberView {
+        MemberView {
+            nick: nick.into(),
+            modes: String::new(),
+            account: None,
+            away: false,
+            user: user.map(Into::into),
+            host: host.map(Into::into),
+        }
+    }
+
+    #[test]
+    fn exactly_one_non_empty_of_nick_and_mask() {
+        for bad in [
+            json!({}),
+            json!({"nick": ""}),
+            json!({"nick": "", "mask": ""}),
+            json!({"nick": "a", "mask": "b"}),
+            json!({"mask": null}),
+        ] {
+            assert_eq!(
+                Who::parse(&args(bad.clone())).unwrap_err().to_string(),
+                "invalid arguments: give nick or mask",
+                "{bad}"
+            );
+        }
+        assert!(Who::parse(&args(json!({"nick": "a", "mask": ""}))).is_ok());
+        assert_eq!(
+            Who::parse(&args(json!({"nick": 5})))
+                .unwrap_err()
+                .to_string(),
+            "invalid arguments: nick must be a string"
+        );
+    }
+
+    #[test]
+    fn nicks_and_masks_ignore_case_by_plain_lowercasing() {
+        let nick = Who::parse(&args(json!({"nick": "Alice"}))).unwrap();
+        assert!(nick.matches(&member("aLICE", None, None)));
+        assert!(!nick.matches(&member("alice_", None, None)));
+        // rfc1459 would fold [ and {; plain lowercasing does not.
+        let brackets = Who::parse(&args(json!({"nick": "a[b]"}))).unwrap();
+        assert!(!brackets.matches(&member("a{b}", None, None)));
+        let mask = Who::parse(&args(json!({"mask": "*!~U@*.EXAMPLE"}))).unwrap();
+        assert!(mask.matches(&member("x", Some("~u"), Some("h.example"))));
+        assert!(!mask.matches(&member("x", Some("u"), Some("h.example"))));
+        // Unknown user and host are empty.
+        let bare = Who::parse(&args(json!({"mask": "bob!@"}))).unwrap();
+        assert!(bare.matches(&member("Bob", None, None)));
+    }
+
+    #[test]
+    fn cursors_round_trip_and_bind_to_who() {
+        let place = Place {
+            session: "S".repeat(36),
+            channel: "C".repeat(36),
+        };
+        assert_eq!(Place::decode(&place.encode()), Ok(place.clone()));
+        assert_eq!(Place::decode(&[1, 2]), Err(cursor::INVALID));
+        let alice = Who::parse(&args(json!({"nick": "alice"}))).unwrap();
+        let upper = Who::parse(&args(json!({"nick": "ALICE"}))).unwrap();
+        let mask = Who::parse(&args(json!({"mask": "alice"}))).unwrap();
+        let c = mint(&alice, &place);
+        assert!(c.len() <= cursor::MAX_LEN);
+        assert!(cursor::open(&c, Kind::FindUser, &upper.binding()).is_ok());
+        assert_eq!(
+            cursor::open(&c, Kind::FindUser, &mask.binding()),
+            Err(cursor::INVALID)
+        );
+        assert_eq!(
+            cursor::open(&c, Kind::Search, &alice.binding()),
+            Err(cursor::INVALID)
+        );
+    }
+
+    #[test]
+    fn the_schema_is_closed() {
+        let d = FindUser.descriptor();
+        assert_eq!(d["inputSchema"]["additionalProperties"], json!(false));
+        assert!(d["inputSchema"].get("required").is_none());
+        let names: Vec<&str> = d["inputSchema"]["properties"]
+            .as_object()
+            .map(|p| p.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        assert_eq!(names, ["cursor", "mask", "nick"]);
+    }
 }

@@ -12,10 +12,12 @@
 //!   fully searched (the caller counts it in regex_skipped).
 //!
 //! The time budget "inside a regex match" is approximated: the regex crate
-//! cannot be interrupted mid-match, so the clock is read before each field a
-//! regex is tried on. Its matching is linear in the field (no backtracking),
-//! and a field is at most 4,096 UTF-16 units, so one field costs a bounded
-//! amount and the overrun past the budget is at most one field's match.
+//! cannot be interrupted mid-match, so the clock is asked before each field a
+//! regex is tried on, told the field's length as the work about to be done.
+//! Its matching is linear in the field (no backtracking), and a field is at
+//! most 4,096 UTF-16 units, so one field costs a bounded amount and the
+//! overrun past the budget is at most one field's match (plus what the
+//! caller's clock lets through between readings; see `search_rows`).
 
 use memchr::memmem::Finder;
 use regex::{Regex, RegexBuilder};
@@ -73,7 +75,7 @@ impl Mode {
 #[derive(Clone, Debug)]
 pub enum Matcher {
     /// The lowercased needle.
-    Substring(Finder<'static>),
+    Substring(Box<Substring>),
     /// The lowercased pattern.
     Glob(Glob),
     /// The compiled expression.
@@ -97,21 +99,20 @@ impl Matcher {
     /// Compiles `query` in `mode`; the error is the contract's tool error.
     pub fn new(mode: Mode, query: &str) -> Result<Matcher, &'static str> {
         match mode {
-            Mode::Substring => Ok(Matcher::Substring(
-                Finder::new(query.to_lowercase().as_bytes()).into_owned(),
-            )),
+            Mode::Substring => Ok(Matcher::Substring(Box::new(Substring::new(query)))),
             Mode::Glob => Ok(Matcher::Glob(Glob::new(query))),
             Mode::Regex => compile_regex(query).map(Matcher::Regex),
         }
     }
 
     /// Matches one row. `out_of_time` is asked before each field a regex is
-    /// tried on (substring and glob fields are cheap and never ask).
+    /// tried on, with the field's length in bytes (substring and glob fields
+    /// are cheap and never ask).
     pub fn match_row(
         &self,
         row: &Row,
         scratch: &mut Scratch,
-        out_of_time: &mut dyn FnMut() -> bool,
+        out_of_time: &mut dyn FnMut(usize) -> bool,
     ) -> RowMatch {
         let mut found = false;
         let mut skipped = false;
@@ -121,8 +122,8 @@ impl Matcher {
                 return;
             }
             match self {
-                Matcher::Substring(finder) => {
-                    found = finder.find(scratch.lower(field)).is_some();
+                Matcher::Substring(needle) => {
+                    found = needle.is_in(field, scratch);
                 }
                 Matcher::Glob(glob) => {
                     found = glob.matches_lowered(scratch.lower(field));
@@ -130,7 +131,7 @@ impl Matcher {
                 Matcher::Regex(re) => {
                     if utf16_len_over(field, MAX_REGEX_FIELD_UNITS) {
                         skipped = true;
-                    } else if out_of_time() {
+                    } else if out_of_time(field.len()) {
                         late = true;
                     } else {
                         found = re.is_match(field);
@@ -169,6 +170,68 @@ fn utf16_len_over(s: &str, max: usize) -> bool {
     s.len() > max && s.encode_utf16().count() > max
 }
 
+/// A case-insensitive literal: the needle lowercased, found in the field
+/// lowercased.
+///
+/// Lowercasing every field is most of the cost, so an ASCII field is first
+/// screened: lowercasing ASCII yields ASCII only, so a needle with other
+/// characters is never in it, and the needle's rarest byte (in either case)
+/// must occur in it. Non-ASCII fields always take the full path, since
+/// lowercasing them can yield ASCII (KELVIN SIGN becomes `k`).
+#[derive(Clone, Debug)]
+pub struct Substring {
+    finder: Finder<'static>,
+    ascii: bool,
+    rare: Option<(u8, u8)>,
+}
+
+impl Substring {
+    fn new(query: &str) -> Substring {
+        let lower = query.to_lowercase();
+        Substring {
+            ascii: lower.is_ascii(),
+            rare: rarest_byte(lower.as_bytes()),
+            finder: Finder::new(lower.as_bytes()).into_owned(),
+        }
+    }
+
+    fn is_in(&self, field: &str, scratch: &mut Scratch) -> bool {
+        if self.finder.needle().is_empty() {
+            return true;
+        }
+        if field.is_ascii() {
+            if !self.ascii {
+                return false;
+            }
+            if let Some((a, b)) = self.rare {
+                if memchr::memchr2(a, b, field.as_bytes()).is_none() {
+                    return false;
+                }
+            }
+        }
+        self.finder.find(scratch.lower(field)).is_some()
+    }
+}
+
+/// The byte of an ASCII lowercased needle least likely in chat text, with
+/// its upper-case twin (itself when it has none). Letters are ranked by
+/// their frequency in English; any other byte but a space counts as rarer
+/// than every letter.
+fn rarest_byte(needle: &[u8]) -> Option<(u8, u8)> {
+    const BY_FREQUENCY: &[u8] = b" etaoinshrdlcumwfgypbvkjxqz";
+    let rarity = |b: u8| {
+        BY_FREQUENCY
+            .iter()
+            .position(|&x| x == b)
+            .unwrap_or(BY_FREQUENCY.len())
+    };
+    if !needle.is_ascii() {
+        return None;
+    }
+    let b = *needle.iter().max_by_key(|&&b| rarity(b))?;
+    Some((b, b.to_ascii_uppercase()))
+}
+
 /// A reusable buffer for lowercased fields, so matching allocates only for
 /// non-ASCII text.
 #[derive(Debug, Default)]
@@ -182,8 +245,8 @@ impl Scratch {
     fn lower(&mut self, field: &str) -> &[u8] {
         if field.is_ascii() {
             self.bytes.clear();
-            self.bytes
-                .extend(field.bytes().map(|b| b.to_ascii_lowercase()));
+            self.bytes.extend_from_slice(field.as_bytes());
+            self.bytes.make_ascii_lowercase();
             &self.bytes
         } else {
             self.text = field.to_lowercase();
@@ -300,7 +363,7 @@ mod tests {
 
     fn run(mode: Mode, query: &str, r: &Row) -> RowMatch {
         let m = Matcher::new(mode, query).unwrap();
-        m.match_row(r, &mut Scratch::default(), &mut || false)
+        m.match_row(r, &mut Scratch::default(), &mut |_| false)
     }
 
     fn hit(mode: Mode, query: &str, r: &Row) -> bool {
@@ -318,6 +381,22 @@ mod tests {
         assert!(!hit(Mode::Substring, "*", &say("23")));
         assert!(hit(Mode::Substring, "ÉCOLE", &say("à l'école")));
         assert!(hit(Mode::Substring, "école", &say("À L'ÉCOLE")));
+    }
+
+    #[test]
+    fn the_ascii_screen_never_hides_a_match() {
+        assert_eq!(rarest_byte(b"kumquat"), Some((b'q', b'Q')));
+        assert_eq!(rarest_byte(b"a b"), Some((b'b', b'B')));
+        assert_eq!(rarest_byte(b"e-"), Some((b'-', b'-')));
+        assert_eq!(rarest_byte("é".as_bytes()), None);
+        assert!(hit(Mode::Substring, "QUA", &say("aQUAb")));
+        assert!(hit(Mode::Substring, "qua", &say("AQUAB")));
+        assert!(!hit(Mode::Substring, "qua", &say("aua")));
+        // A non-ASCII needle is never in an ASCII field, but is in others.
+        assert!(!hit(Mode::Substring, "é", &say("e")));
+        assert!(hit(Mode::Substring, "É", &say("café")));
+        // Lowercasing non-ASCII text can make ASCII: KELVIN SIGN is k.
+        assert!(hit(Mode::Substring, "kelvin", &say("\u{212A}ELVIN")));
     }
 
     #[test]
@@ -500,15 +579,16 @@ mod tests {
                 reason: Some("zzz".into()),
             },
         );
-        let mut asked = 0;
-        let r = m.match_row(&kick, &mut Scratch::default(), &mut || {
-            asked += 1;
-            asked > 2
+        let mut asked = Vec::new();
+        let r = m.match_row(&kick, &mut Scratch::default(), &mut |len| {
+            asked.push(len);
+            asked.len() > 2
         });
-        // from and victim were tried; the reason was not.
+        // from and victim were tried; the reason was not. Each ask carries
+        // the field's length.
         assert_eq!(r, RowMatch::OutOfTime);
-        assert_eq!(asked, 3);
-        let mut never = || false;
+        assert_eq!(asked, vec![2, 3, 3]);
+        let mut never = |_| false;
         assert_eq!(
             m.match_row(&kick, &mut Scratch::default(), &mut never),
             RowMatch::Match

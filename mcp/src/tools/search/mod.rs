@@ -143,6 +143,37 @@ impl Tool for SearchMessages {
     }
 }
 
+/// The search's clock. Reading the time costs as much as matching a short
+/// message, so it is read once per [`Clock::QUANTUM`] bytes of work (about
+/// 256 messages, or 16 KiB of regex fields) rather than before every message;
+/// the first question is always answered from the real clock. The budget is
+/// thus checked between messages and between regex fields, overrunning it by
+/// at most one quantum of work (well under a millisecond).
+struct Clock {
+    deadline: Instant,
+    work: usize,
+}
+
+impl Clock {
+    const QUANTUM: usize = 16 * 1024;
+
+    fn new(deadline: Instant) -> Clock {
+        Clock {
+            deadline,
+            work: Clock::QUANTUM,
+        }
+    }
+
+    fn out_of_time(&mut self, work: usize) -> bool {
+        self.work = self.work.saturating_add(work);
+        if self.work < Clock::QUANTUM {
+            return false;
+        }
+        self.work = 0;
+        Instant::now() >= self.deadline
+    }
+}
+
 /// Steps 2 and 3 over rows already copied: the walk under `time_budget`
 /// (from now), then the page under `budget` bytes. `left_out` is the first
 /// buffer the copy bound left out. Returns None when cancelled.
@@ -155,7 +186,7 @@ pub fn search_rows(
     budget: usize,
     cancelled: &dyn Fn() -> bool,
 ) -> Option<Page> {
-    let deadline = Instant::now() + time_budget;
+    let mut clock = Clock::new(Instant::now() + time_budget);
     let query = Query {
         matcher,
         filters: request.filters.clone(),
@@ -169,7 +200,7 @@ pub fn search_rows(
         buffers,
         &query,
         goal,
-        &mut || Instant::now() >= deadline,
+        &mut |work| clock.out_of_time(work),
         cancelled,
     );
     if found.end == End::Cancelled {
@@ -408,4 +439,44 @@ async fn read_session(
             out
         })
         .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_schema_is_closed_names_every_argument_and_has_no_maximums() {
+        let d = SearchMessages.descriptor();
+        let schema = &d["inputSchema"];
+        assert_eq!(schema["additionalProperties"], json!(false));
+        assert_eq!(schema["required"], json!(["query"]));
+        let mut names: Vec<&str> = schema["properties"]
+            .as_object()
+            .map(|p| p.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        names.sort();
+        let mut want = request::ARGUMENTS.to_vec();
+        want.sort();
+        assert_eq!(names, want);
+        assert_eq!(schema["properties"]["match"]["default"], json!("substring"));
+        assert_eq!(schema["properties"]["limit"]["default"], json!(50));
+        assert_eq!(schema["properties"]["count_only"]["default"], json!(false));
+        assert_eq!(schema["properties"]["context"]["default"], json!(0));
+        assert!(!d.to_string().contains("maximum"));
+        assert_eq!(d["annotations"], json!({"readOnlyHint": true}));
+    }
+
+    #[test]
+    fn the_clock_reads_the_time_at_once_then_per_quantum() {
+        let past = Instant::now() - Duration::from_secs(1);
+        let mut clock = Clock::new(past);
+        assert!(clock.out_of_time(0), "the first question reads the clock");
+        let mut clock = Clock::new(past);
+        clock.work = 0;
+        assert!(!clock.out_of_time(Clock::QUANTUM - 1));
+        assert!(clock.out_of_time(1));
+        let mut later = Clock::new(Instant::now() + Duration::from_secs(60));
+        assert!(!later.out_of_time(Clock::QUANTUM * 4));
+    }
 }

@@ -23,6 +23,7 @@ use super::walk::{End, Pos, Walk};
 use super::window::{CopiedBuffer, Start};
 use crate::tools::message::message_json;
 use crate::tools::result::{encoded_len, time, Offer, RowBudget};
+use rete_engine::clock::UnixMillis;
 use serde_json::{json, Map, Value};
 use std::ops::Range;
 
@@ -76,12 +77,23 @@ fn before(a: Pos, b: Pos) -> bool {
 fn coverage_entry(buffer: &CopiedBuffer, rows: &Range<usize>) -> (Value, u64) {
     let mut m = Map::new();
     m.insert("buffer".into(), json!(buffer.id));
-    let times = buffer.rows[rows.clone()].iter().map(|r| r.time);
-    if let (Some(oldest), Some(newest)) = (times.clone().min(), times.max()) {
+    // One pass: rows in display order need not be in time order.
+    let span = buffer.rows[rows.clone()].iter().map(|r| r.time).fold(
+        None,
+        |acc: Option<(UnixMillis, UnixMillis)>, t| match acc {
+            None => Some((t, t)),
+            Some((lo, hi)) => Some((lo.min(t), hi.max(t))),
+        },
+    );
+    if let Some((oldest, newest)) = span {
         m.insert("oldest".into(), time(oldest));
         m.insert("newest".into(), time(newest));
     }
-    let withheld = rows.clone().filter(|&i| buffer.is_withheld(i)).count() as u64;
+    let withheld = if buffer.withheld.is_empty() {
+        0
+    } else {
+        rows.clone().filter(|&i| buffer.is_withheld(i)).count() as u64
+    };
     if withheld > 0 {
         m.insert("withheld".into(), json!(withheld));
     }
@@ -471,7 +483,7 @@ mod tests {
         } else {
             Goal::Page(req.limit)
         };
-        let w = walk(buffers, &q, goal, &mut || false, &|| false);
+        let w = walk(buffers, &q, goal, &mut |_| false, &|| false);
         let parts = Parts {
             buffers,
             walk: &w,

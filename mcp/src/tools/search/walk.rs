@@ -12,6 +12,10 @@ use super::filters::Filters;
 use super::matcher::{Matcher, RowMatch, Scratch};
 use super::window::CopiedBuffer;
 
+/// The work one message stands for, in bytes, when the clock is asked
+/// before it (filters, the sender and short fields).
+pub const MESSAGE_COST: usize = 64;
+
 /// What to search for.
 #[derive(Clone, Debug)]
 pub struct Query {
@@ -89,13 +93,15 @@ impl Walk {
 
 /// Searches `buffers` for `query`.
 ///
-/// `out_of_time` is asked before every message but the first, and by a
-/// regex before each field; `cancelled` between buffers and messages.
+/// `out_of_time` is asked before every message but the first (told
+/// [`MESSAGE_COST`]), and by a regex before each field (told the field's
+/// length), so a clock can read the time only once enough work was done;
+/// `cancelled` is asked between buffers and messages.
 pub fn walk(
     buffers: &[CopiedBuffer],
     query: &Query,
     goal: Goal,
-    out_of_time: &mut dyn FnMut() -> bool,
+    out_of_time: &mut dyn FnMut(usize) -> bool,
     cancelled: &dyn Fn() -> bool,
 ) -> Walk {
     let mut out = Walk {
@@ -106,7 +112,7 @@ pub fn walk(
     };
     let mut scratch = Scratch::default();
     let mut examined_any = false;
-    let mut never = || false;
+    let mut never = |_| false;
     for (b, buffer) in buffers.iter().enumerate() {
         if cancelled() {
             out.end = End::Cancelled;
@@ -114,7 +120,7 @@ pub fn walk(
         }
         for r in buffer.searched.clone().rev() {
             let pos = Pos { buffer: b, row: r };
-            if examined_any && (cancelled() || out_of_time()) {
+            if examined_any && (cancelled() || out_of_time(MESSAGE_COST)) {
                 out.end = if cancelled() {
                     End::Cancelled
                 } else {
@@ -131,7 +137,7 @@ pub fn walk(
                 examined_any = true;
                 continue;
             }
-            let clock: &mut dyn FnMut() -> bool = if examined_any {
+            let clock: &mut dyn FnMut(usize) -> bool = if examined_any {
                 out_of_time
             } else {
                 &mut never
@@ -190,7 +196,7 @@ mod tests {
     }
 
     fn run(buffers: &[CopiedBuffer], q: &Query, goal: Goal) -> Walk {
-        walk(buffers, q, goal, &mut || false, &|| false)
+        walk(buffers, q, goal, &mut |_| false, &|| false)
     }
 
     fn p(buffer: usize, row: usize) -> Pos {
@@ -263,7 +269,7 @@ mod tests {
             &bufs,
             &query(Mode::Substring, "hit"),
             Goal::Page(10),
-            &mut || {
+            &mut |_| {
                 asked += 1;
                 true
             },
@@ -283,7 +289,7 @@ mod tests {
             &bufs,
             &query(Mode::Regex, "zzz"),
             Goal::Page(10),
-            &mut || {
+            &mut |_| {
                 calls += 1;
                 calls > 2
             },
@@ -313,7 +319,7 @@ mod tests {
             &bufs,
             &query(Mode::Substring, "hit"),
             Goal::Page(10),
-            &mut || false,
+            &mut |_| false,
             &|| true,
         );
         assert_eq!(w.end, End::Cancelled);
