@@ -325,10 +325,13 @@ async fn copy(
         }
     }
     let scope = Arc::new(Scope {
-        sessions: request
-            .sessions
-            .as_ref()
-            .map(|s| s.iter().cloned().collect()),
+        // Every entry parsed above; compared in the ids' own spelling.
+        sessions: request.sessions.as_ref().map(|s| {
+            s.iter()
+                .filter_map(|id| SessionId::parse(id).ok())
+                .map(|id| id.as_str().to_owned())
+                .collect()
+        }),
         buffers: request
             .buffers
             .as_ref()
@@ -465,6 +468,44 @@ mod tests {
         assert_eq!(schema["properties"]["context"]["default"], json!(0));
         assert!(!d.to_string().contains("maximum"));
         assert_eq!(d["annotations"], json!({"readOnlyHint": true}));
+    }
+
+    #[test]
+    fn a_slow_regex_over_long_fields_stops_soon_after_its_budget() {
+        use rete_engine::clock::UnixMillis;
+        use rete_engine::row::{Payload, Row};
+        // 4,000-character fields (under the 4,096 cap, so all are tried)
+        // and a pattern that has to look at all of each: ~20 MB of work.
+        let rows: Vec<Row> = (0..5_000u64)
+            .map(|i| Row {
+                seq: i + 1,
+                time: UnixMillis(0),
+                msgid: None,
+                from: "x".into(),
+                history: false,
+                payload: Payload::Privmsg {
+                    text: "ab ".repeat(1_333).into(),
+                },
+            })
+            .collect();
+        let buffers = vec![CopiedBuffer::of_rows("B", rows)];
+        let args = Args::from_request(Some(&json!({
+            "query": "(?i)(\\w+\\s){3}zz$", "match": "regex"
+        })))
+        .unwrap();
+        let request = Request::parse(&args).unwrap();
+        let matcher = Matcher::new(request.mode, &request.query).unwrap();
+        let budget = Duration::from_millis(2);
+        let started = Instant::now();
+        let page =
+            search_rows(&buffers, &request, matcher, None, budget, BUDGET, &|| false).unwrap();
+        let took = started.elapsed();
+        assert!(page.stopped, "{}", page.result);
+        assert_eq!(page.result["stopped"], json!(page::STOPPED));
+        assert_eq!(page.result["truncated"], json!(true));
+        assert!(page.result["next_cursor"].is_string());
+        // The overrun is a quantum of work, not the rest of the walk.
+        assert!(took < budget + Duration::from_millis(100), "{took:?}");
     }
 
     #[test]
