@@ -5,6 +5,7 @@
 pub mod args;
 pub mod context;
 pub mod cursor;
+pub mod find_user;
 pub mod list_buffers;
 pub mod list_members;
 pub mod list_sessions;
@@ -16,6 +17,7 @@ pub mod read_since;
 pub mod registry;
 pub mod result;
 pub mod schema;
+pub mod search;
 pub mod withheld;
 
 pub use args::{ArgError, Args};

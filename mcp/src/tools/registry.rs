@@ -102,6 +102,8 @@ impl ToolBox {
                 Box::new(crate::tools::list_members::ListMembers),
                 Box::new(crate::tools::read_messages::ReadMessages),
                 Box::new(crate::tools::read_since::ReadSince),
+                Box::new(crate::tools::search::SearchMessages),
+                Box::new(crate::tools::find_user::FindUser),
             ],
         }
     }
@@ -250,7 +252,9 @@ mod tests {
                 "list_buffers",
                 "list_members",
                 "read_messages",
-                "read_since"
+                "read_since",
+                "search_messages",
+                "find_user"
             ]
         );
     }
