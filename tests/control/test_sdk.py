@@ -24,7 +24,15 @@ RELEASE_TOOLS = ["find_user", "list_buffers", "list_members", "list_sessions",
                  "search_messages", "subscribe", "unsubscribe", "wait_for_updates"]
 DEBUG_TOOLS = ["engine_state", "raw_since", "read_log", "search_raw"]
 # What the server implements so far: widen as tools land (the goal is RELEASE_TOOLS).
-IMPLEMENTED_RELEASE_TOOLS = ["list_sessions"]
+IMPLEMENTED_RELEASE_TOOLS = [
+    "list_sessions",
+    "list_buffers",
+    "list_members",
+    "read_messages",
+    "read_since",
+    "search_messages",
+    "find_user",
+]
 IMPLEMENTED_DEBUG_TOOLS = []
 IMPLEMENTED_SEND_TOOLS = []  # send_raw, once it lands
 

@@ -282,7 +282,7 @@ async fn tool_error_rows() {
     );
     // Known but not yet implemented, with its tier on.
     assert_eq!(
-        tool_error(&c, "find_user", json!({"nick": "x"})).await,
+        tool_error(&c, "list_subscriptions", json!({})).await,
         "unknown tool"
     );
     let on = ctx(
