@@ -970,7 +970,9 @@ async fn the_read_tools_are_listed() -> Result<()> {
             "list_buffers",
             "list_members",
             "read_messages",
-            "read_since"
+            "read_since",
+            "search_messages",
+            "find_user"
         ]
     );
     let list = ToolBox::new().list(&Settings::default());
