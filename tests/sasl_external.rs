@@ -16,8 +16,8 @@ use rete_transports::ConnectConfig;
 use sha2::{Digest, Sha256};
 use tempfile::TempDir;
 
+use support::atheme::Atheme;
 use support::ports::free_port;
-use support::sasl_tests_atheme::CertfpAtheme;
 use support::sasl_tests_session::{
     await_sasl_verdict, sasl_config, start_session, Snapshot, VERDICT,
 };
@@ -71,7 +71,7 @@ struct CertNetwork {
     /// Holds the server's certificate files and the client PEMs; removed on drop.
     dir: TempDir,
     ircd: Inspircd,
-    atheme: CertfpAtheme,
+    atheme: Atheme,
     tls_port: u16,
     server_fingerprint: String,
 }
@@ -103,7 +103,7 @@ impl CertNetwork {
                 r#"<bind address="127.0.0.1" port="{tls_port}" type="clients" sslprofile="CertClients">"#
             ));
         let ircd = Inspircd::start(config).await?;
-        let atheme = CertfpAtheme::start(&ircd)
+        let atheme = Atheme::start_with_modules(&ircd, &["nickserv/cert", "saslserv/external"])
             .await
             .with_context(|| ircd.log())?;
         Ok(Self {

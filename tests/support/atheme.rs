@@ -13,6 +13,7 @@ use tempfile::TempDir;
 
 use super::bot::{Bot, DEFAULT_TIMEOUT};
 use super::inspircd::{Inspircd, SERVER_NAME, SERVICES_NAME};
+use super::msg::Msg;
 use super::process::{running_as_root, ManagedChild};
 
 const BINARY: &str = "/usr/bin/atheme-services";
@@ -35,6 +36,12 @@ impl Atheme {
     /// Starts Atheme linked to `ircd` (which must have been configured with
     /// [`super::inspircd::InspircdConfig::services`]) and waits until the link is synced.
     pub async fn start(ircd: &Inspircd) -> Result<Self> {
+        Self::start_with_modules(ircd, &[]).await
+    }
+
+    /// [`Atheme::start`] with more Atheme modules loaded, e.g. `saslserv/external` and
+    /// `nickserv/cert` for SASL EXTERNAL.
+    pub async fn start_with_modules(ircd: &Inspircd, extra_modules: &[&str]) -> Result<Self> {
         let link = ircd
             .services_link()
             .ok_or_else(|| anyhow!("the InspIRCd config lacks .services()"))?;
@@ -43,7 +50,10 @@ impl Atheme {
             .tempdir()
             .context("creating the Atheme temp dir")?;
         let conf = dir.path().join("atheme.conf");
-        fs::write(&conf, render_config(link.port, &link.password))?;
+        fs::write(
+            &conf,
+            render_config(link.port, &link.password, extra_modules),
+        )?;
         let as_root = running_as_root();
         if as_root {
             // Atheme drops to `nobody`, which must be able to create its db and log here.
@@ -123,6 +133,36 @@ impl Atheme {
         Ok(())
     }
 
+    /// Registers `account` (also the bot's nick) with `password` and adds `fingerprint` to its
+    /// certificate list (needs `nickserv/cert`), so a client presenting that certificate can
+    /// log in with SASL EXTERNAL (needs `saslserv/external`).
+    pub async fn register_with_cert(
+        &self,
+        account: &str,
+        password: &str,
+        fingerprint: &str,
+    ) -> Result<()> {
+        let mut bot = Bot::connect(self.irc_port, account).await?;
+        bot.privmsg(
+            "NickServ",
+            &format!("REGISTER {password} {account}@rete.example"),
+        )
+        .await?;
+        let reply = next_nickserv_notice(&mut bot).await?;
+        if !reply.contains("is now registered") {
+            bail!("NickServ refused to register {account}: {reply}");
+        }
+        // Registering also identifies the bot, which CERT ADD requires.
+        bot.privmsg("NickServ", &format!("CERT ADD {fingerprint}"))
+            .await?;
+        let reply = next_nickserv_notice(&mut bot).await?;
+        if !reply.contains("Added fingerprint") {
+            bail!("NickServ refused CERT ADD for {account}: {reply}");
+        }
+        bot.quit().await;
+        Ok(())
+    }
+
     /// Atheme's log file and console output, for a failing test to print.
     pub fn log(&self) -> String {
         let file = fs::read_to_string(log_path(self.dir.path())).unwrap_or_default();
@@ -131,6 +171,19 @@ impl Atheme {
             self.child.output_text()
         )
     }
+}
+
+async fn next_nickserv_notice(bot: &mut Bot) -> Result<String> {
+    let line = bot
+        .wait_for(
+            |l| {
+                let m = Msg::parse(l);
+                m.source_nick() == Some("NickServ") && m.command == "NOTICE"
+            },
+            DEFAULT_TIMEOUT,
+        )
+        .await?;
+    Ok(Msg::parse(&line).param(1).to_owned())
 }
 
 fn log_path(dir: &Path) -> std::path::PathBuf {
@@ -165,10 +218,10 @@ const MODULES: &[&str] = &[
     "saslserv/plain",
 ];
 
-fn render_config(link_port: u16, link_password: &str) -> String {
+fn render_config(link_port: u16, link_password: &str, extra_modules: &[&str]) -> String {
     let mut c = String::new();
     // `write!` into a String cannot fail; the results are ignored for that reason.
-    for module in MODULES {
+    for module in MODULES.iter().chain(extra_modules) {
         let _ = writeln!(c, r#"loadmodule "modules/{module}";"#);
     }
     let _ = writeln!(

@@ -41,7 +41,6 @@ pub mod live_tests_session;
 pub mod msg;
 pub mod ports;
 pub mod process;
-pub mod sasl_tests_atheme;
 pub mod sasl_tests_session;
 pub mod tls;
 
