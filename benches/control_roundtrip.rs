@@ -54,7 +54,7 @@ async fn round_trip(addr: SocketAddr, request: &[u8]) -> usize {
         "{}",
         String::from_utf8_lossy(&answer)
     );
-    stream.set_linger(Some(Duration::ZERO)).expect("linger");
+    stream.set_zero_linger().expect("linger");
     answer.len()
 }
 
