@@ -4,7 +4,7 @@
 //! 1. **Copy** ([`window`]): one read per session, inside its actor, copies
 //!    the rows this call will search (each buffer's newest-10,000 window,
 //!    from the cursor on, at most 100,000 rows per call) with context
-//!    neighbours, screened for secrets ([`screen`]).
+//!    neighbours, screened for secrets by the shared [`Withholder`].
 //! 2. **Walk** ([`walk`]): a plain function over the owned rows, run on a
 //!    blocking thread, with 250 ms measured from the end of the copy.
 //! 3. **Page** ([`page`]): matches or counts, coverage and paging fields
@@ -16,7 +16,6 @@ pub mod filters;
 pub mod matcher;
 pub mod page;
 pub mod request;
-pub mod screen;
 pub mod walk;
 pub mod window;
 
@@ -31,7 +30,7 @@ use page::{Page, Parts};
 use request::{Request, Resume};
 use rete_actors::{ReteError, SessionHandle};
 use rete_engine::ids::SessionId;
-use screen::Screen;
+use crate::tools::withheld::Withholder;
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -404,8 +403,8 @@ async fn read_session(
         .reader()
         .read(move |view| {
             let whole = scope.session(view.id().as_str());
-            let screen = Screen::for_view(&view);
-            let withholds = |row: &rete_engine::row::Row| screen.withholds(row);
+            let withholder = Withholder::for_view(&view);
+            let withholds = |row: &rete_engine::row::Row| withholder.row(row);
             let mut out = SessionCopy {
                 copier: Copier::new(0, 0),
                 listed: Vec::new(),
