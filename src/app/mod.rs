@@ -6,12 +6,14 @@
 //! - `render.rs`: a row becomes one printed line.
 //! - `dispatch.rs`: a parsed command becomes engine calls.
 //! - `control.rs`: the AI access control server and `/control`.
+//! - `transcript.rs`: per-buffer transcript files (`logging = true`).
 //! - this file: start-up, the event loop, the current buffer.
 
 mod control;
 mod dispatch;
 mod render;
 mod spec;
+mod transcript;
 
 use anyhow::Context as _;
 use render::render_row;
@@ -26,6 +28,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::broadcast::error::RecvError;
+use transcript::{Target, Transcripts};
 
 /// How long `/quit` waits for QUIT lines to reach the servers.
 const QUIT_GRACE: Duration = Duration::from_secs(2);
@@ -54,6 +57,8 @@ pub struct App {
     current: Option<Current>,
     /// A channel the person just joined: focus it when its buffer opens.
     focus_next: Option<(usize, String)>,
+    /// Where rows are also written; `None` unless `logging = true`.
+    transcripts: Option<Transcripts>,
     quit: bool,
 }
 
@@ -67,6 +72,7 @@ impl App {
                 .context("starting the engine")?,
         );
         let events = Some(rete.subscribe());
+        let loaded_logging = loaded.config.logging;
         let mut networks = Vec::new();
         for net in &loaded.config.networks {
             let session = rete
@@ -90,6 +96,7 @@ impl App {
             networks,
             current,
             focus_next: None,
+            transcripts: start_transcripts(loaded_logging),
             quit: false,
         };
         if let Some(first) = app.networks.first() {
@@ -144,6 +151,9 @@ impl App {
         }
         self.control.stop().await;
         self.rete.shutdown(QUIT_GRACE).await;
+        if let Some(transcripts) = self.transcripts.take() {
+            transcripts.close().await;
+        }
         Ok(())
     }
 
@@ -170,15 +180,23 @@ impl App {
         match event.event {
             Event::Row { buffer, seq } => {
                 let reader = self.networks[index].session.reader();
-                let line = reader
+                let net = network.clone();
+                let rendered = reader
                     .read(move |v| {
                         let b = v.buffer(&buffer)?;
                         let row = b.get(seq)?;
-                        Some(render_row(&network, b.name(), b.kind(), row))
+                        let target = match b.kind() {
+                            BufferKind::Server => Target::Server,
+                            _ => Target::Named(b.name().to_owned()),
+                        };
+                        Some((render_row(&net, b.name(), b.kind(), row), target))
                     })
                     .await;
-                if let Ok(Some(line)) = line {
+                if let Ok(Some((line, target))) = rendered {
                     say(&line);
+                    if let Some(transcripts) = &self.transcripts {
+                        transcripts.append(&network, &target, line).await;
+                    }
                 }
             }
             Event::State(state) => say(&format!("[{network}] -!- {}", state.as_str())),
@@ -233,6 +251,24 @@ impl App {
             .ok()
             .flatten()?;
         Some((current.network, found.0, found.1))
+    }
+}
+
+/// The transcript writer when `logging` is on; says why not when `HOME` is
+/// unset, since the person asked for transcripts.
+fn start_transcripts(logging: bool) -> Option<Transcripts> {
+    if !logging {
+        return None;
+    }
+    match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        Some(home) => Some(Transcripts::start(
+            transcript::logs_dir(std::path::Path::new(&home)),
+            say,
+        )),
+        None => {
+            say("error: logging is on but HOME is not set: no transcripts are written");
+            None
+        }
     }
 }
 
