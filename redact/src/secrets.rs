@@ -6,7 +6,7 @@
 //! secrets. It never gives a secret back: there is no accessor, and Debug
 //! prints only how many there are.
 
-use aho_corasick::AhoCorasick;
+use aho_corasick::{AhoCorasick, MatchKind};
 use std::fmt;
 
 /// Secrets shorter than this are not looked for: a two-byte channel key
@@ -22,6 +22,9 @@ pub struct SecretSet {
     /// None when there is nothing to look for (or the automaton could not be
     /// built, which for plain literals only a size limit could cause).
     matcher: Option<AhoCorasick>,
+    /// The length of the shortest secret: a shorter text (a nick, a host
+    /// part) cannot hold one and is not searched.
+    shortest: usize,
 }
 
 impl SecretSet {
@@ -41,11 +44,19 @@ impl SecretSet {
         let matcher = if kept.is_empty() {
             None
         } else {
-            AhoCorasick::new(kept.iter().map(|s| s.as_bytes())).ok()
+            // Only whether a secret occurs matters, not which: leftmost
+            // semantics let the crate use its SIMD (Teddy) searcher, about
+            // three times faster than the standard automaton here.
+            AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostFirst)
+                .build(kept.iter().map(|s| s.as_bytes()))
+                .ok()
         };
+        let shortest = kept.iter().map(|s| s.len()).min().unwrap_or(0);
         SecretSet {
             secrets: kept,
             matcher,
+            shortest,
         }
     }
 
@@ -77,6 +88,9 @@ impl SecretSet {
 
     /// True when `text` contains one of the secrets, exactly.
     pub fn contains_secret(&self, text: &str) -> bool {
+        if text.len() < self.shortest {
+            return false;
+        }
         match &self.matcher {
             Some(m) => m.is_match(text),
             // Only a failed build leaves secrets without a matcher: search
@@ -123,6 +137,17 @@ mod tests {
         assert!(!set.contains_secret("abc abc"));
         assert!(set.contains_secret("xabcdx"));
         assert!(SecretSet::new(["ab"]).is_empty());
+    }
+
+    #[test]
+    fn overlapping_secrets_are_all_found() {
+        let set = SecretSet::new(["abcdefgh", "abcd", "defghijk"]);
+        for text in ["xabcdefgh", "abcdefg", "zzdefghijk", "abcdefghijk"] {
+            assert!(set.contains_secret(text), "{text}");
+        }
+        assert!(!set.contains_secret("abc defghij"));
+        assert!(set.cut_ends_in_secret("... defg"));
+        assert!(!set.cut_ends_in_secret("... def"));
     }
 
     #[test]
