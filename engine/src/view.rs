@@ -133,6 +133,13 @@ impl<'a> SessionView<'a> {
         &self.s.caps
     }
 
+    /// The session's secrets as an opaque scanner, for the way-out scan of
+    /// everything the control surface returns. It answers whether a text
+    /// holds a secret; it never gives a value back.
+    pub fn secrets(&self) -> &'a rete_redact::SecretSet {
+        &self.s.secrets
+    }
+
     /// The whole engine state as JSON sections (no secrets: they are never serialized).
     pub fn state_json(&self) -> serde_json::Value {
         serde_json::to_value(self.s).unwrap_or(serde_json::Value::Null)

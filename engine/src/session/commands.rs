@@ -9,8 +9,9 @@ use crate::event::ConnState;
 use crate::line::{Line, OutLine};
 use crate::row::Payload;
 
-/// The mask shown instead of a secret message's text.
-pub const SECRET_MASK: &str = "********";
+/// The mask shown instead of a secret message's text (the one mask used
+/// everywhere, so a reader can tell a masked credential from a real one).
+pub const SECRET_MASK: &str = rete_redact::MASK;
 
 /// How long a secret message's echo-message copy is waited for.
 const SECRET_ECHO_MS: u64 = 10_000;
@@ -63,6 +64,9 @@ impl<'a> Commands<'a> {
             return Err(CommandError::Invalid(format!(
                 "{channel} is not a channel name"
             )));
+        }
+        if let Some(k) = key {
+            self.s.learn_channel_key(k);
         }
         let folded = self.s.fold(channel);
         self.s.wanted_channels.insert(
@@ -206,7 +210,9 @@ impl<'a> Commands<'a> {
         let budget = self.text_budget(command, target);
         for piece in split_text(text, budget) {
             self.send_checked(OutLine::new(command).param(target).param(piece))?;
-            self.local_echo(target, payload(piece));
+            // A service login is stored with its credential masked.
+            let login = rete_redact::mask_service_login(target, piece);
+            self.local_echo(target, payload(login.as_deref().unwrap_or(piece)));
         }
         Ok(())
     }

@@ -31,6 +31,12 @@ impl Session {
         let from_user = source.contains('!') || source.contains('@');
         let nick = line.source_nick().unwrap_or("");
         let buffer = self.message_buffer(target, nick, from_user, is_notice);
+        // A login to a service is stored with its credential masked: our own
+        // echo-message copy and replayed history alike. Only we can send to a
+        // service, so the sender is not checked: history sent under an
+        // earlier nick is masked too.
+        let login = rete_redact::mask_service_login(target, text);
+        let shown = login.as_deref().unwrap_or(text);
 
         let payload = match split_ctcp(text) {
             Some((c, a)) if c.eq_ignore_ascii_case("ACTION") => Payload::Action { text: a.into() },
@@ -44,13 +50,13 @@ impl Session {
                     reply: is_notice,
                 }
             }
-            None if is_notice => Payload::Notice { text: text.into() },
+            None if is_notice => Payload::Notice { text: shown.into() },
             None if from_user && self.is_me(nick) && self.take_pending_secret(target, text) => {
                 Payload::Privmsg {
                     text: super::SECRET_MASK.into(),
                 }
             }
-            None => Payload::Privmsg { text: text.into() },
+            None => Payload::Privmsg { text: shown.into() },
         };
         let from = if from_user { nick } else { "" };
         let row = self.row_for(line, from, payload);

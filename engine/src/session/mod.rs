@@ -102,6 +102,11 @@ pub struct Session {
     /// The latest time seen, so inputs that need "now" outside a handler have it.
     #[serde(skip)]
     pub(crate) now: Now,
+    /// The exact secret values this session holds (server password, SASL
+    /// password, channel keys), for the way-out scan. Opaque: it never gives
+    /// a value back, and is never serialized.
+    #[serde(skip)]
+    pub(crate) secrets: rete_redact::SecretSet,
 }
 
 impl Session {
@@ -133,6 +138,7 @@ impl Session {
             pending_secrets: Vec::new(),
             closing: false,
             now: Now::default(),
+            secrets: configured_secrets(&config),
             isupport,
             config,
         }
@@ -413,6 +419,30 @@ impl Session {
     fn now_wall(&self) -> UnixMillis {
         self.now.wall
     }
+
+    /// A channel key given to `/join`: scanned for from now on, and kept
+    /// after a part (the key is still a secret once we leave).
+    fn learn_channel_key(&mut self, key: &str) {
+        self.secrets = self.secrets.extended([key]);
+    }
+}
+
+/// The secrets a configuration holds: the server password, the SASL
+/// password and the configured channel keys.
+fn configured_secrets(config: &SessionConfig) -> rete_redact::SecretSet {
+    let sasl = config
+        .sasl
+        .as_ref()
+        .map(|s| s.credentials.password.as_str());
+    let keys = config.channels.iter().filter_map(|c| c.key.as_deref());
+    rete_redact::SecretSet::new(
+        config
+            .password
+            .as_deref()
+            .into_iter()
+            .chain(sasl)
+            .chain(keys),
+    )
 }
 
 #[cfg(test)]

@@ -630,3 +630,149 @@ fn quit_sends_what_is_queued_unpaced_then_quit() {
     assert_eq!(out.len(), 9, "{out:?}");
     assert_eq!(out.last().unwrap(), "QUIT bye");
 }
+
+fn login_rows(t: &T) -> Vec<Payload> {
+    t.buffer_rows(BufferKind::Query, "NickServ")
+        .into_iter()
+        .map(|r| r.1)
+        .collect()
+}
+
+#[test]
+fn service_login_local_echo_is_stored_masked_and_sent_in_full() {
+    let mut t = T::new(config());
+    t.register("server-time");
+    t.s.commands()
+        .privmsg("NickServ", "IDENTIFY hunter22")
+        .unwrap();
+    t.s.commands()
+        .notice("nickserv", "GHOST rete hunter22")
+        .unwrap();
+    t.s.commands().privmsg("NickServ", "INFO rete").unwrap();
+    let sent = t.sent();
+    assert!(sent.contains(&"PRIVMSG NickServ :IDENTIFY hunter22".to_string()));
+    assert!(sent.contains(&"NOTICE nickserv :GHOST rete hunter22".to_string()));
+    assert_eq!(
+        login_rows(&t),
+        vec![
+            Payload::Privmsg {
+                text: "IDENTIFY ********".into()
+            },
+            Payload::Notice {
+                text: "GHOST rete ********".into()
+            },
+            Payload::Privmsg {
+                text: "INFO rete".into()
+            },
+        ]
+    );
+}
+
+#[test]
+fn service_login_echo_and_history_are_stored_masked() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    t.s.commands()
+        .privmsg("NickServ", "IDENTIFY hunter22")
+        .unwrap();
+    assert!(t
+        .sent()
+        .contains(&"PRIVMSG NickServ :IDENTIFY hunter22".to_string()));
+    // With echo-message nothing is stored until the server's copy arrives.
+    assert!(t
+        .s
+        .view()
+        .find_buffer(BufferKind::Query, "NickServ")
+        .is_none());
+    t.feed("@msgid=e1 :rete!u@me PRIVMSG NickServ :IDENTIFY hunter22");
+    // Replayed history of our own login.
+    t.feed(":srv BATCH +h1 chathistory NickServ");
+    t.feed("@batch=h1;msgid=e0;time=2026-09-30T11:00:00.000Z :rete!u@me PRIVMSG nickserv :SET PASSWORD hunter33");
+    t.feed(":srv BATCH -h1");
+    t.feed(":rete!u@me PRIVMSG NickServ :IDENTIFY");
+    // A line sent under an earlier nick is masked too.
+    t.feed(":old!u@me PRIVMSG NickServ :ID hunter44");
+    let rows = t.buffer_rows(BufferKind::Query, "NickServ");
+    let texts: Vec<(&Payload, bool)> = rows.iter().map(|r| (&r.1, r.2)).collect();
+    assert_eq!(
+        texts,
+        vec![
+            (
+                &Payload::Privmsg {
+                    text: "SET PASSWORD ********".into()
+                },
+                true
+            ),
+            (
+                &Payload::Privmsg {
+                    text: "IDENTIFY ********".into()
+                },
+                false
+            ),
+            (
+                &Payload::Privmsg {
+                    text: "IDENTIFY".into()
+                },
+                false
+            ),
+        ]
+    );
+    assert_eq!(
+        t.buffer_rows(BufferKind::Query, "old")[0].1,
+        Payload::Privmsg {
+            text: "ID ********".into()
+        }
+    );
+    let v = t.s.view();
+    let all: String = v
+        .buffers()
+        .flat_map(|b| b.display())
+        .map(|r| format!("{:?}", r.payload))
+        .collect();
+    assert!(
+        !all.contains("hunter22") && !all.contains("hunter33") && !all.contains("hunter44"),
+        "{all}"
+    );
+}
+
+#[test]
+fn secrets_hold_password_sasl_password_and_channel_keys() {
+    let mut c = sasl_config(Mechanism::Plain);
+    c.password = Some("hunter22".into());
+    c.channels.push(ChannelSpec {
+        name: "#keyed".into(),
+        key: Some("chan-key-1".into()),
+    });
+    c.channels.push(ChannelSpec {
+        name: "#short".into(),
+        key: Some("abc".into()),
+    });
+    let mut t = T::new(c);
+    let v = t.s.view();
+    let secrets = v.secrets();
+    assert_eq!(secrets.len(), 3);
+    assert!(secrets.contains_secret("...hunter22..."));
+    assert!(secrets.contains_secret("...s3cret-pw..."));
+    assert!(secrets.contains_secret("...chan-key-1..."));
+    assert!(
+        !secrets.contains_secret("...abc..."),
+        "3-byte keys are not scanned"
+    );
+    assert!(!secrets.contains_secret("...hunter2..."));
+    assert!(!format!("{secrets:?}").contains("hunter22"));
+
+    t.register("server-time");
+    t.s.commands().join("#later", Some("sesame-42")).unwrap();
+    t.s.commands().join("#tiny", Some("xyz")).unwrap();
+    assert!(t
+        .s
+        .view()
+        .secrets()
+        .contains_secret("JOIN #later sesame-42"));
+    assert!(!t.s.view().secrets().contains_secret("xyz"));
+    // A key stays a secret after the channel is left.
+    t.feed(":rete!u@me JOIN #later");
+    t.s.commands().part("#later", None).unwrap();
+    assert!(t.s.view().secrets().contains_secret("sesame-42"));
+    assert!(!t.s.view().state_json().to_string().contains("sesame-42"));
+}

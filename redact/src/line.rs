@@ -1,0 +1,243 @@
+//! Reading a raw IRC line just far enough to know what it is, and masking it
+//! at the source.
+//!
+//! The reader is deliberately forgiving: it never fails on odd spacing, and a
+//! line it cannot read at all is returned as it is (nothing in it can be told
+//! apart from conversation). Masking is decided by the command after any
+//! IRCv3 tags and `:prefix`, compared ignoring ASCII case.
+//!
+//! The masked form drops the tags (they are not shown once a line is masked:
+//! the Sending section of the contract says so, and a tag value could carry
+//! the same secret) and keeps the `:prefix`. A line that needs no masking is
+//! returned unchanged, tags included.
+
+use crate::service::{mask_alias, mask_service_login};
+use crate::MASK;
+use std::borrow::Cow;
+
+/// A raw line split into the parts masking looks at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Header<'a> {
+    /// The `:prefix` word with its colon, when present.
+    pub prefix: Option<&'a str>,
+    /// The command as written (any case).
+    pub command: &'a str,
+    /// Everything after the command, untouched.
+    pub rest: &'a str,
+}
+
+/// Splits off the tags, prefix and command. None when there is no command
+/// (an empty line, or tags or a prefix with nothing after them).
+pub(crate) fn header(line: &str) -> Option<Header<'_>> {
+    let mut rest = line.trim_start_matches(' ');
+    if rest.starts_with('@') {
+        let (_, after) = rest.split_once(' ')?;
+        rest = after.trim_start_matches(' ');
+    }
+    let mut prefix = None;
+    if rest.starts_with(':') {
+        let (p, after) = rest.split_once(' ')?;
+        prefix = Some(p);
+        rest = after.trim_start_matches(' ');
+    }
+    let (command, rest) = rest.split_once(' ').unwrap_or((rest, ""));
+    if command.is_empty() {
+        return None;
+    }
+    Some(Header {
+        prefix,
+        command,
+        rest,
+    })
+}
+
+/// The parameters after the command: space-separated words, the last one
+/// (after ` :`) taken whole without its colon.
+pub(crate) fn params(rest: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = rest;
+    loop {
+        rest = rest.trim_start_matches(' ');
+        if rest.is_empty() {
+            return out;
+        }
+        if let Some(trailing) = rest.strip_prefix(':') {
+            out.push(trailing);
+            return out;
+        }
+        match rest.split_once(' ') {
+            Some((word, after)) => {
+                out.push(word);
+                rest = after;
+            }
+            None => {
+                out.push(rest);
+                return out;
+            }
+        }
+    }
+}
+
+/// AUTHENTICATE parameters that are not secret: the mechanism names, the
+/// empty payload `+` and the abort `*`.
+pub(crate) fn is_mechanism_or_marker(param: &str) -> bool {
+    param == "+"
+        || param == "*"
+        || param.eq_ignore_ascii_case("PLAIN")
+        || param.eq_ignore_ascii_case("EXTERNAL")
+        || starts_with_ignore_case(param, "SCRAM-")
+}
+
+pub(crate) fn starts_with_ignore_case(text: &str, start: &str) -> bool {
+    text.len() >= start.len()
+        && text.as_bytes()[..start.len()].eq_ignore_ascii_case(start.as_bytes())
+}
+
+/// The characters the contract treats as line breaks (Foundation's
+/// newlines), so a secret after one is masked too.
+fn is_line_break(c: char) -> bool {
+    matches!(
+        c,
+        '\r' | '\n' | '\u{0B}' | '\u{0C}' | '\u{85}' | '\u{2028}' | '\u{2029}'
+    )
+}
+
+/// At-source masking of one IRC line as Rete shows or keeps it:
+/// `PASS :********`; `AUTHENTICATE ********` for a payload (the mechanism
+/// lines PLAIN, EXTERNAL and SCRAM-*, `+` and `*` stay; an AUTHENTICATE with
+/// more than one argument is masked); `OPER <name> ********` (`OPER ********`
+/// when it has one parameter); a service login with only its credential words
+/// masked, as a PRIVMSG, NOTICE or SQUERY to a login service or through the
+/// NS, NICKSERV, CS and CHANSERV aliases.
+///
+/// A masked line loses its IRCv3 tags and keeps its `:prefix`; a line that
+/// needs no masking is returned as it is (borrowed). Text holding line breaks
+/// is masked piece by piece, so a credential after a break is caught too.
+pub fn mask_line(line: &str) -> Cow<'_, str> {
+    if !line.contains(is_line_break) {
+        return mask_one(line);
+    }
+    let mut out = String::with_capacity(line.len());
+    let mut changed = false;
+    let mut start = 0;
+    for (i, c) in line.char_indices() {
+        if is_line_break(c) {
+            let piece = mask_one(&line[start..i]);
+            changed |= matches!(piece, Cow::Owned(_));
+            out.push_str(&piece);
+            out.push(c);
+            start = i + c.len_utf8();
+        }
+    }
+    let piece = mask_one(&line[start..]);
+    changed |= matches!(piece, Cow::Owned(_));
+    out.push_str(&piece);
+    if changed {
+        Cow::Owned(out)
+    } else {
+        Cow::Borrowed(line)
+    }
+}
+
+fn mask_one(line: &str) -> Cow<'_, str> {
+    let Some(h) = header(line) else {
+        return Cow::Borrowed(line);
+    };
+    let masked = match h.command.to_ascii_uppercase().as_str() {
+        "PASS" => mask_pass(&h),
+        "AUTHENTICATE" => mask_authenticate(&h),
+        "OPER" => mask_oper(&h),
+        "PRIVMSG" | "NOTICE" | "SQUERY" => mask_message(&h),
+        "NS" | "NICKSERV" | "CS" | "CHANSERV" => mask_alias_line(&h),
+        _ => None,
+    };
+    match masked {
+        // Already in its masked form (masking twice): nothing to copy.
+        Some(m) if m != line => Cow::Owned(m),
+        _ => Cow::Borrowed(line),
+    }
+}
+
+/// `[:prefix ]COMMAND` followed by `tail`.
+fn rebuild(h: &Header<'_>, tail: &str) -> String {
+    let mut out = String::with_capacity(h.rest.len() + h.command.len() + 16);
+    if let Some(p) = h.prefix {
+        out.push_str(p);
+        out.push(' ');
+    }
+    out.push_str(h.command);
+    out.push(' ');
+    out.push_str(tail);
+    out
+}
+
+fn mask_pass(h: &Header<'_>) -> Option<String> {
+    if params(h.rest).is_empty() {
+        return None;
+    }
+    Some(rebuild(h, &format!(":{MASK}")))
+}
+
+fn mask_authenticate(h: &Header<'_>) -> Option<String> {
+    match params(h.rest).as_slice() {
+        [] => None,
+        [one] if is_mechanism_or_marker(one) => None,
+        _ => Some(rebuild(h, MASK)),
+    }
+}
+
+fn mask_oper(h: &Header<'_>) -> Option<String> {
+    match params(h.rest).as_slice() {
+        [] => None,
+        [_] => Some(rebuild(h, MASK)),
+        [name, ..] => Some(rebuild(h, &format!("{name} {MASK}"))),
+    }
+}
+
+fn mask_message(h: &Header<'_>) -> Option<String> {
+    let p = params(h.rest);
+    let (target, words) = p.split_first()?;
+    // A text sent without its colon is read whole: the server may keep only
+    // the first word, but masking more than that is the safe side.
+    let text = words.join(" ");
+    let masked = mask_service_login(target, &text)?;
+    Some(rebuild(h, &format!("{target} :{masked}")))
+}
+
+fn mask_alias_line(h: &Header<'_>) -> Option<String> {
+    let text = params(h.rest).join(" ");
+    let masked = mask_alias(&text)?;
+    Some(rebuild(h, &masked))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_skips_tags_and_keeps_prefix() {
+        let h = header("@a=b;c :nick!u@h PRIVMSG #c :hi").unwrap();
+        assert_eq!(h.prefix, Some(":nick!u@h"));
+        assert_eq!(h.command, "PRIVMSG");
+        assert_eq!(h.rest, "#c :hi");
+        assert_eq!(header("@tags-only"), None);
+        assert_eq!(header(":prefix-only"), None);
+        assert_eq!(header(""), None);
+        assert_eq!(header("   "), None);
+    }
+
+    #[test]
+    fn params_split_words_and_trailing() {
+        assert_eq!(params("a  b :c d "), vec!["a", "b", "c d "]);
+        assert_eq!(params(""), Vec::<&str>::new());
+        assert_eq!(params(":"), vec![""]);
+        assert_eq!(params("x"), vec!["x"]);
+    }
+
+    #[test]
+    fn unmasked_lines_are_borrowed() {
+        for line in ["PRIVMSG #c :PASS hunter2", "NICK rete", "@t=1 JOIN #a key"] {
+            assert!(matches!(mask_line(line), Cow::Borrowed(l) if l == line));
+        }
+    }
+}
