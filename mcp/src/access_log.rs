@@ -394,21 +394,14 @@ fn mask_one(line: &str) -> String {
     let Some(command) = words.next() else {
         return line.to_owned();
     };
-    let masked = match command.to_ascii_uppercase().as_str() {
-        "PASS" => String::from("PASS :********"),
-        "AUTHENTICATE" => String::from("AUTHENTICATE ********"),
-        "OPER" => {
-            let params: Vec<&str> = words.collect();
-            match params.as_slice() {
-                [name, _, ..] if !name.starts_with(':') => format!("OPER {name} ********"),
-                _ => String::from("OPER ********"),
-            }
-        }
-        _ => return line.to_owned(),
-    };
+    // Sending's rule masks every AUTHENTICATE, mechanism line included;
+    // everything else (PASS, OPER, service logins) is the shared rule.
+    if !command.eq_ignore_ascii_case("AUTHENTICATE") {
+        return rete_redact::mask_line(line).into_owned();
+    }
     match prefix {
-        Some(p) => format!("{p} {masked}"),
-        None => masked,
+        Some(p) => format!("{p} AUTHENTICATE ********"),
+        None => String::from("AUTHENTICATE ********"),
     }
 }
 
@@ -628,14 +621,19 @@ mod tests {
     #[test]
     fn masking_pass_oper_authenticate() {
         assert_eq!(mask_line("PASS hunter2"), "PASS :********");
-        assert_eq!(mask_line("pass :hunter2"), "PASS :********");
+        // The command keeps the case it was sent in (the shared rule).
+        assert_eq!(mask_line("pass :hunter2"), "pass :********");
         assert_eq!(mask_line("OPER admin s3cret"), "OPER admin ********");
         assert_eq!(mask_line("OPER s3cret"), "OPER ********");
         assert_eq!(mask_line("AUTHENTICATE PLAIN"), "AUTHENTICATE ********");
         assert_eq!(mask_line("AUTHENTICATE dGVzdA=="), "AUTHENTICATE ********");
         assert_eq!(mask_line("@label=1 PASS x"), "PASS :********");
         assert_eq!(mask_line(":me PASS x"), ":me PASS :********");
-        assert_eq!(mask_line("@a=b :me oper n p"), ":me OPER n ********");
+        assert_eq!(mask_line("@a=b :me oper n p"), ":me oper n ********");
+        assert_eq!(
+            mask_line("PRIVMSG NickServ :IDENTIFY hunter2"),
+            "PRIVMSG NickServ :IDENTIFY ********"
+        );
         assert_eq!(mask_line("PRIVMSG #c :PASS x"), "PRIVMSG #c :PASS x");
         assert_eq!(mask_line("JOIN #c key"), "JOIN #c key");
         assert_eq!(mask_line(""), "");

@@ -1,12 +1,10 @@
 //! One printed line per row: `[network] buffer HH:MM:SS <nick> text`.
 //!
-//! Text from IRC is shown escaped: control characters become `\u{..}` so a
-//! message cannot move the cursor, clear the screen or fake another line.
+//! Text from IRC is shown escaped (see [`escape`]).
 
 use rete_engine::buffer::BufferKind;
 use rete_engine::row::{Payload, Row};
 use rete_engine::timefmt::iso_seconds;
-use std::fmt::Write as _;
 
 /// Renders one row of `buffer` (named `buffer_name`) on `network`.
 pub fn render_row(network: &str, buffer_name: &str, kind: BufferKind, row: &Row) -> String {
@@ -71,20 +69,11 @@ fn reason_suffix(reason: &Option<Box<str>>) -> String {
     }
 }
 
-/// Shows control characters as `\u{..}` escapes and leaves the rest as is.
+/// Text from IRC as it may be shown: mIRC formatting codes stripped, and
+/// control, format, bidi and invisible characters shown as `\u{…}` escapes,
+/// so a message cannot move the cursor, fake another line or reorder itself.
 pub fn escape(text: &str) -> String {
-    if !text.chars().any(char::is_control) {
-        return text.to_owned();
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if c.is_control() {
-            let _ = write!(out, "\\u{{{:x}}}", c as u32);
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    rete_redact::display_escape(text).into_owned()
 }
 
 #[cfg(test)]
@@ -127,12 +116,12 @@ mod tests {
         let r = row(
             "alice",
             Payload::Privmsg {
-                text: "a\u{1b}[2Jb\rc".into(),
+                text: "a\u{1b}[2Jb\rc\u{3}4,5red\u{3}\u{202e}".into(),
             },
         );
         assert_eq!(
             render_row("net", "#rete", BufferKind::Channel, &r),
-            "[net] #rete 12:00:01 <alice> a\\u{1b}[2Jb\\u{d}c"
+            "[net] #rete 12:00:01 <alice> a\\u{1B}[2Jb\\rcred\\u{202E}"
         );
     }
 }

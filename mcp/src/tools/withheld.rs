@@ -9,57 +9,40 @@
 //! the secret scan: [`Withholder`] is built once per read from the secret
 //! values the session holds, and drops any row or member that contains one.
 //!
-//! What plugs in: [`Withholder::for_view`] is where a read takes the
-//! session's secrets. The read-only view exposes none yet, so it builds an
-//! empty scan; the redaction work fills it (server password, SASL password,
-//! channel keys, ReteCloud tokens) without touching any tool.
+//! [`Withholder::for_view`] is where a read takes the session's secrets: the
+//! opaque `SecretSet` the engine keeps (server password, SASL password,
+//! channel keys), which can say whether a text holds one but never what it is.
 
 use rete_engine::row::{Payload, Row};
 use rete_engine::view::{MemberView, SessionView};
-use std::fmt;
-
-/// Secrets shorter than this are not scanned for: a two-byte channel key
-/// would withhold nearly everything (contract, "What redaction does not do").
-pub const MIN_SECRET_LEN: usize = 4;
+use rete_redact::SecretSet;
 
 /// Decides, for one session, what a release read must not return.
-#[derive(Clone, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Withholder {
-    /// The secret values to scan for, each at least [`MIN_SECRET_LEN`] bytes.
-    secrets: Vec<Box<str>>,
-}
-
-impl fmt::Debug for Withholder {
-    /// Shows how many secrets are scanned for, never what they are.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Withholder")
-            .field("secrets", &self.secrets.len())
-            .finish()
-    }
+    /// The session's secret values as an opaque scanner (values under 4
+    /// bytes are not scanned for; see `rete_redact::SecretSet`).
+    secrets: SecretSet,
 }
 
 impl Withholder {
-    /// A scan for these secret values; ones under [`MIN_SECRET_LEN`] bytes
-    /// are dropped.
+    /// A scan for these secret values.
     pub fn new<I, S>(secrets: I) -> Withholder
     where
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
         Withholder {
-            secrets: secrets
-                .into_iter()
-                .filter(|s| s.as_ref().len() >= MIN_SECRET_LEN)
-                .map(|s| s.as_ref().into())
-                .collect(),
+            secrets: SecretSet::new(secrets),
         }
     }
 
-    /// The scan for the session behind `view`: the secrets it holds. The
-    /// view exposes no secret values yet, so this scan is empty until the
-    /// redaction work supplies them here.
-    pub fn for_view(_view: &SessionView<'_>) -> Withholder {
-        Withholder::default()
+    /// The scan for the session behind `view`: the secret values it holds
+    /// (server password, SASL password, channel keys).
+    pub fn for_view(view: &SessionView<'_>) -> Withholder {
+        Withholder {
+            secrets: view.secrets().clone(),
+        }
     }
 
     /// True when `row` must not be returned: one of its fields contains a
@@ -94,7 +77,7 @@ impl Withholder {
     }
 
     fn hits(&self, field: &str) -> bool {
-        self.secrets.iter().any(|s| field.contains(&**s))
+        self.secrets.contains_secret(field)
     }
 }
 
@@ -184,6 +167,6 @@ mod tests {
         )));
         let shown = format!("{w:?}");
         assert!(!shown.contains("wxyz"), "{shown}");
-        assert_eq!(shown, "Withholder { secrets: 1 }");
+        assert_eq!(shown, "Withholder { secrets: SecretSet { len: 1 } }");
     }
 }
