@@ -1,7 +1,8 @@
 //! Property: a session secret embedded anywhere in a buffer's rows (prefix, middle or suffix of
-//! a message, a nick, a part/quit/kick reason, a kick victim, a new nick, a topic, a userhost, an
-//! account, a msgid, a mode string, an invite's channel, CTCP arguments) never comes out of read_messages' or read_since's page functions, and every
-//! row holding it is counted in `withheld`. Rows without it are still returned.
+//! a message, a nick, a part/quit/kick reason, a kick victim, a new nick, a topic, a userhost,
+//! an account, a msgid, a mode string, an invite's channel, CTCP arguments) never comes out of
+//! read_messages' or read_since's page functions, and every row holding it is counted in
+//! `withheld`. Rows without it are still returned.
 //!
 //! The rows are built into an engine `Buffer` directly and read through the tools' own
 //! `Window::copy` + `page`, the same functions the live tools call inside a session read.
@@ -180,8 +181,8 @@ fn build(specs: &[Spec], secret: &str) -> (Buffer, usize) {
     let holding = b
         .since(0)
         .filter(|r| {
-            let mut hit = r.from.contains(secret)
-                || r.msgid.as_deref().is_some_and(|m| m.contains(secret));
+            let mut hit =
+                r.from.contains(secret) || r.msgid.as_deref().is_some_and(|m| m.contains(secret));
             r.payload.for_each_text(|t| hit = hit || t.contains(secret));
             if let Payload::UserJoined {
                 userhost: Some(uh), ..
