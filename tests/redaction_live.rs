@@ -442,8 +442,14 @@ async fn no_read_tool_returns_a_session_secret() -> Result<()> {
         v["appearances"].as_array().map_or(0, Vec::len) >= 2,
         "find_user(keeper): {v}"
     );
+    // The user whose nick holds the key is withheld from find_user as from
+    // list_members: its appearance is left out.
     let v = f.ok("find_user", json!({"mask": "x*!*@*"})).await?;
     assert_clean("find_user(x*)", &v)?;
+    ensure!(
+        v["appearances"].as_array().is_some_and(Vec::is_empty),
+        "find_user(x*) returned the key-named member: {v}"
+    );
 
     // The 3-byte key is not scanned for: its row comes back.
     let v = f

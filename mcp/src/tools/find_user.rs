@@ -22,6 +22,7 @@ use crate::tools::registry::{BoxFuture, Tier, Tool};
 use crate::tools::result::{encoded_len, time, Offer, RowBudget, ToolOutcome, BUDGET};
 use crate::tools::schema;
 use crate::tools::search::matcher::Glob;
+use crate::tools::withheld::Withholder;
 use rete_actors::{ReteError, SessionHandle};
 use rete_engine::buffer::BufferKind;
 use rete_engine::clock::UnixMillis;
@@ -428,6 +429,10 @@ async fn examine(
     let exam = session
         .reader()
         .read(move |view| {
+            // A member holding a session secret (in its nick, account, user
+            // or host) is not returned, as list_members withholds it; this
+            // result has no withheld count, so it is simply left out.
+            let withholder = Withholder::for_view(&view);
             let mut out = Examination {
                 channels: Vec::new(),
                 stopped_at: None,
@@ -455,7 +460,7 @@ async fn examine(
                     .members(buffer.id())
                     .unwrap_or_default()
                     .into_iter()
-                    .filter(|m| who.matches(m))
+                    .filter(|m| who.matches(m) && !withholder.member(m))
                     .map(|member| Found {
                         member,
                         channel: buffer.name().to_owned(),
