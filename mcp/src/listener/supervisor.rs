@@ -150,3 +150,87 @@ impl Actor for ControlSupervisor {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::access_log::AccessLog;
+    use crate::listener::conn_ctx;
+    use crate::token::Token;
+    use rete_actors::{Rete, ReteOptions};
+    use std::sync::atomic::AtomicBool;
+    use std::time::Instant;
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    use tokio::net::TcpStream;
+
+    /// A ping through the whole listener; the status code, or None when the
+    /// connection could not be made or was closed unanswered.
+    async fn ping(port: u16, token: &str) -> Option<u16> {
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n\
+             Content-Type: application/json\r\nAccept: application/json\r\n\
+             Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        let mut stream = TcpStream::connect(("127.0.0.1", port)).await.ok()?;
+        stream.write_all(request.as_bytes()).await.ok()?;
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).await.ok()?;
+        let status = answer.get(9..12)?;
+        std::str::from_utf8(status).ok()?.parse().ok()
+    }
+
+    #[tokio::test]
+    async fn a_failed_listener_is_restarted_on_the_same_port() {
+        let rete = Arc::new(Rete::start(ReteOptions::default()).await.unwrap());
+        let token = Token::generate();
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let ctx = conn_ctx(
+            token.clone(),
+            port,
+            rete,
+            Arc::new(AtomicBool::new(false)),
+            Arc::new(AtomicBool::new(false)),
+            Arc::new(AccessLog::new()),
+        );
+        let args = SupervisorArgs {
+            listener,
+            port,
+            ctx,
+        };
+        let (supervisor, _) = Actor::spawn(None, ControlSupervisor, args).await.unwrap();
+        // This test runs as whatever user runs it, and so does its client:
+        // the peer check sees the same user.
+        assert_eq!(ping(port, token.expose()).await, Some(200));
+
+        let children = supervisor.get_children();
+        assert_eq!(children.len(), 1);
+        children[0].kill();
+
+        // The supervisor binds the port again and serves it, with the same token.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut served = false;
+        while Instant::now() < deadline {
+            if ping(port, token.expose()).await == Some(200) {
+                served = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(
+            served,
+            "the port was not served again after the listener failed"
+        );
+        let new_children = supervisor.get_children();
+        assert_eq!(new_children.len(), 1);
+        assert_ne!(new_children[0].get_id(), children[0].get_id());
+        let _ = ractor::call!(supervisor, SupervisorMsg::Stop);
+        assert_eq!(
+            ping(port, token.expose()).await,
+            None,
+            "stopped means closed"
+        );
+    }
+}
