@@ -15,6 +15,8 @@
 
 mod connection;
 mod supervisor;
+#[cfg(test)]
+mod tests;
 
 pub(crate) use supervisor::{ControlSupervisor, SupervisorArgs, SupervisorMsg};
 
