@@ -17,12 +17,14 @@ const TEMPLATE: &str = r##"# reterm configuration.
 # messages, so this is off unless you turn it on.
 # logging = false
 
-# The control server lets an AI assistant (or another program) use this
-# client, on the loopback interface only. See the README before enabling it.
+# AI access: an MCP server on 127.0.0.1 that lets an AI agent (such as Claude
+# Code) read your sessions. It never changes anything; sending to IRC is a
+# separate switch (/set control.send on), off at every start and never saved.
+# See the README before enabling it. `/control token` prints how to connect.
 [control]
-enabled = false   # listen for control connections
-debug = false     # log every control request
-port = 7422       # loopback port to listen on
+enabled = false   # serve AI access on 127.0.0.1
+debug = false     # also serve the debug tools (not built yet)
+port = 7422       # the port on 127.0.0.1
 
 # One [[networks]] block per IRC network. Keys:
 #
