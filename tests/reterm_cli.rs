@@ -752,10 +752,7 @@ async fn set_persists_control_settings_and_control_reports_off() -> Result<()> {
     let clamped = fs::read_to_string(&path)?;
     assert_eq!(
         clamped,
-        created.replace(
-            original_port,
-            "port = 65535       # the port on 127.0.0.1"
-        )
+        created.replace(original_port, "port = 65535       # the port on 127.0.0.1")
     );
     let mode = fs::metadata(&path)?.permissions().mode() & 0o777;
     assert_eq!(mode, 0o600, "mode after /set {mode:o}");
