@@ -88,16 +88,13 @@ impl Tool for FindUser {
         let mut p = Map::new();
         p.insert(
             "nick".into(),
-            json!({"type": "string", "description": "A nick, matched exactly, ignoring case."}),
+            schema::string("A nick, matched exactly, ignoring case."),
         );
         p.insert(
             "mask".into(),
-            json!({"type": "string", "description": "An IRC glob over nick!user@host, ignoring case."}),
+            schema::string("An IRC glob over nick!user@host, ignoring case."),
         );
-        p.insert(
-            "cursor".into(),
-            json!({"type": "string", "description": "A previous next_cursor."}),
-        );
+        p.insert("cursor".into(), schema::string("A previous next_cursor."));
         schema::descriptor(
             NAME,
             DESCRIPTION,

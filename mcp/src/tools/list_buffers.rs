@@ -38,12 +38,9 @@ impl Tool for ListBuffers {
         let mut props = Map::new();
         props.insert(
             "session".into(),
-            json!({"type": "string", "description": "A session id from list_sessions."}),
+            schema::string("A session id from list_sessions."),
         );
-        props.insert(
-            "cursor".into(),
-            json!({"type": "string", "description": "A previous next_cursor."}),
-        );
+        props.insert("cursor".into(), schema::string("A previous next_cursor."));
         schema::descriptor(
             NAME,
             DESCRIPTION,

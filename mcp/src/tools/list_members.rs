@@ -47,15 +47,12 @@ impl Tool for ListMembers {
         let mut props = Map::new();
         props.insert(
             "buffer".into(),
-            json!({"type": "string", "description": "A buffer id from list_buffers."}),
+            schema::string("A buffer id from list_buffers."),
         );
-        props.insert(
-            "cursor".into(),
-            json!({"type": "string", "description": "A previous next_cursor."}),
-        );
+        props.insert("cursor".into(), schema::string("A previous next_cursor."));
         props.insert(
             "limit".into(),
-            json!({"type": "integer", "default": DEFAULT_LIMIT, "description": "How many members."}),
+            schema::integer(DEFAULT_LIMIT, "How many members."),
         );
         schema::descriptor(
             NAME,

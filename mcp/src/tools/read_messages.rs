@@ -53,19 +53,19 @@ impl Tool for ReadMessages {
         let mut props = Map::new();
         props.insert(
             "buffer".into(),
-            json!({"type": "string", "description": "A buffer id from list_buffers."}),
+            schema::string("A buffer id from list_buffers."),
         );
         props.insert(
             "before".into(),
-            json!({"type": "string", "description": "A previous next_cursor: the messages before it."}),
+            schema::string("A previous next_cursor: the messages before it."),
         );
         props.insert(
             "around".into(),
-            json!({"type": "string", "description": "A message's IRCv3 id: the window around it."}),
+            schema::string("A message's IRCv3 id: the window around it."),
         );
         props.insert(
             "limit".into(),
-            json!({"type": "integer", "default": DEFAULT_LIMIT, "description": "How many messages."}),
+            schema::integer(DEFAULT_LIMIT, "How many messages."),
         );
         schema::descriptor(
             NAME,

@@ -47,15 +47,15 @@ impl Tool for ReadSince {
         let mut props = Map::new();
         props.insert(
             "buffer".into(),
-            json!({"type": "string", "description": "A buffer id from list_buffers."}),
+            schema::string("A buffer id from list_buffers."),
         );
         props.insert(
             "cursor".into(),
-            json!({"type": "string", "description": "A previous cursor. Absent: start before the oldest message held."}),
+            schema::string("A previous cursor. Absent: start before the oldest message held."),
         );
         props.insert(
             "limit".into(),
-            json!({"type": "integer", "default": DEFAULT_LIMIT, "description": "How many messages."}),
+            schema::integer(DEFAULT_LIMIT, "How many messages."),
         );
         schema::descriptor(
             NAME,

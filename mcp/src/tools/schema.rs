@@ -17,6 +17,27 @@ pub fn closed_object(properties: Map<String, Value>, required: &[&str]) -> Value
     schema
 }
 
+/// A string argument.
+pub fn string(description: &str) -> Value {
+    json!({"type": "string", "description": description})
+}
+
+/// An array-of-strings argument.
+pub fn strings(description: &str) -> Value {
+    json!({"type": "array", "items": {"type": "string"}, "description": description})
+}
+
+/// An integer argument with its default (no maximum: larger values are
+/// clamped, not refused).
+pub fn integer(default: i64, description: &str) -> Value {
+    json!({"type": "integer", "default": default, "description": description})
+}
+
+/// A boolean argument with its default.
+pub fn boolean(default: bool, description: &str) -> Value {
+    json!({"type": "boolean", "default": default, "description": description})
+}
+
 /// The annotations of a tool that changes nothing.
 pub fn read_only() -> Value {
     json!({ "readOnlyHint": true })

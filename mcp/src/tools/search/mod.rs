@@ -86,49 +86,43 @@ impl Tool for SearchMessages {
     }
 
     fn descriptor(&self) -> Value {
-        let string = |d: &str| json!({"type": "string", "description": d});
-        let strings =
-            |d: &str| json!({"type": "array", "items": {"type": "string"}, "description": d});
         let mut p = Map::new();
         p.insert(
             "query".into(),
-            string("What to find. An empty substring query matches every message."),
+            schema::string("What to find. An empty substring query matches every message."),
         );
         p.insert(
             "match".into(),
             json!({"type": "string", "default": "substring", "description": "substring, glob or regex."}),
         );
-        p.insert("sessions".into(), strings("Only these session ids."));
-        p.insert("buffers".into(), strings("Only these buffer ids."));
+        p.insert(
+            "sessions".into(),
+            schema::strings("Only these session ids."),
+        );
+        p.insert("buffers".into(), schema::strings("Only these buffer ids."));
         p.insert(
             "from".into(),
-            string("Only messages from this nick, ignoring case."),
+            schema::string("Only messages from this nick, ignoring case."),
         );
         p.insert(
             "kinds".into(),
-            strings("Only these message kinds (the kind field's values)."),
+            schema::strings("Only these message kinds (the kind field's values)."),
         );
         p.insert(
             "since".into(),
-            string("Only messages at or after this ISO-8601 time."),
+            schema::string("Only messages at or after this ISO-8601 time."),
         );
         p.insert(
             "until".into(),
-            string("Only messages at or before this ISO-8601 time."),
+            schema::string("Only messages at or before this ISO-8601 time."),
         );
-        p.insert(
-            "limit".into(),
-            json!({"type": "integer", "default": 50, "description": "How many matches."}),
-        );
-        p.insert(
-            "count_only".into(),
-            json!({"type": "boolean", "default": false, "description": "Counts only."}),
-        );
+        p.insert("limit".into(), schema::integer(50, "How many matches."));
+        p.insert("count_only".into(), schema::boolean(false, "Counts only."));
         p.insert(
             "context".into(),
-            json!({"type": "integer", "default": 0, "description": "Neighbouring messages per match."}),
+            schema::integer(0, "Neighbouring messages per match."),
         );
-        p.insert("cursor".into(), string("A previous next_cursor."));
+        p.insert("cursor".into(), schema::string("A previous next_cursor."));
         schema::descriptor(
             NAME,
             DESCRIPTION,
