@@ -10,3 +10,4 @@ pub mod rpc;
 pub mod server;
 pub mod token;
 pub mod tools;
+pub mod updates;

@@ -1,0 +1,89 @@
+//! Live updates: subscriptions, their inboxes, and the waits on them.
+//!
+//! An agent subscribes to what it wants to notice (a mention, a query, one
+//! person), Rete collects only matching live messages into that
+//! subscription's inbox, and the agent drains it with read_updates or blocks
+//! on it with wait_for_updates. Nothing is pushed.
+//!
+//! The pieces, outside in:
+//! - [`Updates`] (`handle.rs`): what tools call. Every call is an
+//!   ask-message to the registry actor; a wait parks its reply port there and
+//!   is cancelled with the request.
+//! - the registry actor (`actor.rs`): owns the state below, pumps session
+//!   events while any subscription exists, runs one collection batch per
+//!   session at a time, and never awaits inside `handle`.
+//! - sans-IO state: [`filter`] (arguments → a normalised filter, and matching
+//!   a row), [`mention`] (the nick-boundary rule), [`collector`] (a session's
+//!   pending changes and batch timing), [`inbox`] (caps and counters),
+//!   [`render`] (digest and full reads under the budget), [`registry`]
+//!   (subscriptions, limits, idle expiry, waits).
+
+use rete_engine::ids::{BufferId, SessionId};
+use serde_json::Value;
+use std::fmt;
+use std::time::{Duration, Instant};
+
+/// At most this many subscriptions exist at once, across all clients.
+pub const MAX_SUBSCRIPTIONS: usize = 16;
+
+/// A subscription no subscribe, read_updates or wait_for_updates touched for
+/// this long is removed.
+pub const IDLE_EXPIRY: Duration = Duration::from_secs(900);
+
+/// How often the registry sweeps for idle subscriptions while it runs.
+pub const SWEEP_EVERY: Duration = Duration::from_secs(60);
+
+/// At most this many wait_for_updates are parked at once.
+pub const MAX_WAITS: usize = 2;
+
+/// A subscription's id: `sub_` and 12 lower-case hexadecimal digits.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SubId(String);
+
+impl SubId {
+    /// An id from 48 random bits.
+    pub fn from_bits(bits: u64) -> SubId {
+        SubId(format!("sub_{:012x}", bits & 0xffff_ffff_ffff))
+    }
+
+    /// The id a client sent, when it is well-formed. A malformed id names no
+    /// subscription, so callers answer it as `unknown subscription`.
+    pub fn parse(s: &str) -> Option<SubId> {
+        let hex = s.strip_prefix("sub_")?;
+        let ok = hex.len() == 12 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+        ok.then(|| SubId(s.to_owned()))
+    }
+
+    /// The id as sent on the wire.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for SubId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// One collected message, shared by every inbox it went into.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Event {
+    /// The session it came from.
+    pub session: SessionId,
+    /// The buffer it is in.
+    pub buffer: BufferId,
+    /// The buffer's name when it was collected ("" when none is known).
+    pub buffer_name: String,
+    /// The sender nick as stored (the message object's `from`).
+    pub from: Box<str>,
+    /// True when it mentioned the session's nick when it was matched.
+    pub mention: bool,
+    /// When it was collected, for the inbox's one-hour limit.
+    pub collected: Instant,
+    /// The full-mode event object:
+    /// `{"buffer","message":{…message object…},"type":"message"}`.
+    pub json: Value,
+    /// `json`'s encoded size in bytes, for the inbox's byte cap and the budget.
+    pub size: usize,
+}
