@@ -18,6 +18,9 @@
 //!   [`render`] (digest and full reads under the budget), [`registry`]
 //!   (subscriptions, limits, idle expiry, waits).
 
+pub mod inbox;
+pub mod render;
+
 use rete_engine::ids::{BufferId, SessionId};
 use serde_json::Value;
 use std::fmt;
