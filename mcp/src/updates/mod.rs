@@ -19,7 +19,9 @@
 //!   (subscriptions, limits, idle expiry, waits).
 
 pub mod filter;
+pub mod inbox;
 pub mod mention;
+pub mod render;
 
 use rete_engine::ids::{BufferId, SessionId};
 use serde_json::Value;

@@ -1,0 +1,212 @@
+//! One subscription's inbox: the events waiting to be read, the caps that
+//! bound them, and the counters a read reports once.
+//!
+//! An inbox is plain state: the registry feeds it and [`super::render`]
+//! reads it. Time is passed in, so the caps are testable without a clock.
+
+use super::Event;
+use rete_engine::ids::BufferId;
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// An inbox holds at most this many events; past it the oldest go first, so
+/// an agent that stops reading costs a bounded amount of memory.
+pub const MAX_EVENTS: usize = 500;
+
+/// An inbox holds at most this many bytes of events (the sum of
+/// [`Event::size`]), so long messages cannot slip past the event cap.
+pub const MAX_BYTES: usize = 262_144;
+
+/// Events older than this are dropped: an update an hour old is history, and
+/// read_since still finds it while the buffer holds it.
+pub const MAX_AGE: Duration = Duration::from_secs(3600);
+
+/// What one buffer had that is reported as a count, not as events.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct BufferCounters {
+    /// The buffer's latest name, so a digest row can name a buffer that has
+    /// counters but no event.
+    pub(super) name: String,
+    /// History rows counted and never delivered.
+    pub(super) backfilled: u64,
+    /// Messages not delivered because they held a secret.
+    pub(super) withheld: u64,
+    /// Part of the buffer could not be told live from history.
+    pub(super) evicted: bool,
+    /// The arrival number of the next event when this buffer first got a
+    /// counter: it places the buffer among the events for a digest's order.
+    pub(super) first: u64,
+    /// Creation order among counters, to list them as they first appeared.
+    order: u64,
+}
+
+/// The events and counters one subscription has not read yet.
+#[derive(Debug, Default)]
+pub struct Inbox {
+    events: VecDeque<Arc<Event>>,
+    /// Sum of the held events' sizes.
+    bytes: usize,
+    /// Arrival number the next pushed event gets; the front event's is
+    /// `next_seq - events.len()` because events only leave from the front.
+    next_seq: u64,
+    dropped: u64,
+    counters: HashMap<BufferId, BufferCounters>,
+    next_order: u64,
+}
+
+impl Inbox {
+    /// An empty inbox.
+    pub fn new() -> Inbox {
+        Inbox::default()
+    }
+
+    /// Appends an event, then enforces the caps oldest first, so the newest
+    /// updates survive a flood; every event dropped is counted in `dropped`.
+    pub fn push(&mut self, event: Arc<Event>, now: Instant) {
+        self.bytes = self.bytes.saturating_add(event.size);
+        self.events.push_back(event);
+        self.next_seq += 1;
+        while self.over_cap(now) {
+            self.drop_front();
+        }
+    }
+
+    /// Drops events older than [`MAX_AGE`]; called before every read so a
+    /// quiet inbox ages out too, not only one that receives events.
+    pub fn expire(&mut self, now: Instant) {
+        while self.front_too_old(now) {
+            self.drop_front();
+        }
+    }
+
+    /// Counts history rows of a buffer that were not delivered.
+    pub fn add_backfilled(&mut self, buffer: &BufferId, name: &str, n: u64) {
+        if n > 0 {
+            self.update(buffer, name, |c| {
+                c.backfilled = c.backfilled.saturating_add(n)
+            });
+        }
+    }
+
+    /// Counts messages of a buffer withheld because they held a secret.
+    pub fn add_withheld(&mut self, buffer: &BufferId, name: &str, n: u64) {
+        if n > 0 {
+            self.update(buffer, name, |c| c.withheld = c.withheld.saturating_add(n));
+        }
+    }
+
+    /// Records that part of a buffer could not be told live from history.
+    pub fn mark_evicted(&mut self, buffer: &BufferId, name: &str) {
+        self.update(buffer, name, |c| c.evicted = true);
+    }
+
+    /// How many events are held (list_subscriptions' `pending`).
+    pub fn pending(&self) -> usize {
+        self.events.len()
+    }
+
+    /// Events dropped at a cap since the last read that reported them.
+    pub fn dropped(&self) -> u64 {
+        self.dropped
+    }
+
+    /// True when an event is held: what ends a wait_for_updates.
+    pub fn has_event(&self) -> bool {
+        !self.events.is_empty()
+    }
+
+    /// True when a read would list this subscription: an event or any
+    /// nonzero counter.
+    pub fn has_report(&self) -> bool {
+        self.has_event() || self.dropped > 0 || !self.counters.is_empty()
+    }
+
+    /// The held events, oldest first.
+    pub(super) fn events(&self) -> &VecDeque<Arc<Event>> {
+        &self.events
+    }
+
+    /// The arrival number of the oldest held event.
+    pub(super) fn head_seq(&self) -> u64 {
+        self.next_seq - self.events.len() as u64
+    }
+
+    /// The buffers with counters, in the order they first got one.
+    pub(super) fn counters_in_order(&self) -> Vec<(&BufferId, &BufferCounters)> {
+        let mut list: Vec<_> = self.counters.iter().collect();
+        list.sort_unstable_by_key(|(_, c)| c.order);
+        list
+    }
+
+    /// One buffer's counters, if it has any.
+    pub(super) fn counters_of(&self, buffer: &BufferId) -> Option<&BufferCounters> {
+        self.counters.get(buffer)
+    }
+
+    /// Removes the `n` oldest events: a read delivered, summarised or
+    /// skipped them.
+    pub(super) fn drain_front(&mut self, n: usize) {
+        for event in self.events.drain(..n.min(self.events.len())) {
+            self.bytes = self.bytes.saturating_sub(event.size);
+        }
+    }
+
+    /// Forgets `dropped` once a read reported it.
+    pub(super) fn reset_dropped(&mut self) {
+        self.dropped = 0;
+    }
+
+    /// Forgets one buffer's counters once a read reported them.
+    pub(super) fn reset_counters(&mut self, buffer: &BufferId) {
+        self.counters.remove(buffer);
+    }
+
+    /// Forgets every buffer's counters once a read reported their sums.
+    pub(super) fn reset_all_counters(&mut self) {
+        self.counters.clear();
+    }
+
+    /// Applies `change` to a buffer's counters, creating them (placed after
+    /// everything already held) when the buffer had none.
+    fn update(&mut self, buffer: &BufferId, name: &str, change: impl FnOnce(&mut BufferCounters)) {
+        if let Some(c) = self.counters.get_mut(buffer) {
+            change(c);
+            if c.name != name {
+                name.clone_into(&mut c.name);
+            }
+            return;
+        }
+        let mut c = BufferCounters {
+            name: name.to_owned(),
+            backfilled: 0,
+            withheld: 0,
+            evicted: false,
+            first: self.next_seq,
+            order: self.next_order,
+        };
+        change(&mut c);
+        self.next_order += 1;
+        self.counters.insert(buffer.clone(), c);
+    }
+
+    fn over_cap(&self, now: Instant) -> bool {
+        self.events.len() > MAX_EVENTS || self.bytes > MAX_BYTES || self.front_too_old(now)
+    }
+
+    fn front_too_old(&self, now: Instant) -> bool {
+        self.events
+            .front()
+            .is_some_and(|e| now.saturating_duration_since(e.collected) > MAX_AGE)
+    }
+
+    fn drop_front(&mut self) {
+        if let Some(event) = self.events.pop_front() {
+            self.bytes = self.bytes.saturating_sub(event.size);
+            self.dropped = self.dropped.saturating_add(1);
+        }
+    }
+}
+
+#[cfg(test)]
+pub(super) mod tests;
