@@ -280,6 +280,7 @@ async fn setup() -> Result<Fixture> {
         cancel: CancellationToken::new(),
         settings: Settings::default(),
         access_log: Arc::new(AccessLog::new()),
+        updates: rete_mcp::updates::Updates::unstarted(),
     };
     let fixture = Fixture {
         ctx,

@@ -44,6 +44,7 @@ impl Fixture {
                 cancel: CancellationToken::new(),
                 settings: Settings::default(),
                 access_log: Arc::new(AccessLog::new()),
+                updates: rete_mcp::updates::Updates::unstarted(),
             },
             session,
         })
@@ -972,7 +973,12 @@ async fn the_read_tools_are_listed() -> Result<()> {
             "read_messages",
             "read_since",
             "search_messages",
-            "find_user"
+            "find_user",
+            "subscribe",
+            "unsubscribe",
+            "list_subscriptions",
+            "read_updates",
+            "wait_for_updates"
         ]
     );
     let list = ToolBox::new().list(&Settings::default());

@@ -69,6 +69,7 @@ async fn setup() -> Result<Env> {
         cancel: CancellationToken::new(),
         settings: Settings::default(),
         access_log: Arc::new(AccessLog::new()),
+        updates: rete_mcp::updates::Updates::unstarted(),
     };
     let mut ids = Vec::new();
     for c in CHANNELS {

@@ -136,13 +136,18 @@ impl Rete {
 
     /// Every session, in the order added.
     pub async fn sessions(&self) -> Result<Vec<SessionHandle>, ReteError> {
-        Ok(self
-            .sessions
+        Ok(self.sessions_now())
+    }
+
+    /// Every session, in the order added, without awaiting: for actors,
+    /// which must not await inside their message handlers.
+    pub fn sessions_now(&self) -> Vec<SessionHandle> {
+        self.sessions
             .lock()
             .iter()
             .cloned()
             .map(SessionHandle::new)
-            .collect())
+            .collect()
     }
 
     /// The session with this id.
@@ -269,6 +274,27 @@ impl SessionReader {
             .cast(SessionMsg::Read(read))
             .map_err(|_| ReteError::Restarting)?;
         rx.await.map_err(|_| ReteError::Restarting)
+    }
+
+    /// Queues `f` to run inside the session actor, as [`read`](Self::read)
+    /// does, and returns at once: `f` itself delivers what it read (an
+    /// actor sends itself a message from it). The queueing happens before
+    /// this returns, so `f` sees every line the session handles after this
+    /// call. If the actor stops first, `f` is dropped without running; a
+    /// caller that must know holds a guard in `f` that reports on drop.
+    pub fn read_detached<F>(&self, f: F) -> Result<(), ReteError>
+    where
+        F: FnOnce(SessionView<'_>) + Send + 'static,
+    {
+        let actor = self
+            .shared
+            .current
+            .lock()
+            .clone()
+            .ok_or(ReteError::Restarting)?;
+        actor
+            .cast(SessionMsg::Read(Box::new(f)))
+            .map_err(|_| ReteError::Restarting)
     }
 }
 

@@ -25,6 +25,7 @@ use crate::http::{Refusal, RefusalLog};
 use crate::token::Token;
 use crate::tools::ToolBox;
 use crate::tools::{Settings, ToolContext};
+use crate::updates::Updates;
 use parking_lot::Mutex;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use rete_actors::Rete;
@@ -51,6 +52,9 @@ pub(crate) struct ConnCtx {
     pub(crate) debug: Arc<AtomicBool>,
     pub(crate) send: Arc<AtomicBool>,
     pub(crate) access_log: Arc<AccessLog>,
+    /// The subscription registry; its supervisor points this at the
+    /// registry actor serving now.
+    pub(crate) updates: Updates,
     refusals: Mutex<RefusalLog>,
     slots: Arc<Slots>,
 }
@@ -88,6 +92,7 @@ impl ConnCtx {
                 send: self.send.load(Ordering::Relaxed),
             },
             access_log: self.access_log.clone(),
+            updates: self.updates.clone(),
         }
     }
 }
@@ -284,6 +289,7 @@ pub(crate) fn conn_ctx(
         debug,
         send,
         access_log,
+        updates: Updates::unstarted(),
         refusals: Mutex::new(RefusalLog::default()),
         slots: Arc::new(Slots::default()),
     })

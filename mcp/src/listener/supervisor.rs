@@ -1,10 +1,18 @@
-//! The control supervisor: it keeps one listener actor running on the port.
+//! The control supervisor: it keeps one listener actor running on the port,
+//! and the subscription registry beside it.
 //!
 //! Should the listener fail, its accept loop is told to drop the socket and
 //! a new listener is started on the same port after a short backoff. ractor's
 //! default would stop the supervisor with its child; this one restarts it.
+//! Should the registry fail, a new, empty one takes its place (subscriptions
+//! live in memory only, and an agent re-subscribes after `unknown
+//! subscription`). The registry lives exactly as long as the supervisor, so
+//! stopping the server — for good, for a new token or for a new port —
+//! removes every subscription.
 
 use super::{ConnCtx, Listener, ListenerArgs, ListenerMsg};
+use crate::updates::actor::{RegistryActor, RegistryArgs, RegistryMsg};
+use crate::updates::SystemClock;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -41,6 +49,7 @@ pub struct SupervisorState {
     port: u16,
     ctx: Arc<ConnCtx>,
     child: Option<(ActorRef<ListenerMsg>, CancellationToken)>,
+    registry: Option<ActorRef<RegistryMsg>>,
     stopping: bool,
 }
 
@@ -60,6 +69,21 @@ impl SupervisorState {
         self.child = Some((child, closed));
         Ok(())
     }
+
+    async fn spawn_registry(
+        &mut self,
+        myself: &ActorRef<SupervisorMsg>,
+    ) -> Result<(), ActorProcessingErr> {
+        let args = RegistryArgs {
+            rete: self.ctx.rete.clone(),
+            clock: Arc::new(SystemClock),
+        };
+        let (registry, _) =
+            Actor::spawn_linked(None, RegistryActor, args, myself.get_cell()).await?;
+        self.ctx.updates.set(Some(registry.clone()));
+        self.registry = Some(registry);
+        Ok(())
+    }
 }
 
 impl Actor for ControlSupervisor {
@@ -76,8 +100,10 @@ impl Actor for ControlSupervisor {
             port: args.port,
             ctx: args.ctx,
             child: None,
+            registry: None,
             stopping: false,
         };
+        state.spawn_registry(&myself).await?;
         state.spawn_child(&myself, args.listener).await?;
         Ok(state)
     }
@@ -108,12 +134,20 @@ impl Actor for ControlSupervisor {
             SupervisorMsg::Stop(reply) => {
                 state.stopping = true;
                 let child = state.child.take();
+                let registry = state.registry.take();
+                let updates = state.ctx.updates.clone();
                 let me = myself.clone();
                 // Wait for the listener off this actor's task, then stop.
                 tokio::spawn(async move {
                     if let Some((child, closed)) = child {
                         let _ = ractor::call!(child, ListenerMsg::Stop);
                         closed.cancel();
+                    }
+                    // Only once no request can reach it: every subscription
+                    // goes with it.
+                    updates.set(None);
+                    if let Some(registry) = registry {
+                        let _ = registry.stop_and_wait(None, None).await;
                     }
                     me.stop(None);
                     let _ = reply.send(());
@@ -134,11 +168,25 @@ impl Actor for ControlSupervisor {
             | SupervisionEvent::ActorTerminated(cell, ..) => cell.clone(),
             _ => return Ok(()),
         };
+        if state.stopping {
+            return Ok(());
+        }
+        let registry_failed = state
+            .registry
+            .as_ref()
+            .is_some_and(|r| r.get_id() == cell.get_id());
+        if registry_failed {
+            tracing::warn!("subscription registry stopped unexpectedly; starting an empty one");
+            state.registry = None;
+            state.ctx.updates.set(None);
+            state.spawn_registry(&myself).await?;
+            return Ok(());
+        }
         let ours = state
             .child
             .as_ref()
             .is_some_and(|(child, _)| child.get_id() == cell.get_id());
-        if !ours || state.stopping {
+        if !ours {
             return Ok(());
         }
         if let Some((_, closed)) = state.child.take() {
@@ -195,6 +243,7 @@ mod tests {
             Arc::new(AtomicBool::new(false)),
             Arc::new(AccessLog::new()),
         );
+        let updates = ctx.updates.clone();
         let args = SupervisorArgs {
             listener,
             port,
@@ -205,7 +254,16 @@ mod tests {
         // the peer check sees the same user.
         assert_eq!(ping(port, token.expose()).await, Some(200));
 
-        let children = supervisor.get_children();
+        let registry = updates.actor().map(|r| r.get_id());
+        assert!(registry.is_some(), "the registry starts with the server");
+        let listeners = || -> Vec<_> {
+            supervisor
+                .get_children()
+                .into_iter()
+                .filter(|c| Some(c.get_id()) != registry)
+                .collect()
+        };
+        let children = listeners();
         assert_eq!(children.len(), 1);
         children[0].kill();
 
@@ -223,7 +281,7 @@ mod tests {
             served,
             "the port was not served again after the listener failed"
         );
-        let new_children = supervisor.get_children();
+        let new_children = listeners();
         assert_eq!(new_children.len(), 1);
         assert_ne!(new_children[0].get_id(), children[0].get_id());
         let _ = ractor::call!(supervisor, SupervisorMsg::Stop);
@@ -231,6 +289,10 @@ mod tests {
             ping(port, token.expose()).await,
             None,
             "stopped means closed"
+        );
+        assert!(
+            updates.actor().is_none(),
+            "the registry stops with the server"
         );
     }
 }

@@ -65,6 +65,7 @@ async fn serve_until_cancelled() -> Served {
         debug: Arc::new(AtomicBool::new(false)),
         send: Arc::new(AtomicBool::new(false)),
         access_log: Arc::new(AccessLog::new()),
+        updates: crate::updates::Updates::unstarted(),
         refusals: Mutex::new(RefusalLog::default()),
         slots: Arc::new(Slots::default()),
     });

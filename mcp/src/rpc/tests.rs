@@ -46,6 +46,7 @@ fn ctx(rete: Arc<Rete>, settings: Settings) -> ToolContext {
         cancel: CancellationToken::new(),
         settings,
         access_log: Arc::new(AccessLog::new()),
+        updates: crate::updates::Updates::unstarted(),
     }
 }
 
@@ -280,10 +281,10 @@ async fn tool_error_rows() {
         tool_error(&c, "send_raw", json!({"bogus": 1})).await,
         "sending is disabled"
     );
-    // Known but not yet implemented, with its tier on.
+    // Implemented, but with no registry behind this context.
     assert_eq!(
         tool_error(&c, "list_subscriptions", json!({})).await,
-        "unknown tool"
+        "internal error"
     );
     let on = ctx(
         rete(vec![]).await,

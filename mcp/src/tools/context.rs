@@ -2,6 +2,7 @@
 //! cancellation, and the switches in force for this request.
 
 use crate::access_log::AccessLog;
+use crate::updates::Updates;
 use rete_actors::Rete;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -31,4 +32,6 @@ pub struct ToolContext {
     /// The AI access log, which outlives the server (a restart or a new token
     /// does not clear it), so it is shared rather than owned by a request.
     pub access_log: Arc<AccessLog>,
+    /// The subscription registry of the server serving this request.
+    pub updates: Updates,
 }

@@ -104,6 +104,11 @@ impl ToolBox {
                 Box::new(crate::tools::read_since::ReadSince),
                 Box::new(crate::tools::search::SearchMessages),
                 Box::new(crate::tools::find_user::FindUser),
+                Box::new(crate::tools::subscribe::Subscribe),
+                Box::new(crate::tools::unsubscribe::Unsubscribe),
+                Box::new(crate::tools::list_subscriptions::ListSubscriptions),
+                Box::new(crate::tools::read_updates::ReadUpdates),
+                Box::new(crate::tools::wait_for_updates::WaitForUpdates),
             ],
         }
     }
@@ -254,7 +259,12 @@ mod tests {
                 "read_messages",
                 "read_since",
                 "search_messages",
-                "find_user"
+                "find_user",
+                "subscribe",
+                "unsubscribe",
+                "list_subscriptions",
+                "read_updates",
+                "wait_for_updates"
             ]
         );
     }
@@ -275,7 +285,6 @@ mod tests {
         assert_eq!(err("engine_state", &ALL), Some("unknown tool"));
         assert_eq!(err("send_raw", &OFF), Some("sending is disabled"));
         assert_eq!(err("send_raw", &ALL), Some("unknown tool"));
-        assert_eq!(err("subscribe", &OFF), Some("unknown tool"));
         assert_eq!(err("read_log", &ALL), None);
         assert_eq!(err("list_sessions", &OFF), None);
     }

@@ -27,6 +27,11 @@ pub fn strings(description: &str) -> Value {
     json!({"type": "array", "items": {"type": "string"}, "description": description})
 }
 
+/// A string argument with its default.
+pub fn string_with_default(default: &str, description: &str) -> Value {
+    json!({"type": "string", "default": default, "description": description})
+}
+
 /// An integer argument with its default (no maximum: larger values are
 /// clamped, not refused).
 pub fn integer(default: i64, description: &str) -> Value {
@@ -41,6 +46,12 @@ pub fn boolean(default: bool, description: &str) -> Value {
 /// The annotations of a tool that changes nothing.
 pub fn read_only() -> Value {
     json!({ "readOnlyHint": true })
+}
+
+/// The annotations of subscribe and unsubscribe: they change only the
+/// subscriptions, never IRC, and repeating one is not a no-op.
+pub fn changes_subscriptions() -> Value {
+    json!({ "readOnlyHint": false, "destructiveHint": false, "idempotentHint": false })
 }
 
 /// A tools/list entry.

@@ -18,10 +18,19 @@
 //!   [`render`] (digest and full reads under the budget), [`registry`]
 //!   (subscriptions, limits, idle expiry, waits).
 
+pub mod actor;
+pub mod batch;
+pub mod clock;
+pub mod collector;
 pub mod filter;
+pub mod handle;
 pub mod inbox;
 pub mod mention;
+pub mod registry;
 pub mod render;
+
+pub use clock::{Clock, ShiftedClock, SystemClock};
+pub use handle::Updates;
 
 use rete_engine::ids::{BufferId, SessionId};
 use serde_json::Value;

@@ -1,0 +1,96 @@
+//! subscribe: start collecting what matches the filters into a new inbox.
+
+use crate::tools::args::Args;
+use crate::tools::context::ToolContext;
+use crate::tools::registry::{BoxFuture, Tier, Tool};
+use crate::tools::result::ToolOutcome;
+use crate::tools::schema;
+use crate::tools::updates_call::asked;
+use crate::updates::filter::Filter;
+use serde_json::{Map, Value};
+
+/// The subscribe tool.
+pub struct Subscribe;
+
+const NAME: &str = "subscribe";
+
+/// The tool error for a 17th subscription.
+pub const TOO_MANY: &str = "too many subscriptions: unsubscribe one first (limit 16)";
+
+const DESCRIPTION: &str = "Start collecting live messages that match every filter given into a \
+new subscription's inbox; drain it with read_updates or wait_for_updates. Give at least one \
+filter. Scope with sessions and/or buffers (ids from list_sessions / list_buffers; absent: every \
+session). At most 16 subscriptions exist across all clients; one untouched by subscribe, \
+read_updates or wait_for_updates for 900 seconds is removed. History (chat history, replays) is \
+counted, never delivered.";
+
+impl Tool for Subscribe {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn tier(&self) -> Tier {
+        Tier::Release
+    }
+
+    fn descriptor(&self) -> Value {
+        let mut props = Map::new();
+        props.insert(
+            "sessions".into(),
+            schema::strings("Only these session ids."),
+        );
+        props.insert("buffers".into(), schema::strings("Only these buffer ids."));
+        props.insert(
+            "mentions".into(),
+            schema::boolean(
+                false,
+                "Only messages that mention the session's current nick.",
+            ),
+        );
+        props.insert(
+            "queries".into(),
+            schema::boolean(false, "Only messages in query (private message) buffers."),
+        );
+        props.insert(
+            "from".into(),
+            schema::strings("Only messages from these nicks, ignoring case."),
+        );
+        props.insert(
+            "kinds".into(),
+            schema::strings(
+                "The message kinds to collect: privmsg, action, notice, topic, join, part, quit, \
+                 nick, mode, kick. Absent: privmsg, action, notice.",
+            ),
+        );
+        props.insert(
+            "match".into(),
+            schema::string("Only messages whose sender or text matches."),
+        );
+        props.insert(
+            "match_mode".into(),
+            schema::string_with_default("substring", "substring or glob."),
+        );
+        schema::descriptor(
+            NAME,
+            DESCRIPTION,
+            schema::closed_object(props, &[]),
+            schema::changes_subscriptions(),
+        )
+    }
+
+    fn call<'a>(&'a self, ctx: &'a ToolContext, args: &'a Args) -> BoxFuture<'a, ToolOutcome> {
+        Box::pin(run(ctx, args))
+    }
+}
+
+async fn run(ctx: &ToolContext, args: &Args) -> ToolOutcome {
+    let filter = match Filter::parse(args, ctx.settings.debug) {
+        Ok(f) => f,
+        Err(refusal) => return refusal,
+    };
+    match ctx.updates.subscribe(filter, &ctx.cancel).await {
+        Ok(Ok(answer)) => ToolOutcome::Ok(answer),
+        Ok(Err(_full)) => ToolOutcome::error(TOO_MANY),
+        Err(e) => asked(e),
+    }
+}

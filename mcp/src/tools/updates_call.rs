@@ -1,0 +1,22 @@
+//! What the five live-update tools share: the registry's failures as tool
+//! outcomes, and the subscription-id argument.
+
+use crate::tools::result::ToolOutcome;
+use crate::updates::handle::Asked;
+use crate::updates::SubId;
+
+/// The tool error for an id that names no live subscription.
+pub const UNKNOWN_SUBSCRIPTION: &str = "unknown subscription";
+
+/// A call the registry did not answer.
+pub fn asked(e: Asked) -> ToolOutcome {
+    match e {
+        Asked::Cancelled => ToolOutcome::Cancelled,
+        Asked::Gone => ToolOutcome::internal(e),
+    }
+}
+
+/// An `id` argument: a malformed one names no subscription.
+pub fn sub_id(id: &str) -> Result<SubId, ToolOutcome> {
+    SubId::parse(id).ok_or_else(|| ToolOutcome::error(UNKNOWN_SUBSCRIPTION))
+}

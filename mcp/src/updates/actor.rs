@@ -1,0 +1,464 @@
+//! The registry actor: the one owner of the subscriptions, their inboxes and
+//! the parked waits.
+//!
+//! It never awaits inside `handle`. Session events reach it from a pump task
+//! that runs only while a subscription exists; a batch is a closure queued
+//! in the session actor ([`SessionReader::read_detached`]) that sends its
+//! result back here as a message; a wait parks its reply port here and is
+//! answered by the batch that fills a targeted inbox, by its timer, or
+//! dropped when its request is cancelled.
+
+use super::batch::{read_batch, BatchData, BatchRequest};
+use super::clock::Clock;
+use super::collector::Next;
+use super::filter::Filter;
+use super::registry::{Full, Listed, Registry, Unknown};
+use super::render::Detail;
+use super::{SubId, MAX_WAITS, SWEEP_EVERY};
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use rete_actors::{Rete, SessionEvent};
+use rete_engine::event::Event;
+use rete_engine::ids::SessionId;
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::broadcast::error::RecvError;
+use tokio::task::JoinHandle;
+
+/// How a wait ended.
+#[derive(Debug, PartialEq)]
+pub enum WaitAnswer {
+    /// The read that ended it (an event arrived, or the timeout passed:
+    /// then `{"timed_out":true,"untrusted":true,"updates":[]}`).
+    Ready(Value),
+    /// The named subscription is not live, or was removed while waiting.
+    Unknown,
+    /// Two waits are parked already.
+    TooMany,
+}
+
+/// What one read asks for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReadSpec {
+    /// One subscription, or every one.
+    pub target: Option<SubId>,
+    /// Digest or full.
+    pub detail: Detail,
+    /// Leave everything in place.
+    pub peek: bool,
+}
+
+/// Messages the registry handles.
+pub enum RegistryMsg {
+    /// subscribe.
+    Subscribe(Filter, RpcReplyPort<Result<Value, Full>>),
+    /// unsubscribe.
+    Unsubscribe(SubId, RpcReplyPort<Result<(), Unknown>>),
+    /// list_subscriptions.
+    List(RpcReplyPort<Vec<Listed>>),
+    /// read_updates.
+    Read(ReadSpec, RpcReplyPort<Result<Value, Unknown>>),
+    /// wait_for_updates, under the caller's wait number.
+    Wait {
+        /// The caller's number for it, to cancel it by.
+        wait: u64,
+        /// What to read when it ends.
+        spec: ReadSpec,
+        /// How long to wait (already clamped).
+        timeout: Duration,
+        /// Where the answer goes.
+        reply: RpcReplyPort<WaitAnswer>,
+    },
+    /// The request behind a wait was cancelled: free its place.
+    CancelWait(u64),
+    /// A wait's timeout passed.
+    WaitExpired(u64),
+    /// A session stored a row.
+    Signal(SessionEvent),
+    /// Session events were lost.
+    Lagged,
+    /// A batch's read came back.
+    BatchRead(SessionId, BatchData),
+    /// A batch's read could not run.
+    BatchFailed(SessionId, BatchRequest),
+    /// A session's pause between batches is over.
+    PauseOver(SessionId),
+    /// Time to sweep for idle subscriptions.
+    Sweep,
+    /// Statistics, for tests and benchmarks.
+    Stats(RpcReplyPort<Stats>),
+}
+
+/// Counts that show what collection cost.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Batches read from sessions.
+    pub batches: u64,
+    /// Rows those batches brought back.
+    pub rows: u64,
+    /// Subscriptions live now.
+    pub subscriptions: usize,
+    /// Waits parked now.
+    pub waits: usize,
+}
+
+/// What the registry starts with.
+pub struct RegistryArgs {
+    /// The engine whose sessions are collected.
+    pub rete: Arc<Rete>,
+    /// Where time is read.
+    pub clock: Arc<dyn Clock>,
+}
+
+struct Parked {
+    wait: u64,
+    spec: ReadSpec,
+    reply: RpcReplyPort<WaitAnswer>,
+}
+
+/// The registry actor's state.
+pub struct RegistryState {
+    rete: Arc<Rete>,
+    clock: Arc<dyn Clock>,
+    registry: Registry,
+    parked: Vec<Parked>,
+    pump: Option<JoinHandle<()>>,
+    stats: Stats,
+}
+
+/// The registry actor.
+pub struct RegistryActor;
+
+impl Actor for RegistryActor {
+    type Msg = RegistryMsg;
+    type State = RegistryState;
+    type Arguments = RegistryArgs;
+
+    async fn pre_start(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        args: RegistryArgs,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        myself.send_interval(SWEEP_EVERY, || RegistryMsg::Sweep);
+        Ok(RegistryState {
+            rete: args.rete,
+            clock: args.clock,
+            registry: Registry::new(),
+            parked: Vec::new(),
+            pump: None,
+            stats: Stats::default(),
+        })
+    }
+
+    async fn post_stop(
+        &self,
+        _: ActorRef<Self::Msg>,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        if let Some(pump) = state.pump.take() {
+            pump.abort();
+        }
+        Ok(())
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        msg: Self::Msg,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        state.handle(&myself, msg);
+        Ok(())
+    }
+}
+
+impl RegistryState {
+    fn handle(&mut self, myself: &ActorRef<RegistryMsg>, msg: RegistryMsg) {
+        match msg {
+            RegistryMsg::Subscribe(filter, reply) => {
+                self.sweep();
+                let _ = reply.send(self.subscribe(myself, filter));
+            }
+            RegistryMsg::Unsubscribe(id, reply) => {
+                self.sweep();
+                let answer = self.registry.unsubscribe(&id);
+                self.after_removal();
+                let _ = reply.send(answer);
+            }
+            RegistryMsg::List(reply) => {
+                self.sweep();
+                let _ = reply.send(self.registry.list(self.clock.now()));
+            }
+            RegistryMsg::Read(spec, reply) => {
+                self.sweep();
+                let _ = reply.send(self.read(&spec));
+            }
+            RegistryMsg::Wait {
+                wait,
+                spec,
+                timeout,
+                reply,
+            } => {
+                self.sweep();
+                self.wait(myself, wait, spec, timeout, reply);
+            }
+            RegistryMsg::CancelWait(wait) | RegistryMsg::WaitExpired(wait) => {
+                // A cancelled wait's reply port is dropped unanswered; an
+                // expired one answers that nothing came.
+                let expired = matches!(msg, RegistryMsg::WaitExpired(_));
+                if let Some(at) = self.parked.iter().position(|p| p.wait == wait) {
+                    let parked = self.parked.remove(at);
+                    if expired {
+                        let timed_out =
+                            json!({"timed_out": true, "untrusted": true, "updates": []});
+                        let _ = parked.reply.send(WaitAnswer::Ready(timed_out));
+                    }
+                }
+            }
+            RegistryMsg::Signal(SessionEvent { session, event }) => {
+                if let Event::Row { buffer, seq } = event {
+                    let next = self.registry.signal(&session, &buffer, seq);
+                    self.follow(myself, &session, next);
+                }
+            }
+            RegistryMsg::Lagged => self.registry.lagged(),
+            RegistryMsg::BatchRead(session, data) => {
+                self.stats.batches += 1;
+                self.stats.rows += data
+                    .buffers
+                    .iter()
+                    .map(|b| b.rows.len() as u64)
+                    .sum::<u64>();
+                let next = self.registry.apply_batch(&session, data, self.clock.now());
+                self.answer_waits();
+                self.follow(myself, &session, next);
+            }
+            RegistryMsg::BatchFailed(session, request) => {
+                let next = self
+                    .registry
+                    .batch_failed(&session, request, self.clock.now());
+                self.follow(myself, &session, next);
+            }
+            RegistryMsg::PauseOver(session) => {
+                let next = self.registry.pause_over(&session);
+                self.follow(myself, &session, next);
+            }
+            RegistryMsg::Sweep => self.sweep(),
+            RegistryMsg::Stats(reply) => {
+                let mut stats = self.stats;
+                stats.subscriptions = self.registry.len();
+                stats.waits = self.parked.len();
+                let _ = reply.send(stats);
+            }
+        }
+    }
+
+    fn subscribe(&mut self, myself: &ActorRef<RegistryMsg>, filter: Filter) -> Result<Value, Full> {
+        let running: Vec<SessionId> = self
+            .rete
+            .sessions_now()
+            .iter()
+            .map(|s| s.id().clone())
+            .collect();
+        // Events are watched before any starting point is read, so no row
+        // stored after a starting point can be missed.
+        self.ensure_pump(myself);
+        let id = self.fresh_id();
+        let (answer, actions) =
+            self.registry
+                .subscribe(id, filter, &running, self.clock.now(), self.clock.wall())?;
+        for (session, next) in actions {
+            self.follow(myself, &session, next);
+        }
+        Ok(answer)
+    }
+
+    fn fresh_id(&self) -> SubId {
+        loop {
+            let id = SubId::from_bits(rand::random::<u64>());
+            if !self.registry.exists(&id) {
+                return id;
+            }
+        }
+    }
+
+    fn read(&mut self, spec: &ReadSpec) -> Result<Value, Unknown> {
+        self.registry.read(
+            spec.target.as_ref(),
+            spec.detail,
+            spec.peek,
+            self.clock.now(),
+            self.clock.wall(),
+        )
+    }
+
+    fn wait(
+        &mut self,
+        myself: &ActorRef<RegistryMsg>,
+        wait: u64,
+        spec: ReadSpec,
+        timeout: Duration,
+        reply: RpcReplyPort<WaitAnswer>,
+    ) {
+        if spec
+            .target
+            .as_ref()
+            .is_some_and(|id| !self.registry.exists(id))
+        {
+            let _ = reply.send(WaitAnswer::Unknown);
+            return;
+        }
+        if self.parked.len() >= MAX_WAITS {
+            let _ = reply.send(WaitAnswer::TooMany);
+            return;
+        }
+        if self.registry.has_event(spec.target.as_ref()) {
+            let answer = self
+                .read(&spec)
+                .map_or(WaitAnswer::Unknown, WaitAnswer::Ready);
+            let _ = reply.send(answer);
+            return;
+        }
+        self.registry.touch(spec.target.as_ref(), self.clock.now());
+        self.parked.push(Parked { wait, spec, reply });
+        myself.send_after(timeout, move || RegistryMsg::WaitExpired(wait));
+    }
+
+    /// Answers every parked wait whose target now has an event.
+    fn answer_waits(&mut self) {
+        let mut at = 0;
+        while at < self.parked.len() {
+            if self
+                .registry
+                .has_event(self.parked[at].spec.target.as_ref())
+            {
+                let parked = self.parked.remove(at);
+                let answer = self
+                    .read(&parked.spec)
+                    .map_or(WaitAnswer::Unknown, WaitAnswer::Ready);
+                let _ = parked.reply.send(answer);
+            } else {
+                at += 1;
+            }
+        }
+    }
+
+    fn sweep(&mut self) {
+        if !self.registry.sweep(self.clock.now()).is_empty() {
+            self.after_removal();
+        }
+    }
+
+    /// Ends the waits on removed subscriptions, and stops watching session
+    /// events once nothing is subscribed.
+    fn after_removal(&mut self) {
+        let mut at = 0;
+        while at < self.parked.len() {
+            let gone = self.parked[at]
+                .spec
+                .target
+                .as_ref()
+                .is_some_and(|id| !self.registry.exists(id));
+            if gone {
+                let _ = self.parked.remove(at).reply.send(WaitAnswer::Unknown);
+            } else {
+                at += 1;
+            }
+        }
+        if self.registry.is_empty() {
+            if let Some(pump) = self.pump.take() {
+                pump.abort();
+            }
+        }
+    }
+
+    /// Starts forwarding row signals, unless already.
+    fn ensure_pump(&mut self, myself: &ActorRef<RegistryMsg>) {
+        if self.pump.as_ref().is_some_and(|p| !p.is_finished()) {
+            return;
+        }
+        let mut events = self.rete.subscribe();
+        let me = myself.clone();
+        self.pump = Some(tokio::spawn(async move {
+            loop {
+                let msg = match events.recv().await {
+                    Ok(ev) if matches!(ev.event, Event::Row { .. }) => RegistryMsg::Signal(ev),
+                    Ok(_) => continue,
+                    Err(RecvError::Lagged(_)) => RegistryMsg::Lagged,
+                    Err(RecvError::Closed) => break,
+                };
+                if me.cast(msg).is_err() {
+                    break;
+                }
+            }
+        }));
+    }
+
+    /// Carries out what a session's collector asked for.
+    fn follow(&mut self, myself: &ActorRef<RegistryMsg>, session: &SessionId, next: Next) {
+        match next {
+            Next::Wait => {}
+            Next::PauseUntil(at) => {
+                let delay = at.saturating_duration_since(self.clock.now());
+                let session = session.clone();
+                myself.send_after(delay, move || RegistryMsg::PauseOver(session));
+            }
+            Next::ReadNow => {
+                let request = self.registry.take_batch(session);
+                self.start_batch(myself, session, request);
+            }
+        }
+    }
+
+    fn start_batch(
+        &mut self,
+        myself: &ActorRef<RegistryMsg>,
+        session: &SessionId,
+        request: BatchRequest,
+    ) {
+        let reader = self
+            .rete
+            .sessions_now()
+            .into_iter()
+            .find(|s| s.id() == session)
+            .map(|s| s.reader());
+        let Some(reader) = reader else {
+            let _ = myself.cast(RegistryMsg::BatchFailed(session.clone(), request));
+            return;
+        };
+        let mut guard = BatchGuard {
+            registry: myself.clone(),
+            session: session.clone(),
+            request: Some(request),
+        };
+        // On failure to queue, the closure (and so the guard) is dropped,
+        // which reports the batch failed.
+        let _ = reader.read_detached(move |view| {
+            if let Some(request) = guard.request.take() {
+                let data = read_batch(&view, request);
+                let _ = guard
+                    .registry
+                    .cast(RegistryMsg::BatchRead(guard.session.clone(), data));
+            }
+        });
+    }
+}
+
+/// Travels with a batch's closure: if the session actor drops the closure
+/// without running it, the registry hears that the batch failed, so the
+/// session's collection never stalls waiting for it.
+struct BatchGuard {
+    registry: ActorRef<RegistryMsg>,
+    session: SessionId,
+    request: Option<BatchRequest>,
+}
+
+impl Drop for BatchGuard {
+    fn drop(&mut self) {
+        if let Some(request) = self.request.take() {
+            let _ = self
+                .registry
+                .cast(RegistryMsg::BatchFailed(self.session.clone(), request));
+        }
+    }
+}

@@ -1,0 +1,482 @@
+//! The subscriptions and everything collected for them, without I/O.
+//!
+//! The registry actor feeds this with session signals, batch results and
+//! tool calls, each with the current time, and carries out what it answers
+//! (start a batch, arm a pause). Keeping it free of I/O lets the rules —
+//! limits, starting points, live versus history, idle expiry — be tested
+//! step by step with a clock the test moves.
+
+use super::batch::{BatchData, BatchRequest, BufferRows, KindSet};
+use super::collector::{Collector, Next};
+use super::filter::Filter;
+use super::inbox::Inbox;
+use super::render::{self, Detail, Target};
+use super::{Event, SubId, IDLE_EXPIRY, MAX_SUBSCRIPTIONS};
+use crate::tools::message::message_json;
+use crate::tools::result::{encoded_len, time};
+use rete_engine::buffer::BufferKind;
+use rete_engine::clock::UnixMillis;
+use rete_engine::ids::{BufferId, SessionId};
+use rete_engine::row::{Kind, Row};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// subscribe while [`MAX_SUBSCRIPTIONS`] exist.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Full;
+
+/// A named subscription is not live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Unknown;
+
+/// Where a subscription starts in one session's buffers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Start {
+    /// Not read yet: every row read meanwhile counts as history.
+    Pending,
+    /// Each buffer's last seq when it was read; a buffer not listed was
+    /// opened later and is collected from its first message.
+    Known(HashMap<BufferId, u64>),
+}
+
+/// One live subscription.
+#[derive(Debug)]
+struct Subscription {
+    id: SubId,
+    filter: Filter,
+    created: UnixMillis,
+    touched: Instant,
+    last_read: Option<UnixMillis>,
+    inbox: Inbox,
+    /// Sessions running when it was made. A session absent here was added
+    /// later, so all of it is collected.
+    starts: HashMap<SessionId, Start>,
+}
+
+impl Subscription {
+    /// True when `row` of this session's buffer is past the starting point.
+    fn after_start(&self, session: &SessionId, buffer: &BufferId, seq: u64) -> bool {
+        match self.starts.get(session) {
+            None => true,
+            Some(Start::Pending) => false,
+            Some(Start::Known(map)) => map.get(buffer).is_none_or(|&start| seq > start),
+        }
+    }
+
+    /// Moves the starting point of a buffer back to `through` after an
+    /// evicted range, so a restarted sequence is collected again from there.
+    fn restart_at(&mut self, session: &SessionId, buffer: &BufferId, through: u64) {
+        if let Some(Start::Known(map)) = self.starts.get_mut(session) {
+            if let Some(start) = map.get_mut(buffer) {
+                *start = (*start).min(through);
+            }
+        }
+    }
+
+    fn collects(&self, kind: Kind) -> bool {
+        self.filter.wants_kind(kind)
+    }
+}
+
+/// What list_subscriptions shows of one subscription, before its state
+/// (which needs the sessions) is worked out.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Listed {
+    /// Its id.
+    pub id: SubId,
+    /// The normalised filters.
+    pub filters: Value,
+    /// When it was made.
+    pub created: UnixMillis,
+    /// The last read that touched it.
+    pub last_read: Option<UnixMillis>,
+    /// Events in its inbox.
+    pub pending: usize,
+    /// Events dropped at a cap since the last read that advanced it.
+    pub dropped: u64,
+    /// The sessions it names.
+    pub sessions: Vec<SessionId>,
+    /// The buffers it names.
+    pub buffers: Vec<BufferId>,
+}
+
+/// Every subscription, and each session's collection.
+#[derive(Debug, Default)]
+pub struct Registry {
+    subs: Vec<Subscription>,
+    collectors: HashMap<SessionId, Collector>,
+    /// Buffer kinds seen in batches, so a channel only query subscriptions
+    /// cover is not read again.
+    kinds: HashMap<BufferId, BufferKind>,
+}
+
+impl Registry {
+    /// An empty registry.
+    pub fn new() -> Registry {
+        Registry::default()
+    }
+
+    /// True when no subscription exists (nothing is collected then).
+    pub fn is_empty(&self) -> bool {
+        self.subs.is_empty()
+    }
+
+    /// How many subscriptions exist.
+    pub fn len(&self) -> usize {
+        self.subs.len()
+    }
+
+    /// True when `id` is live.
+    pub fn exists(&self, id: &SubId) -> bool {
+        self.subs.iter().any(|s| &s.id == id)
+    }
+
+    /// Adds a subscription. `running` are the sessions running now: their
+    /// starting points are to be read, so each is answered with what its
+    /// collector must do.
+    pub fn subscribe(
+        &mut self,
+        id: SubId,
+        filter: Filter,
+        running: &[SessionId],
+        now: Instant,
+        wall: UnixMillis,
+    ) -> Result<(Value, Vec<(SessionId, Next)>), Full> {
+        if self.subs.len() >= MAX_SUBSCRIPTIONS {
+            return Err(Full);
+        }
+        let answer = json!({
+            "subscription": {
+                "id": id.as_str(),
+                "filters": filter.to_json(),
+                "created": time(wall),
+                "expires_after_idle": IDLE_EXPIRY.as_secs(),
+            }
+        });
+        let starts = running
+            .iter()
+            .map(|s| (s.clone(), Start::Pending))
+            .collect();
+        self.subs.push(Subscription {
+            id,
+            filter,
+            created: wall,
+            touched: now,
+            last_read: None,
+            inbox: Inbox::new(),
+            starts,
+        });
+        let actions = running
+            .iter()
+            .map(|s| {
+                (
+                    s.clone(),
+                    self.collectors.entry(s.clone()).or_default().want_batch(),
+                )
+            })
+            .collect();
+        Ok((answer, actions))
+    }
+
+    /// Removes a subscription and its inbox.
+    pub fn unsubscribe(&mut self, id: &SubId) -> Result<(), Unknown> {
+        let before = self.subs.len();
+        self.subs.retain(|s| &s.id != id);
+        if self.subs.len() == before {
+            return Err(Unknown);
+        }
+        self.forget_collection_when_empty();
+        Ok(())
+    }
+
+    /// Removes every subscription idle for [`IDLE_EXPIRY`]; returns their ids.
+    pub fn sweep(&mut self, now: Instant) -> Vec<SubId> {
+        let mut gone = Vec::new();
+        self.subs.retain(|s| {
+            let idle = now.saturating_duration_since(s.touched) >= IDLE_EXPIRY;
+            if idle {
+                gone.push(s.id.clone());
+            }
+            !idle
+        });
+        self.forget_collection_when_empty();
+        gone
+    }
+
+    fn forget_collection_when_empty(&mut self) {
+        if self.subs.is_empty() {
+            // With nothing subscribed nothing is collected; a later
+            // subscription starts from what buffers hold then.
+            self.collectors.clear();
+            self.kinds.clear();
+        }
+    }
+
+    /// A row was stored. Queued only when a subscription covers its buffer.
+    pub fn signal(&mut self, session: &SessionId, buffer: &BufferId, seq: u64) -> Next {
+        if !self.covers(session, buffer) {
+            return Next::Wait;
+        }
+        self.collectors
+            .entry(session.clone())
+            .or_default()
+            .signal(buffer, seq)
+    }
+
+    /// Session events were lost (the event stream lagged): the buffers that
+    /// were being collected are reported evicted, as their lost rows cannot
+    /// be placed.
+    pub fn lagged(&mut self) {
+        let seen: Vec<(SessionId, BufferId)> = self
+            .collectors
+            .iter()
+            .flat_map(|(s, c)| c.queued_buffers().map(move |b| (s.clone(), b.clone())))
+            .collect();
+        for collector in self.collectors.values_mut() {
+            collector.forget_sequences();
+        }
+        for (session, buffer) in seen {
+            for sub in self.subs.iter_mut() {
+                if sub.filter.in_scope(&session, &buffer) {
+                    sub.inbox.mark_evicted(&buffer, "");
+                }
+            }
+        }
+    }
+
+    fn covers(&self, session: &SessionId, buffer: &BufferId) -> bool {
+        let query_only = |sub: &Subscription| {
+            sub.filter.queries
+                && self
+                    .kinds
+                    .get(buffer)
+                    .is_some_and(|k| *k != BufferKind::Query)
+        };
+        self.subs
+            .iter()
+            .any(|sub| sub.filter.in_scope(session, buffer) && !query_only(sub))
+    }
+
+    /// Takes a session's queued changes as the batch to read now.
+    pub fn take_batch(&mut self, session: &SessionId) -> BatchRequest {
+        let ranges = self
+            .collectors
+            .get_mut(session)
+            .map(Collector::take_batch)
+            .unwrap_or_default();
+        let mut kinds = KindSet::default();
+        for kind in Kind::ALL {
+            if self.subs.iter().any(|s| s.collects(kind)) {
+                kinds.insert(kind);
+            }
+        }
+        let starts = self
+            .subs
+            .iter()
+            .any(|s| s.starts.get(session) == Some(&Start::Pending));
+        BatchRequest {
+            ranges,
+            kinds,
+            starts,
+        }
+    }
+
+    /// The pause after a session's batch is over.
+    pub fn pause_over(&mut self, session: &SessionId) -> Next {
+        self.collectors
+            .get_mut(session)
+            .map_or(Next::Wait, Collector::pause_over)
+    }
+
+    /// A batch could not be read (the session was restarting or is gone):
+    /// its ranges are reported evicted.
+    pub fn batch_failed(
+        &mut self,
+        session: &SessionId,
+        request: BatchRequest,
+        now: Instant,
+    ) -> Next {
+        for range in request.ranges {
+            for sub in self.subs.iter_mut() {
+                if sub.filter.in_scope(session, &range.buffer) {
+                    sub.inbox.mark_evicted(&range.buffer, "");
+                }
+            }
+        }
+        self.batch_done(session, now)
+    }
+
+    fn batch_done(&mut self, session: &SessionId, now: Instant) -> Next {
+        self.collectors
+            .get_mut(session)
+            .map_or(Next::Wait, |c| c.batch_done(now))
+    }
+
+    /// Matches a batch's rows against every subscription and fills inboxes.
+    /// Returns what the session's collector does next.
+    pub fn apply_batch(&mut self, session: &SessionId, data: BatchData, now: Instant) -> Next {
+        for buffer in &data.buffers {
+            if let Some(kind) = buffer.kind {
+                self.kinds.insert(buffer.range.buffer.clone(), kind);
+            }
+            self.apply_buffer(session, buffer, &data, now);
+        }
+        if let Some(starts) = data.starts {
+            let map: HashMap<BufferId, u64> = starts.into_iter().collect();
+            for sub in self.subs.iter_mut() {
+                if let Some(start @ Start::Pending) = sub.starts.get_mut(session) {
+                    *start = Start::Known(map.clone());
+                }
+            }
+        }
+        self.batch_done(session, now)
+    }
+
+    fn apply_buffer(
+        &mut self,
+        session: &SessionId,
+        rows: &BufferRows,
+        data: &BatchData,
+        now: Instant,
+    ) {
+        let buffer = &rows.range.buffer;
+        if rows.range.evicted || rows.lost {
+            for sub in self.subs.iter_mut() {
+                if sub.filter.in_scope(session, buffer) {
+                    sub.inbox.mark_evicted(buffer, &rows.name);
+                    if rows.range.evicted {
+                        sub.restart_at(session, buffer, rows.range.through);
+                    }
+                }
+            }
+        }
+        let Some(kind) = rows.kind else {
+            return;
+        };
+        for row in &rows.rows {
+            let mut event: Option<Arc<Event>> = None;
+            for sub in self.subs.iter_mut() {
+                if !sub.filter.in_scope(session, buffer)
+                    || !sub.after_start(session, buffer, row.seq)
+                {
+                    continue;
+                }
+                let Some(mention) = sub.filter.matches(row, kind, &data.nick) else {
+                    continue;
+                };
+                if row.history {
+                    sub.inbox.add_backfilled(buffer, &rows.name, 1);
+                } else if data.withholder.row(row) {
+                    sub.inbox.add_withheld(buffer, &rows.name, 1);
+                } else {
+                    let event = event
+                        .get_or_insert_with(|| {
+                            Arc::new(message_event(
+                                session, buffer, &rows.name, row, mention, now,
+                            ))
+                        })
+                        .clone();
+                    sub.inbox.push(event, now);
+                }
+            }
+        }
+    }
+
+    /// True when a targeted subscription has an event pending (counters
+    /// alone do not count). `None` targets every subscription.
+    pub fn has_event(&self, target: Option<&SubId>) -> bool {
+        self.subs
+            .iter()
+            .filter(|s| target.is_none_or(|t| &s.id == t))
+            .any(|s| s.inbox.has_event())
+    }
+
+    /// One read_updates (or the read that ends a wait): touches every
+    /// subscription it reads, expires old events, renders and removes.
+    pub fn read(
+        &mut self,
+        target: Option<&SubId>,
+        detail: Detail,
+        peek: bool,
+        now: Instant,
+        wall: UnixMillis,
+    ) -> Result<Value, Unknown> {
+        if let Some(id) = target {
+            if !self.exists(id) {
+                return Err(Unknown);
+            }
+        }
+        let mut targets: Vec<Target<'_>> = Vec::new();
+        for sub in self.subs.iter_mut() {
+            if target.is_some_and(|t| &sub.id != t) {
+                continue;
+            }
+            sub.touched = now;
+            sub.last_read = Some(wall);
+            sub.inbox.expire(now);
+            targets.push(Target {
+                id: &sub.id,
+                inbox: &mut sub.inbox,
+            });
+        }
+        Ok(render::read(&mut targets, detail, peek))
+    }
+
+    /// Restarts the idle clock of the targeted subscriptions (a wait that
+    /// starts parked touches them as a read would).
+    pub fn touch(&mut self, target: Option<&SubId>, now: Instant) {
+        for sub in self.subs.iter_mut() {
+            if target.is_none_or(|t| &sub.id == t) {
+                sub.touched = now;
+            }
+        }
+    }
+
+    /// Every subscription, oldest first, for list_subscriptions (touches none).
+    pub fn list(&mut self, now: Instant) -> Vec<Listed> {
+        self.subs
+            .iter_mut()
+            .map(|s| {
+                s.inbox.expire(now);
+                Listed {
+                    id: s.id.clone(),
+                    filters: s.filter.to_json(),
+                    created: s.created,
+                    last_read: s.last_read,
+                    pending: s.inbox.pending(),
+                    dropped: s.inbox.dropped(),
+                    sessions: s.filter.sessions.clone(),
+                    buffers: s.filter.buffers.clone(),
+                }
+            })
+            .collect()
+    }
+}
+
+/// The full-mode event for a message row.
+fn message_event(
+    session: &SessionId,
+    buffer: &BufferId,
+    name: &str,
+    row: &Row,
+    mention: bool,
+    now: Instant,
+) -> Event {
+    let json = json!({
+        "type": "message",
+        "buffer": buffer.as_str(),
+        "message": message_json(row),
+    });
+    Event {
+        session: session.clone(),
+        buffer: buffer.clone(),
+        buffer_name: name.to_owned(),
+        from: row.from.clone(),
+        mention,
+        collected: now,
+        size: encoded_len(&json),
+        json,
+    }
+}
