@@ -43,6 +43,7 @@ pub mod ports;
 pub mod process;
 pub mod sasl_tests_session;
 pub mod tls;
+pub mod updates_tests_tools;
 
 pub use atheme::Atheme;
 pub use bot::{Bot, BotConfig, DEFAULT_TIMEOUT};
