@@ -254,3 +254,36 @@ def tool_text(reply):
     content = result["content"]
     assert len(content) == 1 and content[0]["type"] == "text", result
     return bool(result.get("isError", False)), content[0]["text"]
+
+
+class Pending:
+    """A request sent on its own connection whose answer is read later, so a
+    test can hold a long call (wait_for_updates) open while it makes others,
+    and end it by closing the connection."""
+
+    def __init__(self, server, body, *, head=GOOD_HEAD, token=None, port=None):
+        self.sock = connect(server, port=port)
+        self.sent = time.monotonic()
+        self.raw = b""
+        self.closed = False
+        _send(self.sock, fill(head, server, body, token) + body)
+
+    def answered_within(self, seconds):
+        """True when the server sent anything (or closed) within `seconds`."""
+        more, closed = _read_until(self.sock, time.monotonic() + seconds,
+                                   stop=lambda d: d != b"")
+        self.raw += more
+        self.closed = self.closed or closed
+        return self.raw != b"" or self.closed
+
+    def finish(self, timeout=5.0):
+        """Reads to the close (or `timeout` seconds from now); the Reply's
+        elapsed counts from when the request was sent."""
+        if not self.closed:
+            more, self.closed = _read_until(self.sock, time.monotonic() + timeout)
+            self.raw += more
+        self.close()
+        return _reply(self.raw, self.closed, time.monotonic() - self.sent)
+
+    def close(self):
+        self.sock.close()

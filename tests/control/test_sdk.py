@@ -32,6 +32,11 @@ IMPLEMENTED_RELEASE_TOOLS = [
     "read_since",
     "search_messages",
     "find_user",
+    "subscribe",
+    "unsubscribe",
+    "list_subscriptions",
+    "read_updates",
+    "wait_for_updates",
 ]
 IMPLEMENTED_DEBUG_TOOLS = []
 IMPLEMENTED_SEND_TOOLS = []  # send_raw, once it lands
@@ -98,6 +103,89 @@ def test_tool_schemas_are_closed_and_read_only(shared_server):
             assert not schema.get("required"), tool
         if tool["name"] not in ("subscribe", "unsubscribe", "send_raw"):
             assert tool.get("annotations", {}).get("readOnlyHint") is True, tool
+
+
+STRINGS = {"type": "array", "items": {"type": "string"}}
+STRING = {"type": "string"}
+BOOLEAN = {"type": "boolean"}
+INTEGER = {"type": "integer"}
+# read_updates' arguments, which wait_for_updates shares: (type, default or None).
+READ_ARGUMENTS = {
+    "id": (STRING, None),
+    "detail": (STRING, "digest"),
+    "peek": (BOOLEAN, False),
+    "limit": (INTEGER, 50),
+}
+# The live-update tools' arguments, from the contract's tables ("Live updates").
+UPDATE_TOOL_ARGUMENTS = {
+    "subscribe": {
+        "sessions": (STRINGS, None),
+        "buffers": (STRINGS, None),
+        "mentions": (BOOLEAN, False),
+        "queries": (BOOLEAN, False),
+        "from": (STRINGS, None),
+        "kinds": (STRINGS, None),
+        "match": (STRING, None),
+        "match_mode": (STRING, "substring"),
+    },
+    "unsubscribe": {"id": (STRING, None)},
+    "list_subscriptions": {},
+    "read_updates": READ_ARGUMENTS,
+    "wait_for_updates": {**READ_ARGUMENTS, "timeout": (INTEGER, 20)},
+}
+UPDATE_TOOL_REQUIRED = {"unsubscribe": ["id"]}
+CHANGES_SUBSCRIPTIONS = {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False}
+
+
+def schema_keys(value):
+    """Every key anywhere in a JSON value."""
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            yield key
+            yield from schema_keys(inner)
+    elif isinstance(value, list):
+        for inner in value:
+            yield from schema_keys(inner)
+
+
+def test_live_update_tool_entries(shared_server):
+    """subscribe, unsubscribe, list_subscriptions, read_updates and
+    wait_for_updates: closed schemas naming exactly the contract's arguments,
+    their types and defaults, no maximums, and their annotations."""
+
+    async def flow(s):
+        await s.initialize()
+        return {t.name: sdk.wire(t) for t in (await s.list_tools()).tools}
+
+    tools = sdk.run(shared_server.port, shared_server.token, flow)
+    for name, arguments in UPDATE_TOOL_ARGUMENTS.items():
+        tool = tools[name]
+        schema = tool["inputSchema"]
+        assert schema["type"] == "object", tool
+        assert schema["additionalProperties"] is False, tool
+        properties = schema.get("properties", {})
+        assert sorted(properties) == sorted(arguments), tool
+        for arg, (kind, default) in arguments.items():
+            prop = properties[arg]
+            for key, value in kind.items():
+                assert prop.get(key) == value, (name, arg, prop)
+            if default is None:
+                assert "default" not in prop, (name, arg, prop)
+            else:
+                assert prop.get("default") == default, (name, arg, prop)
+                assert type(prop["default"]) is type(default), (name, arg, prop)
+        assert schema.get("required", []) == UPDATE_TOOL_REQUIRED.get(name, []), tool
+        keys = set(schema_keys(schema))
+        assert not keys & {"maximum", "exclusiveMaximum", "maxItems", "maxLength"}, tool
+        annotations = tool.get("annotations", {})
+        if name in ("subscribe", "unsubscribe"):
+            for hint, value in CHANGES_SUBSCRIPTIONS.items():
+                assert annotations.get(hint) is value, (name, annotations)
+        else:
+            assert annotations.get("readOnlyHint") is True, (name, annotations)
+    # raw and log are debug filters: not in the schema while debug is off.
+    subscribe = tools["subscribe"]["inputSchema"]
+    assert not {"raw", "log"} & set(schema_keys(subscribe)), subscribe
 
 
 def test_debug_switch_serves_only_debug_tools_that_exist(server):
