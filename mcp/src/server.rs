@@ -5,6 +5,7 @@
 use crate::access_log::AccessLog;
 use crate::listener::{conn_ctx, ControlSupervisor, SupervisorArgs, SupervisorMsg};
 use crate::token::{self, Token, TokenError};
+use crate::updates::Updates;
 use ractor::{Actor, ActorRef};
 use rete_actors::Rete;
 use std::fmt;
@@ -76,6 +77,7 @@ pub struct ControlServer {
     send: Arc<AtomicBool>,
     access_log: Arc<AccessLog>,
     supervisor: ActorRef<SupervisorMsg>,
+    updates: Updates,
 }
 
 impl ControlServer {
@@ -93,7 +95,17 @@ impl ControlServer {
         let token = token::load_or_create(&settings.secrets).map_err(StartError::Token)?;
         let debug = Arc::new(AtomicBool::new(settings.debug));
         let send = Arc::new(AtomicBool::new(settings.send));
-        let listener = open(settings.port, &token, &rete, &debug, &send, &access_log).await?;
+        let updates = Updates::unstarted();
+        let listener = open(
+            settings.port,
+            &token,
+            &rete,
+            &debug,
+            &send,
+            &access_log,
+            &updates,
+        )
+        .await?;
         Ok(ControlServer {
             rete,
             settings,
@@ -102,12 +114,20 @@ impl ControlServer {
             send,
             access_log,
             supervisor: listener,
+            updates,
         })
     }
 
     /// The port served.
     pub fn port(&self) -> u16 {
         self.settings.port
+    }
+
+    /// The subscription registry the tools use: a host can subscribe and
+    /// read through it too, or watch what collection costs
+    /// ([`Updates::stats`]). It is emptied whenever the server closes.
+    pub fn updates(&self) -> &Updates {
+        &self.updates
     }
 
     /// The current token.
@@ -179,6 +199,7 @@ impl ControlServer {
             &self.debug,
             &self.send,
             &self.access_log,
+            &self.updates,
         )
         .await?;
         Ok(self)
@@ -192,6 +213,7 @@ async fn open(
     debug: &Arc<AtomicBool>,
     send: &Arc<AtomicBool>,
     access_log: &Arc<AccessLog>,
+    updates: &Updates,
 ) -> Result<ActorRef<SupervisorMsg>, StartError> {
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     let listener = TcpListener::bind(addr).await.map_err(|e| match e.kind() {
@@ -205,6 +227,7 @@ async fn open(
         debug.clone(),
         send.clone(),
         access_log.clone(),
+        updates.clone(),
     );
     let args = SupervisorArgs {
         listener,

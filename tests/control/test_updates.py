@@ -492,8 +492,6 @@ def test_removing_a_named_subscription_ends_its_wait(server):
 
 # -- the AI access log -------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="the access log has no 'waiting' row yet: "
-                   "AccessLog::record_wait_start is never called")
 def test_access_log_rows_of_a_wait(server):
     """A wait is logged twice (waiting, then its end); a refused one once."""
     first = hold_wait(server, {"timeout": 20})

@@ -278,6 +278,7 @@ pub(crate) fn conn_ctx(
     debug: Arc<AtomicBool>,
     send: Arc<AtomicBool>,
     access_log: Arc<AccessLog>,
+    updates: Updates,
 ) -> Arc<ConnCtx> {
     Arc::new(ConnCtx {
         token,
@@ -289,7 +290,7 @@ pub(crate) fn conn_ctx(
         debug,
         send,
         access_log,
-        updates: Updates::unstarted(),
+        updates,
         refusals: Mutex::new(RefusalLog::default()),
         slots: Arc::new(Slots::default()),
     })

@@ -242,6 +242,7 @@ mod tests {
             Arc::new(AtomicBool::new(false)),
             Arc::new(AtomicBool::new(false)),
             Arc::new(AccessLog::new()),
+            crate::updates::Updates::unstarted(),
         );
         let updates = ctx.updates.clone();
         let args = SupervisorArgs {

@@ -5,6 +5,7 @@
 //! its answer or the request's cancellation, and on cancellation the
 //! registry is told at once and frees the wait's place.
 
+use crate::access_log::wall_now;
 use crate::tools::args::{self, Args};
 use crate::tools::context::ToolContext;
 use crate::tools::read_updates::{read_properties, read_spec};
@@ -76,7 +77,12 @@ async fn run(ctx: &ToolContext, args: &Args) -> ToolOutcome {
         Err(refusal) => return refusal,
     };
     let timeout = Duration::from_secs(timeout.unsigned_abs());
-    match ctx.updates.wait(spec, timeout, &ctx.cancel).await {
+    let logged_args = (!args.as_map().is_empty()).then(|| Value::Object(args.as_map().clone()));
+    let waiting = || {
+        ctx.access_log
+            .record_wait_start(wall_now(), NAME, logged_args.as_ref());
+    };
+    match ctx.updates.wait(spec, timeout, &ctx.cancel, waiting).await {
         Ok(WaitAnswer::Ready(answer)) => ToolOutcome::Ok(answer),
         Ok(WaitAnswer::Unknown) => ToolOutcome::error(UNKNOWN_SUBSCRIPTION),
         Ok(WaitAnswer::TooMany) => ToolOutcome::error(TOO_MANY_WAITS),

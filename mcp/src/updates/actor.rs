@@ -18,12 +18,16 @@ use super::{SubId, MAX_WAITS, SWEEP_EVERY};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use rete_actors::{Rete, SessionEvent};
 use rete_engine::event::Event;
-use rete_engine::ids::SessionId;
+use rete_engine::ids::{BufferId, SessionId};
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
+use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
+
+/// At most this many row signals travel in one message from the pump.
+const PUMP_BATCH: usize = 256;
 
 /// How a wait ended.
 #[derive(Debug, PartialEq)]
@@ -66,6 +70,9 @@ pub enum RegistryMsg {
         spec: ReadSpec,
         /// How long to wait (already clamped).
         timeout: Duration,
+        /// Told when the wait is parked (not when it is refused or answered
+        /// at once), so the access log can show it waiting.
+        parked: oneshot::Sender<()>,
         /// Where the answer goes.
         reply: RpcReplyPort<WaitAnswer>,
     },
@@ -73,8 +80,8 @@ pub enum RegistryMsg {
     CancelWait(u64),
     /// A wait's timeout passed.
     WaitExpired(u64),
-    /// A session stored a row.
-    Signal(SessionEvent),
+    /// Sessions stored rows: (session, buffer, seq) in the order stored.
+    Signals(Vec<(SessionId, BufferId, u64)>),
     /// Session events were lost.
     Lagged,
     /// A batch's read came back.
@@ -100,6 +107,10 @@ pub struct Stats {
     pub subscriptions: usize,
     /// Waits parked now.
     pub waits: usize,
+    /// Sessions whose collection is reading or pausing (0: caught up).
+    pub busy_sessions: usize,
+    /// Ranges given up as evicted so far.
+    pub evicted_ranges: u64,
 }
 
 /// What the registry starts with.
@@ -197,10 +208,13 @@ impl RegistryState {
                 wait,
                 spec,
                 timeout,
+                parked,
                 reply,
             } => {
                 self.sweep();
-                self.wait(myself, wait, spec, timeout, reply);
+                if self.wait(myself, wait, spec, timeout, reply) {
+                    let _ = parked.send(());
+                }
             }
             RegistryMsg::CancelWait(wait) | RegistryMsg::WaitExpired(wait) => {
                 // A cancelled wait's reply port is dropped unanswered; an
@@ -215,8 +229,8 @@ impl RegistryState {
                     }
                 }
             }
-            RegistryMsg::Signal(SessionEvent { session, event }) => {
-                if let Event::Row { buffer, seq } = event {
+            RegistryMsg::Signals(signals) => {
+                for (session, buffer, seq) in signals {
                     let next = self.registry.signal(&session, &buffer, seq);
                     self.follow(myself, &session, next);
                 }
@@ -248,6 +262,8 @@ impl RegistryState {
                 let mut stats = self.stats;
                 stats.subscriptions = self.registry.len();
                 stats.waits = self.parked.len();
+                stats.busy_sessions = self.registry.busy_sessions();
+                stats.evicted_ranges = self.registry.evicted_ranges();
                 let _ = reply.send(stats);
             }
         }
@@ -292,6 +308,8 @@ impl RegistryState {
         )
     }
 
+    /// Parks a wait, or answers it at once (unknown id, two parked, or an
+    /// event already pending). True when parked.
     fn wait(
         &mut self,
         myself: &ActorRef<RegistryMsg>,
@@ -299,29 +317,30 @@ impl RegistryState {
         spec: ReadSpec,
         timeout: Duration,
         reply: RpcReplyPort<WaitAnswer>,
-    ) {
+    ) -> bool {
         if spec
             .target
             .as_ref()
             .is_some_and(|id| !self.registry.exists(id))
         {
             let _ = reply.send(WaitAnswer::Unknown);
-            return;
+            return false;
         }
         if self.parked.len() >= MAX_WAITS {
             let _ = reply.send(WaitAnswer::TooMany);
-            return;
+            return false;
         }
         if self.registry.has_event(spec.target.as_ref()) {
             let answer = self
                 .read(&spec)
                 .map_or(WaitAnswer::Unknown, WaitAnswer::Ready);
             let _ = reply.send(answer);
-            return;
+            return false;
         }
         self.registry.touch(spec.target.as_ref(), self.clock.now());
         self.parked.push(Parked { wait, spec, reply });
         myself.send_after(timeout, move || RegistryMsg::WaitExpired(wait));
+        true
     }
 
     /// Answers every parked wait whose target now has an event.
@@ -380,15 +399,44 @@ impl RegistryState {
         let mut events = self.rete.subscribe();
         let me = myself.clone();
         self.pump = Some(tokio::spawn(async move {
+            // Everything already queued goes in one message, so a flood
+            // wakes the registry once per burst rather than once per row.
+            let mut signals = Vec::new();
             loop {
-                let msg = match events.recv().await {
-                    Ok(ev) if matches!(ev.event, Event::Row { .. }) => RegistryMsg::Signal(ev),
-                    Ok(_) => continue,
-                    Err(RecvError::Lagged(_)) => RegistryMsg::Lagged,
-                    Err(RecvError::Closed) => break,
-                };
-                if me.cast(msg).is_err() {
-                    break;
+                let first = events.recv().await;
+                let mut next = Some(first);
+                while let Some(received) = next.take() {
+                    match received {
+                        Ok(SessionEvent {
+                            session,
+                            event: Event::Row { buffer, seq },
+                        }) => signals.push((session, buffer, seq)),
+                        Ok(_) => {}
+                        Err(RecvError::Lagged(_)) => {
+                            let pending = std::mem::take(&mut signals);
+                            if me.cast(RegistryMsg::Signals(pending)).is_err()
+                                || me.cast(RegistryMsg::Lagged).is_err()
+                            {
+                                return;
+                            }
+                        }
+                        Err(RecvError::Closed) => return,
+                    }
+                    if signals.len() < PUMP_BATCH {
+                        next = match events.try_recv() {
+                            Ok(ev) => Some(Ok(ev)),
+                            Err(TryRecvError::Lagged(n)) => Some(Err(RecvError::Lagged(n))),
+                            Err(TryRecvError::Closed) => Some(Err(RecvError::Closed)),
+                            Err(TryRecvError::Empty) => None,
+                        };
+                    }
+                }
+                if !signals.is_empty()
+                    && me
+                        .cast(RegistryMsg::Signals(std::mem::take(&mut signals)))
+                        .is_err()
+                {
+                    return;
                 }
             }
         }));

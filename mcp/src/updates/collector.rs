@@ -10,6 +10,12 @@
 //! the next batch takes everything queued meanwhile. So a busy session costs
 //! at most one read per pause however fast it scrolls.
 //!
+//! A change is a run of consecutive seqs in one buffer: rows appended one
+//! after another extend the buffer's run, so a busy channel is one change
+//! however many lines it gets between batches. (Rows carry their own
+//! history mark, so a run never has to be split to tell live from history.)
+//! A seq that does not follow the run starts another change.
+//!
 //! The queue is bounded: past [`MAX_PENDING`] changes, the busiest buffer's
 //! are merged into one range marked evicted, so nothing from it is delivered
 //! or counted. A signal whose seq is not above the last one seen for its
@@ -118,9 +124,13 @@ impl Collector {
             .is_some_and(|last| seq <= last);
         match self.queue.iter_mut().find(|q| &q.range.buffer == buffer) {
             Some(q) => {
+                let follows = seq == q.range.through.saturating_add(1);
                 q.range.from = q.range.from.min(seq);
                 q.range.through = q.range.through.max(seq);
                 q.range.evicted |= restarted;
+                if follows {
+                    return Next::Wait;
+                }
                 q.changes += 1;
             }
             None => self.queue.push(Queued {
@@ -243,6 +253,7 @@ mod tests {
         assert_eq!(c.signal(&buf(1), 2), Next::Wait);
         assert_eq!(c.signal(&buf(2), 7), Next::Wait);
         assert_eq!(c.signal(&buf(1), 3), Next::Wait);
+        assert_eq!(c.pending_changes(), 2, "a run of seqs is one change");
         assert_eq!(c.batch_done(t0), Next::PauseUntil(t0 + PAUSE));
         assert_eq!(c.signal(&buf(1), 4), Next::Wait, "the pause is fixed");
         assert_eq!(c.pause_over(), Next::ReadNow);
@@ -268,24 +279,40 @@ mod tests {
     }
 
     #[test]
+    fn a_flood_into_one_buffer_is_one_change() {
+        let mut c = Collector::new();
+        c.signal(&buf(1), 1);
+        c.take_batch();
+        for seq in 2..=10_000 {
+            c.signal(&buf(1), seq);
+        }
+        assert_eq!(c.pending_changes(), 1);
+        c.batch_done(Instant::now());
+        c.pause_over();
+        let batch = c.take_batch();
+        assert!(!batch[0].evicted && (batch[0].from, batch[0].through) == (2, 10_000));
+    }
+
+    #[test]
     fn past_256_changes_the_busiest_buffer_becomes_one_evicted_range() {
         let mut c = Collector::new();
         c.signal(&buf(9), 1);
         c.take_batch();
+        // Every other seq: each signal starts a new run, a change of its own.
         for seq in 1..=200 {
-            c.signal(&buf(1), seq);
+            c.signal(&buf(1), seq * 2);
         }
         for seq in 1..=56 {
-            c.signal(&buf(2), seq);
+            c.signal(&buf(2), seq * 2);
         }
         assert_eq!(c.pending_changes(), 256);
-        c.signal(&buf(2), 57);
+        c.signal(&buf(2), 114);
         assert_eq!(c.pending_changes(), 58, "buffer 1's 200 became one");
         c.batch_done(Instant::now());
         c.pause_over();
         let batch = c.take_batch();
-        assert!(batch[0].evicted && (batch[0].from, batch[0].through) == (1, 200));
-        assert!(!batch[1].evicted && batch[1].through == 57);
+        assert!(batch[0].evicted && (batch[0].from, batch[0].through) == (2, 400));
+        assert!(!batch[1].evicted && batch[1].through == 114);
     }
 
     #[test]

@@ -27,6 +27,7 @@ use super::mention;
 use crate::tools::args::{cut_utf8, json_string, ArgError, Args, ECHO_CAP};
 use crate::tools::lookup::{UNKNOWN_BUFFER, UNKNOWN_SESSION};
 use crate::tools::result::ToolOutcome;
+use crate::tools::search::matcher::Scratch;
 use rete_engine::buffer::BufferKind;
 use rete_engine::ids::{BufferId, SessionId};
 use rete_engine::row::{Kind, Row};
@@ -220,15 +221,22 @@ impl Filter {
     /// it; otherwise whether it mentions `nick`, the session's current nick,
     /// which a digest counts even when mentions is not a filter.
     pub fn matches(&self, row: &Row, buffer_kind: BufferKind, nick: &str) -> Option<bool> {
-        let admitted = self.wants_kind(row.kind())
-            && (!self.queries || buffer_kind == BufferKind::Query)
-            && self.wants_sender(&row.from)
-            && self.text.as_ref().is_none_or(|t| t.is_in(row));
-        if !admitted {
+        if !self.admits(row, buffer_kind, &mut Scratch::default()) {
             return None;
         }
         let mention = mentions_in(row, nick);
         (mention || !self.mentions).then_some(mention)
+    }
+
+    /// Every filter but mentions. The collector asks this of each
+    /// subscription, and whether a row mentions the nick once per row
+    /// ([`mentions_in`]), since that answer is the same for all of them.
+    /// `scratch` is reused across rows, so matching allocates rarely.
+    pub fn admits(&self, row: &Row, buffer_kind: BufferKind, scratch: &mut Scratch) -> bool {
+        self.wants_kind(row.kind())
+            && (!self.queries || buffer_kind == BufferKind::Query)
+            && self.wants_sender(&row.from)
+            && self.text.as_ref().is_none_or(|t| t.is_in(row, scratch))
     }
 
     /// True when from is absent or names `nick`, ignoring case.
@@ -249,7 +257,7 @@ impl Filter {
 }
 
 /// True when a payload text field (never the sender) mentions `nick`.
-fn mentions_in(row: &Row, nick: &str) -> bool {
+pub fn mentions_in(row: &Row, nick: &str) -> bool {
     let mut found = false;
     row.payload.for_each_text(|field| {
         found = found || mention::mentions(field, nick);

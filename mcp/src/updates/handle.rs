@@ -109,13 +109,15 @@ impl Updates {
             .await
     }
 
-    /// wait_for_updates. Cancelling `cancel` ends the wait at once and frees
-    /// its place in the registry.
+    /// wait_for_updates. `on_parked` runs once the registry has parked the
+    /// wait (not when it refuses it or answers at once). Cancelling `cancel`
+    /// ends the wait at once and frees its place in the registry.
     pub async fn wait(
         &self,
         spec: ReadSpec,
         timeout: Duration,
         cancel: &CancellationToken,
+        on_parked: impl FnOnce(),
     ) -> Result<WaitAnswer, Asked> {
         let wait = self.next_wait.fetch_add(1, Ordering::Relaxed);
         let actor = self.actor().ok_or(Asked::Gone)?;
@@ -125,13 +127,32 @@ impl Updates {
             actor: actor.clone(),
             wait,
         };
-        self.ask(cancel, |reply| RegistryMsg::Wait {
-            wait,
-            spec,
-            timeout,
-            reply,
-        })
-        .await
+        let (parked_tx, mut parked) = oneshot::channel();
+        let (reply, mut answer) = oneshot::channel();
+        actor
+            .cast(RegistryMsg::Wait {
+                wait,
+                spec,
+                timeout,
+                parked: parked_tx,
+                reply: reply.into(),
+            })
+            .map_err(|_| Asked::Gone)?;
+        let mut on_parked = Some(on_parked);
+        loop {
+            tokio::select! {
+                biased;
+                _ = cancel.cancelled() => return Err(Asked::Cancelled),
+                // Ahead of the answer, so "waiting" is seen before the end.
+                was = &mut parked, if on_parked.is_some() => {
+                    let run = on_parked.take();
+                    if let (Ok(()), Some(f)) = (was, run) {
+                        f();
+                    }
+                }
+                a = &mut answer => return a.map_err(|_| Asked::Gone),
+            }
+        }
     }
 
     /// Collection statistics (batches read, rows read, live subscriptions

@@ -8,12 +8,13 @@
 
 use super::batch::{BatchData, BatchRequest, BufferRows, KindSet};
 use super::collector::{Collector, Next};
-use super::filter::Filter;
+use super::filter::{mentions_in, Filter};
 use super::inbox::Inbox;
 use super::render::{self, Detail, Target};
 use super::{Event, SubId, IDLE_EXPIRY, MAX_SUBSCRIPTIONS};
 use crate::tools::message::message_json;
 use crate::tools::result::{encoded_len, time};
+use crate::tools::search::matcher::Scratch;
 use rete_engine::buffer::BufferKind;
 use rete_engine::clock::UnixMillis;
 use rete_engine::ids::{BufferId, SessionId};
@@ -110,6 +111,9 @@ pub struct Registry {
     /// Buffer kinds seen in batches, so a channel only query subscriptions
     /// cover is not read again.
     kinds: HashMap<BufferId, BufferKind>,
+    /// Ranges given up as evicted so far (overflow, restart, lost rows, a
+    /// failed read), for statistics.
+    evicted_ranges: u64,
 }
 
 impl Registry {
@@ -126,6 +130,19 @@ impl Registry {
     /// How many subscriptions exist.
     pub fn len(&self) -> usize {
         self.subs.len()
+    }
+
+    /// Sessions whose collection is reading a batch or pausing between two.
+    pub fn busy_sessions(&self) -> usize {
+        self.collectors
+            .values()
+            .filter(|c| c.phase() != super::collector::Phase::Idle)
+            .count()
+    }
+
+    /// Ranges given up as evicted so far.
+    pub fn evicted_ranges(&self) -> u64 {
+        self.evicted_ranges
     }
 
     /// True when `id` is live.
@@ -299,6 +316,7 @@ impl Registry {
         now: Instant,
     ) -> Next {
         for range in request.ranges {
+            self.evicted_ranges += 1;
             for sub in self.subs.iter_mut() {
                 if sub.filter.in_scope(session, &range.buffer) {
                     sub.inbox.mark_evicted(&range.buffer, "");
@@ -343,6 +361,7 @@ impl Registry {
     ) {
         let buffer = &rows.range.buffer;
         if rows.range.evicted || rows.lost {
+            self.evicted_ranges += 1;
             for sub in self.subs.iter_mut() {
                 if sub.filter.in_scope(session, buffer) {
                     sub.inbox.mark_evicted(buffer, &rows.name);
@@ -355,17 +374,23 @@ impl Registry {
         let Some(kind) = rows.kind else {
             return;
         };
+        let mut scratch = Scratch::default();
         for row in &rows.rows {
             let mut event: Option<Arc<Event>> = None;
+            // Whether the row mentions the nick is the same for every
+            // subscription: found once, when the first one asks.
+            let mut mention: Option<bool> = None;
             for sub in self.subs.iter_mut() {
                 if !sub.filter.in_scope(session, buffer)
                     || !sub.after_start(session, buffer, row.seq)
+                    || !sub.filter.admits(row, kind, &mut scratch)
                 {
                     continue;
                 }
-                let Some(mention) = sub.filter.matches(row, kind, &data.nick) else {
+                let mention = *mention.get_or_insert_with(|| mentions_in(row, &data.nick));
+                if sub.filter.mentions && !mention {
                     continue;
-                };
+                }
                 if row.history {
                     sub.inbox.add_backfilled(buffer, &rows.name, 1);
                 } else if data.withholder.row(row) {
@@ -480,3 +505,6 @@ fn message_event(
         json,
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -70,11 +70,9 @@ impl TextMatch {
 
     /// True when the sender or a payload text field matches. Substring and
     /// glob never consult the clock, so the row is always fully tried.
-    pub fn is_in(&self, row: &Row) -> bool {
+    pub fn is_in(&self, row: &Row, scratch: &mut Scratch) -> bool {
         let mut never_late = |_| false;
-        self.matcher
-            .match_row(row, &mut Scratch::default(), &mut never_late)
-            == RowMatch::Match
+        self.matcher.match_row(row, scratch, &mut never_late) == RowMatch::Match
     }
 }
 

@@ -1,0 +1,338 @@
+//! The registry's rules step by step: starting points, live versus history,
+//! secrets, coverage, evicted ranges, limits and idle expiry.
+
+use super::*;
+use crate::tools::args::Args;
+use crate::tools::result::encode;
+use crate::tools::withheld::Withholder;
+use crate::updates::batch::BufferRows;
+use crate::updates::collector::Range;
+use rete_engine::row::Payload;
+use std::time::Duration;
+
+const S: &str = "6A1E9D4C-0000-4000-8000-000000000001";
+const B: &str = "0B0B0B0B-0000-5000-8000-000000000001";
+const Q: &str = "0B0B0B0B-0000-5000-8000-000000000002";
+
+fn session() -> SessionId {
+    SessionId::parse(S).unwrap()
+}
+
+fn filter(args: Value) -> Filter {
+    Filter::parse(&Args::from_request(Some(&args)).unwrap(), false).unwrap()
+}
+
+fn row(seq: u64, from: &str, text: &str, history: bool) -> Row {
+    Row {
+        seq,
+        time: UnixMillis(1_790_769_600_000),
+        msgid: None,
+        from: from.into(),
+        history,
+        payload: Payload::Privmsg { text: text.into() },
+    }
+}
+
+fn rows(buffer: &str, kind: BufferKind, rows: Vec<Row>) -> BufferRows {
+    let from = rows.first().map_or(1, |r| r.seq);
+    let through = rows.last().map_or(1, |r| r.seq);
+    BufferRows {
+        range: Range {
+            buffer: BufferId::from_client(buffer),
+            from,
+            through,
+            evicted: false,
+        },
+        name: "#rete".into(),
+        kind: Some(kind),
+        rows,
+        lost: false,
+    }
+}
+
+fn batch(buffers: Vec<BufferRows>) -> BatchData {
+    BatchData {
+        nick: "mriron".into(),
+        withholder: Withholder::new(["hunter22"]),
+        buffers,
+        starts: None,
+    }
+}
+
+fn digest(reg: &mut Registry, now: Instant) -> String {
+    encode(
+        &reg.read(None, Detail::Digest, false, now, UnixMillis(0))
+            .unwrap(),
+    )
+}
+
+/// A registry with one subscription made while no session ran, so all of
+/// the session is collected.
+fn subscribed(args: Value, now: Instant) -> (Registry, SubId) {
+    let mut reg = Registry::new();
+    let id = SubId::from_bits(7);
+    reg.subscribe(id.clone(), filter(args), &[], now, UnixMillis(0))
+        .unwrap();
+    (reg, id)
+}
+
+#[test]
+fn live_rows_are_delivered_and_history_and_secrets_only_counted() {
+    let now = Instant::now();
+    let (mut reg, _) = subscribed(json!({"mentions": true}), now);
+    let b = BufferId::from_client(B);
+    assert_eq!(reg.signal(&session(), &b, 1), Next::ReadNow);
+    reg.take_batch(&session());
+    reg.apply_batch(
+        &session(),
+        batch(vec![rows(
+            B,
+            BufferKind::Channel,
+            vec![
+                row(1, "alice", "hi mriron", false),
+                row(2, "bob", "mriron: old news", true),
+                row(3, "carol", "mriron the pw is hunter22", false),
+                row(4, "dave", "mrironman is not you", false),
+            ],
+        )]),
+        now,
+    );
+    assert!(reg.has_event(None));
+    assert_eq!(
+        digest(&mut reg, now),
+        format!(
+            r##"{{"untrusted":true,"updates":[{{"buffers":[{{"backfilled":1,"buffer":"{B}","from":["alice"],"mentions":1,"name":"#rete","new":1,"withheld":1}}],"subscription":"sub_000000000007"}}]}}"##
+        )
+    );
+    assert_eq!(digest(&mut reg, now), r#"{"untrusted":true,"updates":[]}"#);
+}
+
+#[test]
+fn a_subscription_starts_from_what_buffers_hold() {
+    let now = Instant::now();
+    let mut reg = Registry::new();
+    let id = SubId::from_bits(1);
+    let (_, actions) = reg
+        .subscribe(
+            id,
+            filter(json!({"from": ["alice"]})),
+            &[session()],
+            now,
+            UnixMillis(0),
+        )
+        .unwrap();
+    assert_eq!(
+        actions,
+        [(session(), Next::ReadNow)],
+        "the start is read at once"
+    );
+    let request = reg.take_batch(&session());
+    assert!(request.starts && request.ranges.is_empty());
+    // While the start is read, a row arrives: it is history.
+    let mut data = batch(vec![rows(
+        B,
+        BufferKind::Channel,
+        vec![row(5, "alice", "x", false)],
+    )]);
+    data.starts = Some(vec![(BufferId::from_client(B), 5)]);
+    reg.apply_batch(&session(), data, now);
+    assert!(!reg.has_event(None));
+    // After it: B from seq 6; Q was opened later, so from its first row.
+    reg.signal(&session(), &BufferId::from_client(B), 6);
+    reg.take_batch(&session());
+    reg.apply_batch(
+        &session(),
+        batch(vec![
+            rows(
+                B,
+                BufferKind::Channel,
+                vec![row(5, "alice", "old", false), row(6, "alice", "new", false)],
+            ),
+            rows(Q, BufferKind::Query, vec![row(1, "alice", "first", false)]),
+        ]),
+        now,
+    );
+    let full = encode(
+        &reg.read(None, Detail::Full { limit: 50 }, false, now, UnixMillis(0))
+            .unwrap(),
+    );
+    assert!(
+        full.contains(r#""text":"new""#) && full.contains(r#""text":"first""#),
+        "{full}"
+    );
+    assert!(!full.contains(r#""text":"old""#), "{full}");
+}
+
+#[test]
+fn a_buffer_no_subscription_covers_is_never_queued() {
+    let now = Instant::now();
+    let (mut reg, _) = subscribed(json!({"buffers": [B]}), now);
+    assert_eq!(
+        reg.signal(&session(), &BufferId::from_client(Q), 1),
+        Next::Wait
+    );
+    assert_eq!(
+        reg.signal(&session(), &BufferId::from_client(B), 1),
+        Next::ReadNow
+    );
+    let request = reg.take_batch(&session());
+    assert_eq!(request.ranges.len(), 1);
+    assert!(request.kinds.contains(Kind::Privmsg) && !request.kinds.contains(Kind::Join));
+}
+
+#[test]
+fn a_channel_is_not_read_again_for_query_only_subscriptions() {
+    let now = Instant::now();
+    let (mut reg, _) = subscribed(json!({"queries": true}), now);
+    let b = BufferId::from_client(B);
+    assert_eq!(reg.signal(&session(), &b, 1), Next::ReadNow);
+    reg.take_batch(&session());
+    reg.apply_batch(
+        &session(),
+        batch(vec![rows(
+            B,
+            BufferKind::Channel,
+            vec![row(1, "alice", "x", false)],
+        )]),
+        now,
+    );
+    assert!(!reg.has_event(None));
+    assert_eq!(
+        reg.signal(&session(), &b, 2),
+        Next::Wait,
+        "known to be a channel"
+    );
+    assert_eq!(
+        reg.signal(&session(), &BufferId::from_client(Q), 1),
+        Next::ReadNow
+    );
+}
+
+#[test]
+fn an_evicted_range_is_reported_and_a_restarted_sequence_collected_again() {
+    let now = Instant::now();
+    let mut reg = Registry::new();
+    reg.subscribe(
+        SubId::from_bits(1),
+        filter(json!({"kinds": ["privmsg"]})),
+        &[session()],
+        now,
+        UnixMillis(0),
+    )
+    .unwrap();
+    reg.take_batch(&session());
+    let mut data = batch(vec![]);
+    data.starts = Some(vec![(BufferId::from_client(B), 40)]);
+    reg.apply_batch(&session(), data, now);
+    // The session was added again: its sequence restarts at 1.
+    let mut restarted = rows(B, BufferKind::Channel, vec![]);
+    restarted.range = Range {
+        buffer: BufferId::from_client(B),
+        from: 1,
+        through: 1,
+        evicted: true,
+    };
+    reg.apply_batch(&session(), batch(vec![restarted]), now);
+    reg.apply_batch(
+        &session(),
+        batch(vec![rows(
+            B,
+            BufferKind::Channel,
+            vec![row(2, "alice", "after", false)],
+        )]),
+        now,
+    );
+    let text = digest(&mut reg, now);
+    assert!(
+        text.contains(r#""evicted":true"#) && text.contains(r#""new":1"#),
+        "{text}"
+    );
+}
+
+#[test]
+fn sixteen_subscriptions_at_most() {
+    let now = Instant::now();
+    let mut reg = Registry::new();
+    for i in 0..16 {
+        reg.subscribe(
+            SubId::from_bits(i),
+            filter(json!({"mentions": true})),
+            &[],
+            now,
+            UnixMillis(0),
+        )
+        .unwrap();
+    }
+    assert_eq!(
+        reg.subscribe(
+            SubId::from_bits(99),
+            filter(json!({"mentions": true})),
+            &[],
+            now,
+            UnixMillis(0)
+        ),
+        Err(Full)
+    );
+    reg.unsubscribe(&SubId::from_bits(3)).unwrap();
+    assert_eq!(reg.unsubscribe(&SubId::from_bits(3)), Err(Unknown));
+    assert!(reg
+        .subscribe(
+            SubId::from_bits(99),
+            filter(json!({"mentions": true})),
+            &[],
+            now,
+            UnixMillis(0)
+        )
+        .is_ok());
+}
+
+#[test]
+fn idle_subscriptions_expire_and_reads_keep_them() {
+    let t0 = Instant::now();
+    let mut reg = Registry::new();
+    let a = SubId::from_bits(1);
+    let b = SubId::from_bits(2);
+    for id in [&a, &b] {
+        reg.subscribe(
+            id.clone(),
+            filter(json!({"mentions": true})),
+            &[],
+            t0,
+            UnixMillis(0),
+        )
+        .unwrap();
+    }
+    let t1 = t0 + Duration::from_secs(600);
+    reg.read(Some(&a), Detail::Digest, true, t1, UnixMillis(0))
+        .unwrap();
+    reg.list(t1);
+    assert!(reg.sweep(t0 + Duration::from_secs(899)).is_empty());
+    assert_eq!(
+        reg.sweep(t0 + IDLE_EXPIRY),
+        std::slice::from_ref(&b),
+        "listing touched nothing"
+    );
+    assert!(reg.exists(&a));
+    assert_eq!(reg.sweep(t1 + IDLE_EXPIRY), [a]);
+    assert!(reg.is_empty());
+}
+
+#[test]
+fn a_read_names_a_live_subscription() {
+    let now = Instant::now();
+    let (mut reg, id) = subscribed(json!({"mentions": true}), now);
+    assert_eq!(
+        reg.read(
+            Some(&SubId::from_bits(8)),
+            Detail::Digest,
+            false,
+            now,
+            UnixMillis(0)
+        ),
+        Err(Unknown)
+    );
+    assert!(reg
+        .read(Some(&id), Detail::Digest, false, now, UnixMillis(5))
+        .is_ok());
+    assert_eq!(reg.list(now)[0].last_read, Some(UnixMillis(5)));
+}
