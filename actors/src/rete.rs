@@ -260,19 +260,10 @@ impl SessionReader {
         R: Send + 'static,
         F: FnOnce(SessionView<'_>) -> R + Send + 'static,
     {
-        let actor = self
-            .shared
-            .current
-            .lock()
-            .clone()
-            .ok_or(ReteError::Restarting)?;
         let (tx, rx) = oneshot::channel();
-        let read = Box::new(move |view: SessionView<'_>| {
+        self.read_detached(move |view: SessionView<'_>| {
             let _ = tx.send(f(view));
-        });
-        actor
-            .cast(SessionMsg::Read(read))
-            .map_err(|_| ReteError::Restarting)?;
+        })?;
         rx.await.map_err(|_| ReteError::Restarting)
     }
 
