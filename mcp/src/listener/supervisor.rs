@@ -296,4 +296,45 @@ mod tests {
             "the registry stops with the server"
         );
     }
+
+    #[tokio::test]
+    async fn a_failed_registry_is_replaced_by_an_empty_one() {
+        let rete = Arc::new(Rete::start(ReteOptions::default()).await.unwrap());
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let ctx = conn_ctx(
+            Token::generate(),
+            port,
+            rete,
+            Arc::new(AtomicBool::new(false)),
+            Arc::new(AtomicBool::new(false)),
+            Arc::new(AccessLog::new()),
+            crate::updates::Updates::unstarted(),
+        );
+        let updates = ctx.updates.clone();
+        let args = SupervisorArgs {
+            listener,
+            port,
+            ctx,
+        };
+        let (supervisor, _) = Actor::spawn(None, ControlSupervisor, args).await.unwrap();
+        let first = updates.actor().expect("started with the server");
+        first.kill();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let replaced = loop {
+            match updates.actor() {
+                Some(r) if r.get_id() != first.get_id() => break Some(r),
+                _ if Instant::now() > deadline => break None,
+                _ => tokio::time::sleep(Duration::from_millis(10)).await,
+            }
+        };
+        let replaced = replaced.expect("a new registry took the failed one's place");
+        let stats = updates.stats().await.expect("the new registry answers");
+        assert_eq!(stats.subscriptions, 0);
+        assert!(supervisor
+            .get_children()
+            .iter()
+            .any(|c| c.get_id() == replaced.get_id()));
+        let _ = ractor::call!(supervisor, SupervisorMsg::Stop);
+    }
 }

@@ -124,6 +124,128 @@ pub fn read_batch(view: &SessionView<'_>, request: BatchRequest) -> BatchData {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rete_engine::buffer::BufferKind;
+    use rete_engine::clock::{Mono, Now, UnixMillis};
+    use rete_engine::ids::SessionId;
+    use rete_engine::session::{Session, SessionConfig};
+
+    /// A registered session in #rete holding at most `capacity` rows per
+    /// buffer, fed `lines` after joining.
+    fn session(capacity: usize, lines: &[&str]) -> Session {
+        let id = SessionId::parse("6A1E9D4C-0000-4000-8000-000000000001").unwrap();
+        let mut config = SessionConfig::new(id, "test", "mriron");
+        config.buffer_capacity = capacity;
+        let mut s = Session::new(config);
+        let now = Now {
+            mono: Mono(1),
+            wall: UnixMillis(1_790_769_600_000),
+        };
+        s.handle_connected(now, "127.0.0.1:6667", None, [7; 18]);
+        s.handle_line(now, ":irc 001 mriron :Welcome");
+        s.handle_line(now, ":mriron!u@h JOIN #rete");
+        for line in lines {
+            s.handle_line(now, line);
+        }
+        s
+    }
+
+    fn channel(s: &Session) -> (BufferId, u64) {
+        let view = s.view();
+        let b = view
+            .find_buffer(BufferKind::Channel, "#rete")
+            .expect("joined")
+            .clone();
+        let last = view.buffer(&b).map_or(0, |b| b.last_seq());
+        (b, last)
+    }
+
+    fn request(buffer: &BufferId, from: u64, through: u64, kinds: &[Kind]) -> BatchRequest {
+        let mut set = KindSet::default();
+        for k in kinds {
+            set.insert(*k);
+        }
+        BatchRequest {
+            ranges: vec![Range {
+                buffer: buffer.clone(),
+                from,
+                through,
+                evicted: false,
+            }],
+            kinds: set,
+            starts: true,
+        }
+    }
+
+    #[test]
+    fn a_batch_reads_the_range_of_wanted_kinds_the_nick_and_the_starts() {
+        let s = session(
+            100,
+            &[
+                ":alice!a@h PRIVMSG #rete :one",
+                ":bob!b@h JOIN #rete",
+                ":alice!a@h NOTICE #rete :two",
+                ":alice!a@h PRIVMSG #rete :three",
+            ],
+        );
+        let (b, last) = channel(&s);
+        let data = read_batch(
+            &s.view(),
+            request(&b, last - 3, last - 1, &[Kind::Privmsg, Kind::Notice]),
+        );
+        assert_eq!(data.nick, "mriron");
+        let got = &data.buffers[0];
+        assert_eq!(
+            (got.name.as_str(), got.kind),
+            ("#rete", Some(BufferKind::Channel))
+        );
+        let texts: Vec<String> = got
+            .rows
+            .iter()
+            .map(|r| {
+                let mut t = String::new();
+                r.payload.for_each_text(|f| t.push_str(f));
+                t
+            })
+            .collect();
+        assert_eq!(
+            texts,
+            ["one", "two"],
+            "the join is not wanted, three is past the range"
+        );
+        assert!(!got.lost);
+        let starts = data.starts.expect("asked for");
+        assert!(starts.contains(&(b, last)));
+    }
+
+    #[test]
+    fn rows_evicted_before_the_read_are_reported_lost() {
+        let s = session(
+            2,
+            &[
+                ":alice!a@h PRIVMSG #rete :one",
+                ":alice!a@h PRIVMSG #rete :two",
+                ":alice!a@h PRIVMSG #rete :three",
+            ],
+        );
+        let (b, last) = channel(&s);
+        let data = read_batch(&s.view(), request(&b, last - 2, last, &[Kind::Privmsg]));
+        let got = &data.buffers[0];
+        assert!(got.lost, "one was evicted at capacity 2");
+        assert_eq!(got.rows.len(), 2);
+    }
+
+    #[test]
+    fn an_evicted_range_or_an_unknown_buffer_reads_no_rows() {
+        let s = session(100, &[":alice!a@h PRIVMSG #rete :one"]);
+        let (b, last) = channel(&s);
+        let mut req = request(&b, last, last, &[Kind::Privmsg]);
+        req.ranges[0].evicted = true;
+        assert!(read_batch(&s.view(), req).buffers[0].rows.is_empty());
+        let gone = BufferId::from_client("0B0B0B0B-0000-5000-8000-0000000000FF");
+        let data = read_batch(&s.view(), request(&gone, 1, 5, &[Kind::Privmsg]));
+        assert_eq!(data.buffers[0].kind, None);
+        assert!(data.buffers[0].rows.is_empty());
+    }
 
     #[test]
     fn kind_sets_hold_what_was_inserted() {

@@ -336,3 +336,20 @@ fn a_read_names_a_live_subscription() {
         .is_ok());
     assert_eq!(reg.list(now)[0].last_read, Some(UnixMillis(5)));
 }
+
+#[test]
+fn rows_lost_before_the_read_mark_the_buffer_evicted_and_held_ones_still_go() {
+    let now = Instant::now();
+    let (mut reg, _) = subscribed(json!({"kinds": ["privmsg"]}), now);
+    reg.signal(&session(), &BufferId::from_client(B), 1);
+    reg.take_batch(&session());
+    let mut lost = rows(B, BufferKind::Channel, vec![row(3, "alice", "kept", false)]);
+    lost.range.from = 1;
+    lost.lost = true;
+    reg.apply_batch(&session(), batch(vec![lost]), now);
+    let text = digest(&mut reg, now);
+    assert!(
+        text.contains(r#""evicted":true"#) && text.contains(r#""new":1"#),
+        "{text}"
+    );
+}
