@@ -229,12 +229,20 @@ mod tests {
         std::str::from_utf8(status).ok()?.parse().ok()
     }
 
-    #[tokio::test]
-    async fn a_failed_listener_is_restarted_on_the_same_port() {
+    /// A control supervisor serving a fresh port with no sessions.
+    struct Served {
+        supervisor: ActorRef<SupervisorMsg>,
+        updates: crate::updates::Updates,
+        token: Token,
+        port: u16,
+    }
+
+    async fn serve() -> Served {
         let rete = Arc::new(Rete::start(ReteOptions::default()).await.unwrap());
         let token = Token::generate();
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
+        let updates = crate::updates::Updates::unstarted();
         let ctx = conn_ctx(
             token.clone(),
             port,
@@ -242,15 +250,30 @@ mod tests {
             Arc::new(AtomicBool::new(false)),
             Arc::new(AtomicBool::new(false)),
             Arc::new(AccessLog::new()),
-            crate::updates::Updates::unstarted(),
+            updates.clone(),
         );
-        let updates = ctx.updates.clone();
         let args = SupervisorArgs {
             listener,
             port,
             ctx,
         };
         let (supervisor, _) = Actor::spawn(None, ControlSupervisor, args).await.unwrap();
+        Served {
+            supervisor,
+            updates,
+            token,
+            port,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_failed_listener_is_restarted_on_the_same_port() {
+        let Served {
+            supervisor,
+            updates,
+            token,
+            port,
+        } = serve().await;
         // This test runs as whatever user runs it, and so does its client:
         // the peer check sees the same user.
         assert_eq!(ping(port, token.expose()).await, Some(200));
@@ -299,25 +322,11 @@ mod tests {
 
     #[tokio::test]
     async fn a_failed_registry_is_replaced_by_an_empty_one() {
-        let rete = Arc::new(Rete::start(ReteOptions::default()).await.unwrap());
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let ctx = conn_ctx(
-            Token::generate(),
-            port,
-            rete,
-            Arc::new(AtomicBool::new(false)),
-            Arc::new(AtomicBool::new(false)),
-            Arc::new(AccessLog::new()),
-            crate::updates::Updates::unstarted(),
-        );
-        let updates = ctx.updates.clone();
-        let args = SupervisorArgs {
-            listener,
-            port,
-            ctx,
-        };
-        let (supervisor, _) = Actor::spawn(None, ControlSupervisor, args).await.unwrap();
+        let Served {
+            supervisor,
+            updates,
+            ..
+        } = serve().await;
         let first = updates.actor().expect("started with the server");
         first.kill();
         let deadline = Instant::now() + Duration::from_secs(5);
