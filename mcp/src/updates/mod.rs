@@ -12,11 +12,14 @@
 //! - the registry actor (`actor.rs`): owns the state below, pumps session
 //!   events while any subscription exists, runs one collection batch per
 //!   session at a time, and never awaits inside `handle`.
+//! - [`batch`]: the closure one collection batch runs inside the session
+//!   actor, and what it brings back.
 //! - sans-IO state: [`filter`] (arguments → a normalised filter, and matching
 //!   a row), [`mention`] (the nick-boundary rule), [`collector`] (a session's
 //!   pending changes and batch timing), [`inbox`] (caps and counters),
 //!   [`render`] (digest and full reads under the budget), [`registry`]
-//!   (subscriptions, limits, idle expiry, waits).
+//!   (subscriptions, limits, starting points, live versus history, idle
+//!   expiry), all fed the time by [`clock`], which tests can move.
 
 pub mod actor;
 pub mod batch;
