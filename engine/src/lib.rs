@@ -6,7 +6,7 @@
 //! testable with plain step tables, and lets any runtime drive it.
 //!
 //! # Layout
-//! - [`line`]: the IRC line tokenizer and serializer (IRCv3 tags).
+//! - [`line`](mod@line): the IRC line tokenizer and serializer (IRCv3 tags).
 //! - [`session`]: one network's state machine: registration, CAP, SASL,
 //!   channels, members, messages, batches and history; its sending interface
 //!   is [`session::Commands`].

@@ -3,7 +3,7 @@
 //! The engine stays deterministic: every random input (the SCRAM client
 //! nonce) is handed in by the caller, and the client only turns decoded
 //! server challenges into decoded responses. Framing those as base64
-//! `AUTHENTICATE` chunks lives in [`chunk`].
+//! `AUTHENTICATE` chunks lives in `chunk.rs`.
 //!
 //! Passwords never leave through `Debug`, serde or error messages: the
 //! serialized state simply lacks them, so a restored client must be given

@@ -6,7 +6,7 @@
 //! |-----------|-------------------------------|-----------|---------------------------|
 //! | (connect) | -                             | CapLs     | CAP LS 302, PASS, NICK, USER |
 //! | CapLs     | CAP LS (last line)            | CapReq    | CAP REQ ... (or CAP END)  |
-//! | CapReq    | CAP ACK/NAK, all answered     | Sasl      | AUTHENTICATE <mech>       |
+//! | CapReq    | CAP ACK/NAK, all answered     | Sasl      | `AUTHENTICATE <mech>`     |
 //! | CapReq    | CAP ACK/NAK, no SASL to do    | AwaitWelcome | CAP END                |
 //! | Sasl      | 903, or 902/904-908 (failure) | AwaitWelcome | CAP END                |
 //! | any       | 001                           | Registered | JOINs                    |

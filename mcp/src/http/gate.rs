@@ -109,9 +109,9 @@ impl From<HeadError> for Refusal {
 
 /// The gate: exactly one Authorization header whose value is exactly
 /// "Bearer " + token (compared in constant time, length included); exactly
-/// one Host header equal to "127.0.0.1:<port>" or "localhost:<port>"; no
-/// Origin header or exactly one equal to "http://127.0.0.1:<port>" or
-/// "http://localhost:<port>"; method not OPTIONS (case-sensitive, so
+/// one Host header equal to `127.0.0.1:<port>` or `localhost:<port>`; no
+/// Origin header or exactly one equal to `http://127.0.0.1:<port>` or
+/// `http://localhost:<port>`; method not OPTIONS (case-sensitive, so
 /// "options" passes here and gets 405 from [`route`]). Values were already
 /// trimmed by the head reader, so an empty `token` can never match.
 pub fn judge(head: &RequestHead, token: &str, port: u16) -> Result<(), Refusal> {

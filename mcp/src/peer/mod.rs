@@ -6,9 +6,9 @@
 //! address and whose remote end is ours; the kernel tells its owner.
 //!
 //! Two sources, one set of rules: the kernel's sock_diag netlink interface
-//! answers an exact lookup of that socket in microseconds ([`sock_diag`]);
+//! answers an exact lookup of that socket in microseconds (`sock_diag.rs`);
 //! /proc/net/tcp and /proc/net/tcp6 list every socket but cost milliseconds
-//! to read on a machine with a large socket hash ([`proc_table`]). Either
+//! to read on a machine with a large socket hash (`proc_table.rs`). Either
 //! way the rows found go through [`judge_peer`]. The check fails closed:
 //! anything it cannot establish for certain is [`PeerCheck::Unchecked`],
 //! which the listener refuses like another user.

@@ -3,7 +3,7 @@
 //!
 //! It never awaits inside `handle`. Session events reach it from a pump task
 //! that runs only while a subscription exists; a batch is a closure queued
-//! in the session actor ([`SessionReader::read_detached`]) that sends its
+//! in the session actor ([`rete_actors::SessionReader::read_detached`]) that sends its
 //! result back here as a message; a wait parks its reply port here and is
 //! answered by the batch that fills a targeted inbox, by its timer, or
 //! dropped when its request is cancelled.

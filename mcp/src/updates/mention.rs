@@ -4,7 +4,8 @@
 //! the contract bounds the nick: it must appear ignoring case, with the
 //! character just before it and just after it each the start or end of the
 //! field or not a nick character. Nick characters are letters, digits and
-//! `- [ ] \ ` ^ _ { | }` (letters and digits in the Unicode sense), so
+//! the ten characters `-`, `[`, `]`, `\`, `` ` ``, `^`, `_`, `{`, `|` and
+//! `}` (letters and digits in the Unicode sense), so
 //! `@mriron!` and `MrIron:` mention `mriron` while `[mriron]` and `mriron_`
 //! do not.
 //!
