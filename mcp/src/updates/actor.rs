@@ -235,7 +235,12 @@ impl RegistryState {
                     self.follow(myself, &session, next);
                 }
             }
-            RegistryMsg::Lagged => self.registry.lagged(),
+            RegistryMsg::Lagged => {
+                let running = self.running();
+                for (session, next) in self.registry.lagged(&running) {
+                    self.follow(myself, &session, next);
+                }
+            }
             RegistryMsg::BatchRead(session, data) => {
                 self.stats.batches += 1;
                 self.stats.rows += data
@@ -270,12 +275,7 @@ impl RegistryState {
     }
 
     fn subscribe(&mut self, myself: &ActorRef<RegistryMsg>, filter: Filter) -> Result<Value, Full> {
-        let running: Vec<SessionId> = self
-            .rete
-            .sessions_now()
-            .iter()
-            .map(|s| s.id().clone())
-            .collect();
+        let running = self.running();
         // Events are watched before any starting point is read, so no row
         // stored after a starting point can be missed.
         self.ensure_pump(myself);
@@ -287,6 +287,14 @@ impl RegistryState {
             self.follow(myself, &session, next);
         }
         Ok(answer)
+    }
+
+    fn running(&self) -> Vec<SessionId> {
+        self.rete
+            .sessions_now()
+            .iter()
+            .map(|s| s.id().clone())
+            .collect()
     }
 
     fn fresh_id(&self) -> SubId {

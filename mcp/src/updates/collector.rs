@@ -156,15 +156,14 @@ impl Collector {
         self.start_if_idle()
     }
 
-    /// Forgets what was seen of the sequences, after signals were lost: the
-    /// next signal for a buffer cannot be judged a restart.
-    pub fn forget_sequences(&mut self) {
-        self.last_seen.clear();
-    }
-
-    /// The buffers queued now.
-    pub fn queued_buffers(&self) -> impl Iterator<Item = &BufferId> {
-        self.queue.iter().map(|q| &q.range.buffer)
+    /// Signals were lost (the event stream lagged). Returns the highest seq
+    /// seen per buffer until then — rows past it may never be signalled, so
+    /// the caller compares it with what the buffers hold — and wants a batch
+    /// to read that. What was seen is forgotten, so the next signal for a
+    /// buffer cannot be judged a restart.
+    pub fn lagged(&mut self) -> (HashMap<BufferId, u64>, Next) {
+        let seen = std::mem::take(&mut self.last_seen);
+        (seen, self.want_batch())
     }
 
     /// Takes everything queued as the batch to read now.
@@ -324,7 +323,11 @@ mod tests {
         c.batch_done(Instant::now());
         c.pause_over();
         assert!(c.take_batch()[0].evicted);
-        c.forget_sequences();
+        c.batch_done(Instant::now());
+        let (seen, next) = c.lagged();
+        assert_eq!(seen.get(&buf(1)), Some(&1));
+        assert_eq!(next, Next::ReadNow, "a batch reads what the buffers hold");
+        assert!(c.take_batch().is_empty());
         c.batch_done(Instant::now());
         c.signal(&buf(1), 1);
         assert!(!c.take_batch()[0].evicted, "forgotten, so not a restart");

@@ -114,6 +114,9 @@ pub struct Registry {
     /// Ranges given up as evicted so far (overflow, restart, lost rows, a
     /// failed read), for statistics.
     evicted_ranges: u64,
+    /// Per session whose signals were lost: the last seq signalled per
+    /// buffer before the loss, until a batch has read what the buffers hold.
+    lag_marks: HashMap<SessionId, HashMap<BufferId, u64>>,
 }
 
 impl Registry {
@@ -228,6 +231,7 @@ impl Registry {
             // subscription starts from what buffers hold then.
             self.collectors.clear();
             self.kinds.clear();
+            self.lag_marks.clear();
         }
     }
 
@@ -242,25 +246,28 @@ impl Registry {
             .signal(buffer, seq)
     }
 
-    /// Session events were lost (the event stream lagged): the buffers that
-    /// were being collected are reported evicted, as their lost rows cannot
-    /// be placed.
-    pub fn lagged(&mut self) {
-        let seen: Vec<(SessionId, BufferId)> = self
-            .collectors
+    /// Session events were lost (the event stream lagged), so rows may have
+    /// been stored whose signals never come. Each running session gets a
+    /// batch that reads every buffer's last seq; a buffer holding rows past
+    /// the last one signalled before the loss is reported evicted (see
+    /// [`Registry::apply_batch`]). Rows whose signals still arrive are
+    /// collected as usual.
+    pub fn lagged(&mut self, running: &[SessionId]) -> Vec<(SessionId, Next)> {
+        if self.subs.is_empty() {
+            return Vec::new();
+        }
+        running
             .iter()
-            .flat_map(|(s, c)| c.queued_buffers().map(move |b| (s.clone(), b.clone())))
-            .collect();
-        for collector in self.collectors.values_mut() {
-            collector.forget_sequences();
-        }
-        for (session, buffer) in seen {
-            for sub in self.subs.iter_mut() {
-                if sub.filter.in_scope(&session, &buffer) {
-                    sub.inbox.mark_evicted(&buffer, "");
+            .map(|session| {
+                let (seen, next) = self.collectors.entry(session.clone()).or_default().lagged();
+                let mark = self.lag_marks.entry(session.clone()).or_default();
+                for (buffer, seq) in seen {
+                    let at = mark.entry(buffer).or_insert(seq);
+                    *at = (*at).min(seq);
                 }
-            }
-        }
+                (session.clone(), next)
+            })
+            .collect()
     }
 
     fn covers(&self, session: &SessionId, buffer: &BufferId) -> bool {
@@ -289,10 +296,11 @@ impl Registry {
                 kinds.insert(kind);
             }
         }
-        let starts = self
-            .subs
-            .iter()
-            .any(|s| s.starts.get(session) == Some(&Start::Pending));
+        let starts = self.lag_marks.contains_key(session)
+            || self
+                .subs
+                .iter()
+                .any(|s| s.starts.get(session) == Some(&Start::Pending));
         BatchRequest {
             ranges,
             kinds,
@@ -342,6 +350,9 @@ impl Registry {
             self.apply_buffer(session, buffer, &data, now);
         }
         if let Some(starts) = data.starts {
+            if let Some(mark) = self.lag_marks.remove(session) {
+                self.evict_unsignalled(session, &starts, &mark);
+            }
             let map: HashMap<BufferId, u64> = starts.into_iter().collect();
             for sub in self.subs.iter_mut() {
                 if let Some(start @ Start::Pending) = sub.starts.get_mut(session) {
@@ -350,6 +361,29 @@ impl Registry {
             }
         }
         self.batch_done(session, now)
+    }
+
+    /// After lost signals: a buffer that holds rows past both the last seq
+    /// signalled before the loss and a subscription's starting point may
+    /// hold rows that subscription will never hear of, so it is reported
+    /// evicted there.
+    fn evict_unsignalled(
+        &mut self,
+        session: &SessionId,
+        last_seqs: &[(BufferId, u64)],
+        mark: &HashMap<BufferId, u64>,
+    ) {
+        for (buffer, last) in last_seqs {
+            if *last <= mark.get(buffer).copied().unwrap_or(0) {
+                continue;
+            }
+            self.evicted_ranges += 1;
+            for sub in self.subs.iter_mut() {
+                if sub.filter.in_scope(session, buffer) && sub.after_start(session, buffer, *last) {
+                    sub.inbox.mark_evicted(buffer, "");
+                }
+            }
+        }
     }
 
     fn apply_buffer(

@@ -353,3 +353,51 @@ fn rows_lost_before_the_read_mark_the_buffer_evicted_and_held_ones_still_go() {
         "{text}"
     );
 }
+
+#[test]
+fn after_lost_signals_buffers_holding_unsignalled_rows_are_evicted() {
+    let now = Instant::now();
+    let mut reg = Registry::new();
+    reg.subscribe(
+        SubId::from_bits(1),
+        filter(json!({"mentions": true})),
+        &[session()],
+        now,
+        UnixMillis(0),
+    )
+    .unwrap();
+    reg.take_batch(&session());
+    let mut start = batch(vec![]);
+    start.starts = Some(vec![
+        (BufferId::from_client(B), 10),
+        (BufferId::from_client(Q), 4),
+    ]);
+    reg.apply_batch(&session(), start, now);
+    // B's rows 11 and 12 were signalled and read; then signals were lost.
+    reg.signal(&session(), &BufferId::from_client(B), 11);
+    reg.take_batch(&session());
+    reg.signal(&session(), &BufferId::from_client(B), 12);
+    reg.apply_batch(&session(), batch(vec![]), now);
+    assert_eq!(
+        reg.lagged(&[session()]),
+        [(session(), Next::Wait)],
+        "a batch is pausing"
+    );
+    assert_eq!(reg.pause_over(&session()), Next::ReadNow);
+    let request = reg.take_batch(&session());
+    assert!(request.starts, "the resync reads every buffer's last seq");
+    // B holds up to 15 (13–15 never signalled); Q still holds only history.
+    let mut resync = batch(vec![]);
+    resync.starts = Some(vec![
+        (BufferId::from_client(B), 15),
+        (BufferId::from_client(Q), 4),
+    ]);
+    reg.apply_batch(&session(), resync, now);
+    let text = digest(&mut reg, now);
+    assert!(
+        text.contains(&format!(r#""buffer":"{B}","evicted":true"#)),
+        "{text}"
+    );
+    assert!(!text.contains(Q), "Q has nothing past its start: {text}");
+    assert!(!reg.take_batch(&session()).starts, "resynced once");
+}
