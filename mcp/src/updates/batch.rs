@@ -37,6 +37,10 @@ impl KindSet {
 /// One batch's questions for a session.
 #[derive(Clone, Debug, Default)]
 pub struct BatchRequest {
+    /// The batch's number, which its answer carries back: an answer to a
+    /// batch the registry no longer waits for is ignored, and a starting
+    /// point is only taken from a batch numbered after its subscription.
+    pub batch: u64,
     /// The queued ranges, one per buffer.
     pub ranges: Vec<Range>,
     /// The kinds any subscription collects; other rows are not cloned.
@@ -63,6 +67,8 @@ pub struct BufferRows {
 /// What one batch brought back.
 #[derive(Clone, Debug, Default)]
 pub struct BatchData {
+    /// The request's number.
+    pub batch: u64,
     /// The session's nick at the read: mentions are judged against it.
     pub nick: String,
     /// The session's secret scanner at the read.
@@ -75,6 +81,7 @@ pub struct BatchData {
 
 /// Answers a batch request from a session's view.
 pub fn read_batch(view: &SessionView<'_>, request: BatchRequest) -> BatchData {
+    let batch = request.batch;
     let buffers = request
         .ranges
         .into_iter()
@@ -114,6 +121,7 @@ pub fn read_batch(view: &SessionView<'_>, request: BatchRequest) -> BatchData {
             .collect()
     });
     BatchData {
+        batch,
         nick: view.nick().to_owned(),
         withholder: Withholder::for_view(view),
         buffers,
@@ -165,6 +173,7 @@ mod tests {
             set.insert(*k);
         }
         BatchRequest {
+            batch: 1,
             ranges: vec![Range {
                 buffer: buffer.clone(),
                 from,

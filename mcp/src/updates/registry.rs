@@ -35,8 +35,10 @@ pub struct Unknown;
 /// Where a subscription starts in one session's buffers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Start {
-    /// Not read yet: every row read meanwhile counts as history.
-    Pending,
+    /// Not read yet: every row read meanwhile counts as history. Taken from
+    /// the first batch numbered at least this, so never from a read that
+    /// began before the subscription existed.
+    Pending(u64),
     /// Each buffer's last seq when it was read; a buffer not listed was
     /// opened later and is collected from its first message.
     Known(HashMap<BufferId, u64>),
@@ -61,7 +63,7 @@ impl Subscription {
     fn after_start(&self, session: &SessionId, buffer: &BufferId, seq: u64) -> bool {
         match self.starts.get(session) {
             None => true,
-            Some(Start::Pending) => false,
+            Some(Start::Pending(_)) => false,
             Some(Start::Known(map)) => map.get(buffer).is_none_or(|&start| seq > start),
         }
     }
@@ -114,9 +116,14 @@ pub struct Registry {
     /// Ranges given up as evicted so far (overflow, restart, lost rows, a
     /// failed read), for statistics.
     evicted_ranges: u64,
-    /// Per session whose signals were lost: the last seq signalled per
-    /// buffer before the loss, until a batch has read what the buffers hold.
-    lag_marks: HashMap<SessionId, HashMap<BufferId, u64>>,
+    /// Per session whose signals were lost: the first batch that may
+    /// resync, and the last seq signalled per buffer before the loss, until
+    /// such a batch has read what the buffers hold.
+    lag_marks: HashMap<SessionId, (u64, HashMap<BufferId, u64>)>,
+    /// The number the next batch gets.
+    next_batch: u64,
+    /// The batch each session's collection waits for.
+    in_flight: HashMap<SessionId, u64>,
 }
 
 impl Registry {
@@ -177,7 +184,7 @@ impl Registry {
         });
         let starts = running
             .iter()
-            .map(|s| (s.clone(), Start::Pending))
+            .map(|s| (s.clone(), Start::Pending(self.next_batch)))
             .collect();
         self.subs.push(Subscription {
             id,
@@ -232,6 +239,7 @@ impl Registry {
             self.collectors.clear();
             self.kinds.clear();
             self.lag_marks.clear();
+            self.in_flight.clear();
         }
     }
 
@@ -260,7 +268,12 @@ impl Registry {
             .iter()
             .map(|session| {
                 let (seen, next) = self.collectors.entry(session.clone()).or_default().lagged();
-                let mark = self.lag_marks.entry(session.clone()).or_default();
+                let (from, mark) = self
+                    .lag_marks
+                    .entry(session.clone())
+                    .or_insert_with(|| (self.next_batch, HashMap::new()));
+                // A batch already in flight read before the loss.
+                *from = self.next_batch;
                 for (buffer, seq) in seen {
                     let at = mark.entry(buffer).or_insert(seq);
                     *at = (*at).min(seq);
@@ -300,11 +313,26 @@ impl Registry {
             || self
                 .subs
                 .iter()
-                .any(|s| s.starts.get(session) == Some(&Start::Pending));
+                .any(|s| matches!(s.starts.get(session), Some(Start::Pending(_))));
+        let batch = self.next_batch;
+        self.next_batch += 1;
+        self.in_flight.insert(session.clone(), batch);
         BatchRequest {
+            batch,
             ranges,
             kinds,
             starts,
+        }
+    }
+
+    /// True (and forgotten) when `batch` is the one `session` waits for; an
+    /// answer to any other (one taken before collection was reset) is stale.
+    fn expected(&mut self, session: &SessionId, batch: u64) -> bool {
+        if self.in_flight.get(session) == Some(&batch) {
+            self.in_flight.remove(session);
+            true
+        } else {
+            false
         }
     }
 
@@ -323,6 +351,9 @@ impl Registry {
         request: BatchRequest,
         now: Instant,
     ) -> Next {
+        if !self.expected(session, request.batch) {
+            return Next::Wait;
+        }
         for range in request.ranges {
             self.evicted_ranges += 1;
             for sub in self.subs.iter_mut() {
@@ -343,6 +374,9 @@ impl Registry {
     /// Matches a batch's rows against every subscription and fills inboxes.
     /// Returns what the session's collector does next.
     pub fn apply_batch(&mut self, session: &SessionId, data: BatchData, now: Instant) -> Next {
+        if !self.expected(session, data.batch) {
+            return Next::Wait;
+        }
         for buffer in &data.buffers {
             if let Some(kind) = buffer.kind {
                 self.kinds.insert(buffer.range.buffer.clone(), kind);
@@ -350,13 +384,21 @@ impl Registry {
             self.apply_buffer(session, buffer, &data, now);
         }
         if let Some(starts) = data.starts {
-            if let Some(mark) = self.lag_marks.remove(session) {
-                self.evict_unsignalled(session, &starts, &mark);
+            let resync = self
+                .lag_marks
+                .get(session)
+                .is_some_and(|(from, _)| data.batch >= *from);
+            if resync {
+                if let Some((_, mark)) = self.lag_marks.remove(session) {
+                    self.evict_unsignalled(session, &starts, &mark);
+                }
             }
             let map: HashMap<BufferId, u64> = starts.into_iter().collect();
             for sub in self.subs.iter_mut() {
-                if let Some(start @ Start::Pending) = sub.starts.get_mut(session) {
-                    *start = Start::Known(map.clone());
+                if let Some(start) = sub.starts.get_mut(session) {
+                    if matches!(start, Start::Pending(from) if data.batch >= *from) {
+                        *start = Start::Known(map.clone());
+                    }
                 }
             }
         }

@@ -5,7 +5,7 @@ use super::*;
 use crate::tools::args::Args;
 use crate::tools::result::encode;
 use crate::tools::withheld::Withholder;
-use crate::updates::batch::BufferRows;
+use crate::updates::batch::{BatchRequest, BufferRows};
 use crate::updates::collector::Range;
 use rete_engine::row::Payload;
 use std::time::Duration;
@@ -50,8 +50,10 @@ fn rows(buffer: &str, kind: BufferKind, rows: Vec<Row>) -> BufferRows {
     }
 }
 
-fn batch(buffers: Vec<BufferRows>) -> BatchData {
+/// The answer to `request` holding `buffers`.
+fn answer(request: &BatchRequest, buffers: Vec<BufferRows>) -> BatchData {
     BatchData {
+        batch: request.batch,
         nick: "mriron".into(),
         withholder: Withholder::new(["hunter22"]),
         buffers,
@@ -82,19 +84,22 @@ fn live_rows_are_delivered_and_history_and_secrets_only_counted() {
     let (mut reg, _) = subscribed(json!({"mentions": true}), now);
     let b = BufferId::from_client(B);
     assert_eq!(reg.signal(&session(), &b, 1), Next::ReadNow);
-    reg.take_batch(&session());
+    let r = reg.take_batch(&session());
     reg.apply_batch(
         &session(),
-        batch(vec![rows(
-            B,
-            BufferKind::Channel,
-            vec![
-                row(1, "alice", "hi mriron", false),
-                row(2, "bob", "mriron: old news", true),
-                row(3, "carol", "mriron the pw is hunter22", false),
-                row(4, "dave", "mrironman is not you", false),
-            ],
-        )]),
+        answer(
+            &r,
+            vec![rows(
+                B,
+                BufferKind::Channel,
+                vec![
+                    row(1, "alice", "hi mriron", false),
+                    row(2, "bob", "mriron: old news", true),
+                    row(3, "carol", "mriron the pw is hunter22", false),
+                    row(4, "dave", "mrironman is not you", false),
+                ],
+            )],
+        ),
         now,
     );
     assert!(reg.has_event(None));
@@ -129,27 +134,33 @@ fn a_subscription_starts_from_what_buffers_hold() {
     let request = reg.take_batch(&session());
     assert!(request.starts && request.ranges.is_empty());
     // While the start is read, a row arrives: it is history.
-    let mut data = batch(vec![rows(
-        B,
-        BufferKind::Channel,
-        vec![row(5, "alice", "x", false)],
-    )]);
+    let mut data = answer(
+        &request,
+        vec![rows(
+            B,
+            BufferKind::Channel,
+            vec![row(5, "alice", "x", false)],
+        )],
+    );
     data.starts = Some(vec![(BufferId::from_client(B), 5)]);
     reg.apply_batch(&session(), data, now);
     assert!(!reg.has_event(None));
     // After it: B from seq 6; Q was opened later, so from its first row.
     reg.signal(&session(), &BufferId::from_client(B), 6);
-    reg.take_batch(&session());
+    let r = reg.take_batch(&session());
     reg.apply_batch(
         &session(),
-        batch(vec![
-            rows(
-                B,
-                BufferKind::Channel,
-                vec![row(5, "alice", "old", false), row(6, "alice", "new", false)],
-            ),
-            rows(Q, BufferKind::Query, vec![row(1, "alice", "first", false)]),
-        ]),
+        answer(
+            &r,
+            vec![
+                rows(
+                    B,
+                    BufferKind::Channel,
+                    vec![row(5, "alice", "old", false), row(6, "alice", "new", false)],
+                ),
+                rows(Q, BufferKind::Query, vec![row(1, "alice", "first", false)]),
+            ],
+        ),
         now,
     );
     let full = encode(
@@ -186,14 +197,17 @@ fn a_channel_is_not_read_again_for_query_only_subscriptions() {
     let (mut reg, _) = subscribed(json!({"queries": true}), now);
     let b = BufferId::from_client(B);
     assert_eq!(reg.signal(&session(), &b, 1), Next::ReadNow);
-    reg.take_batch(&session());
+    let r = reg.take_batch(&session());
     reg.apply_batch(
         &session(),
-        batch(vec![rows(
-            B,
-            BufferKind::Channel,
-            vec![row(1, "alice", "x", false)],
-        )]),
+        answer(
+            &r,
+            vec![rows(
+                B,
+                BufferKind::Channel,
+                vec![row(1, "alice", "x", false)],
+            )],
+        ),
         now,
     );
     assert!(!reg.has_event(None));
@@ -220,8 +234,8 @@ fn an_evicted_range_is_reported_and_a_restarted_sequence_collected_again() {
         UnixMillis(0),
     )
     .unwrap();
-    reg.take_batch(&session());
-    let mut data = batch(vec![]);
+    let r = reg.take_batch(&session());
+    let mut data = answer(&r, vec![]);
     data.starts = Some(vec![(BufferId::from_client(B), 40)]);
     reg.apply_batch(&session(), data, now);
     // The session was added again: its sequence restarts at 1.
@@ -232,14 +246,19 @@ fn an_evicted_range_is_reported_and_a_restarted_sequence_collected_again() {
         through: 1,
         evicted: true,
     };
-    reg.apply_batch(&session(), batch(vec![restarted]), now);
+    let r = reg.take_batch(&session());
+    reg.apply_batch(&session(), answer(&r, vec![restarted]), now);
+    let r = reg.take_batch(&session());
     reg.apply_batch(
         &session(),
-        batch(vec![rows(
-            B,
-            BufferKind::Channel,
-            vec![row(2, "alice", "after", false)],
-        )]),
+        answer(
+            &r,
+            vec![rows(
+                B,
+                BufferKind::Channel,
+                vec![row(2, "alice", "after", false)],
+            )],
+        ),
         now,
     );
     let text = digest(&mut reg, now);
@@ -342,11 +361,11 @@ fn rows_lost_before_the_read_mark_the_buffer_evicted_and_held_ones_still_go() {
     let now = Instant::now();
     let (mut reg, _) = subscribed(json!({"kinds": ["privmsg"]}), now);
     reg.signal(&session(), &BufferId::from_client(B), 1);
-    reg.take_batch(&session());
+    let r = reg.take_batch(&session());
     let mut lost = rows(B, BufferKind::Channel, vec![row(3, "alice", "kept", false)]);
     lost.range.from = 1;
     lost.lost = true;
-    reg.apply_batch(&session(), batch(vec![lost]), now);
+    reg.apply_batch(&session(), answer(&r, vec![lost]), now);
     let text = digest(&mut reg, now);
     assert!(
         text.contains(r#""evicted":true"#) && text.contains(r#""new":1"#),
@@ -366,8 +385,8 @@ fn after_lost_signals_buffers_holding_unsignalled_rows_are_evicted() {
         UnixMillis(0),
     )
     .unwrap();
-    reg.take_batch(&session());
-    let mut start = batch(vec![]);
+    let r = reg.take_batch(&session());
+    let mut start = answer(&r, vec![]);
     start.starts = Some(vec![
         (BufferId::from_client(B), 10),
         (BufferId::from_client(Q), 4),
@@ -375,9 +394,9 @@ fn after_lost_signals_buffers_holding_unsignalled_rows_are_evicted() {
     reg.apply_batch(&session(), start, now);
     // B's rows 11 and 12 were signalled and read; then signals were lost.
     reg.signal(&session(), &BufferId::from_client(B), 11);
-    reg.take_batch(&session());
+    let r = reg.take_batch(&session());
     reg.signal(&session(), &BufferId::from_client(B), 12);
-    reg.apply_batch(&session(), batch(vec![]), now);
+    reg.apply_batch(&session(), answer(&r, vec![]), now);
     assert_eq!(
         reg.lagged(&[session()]),
         [(session(), Next::Wait)],
@@ -387,7 +406,7 @@ fn after_lost_signals_buffers_holding_unsignalled_rows_are_evicted() {
     let request = reg.take_batch(&session());
     assert!(request.starts, "the resync reads every buffer's last seq");
     // B holds up to 15 (13–15 never signalled); Q still holds only history.
-    let mut resync = batch(vec![]);
+    let mut resync = answer(&request, vec![]);
     resync.starts = Some(vec![
         (BufferId::from_client(B), 15),
         (BufferId::from_client(Q), 4),
@@ -400,4 +419,107 @@ fn after_lost_signals_buffers_holding_unsignalled_rows_are_evicted() {
     );
     assert!(!text.contains(Q), "Q has nothing past its start: {text}");
     assert!(!reg.take_batch(&session()).starts, "resynced once");
+}
+
+#[test]
+fn a_starting_point_is_never_taken_from_a_read_begun_before_the_subscription() {
+    let now = Instant::now();
+    let mut reg = Registry::new();
+    let first = SubId::from_bits(1);
+    reg.subscribe(
+        first.clone(),
+        filter(json!({"mentions": true})),
+        &[session()],
+        now,
+        UnixMillis(0),
+    )
+    .unwrap();
+    let early = reg.take_batch(&session());
+    assert!(early.starts);
+    // A second subscription arrives while that read is in flight.
+    let second = SubId::from_bits(2);
+    let (_, actions) = reg
+        .subscribe(
+            second.clone(),
+            filter(json!({"from": ["alice"]})),
+            &[session()],
+            now,
+            UnixMillis(0),
+        )
+        .unwrap();
+    assert_eq!(actions, [(session(), Next::Wait)], "one batch at a time");
+    let mut data = answer(&early, vec![]);
+    data.starts = Some(vec![(BufferId::from_client(B), 5)]);
+    // Rows 6 and 7 were stored before the second subscription existed, and
+    // arrive in the next batch, which reads its starting point too.
+    assert!(matches!(
+        reg.apply_batch(&session(), data, now),
+        Next::PauseUntil(_)
+    ));
+    reg.signal(&session(), &BufferId::from_client(B), 6);
+    assert_eq!(reg.pause_over(&session()), Next::ReadNow);
+    let next = reg.take_batch(&session());
+    assert!(
+        next.starts,
+        "the second subscription's start is still to be read"
+    );
+    let mut data = answer(
+        &next,
+        vec![rows(
+            B,
+            BufferKind::Channel,
+            vec![row(6, "alice", "mriron: before", false)],
+        )],
+    );
+    data.starts = Some(vec![(BufferId::from_client(B), 7)]);
+    reg.apply_batch(&session(), data, now);
+    let full = encode(
+        &reg.read(
+            Some(&second),
+            Detail::Full { limit: 50 },
+            false,
+            now,
+            UnixMillis(0),
+        )
+        .unwrap(),
+    );
+    assert_eq!(
+        full, r#"{"untrusted":true,"updates":[]}"#,
+        "row 6 came before it"
+    );
+    assert!(
+        reg.has_event(Some(&first)),
+        "the first one's start was row 5"
+    );
+}
+
+#[test]
+fn an_answer_to_a_batch_no_longer_waited_for_is_ignored() {
+    let now = Instant::now();
+    let (mut reg, id) = subscribed(json!({"kinds": ["privmsg"]}), now);
+    reg.signal(&session(), &BufferId::from_client(B), 1);
+    let stale = reg.take_batch(&session());
+    reg.unsubscribe(&id).unwrap();
+    let (mut reg2, id2) = (reg, SubId::from_bits(9));
+    reg2.subscribe(
+        id2.clone(),
+        filter(json!({"kinds": ["privmsg"]})),
+        &[],
+        now,
+        UnixMillis(0),
+    )
+    .unwrap();
+    let data = answer(
+        &stale,
+        vec![rows(
+            B,
+            BufferKind::Channel,
+            vec![row(1, "alice", "old", false)],
+        )],
+    );
+    assert_eq!(reg2.apply_batch(&session(), data, now), Next::Wait);
+    assert!(
+        !reg2.has_event(None),
+        "collection was reset when the last subscription went"
+    );
 }
