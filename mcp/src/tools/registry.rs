@@ -139,7 +139,7 @@ impl ToolBox {
     pub fn resolve(&self, name: &str, settings: &Settings) -> Result<&dyn Tool, &'static str> {
         let tier = allowlisted(name).ok_or(UNKNOWN_TOOL)?;
         match tier {
-            Tier::Debug if !settings.debug => return Err("debug tools are disabled"),
+            Tier::Debug if !settings.debug => return Err(DEBUG_DISABLED),
             Tier::Send if !settings.send => return Err("sending is disabled"),
             _ => {}
         }
@@ -169,6 +169,10 @@ impl Default for ToolBox {
 }
 
 const UNKNOWN_TOOL: &str = "unknown tool";
+
+/// The tool error for a debug tool (or a debug-only argument, such as
+/// subscribe's raw and log) while control.debug is off.
+pub const DEBUG_DISABLED: &str = "debug tools are disabled";
 
 #[cfg(test)]
 mod tests {

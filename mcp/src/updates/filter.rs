@@ -26,6 +26,7 @@
 use super::mention;
 use crate::tools::args::{cut_utf8, json_string, ArgError, Args, ECHO_CAP};
 use crate::tools::lookup::{UNKNOWN_BUFFER, UNKNOWN_SESSION};
+use crate::tools::registry::DEBUG_DISABLED;
 use crate::tools::result::ToolOutcome;
 use crate::tools::search::matcher::Scratch;
 use rete_engine::buffer::BufferKind;
@@ -73,8 +74,6 @@ pub const KINDS: [Kind; 10] = [
 
 /// The kinds collected when kinds is absent: what people say.
 pub const DEFAULT_KINDS: [Kind; 3] = [Kind::Privmsg, Kind::Action, Kind::Notice];
-
-const DEBUG_DISABLED: &str = "debug tools are disabled";
 
 /// A subscription's message filters, normalised: what it collects and what
 /// list_subscriptions shows. Empty lists, false flags and an empty match are

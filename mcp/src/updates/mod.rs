@@ -35,7 +35,7 @@ pub mod render;
 pub use clock::{Clock, ShiftedClock, SystemClock};
 pub use handle::Updates;
 
-use rete_engine::ids::{BufferId, SessionId};
+use rete_engine::ids::BufferId;
 use serde_json::Value;
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -86,8 +86,6 @@ impl fmt::Display for SubId {
 /// One collected message, shared by every inbox it went into.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Event {
-    /// The session it came from.
-    pub session: SessionId,
     /// The buffer it is in.
     pub buffer: BufferId,
     /// The buffer's name when it was collected ("" when none is known).

@@ -474,9 +474,7 @@ impl Registry {
                 } else {
                     let event = event
                         .get_or_insert_with(|| {
-                            Arc::new(message_event(
-                                session, buffer, &rows.name, row, mention, now,
-                            ))
+                            Arc::new(message_event(buffer, &rows.name, row, mention, now))
                         })
                         .clone();
                     sub.inbox.push(event, now);
@@ -557,21 +555,13 @@ impl Registry {
 }
 
 /// The full-mode event for a message row.
-fn message_event(
-    session: &SessionId,
-    buffer: &BufferId,
-    name: &str,
-    row: &Row,
-    mention: bool,
-    now: Instant,
-) -> Event {
+fn message_event(buffer: &BufferId, name: &str, row: &Row, mention: bool, now: Instant) -> Event {
     let json = json!({
         "type": "message",
         "buffer": buffer.as_str(),
         "message": message_json(row),
     });
     Event {
-        session: session.clone(),
         buffer: buffer.clone(),
         buffer_name: name.to_owned(),
         from: row.from.clone(),

@@ -1,6 +1,5 @@
 use super::*;
 use crate::tools::result::encoded_len;
-use rete_engine::ids::SessionId;
 use serde_json::json;
 
 /// A collected privmsg in buffer `buffer` (named `#<buffer>` lower-cased)
@@ -19,7 +18,6 @@ pub(in crate::updates) fn event(buffer: &str, from: &str, text: &str, at: Instan
         "type": "message"
     });
     Event {
-        session: SessionId::parse("0F6D3E4B-9C1A-4E55-8B1D-2A7C9E0F1B23").unwrap(),
         buffer: BufferId::from_client(buffer),
         buffer_name: format!("#{}", buffer.to_lowercase()),
         from: from.into(),
