@@ -319,7 +319,17 @@ impl SessionState {
         self.wire = None;
         self.tasks = None;
         let now = self.shared.now();
-        self.shared.engine.lock().handle_disconnected(now, reason);
+        let refused = {
+            let mut engine = self.shared.engine.lock();
+            engine.handle_disconnected(now, reason);
+            engine.view().registration_refused().is_some()
+        };
+        // A refusal retrying cannot fix (a wrong password, say) is not
+        // retried: reconnecting every few seconds gets an address banned.
+        // The engine said why and how to retry (`/connect`).
+        if refused {
+            *self.shared.wants_connection.lock() = false;
+        }
         if self.quitting || !*self.shared.wants_connection.lock() {
             self.drain(myself);
             return;

@@ -13,7 +13,7 @@ use crate::clock::UnixMillis;
 use crate::ids::BufferId;
 use crate::row::{Payload, Row};
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 
 /// The default number of rows a buffer holds before it evicts the oldest.
 pub const DEFAULT_CAPACITY: usize = 50_000;
@@ -21,6 +21,25 @@ pub const DEFAULT_CAPACITY: usize = 50_000;
 /// How far apart in time a history row and a held row with the same msgid
 /// may be and still count as one message.
 const DUPLICATE_WINDOW_MS: i64 = 60_000;
+
+/// How far apart in time a replayed row without a msgid and a held row with
+/// the same sender, kind and text may be and still count as one message:
+/// under a second, since replays keep the time but may cut it to seconds.
+const SAME_SECOND_MS: i64 = 1_000;
+
+/// A replay under way in this buffer: a history batch, or a run of history
+/// rows with no live row between them. Its rows without a msgid may repeat
+/// rows stored before it began (a bouncer that keeps its buffer replays
+/// everything again on every attach); each held row is matched once, so a
+/// line said twice in one second and replayed twice is kept twice, and rows
+/// of the replay itself are never taken for repeats of each other.
+#[derive(Clone, Debug, Default)]
+struct Replay {
+    /// The seq the replay's first row got: only rows below it are matched.
+    first_seq: u64,
+    /// Held rows already matched by a row of this replay.
+    matched: HashSet<u64>,
+}
 
 /// What a buffer holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -72,7 +91,9 @@ pub enum Pushed {
         /// True when it was stored as history.
         history: bool,
     },
-    /// Dropped: a row with the same msgid is already held.
+    /// Dropped: a row with the same msgid is already held, or, for a replayed
+    /// row without a msgid, a row with the same time (to the second), sender,
+    /// kind and text that was stored before the replay began.
     Duplicate,
 }
 
@@ -97,6 +118,9 @@ pub struct Buffer {
     evicted_through: u64,
     /// The newest server time seen on a live row; older server times are history.
     newest_server_time: Option<UnixMillis>,
+    /// The replay under way, if any (see [`Replay`]).
+    #[serde(skip)]
+    replay: Option<Replay>,
 }
 
 impl Buffer {
@@ -112,6 +136,7 @@ impl Buffer {
             next_seq: 1,
             evicted_through: 0,
             newest_server_time: None,
+            replay: None,
         }
     }
 
@@ -141,18 +166,29 @@ impl Buffer {
     /// time older than the newest live server time: such rows are placed by
     /// time, possibly mid-buffer, yet still take the next seq. A history row
     /// whose msgid is already held is dropped as a duplicate (chat history and
-    /// a join replay can overlap).
+    /// a join replay can overlap); one without a msgid is dropped when it
+    /// repeats a row held before the replay began (see [`Replay`]).
     pub fn push(&mut self, new: NewRow) -> Pushed {
         let history = new.in_history_batch
             || (new.server_time && self.newest_server_time.is_some_and(|n| new.time < n));
         if history {
-            if let Some(id) = &new.msgid {
-                if self.holds_msgid_near(id, new.time) {
-                    return Pushed::Duplicate;
+            match &new.msgid {
+                Some(id) => {
+                    if self.holds_msgid_near(id, new.time) {
+                        return Pushed::Duplicate;
+                    }
+                }
+                None => {
+                    if self.repeats_row_before_replay(&new) {
+                        return Pushed::Duplicate;
+                    }
                 }
             }
-        } else if new.server_time {
-            self.newest_server_time = Some(new.time);
+        } else {
+            self.replay = None;
+            if new.server_time {
+                self.newest_server_time = Some(new.time);
+            }
         }
         let seq = self.next_seq;
         self.next_seq += 1;
@@ -205,6 +241,50 @@ impl Buffer {
             .take_while(|&&(t, _)| t <= to)
             .filter_map(|&(_, s)| self.get(s))
             .any(|r| r.msgid.as_deref() == Some(msgid))
+    }
+
+    /// True when `new` (a replayed row without a msgid) repeats a row stored
+    /// before the current replay began and not matched by it yet; that row
+    /// is then marked matched. Starts a replay when none is under way.
+    fn repeats_row_before_replay(&mut self, new: &NewRow) -> bool {
+        let next_seq = self.next_seq;
+        let replay = self.replay.get_or_insert_with(|| Replay {
+            first_seq: next_seq,
+            matched: HashSet::new(),
+        });
+        let from = new.time.0.saturating_sub(SAME_SECOND_MS);
+        let to = new.time.0.saturating_add(DUPLICATE_WINDOW_MS);
+        let start = self.display.partition_point(|&(t, _)| t <= from);
+        let first = self.rows.front().map_or(next_seq, |r| r.seq);
+        let found = self
+            .display
+            .range(start..)
+            .take_while(|&&(t, _)| t <= to)
+            .map(|&(_, seq)| seq)
+            .filter(|seq| *seq < replay.first_seq && !replay.matched.contains(seq))
+            .find(|&seq| {
+                let row = usize::try_from(seq - first)
+                    .ok()
+                    .and_then(|i| self.rows.get(i));
+                row.is_some_and(|r| {
+                    (r.time.0 - new.time.0).abs() < SAME_SECOND_MS
+                        && r.from == new.from
+                        && r.payload == new.payload
+                })
+            });
+        match found {
+            Some(seq) => {
+                replay.matched.insert(seq);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The replay under way is over (its batch closed, or the link did): the
+    /// next replayed row starts a new one, matched against all held rows.
+    pub fn end_replay(&mut self) {
+        self.replay = None;
     }
 
     /// The row with this seq, if still held.

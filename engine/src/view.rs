@@ -67,6 +67,18 @@ impl<'a> SessionView<'a> {
         &self.s.connection.nick
     }
 
+    /// Why the server refused the last connection for good, if it did (a
+    /// wrong password, SASL refused where it is required, no nick accepted).
+    /// A host does not reconnect after such a refusal; see `session/refusal.rs`.
+    pub fn registration_refused(&self) -> Option<&'a str> {
+        self.s.connection.registration_refused.as_deref()
+    }
+
+    /// Why the last connection ended, when it did.
+    pub fn last_error(&self) -> Option<&'a str> {
+        self.s.connection.last_error.as_deref()
+    }
+
     /// The buffers in listing order: server, channels, queries.
     pub fn buffers(&self) -> impl Iterator<Item = &'a Buffer> + 'a {
         self.s.buffers.listing()

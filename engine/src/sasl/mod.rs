@@ -303,7 +303,7 @@ mod tests {
         let mut c = SaslClient::new(Mechanism::Plain, creds(None), String::new());
         assert_eq!(c.mechanism(), Mechanism::Plain);
         assert!(!c.is_complete());
-        assert_eq!(c.step(b"").unwrap(), b"\0alice\0s3cret-pw".to_vec());
+        assert_eq!(c.step(b"").unwrap(), b"alice\0alice\0s3cret-pw".to_vec());
         assert!(c.is_complete());
         assert_eq!(c.step(b""), Err(SaslError::UnexpectedStep));
     }

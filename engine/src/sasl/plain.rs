@@ -1,11 +1,14 @@
 //! The PLAIN mechanism (RFC 4616): `authzid NUL authcid NUL password`.
+//!
+//! Without an explicit authzid the authcid is sent in its place, as most
+//! clients do: some servers and test suites refuse an empty authzid.
 
 use super::{Credentials, SaslError};
 
 /// Builds the PLAIN message. NUL separates the fields, so a NUL inside one
 /// would shift them; such credentials are refused rather than mangled.
 pub(super) fn response(creds: &Credentials) -> Result<Vec<u8>, SaslError> {
-    let authzid = creds.authzid.as_deref().unwrap_or("");
+    let authzid = creds.authzid.as_deref().unwrap_or(&creds.authcid);
     if authzid.contains('\0') {
         return Err(SaslError::InvalidCredentials("authzid contains NUL"));
     }
@@ -38,8 +41,8 @@ mod tests {
     }
 
     #[test]
-    fn without_authzid_starts_with_nul() {
-        assert_eq!(response(&creds("u", "p", None)).unwrap(), b"\0u\0p");
+    fn without_authzid_sends_the_authcid_as_authzid() {
+        assert_eq!(response(&creds("u", "p", None)).unwrap(), b"u\0u\0p");
     }
 
     #[test]
@@ -51,7 +54,7 @@ mod tests {
     fn utf8_passes_through_unchanged() {
         assert_eq!(
             response(&creds("zoë", "pässwörd", None)).unwrap(),
-            "\0zoë\0pässwörd".as_bytes()
+            "zoë\0zoë\0pässwörd".as_bytes()
         );
     }
 

@@ -75,7 +75,10 @@ impl Session {
             };
             self.batches.open.insert(r.to_owned(), batch);
         } else if let Some(r) = reference.strip_prefix('-') {
-            self.batches.open.remove(r);
+            let closed = self.batches.open.remove(r);
+            if closed.is_some_and(|b| HISTORY_TYPES.contains(&b.kind.as_str())) {
+                self.buffers.end_replays();
+            }
         }
     }
 }

@@ -199,6 +199,8 @@ impl Session {
         let buffer = self.channel_buffer(chan);
         if self.is_me(victim) {
             self.leave_channel(&key);
+            // Not rejoined after a reconnect; a later `/join` adds it back.
+            self.wanted_channels.remove(&key);
             self.status(&format!("Kicked from {chan} by {kicker}"));
         } else {
             self.remove_member(&key, victim);
@@ -267,6 +269,7 @@ impl Session {
         let (old_f, new_f) = (self.fold(old), self.fold(new));
         let mut shown_in = self.buffers_of(&old_f);
         if self.is_me(old) {
+            self.note_confirmed_nick(new);
             self.connection.nick = new.to_owned();
             self.events.push_back(Event::OwnNick(new.to_owned()));
             shown_in.push((String::new(), self.buffers.server_id().clone()));
@@ -458,6 +461,7 @@ impl Session {
 
     pub(super) fn on_error(&mut self, line: &Line<'_>) {
         let text = line.param(0).unwrap_or("");
+        self.note_error_before_welcome(text);
         let row = self.row_for(line, "", Payload::ServerError { text: text.into() });
         let id = self.buffers.server_id().clone();
         self.push_row(&id, row);

@@ -25,6 +25,13 @@ pub enum CommandError {
     /// An argument cannot be sent as given.
     #[error("{0}")]
     Invalid(String),
+    /// Text for a channel we were in but are not any more (parted, kicked):
+    /// the server would refuse it with 404, so it is not sent or shown.
+    #[error("not sent: you are not in {channel} (type /join {channel} to join it again)")]
+    NotInChannel {
+        /// The channel as given.
+        channel: String,
+    },
 }
 
 /// A secret message sent with `/smsg`, awaiting its echo-message copy.
@@ -44,6 +51,22 @@ pub struct Commands<'a> {
 impl<'a> Commands<'a> {
     pub(super) fn new(s: &'a mut Session) -> Commands<'a> {
         Commands { s }
+    }
+
+    /// Refuses text for a channel we have left or were kicked from. A
+    /// channel never joined is not checked: servers may take messages from
+    /// outside (`-n`).
+    fn still_in_channel(&self, target: &str) -> Result<(), CommandError> {
+        let chan = target.trim_start_matches(|c| self.s.isupport.statusmsg.contains(c));
+        if !self.s.isupport.is_channel(chan) {
+            return Ok(());
+        }
+        match self.s.channels.get(&self.s.fold(chan)) {
+            Some(c) if !c.joined => Err(CommandError::NotInChannel {
+                channel: chan.to_owned(),
+            }),
+            _ => Ok(()),
+        }
     }
 
     fn connected(&self) -> Result<(), CommandError> {
@@ -114,6 +137,7 @@ impl<'a> Commands<'a> {
         check_word("target", target)?;
         check_text(text)?;
         self.connected()?;
+        self.still_in_channel(target)?;
         let body = format!("\u{1}ACTION {text}\u{1}");
         self.send_checked(OutLine::new("PRIVMSG").param(target).param(body))?;
         self.local_echo(target, Payload::Action { text: text.into() });
@@ -127,6 +151,7 @@ impl<'a> Commands<'a> {
         check_word("target", target)?;
         check_text(text)?;
         self.connected()?;
+        self.still_in_channel(target)?;
         self.send_checked(OutLine::new("PRIVMSG").param(target).param(text))?;
         if self.s.caps.has("echo-message") {
             let target_folded = self.s.fold(target);
@@ -147,11 +172,17 @@ impl<'a> Commands<'a> {
         Ok(())
     }
 
-    /// Changes our nick.
+    /// Changes our nick. Also works while registering, which is how a person
+    /// picks a nick after the server refused every fallback. Once the server
+    /// confirms it, it is tried first on later connections.
     pub fn nick(&mut self, nick: &str) -> Result<(), CommandError> {
         check_word("nick", nick)?;
-        self.connected()?;
-        self.send_checked(OutLine::new("NICK").param(nick))
+        if self.connected().is_err() && !self.s.registering() {
+            return Err(CommandError::NotConnected);
+        }
+        self.send_checked(OutLine::new("NICK").param(nick))?;
+        self.s.requested_nick = Some(nick.to_owned());
+        Ok(())
     }
 
     /// Authenticates as an IRC operator.
@@ -207,6 +238,7 @@ impl<'a> Commands<'a> {
         check_word("target", target)?;
         check_text(text)?;
         self.connected()?;
+        self.still_in_channel(target)?;
         let budget = self.text_budget(command, target);
         for piece in split_text(text, budget) {
             self.send_checked(OutLine::new(command).param(target).param(piece))?;

@@ -29,6 +29,8 @@ mod channels;
 mod commands;
 mod config;
 mod messages;
+mod nick_choice;
+mod refusal;
 mod registration;
 mod store;
 
@@ -68,6 +70,12 @@ pub struct Connection {
     pub last_error: Option<String>,
     /// Lines that could not be parsed and were dropped.
     pub unparsable_lines: u64,
+    /// Why the server refused the last connection for good (a wrong server
+    /// or bouncer password, SASL refused where the server requires it, no
+    /// nick accepted). Retrying would fail the same way and can get the
+    /// address banned, so the host does not reconnect after it; cleared when
+    /// a connection opens.
+    pub registration_refused: Option<String>,
 }
 
 /// One IRC session. See the module docs for the input/output protocol.
@@ -84,7 +92,14 @@ pub struct Session {
     pub(crate) users: Users,
     pub(crate) batches: Batches,
     pub(crate) who: WhoQueue,
-    /// Channels to be in: the configured ones plus `/join`s, less `/part`s.
+    /// The nick last chosen with `/nick` and confirmed by the server: tried
+    /// first on the next connection, before the configured one.
+    pub(crate) preferred_nick: Option<String>,
+    /// The nick asked for with `/nick`, until the server confirms or refuses it.
+    #[serde(skip)]
+    pub(crate) requested_nick: Option<String>,
+    /// Channels to be in: the configured ones plus `/join`s, less `/part`s
+    /// and channels we were kicked from.
     /// Joined again after a reconnect. Keyed by case-folded name.
     pub(crate) wanted_channels: BTreeMap<String, ChannelSpec>,
     /// Outgoing lines, paced. Skipped in serialization: lines may hold secrets.
@@ -132,6 +147,8 @@ impl Session {
             users: Users::new(),
             batches: Batches::default(),
             who: WhoQueue::new(DEFAULT_WHOX_TOKEN, config.who_poll_interval_ms),
+            preferred_nick: None,
+            requested_nick: None,
             wanted_channels,
             outbox: FloodThrottle::new(config.flood),
             events: VecDeque::new(),
@@ -169,6 +186,7 @@ impl Session {
     ) {
         self.now = now;
         self.reset_connection_state(now.mono);
+        self.connection.registration_refused = None;
         self.set_state(ConnState::Connecting);
         match tls_fingerprint {
             Some(fp) => self.status(&format!(
@@ -184,6 +202,7 @@ impl Session {
         self.now = now;
         let was_up = self.connection.state != ConnState::Disconnected;
         self.connection.last_error = Some(reason.to_owned());
+        self.note_closed_before_welcome();
         self.reset_connection_state(now.mono);
         for channel in self.channels.values_mut() {
             channel.joined = false;
@@ -191,8 +210,15 @@ impl Session {
             channel.names_pending = None;
         }
         self.users.clear();
+        self.buffers.end_replays();
         if was_up {
             self.status(&format!("Disconnected: {reason}"));
+        }
+        if let Some(why) = self.connection.registration_refused.clone() {
+            self.status(&format!(
+                "Not reconnecting: {why}. Fix it, then type /connect {} to try again",
+                self.config.name
+            ));
         }
         self.set_state(ConnState::Disconnected);
     }
@@ -344,7 +370,11 @@ impl Session {
         self.closing = false;
         self.connection.server_name = None;
         self.connection.user_modes.clear();
-        self.connection.nick = self.config.nick.clone();
+        self.connection.nick = self
+            .preferred_nick
+            .clone()
+            .unwrap_or_else(|| self.config.nick.clone());
+        self.requested_nick = None;
     }
 
     fn send(&mut self, line: OutLine) {

@@ -49,6 +49,15 @@ pub struct Registration {
     pub step: RegStep,
     /// How many nick fallbacks were tried.
     pub nick_attempts: u32,
+    /// Every nick sent on this connection before 001, in order.
+    pub tried_nicks: Vec<String>,
+    /// The nick length a 432 taught us, when ISUPPORT has not said.
+    pub learned_nicklen: Option<usize>,
+    /// True once every fallback was refused: the session waits for `/nick`.
+    pub nick_exhausted: bool,
+    /// True when the server refused our SASL credentials (904) on this
+    /// connection; if it then closes before 001, it requires SASL.
+    pub sasl_refused: bool,
     /// True once CAP END was sent on this connection.
     pub cap_end_sent: bool,
 }
@@ -108,7 +117,14 @@ impl Session {
         if let Some(pass) = self.config.password.clone() {
             self.send_urgent(OutLine::new("PASS").param(pass));
         }
-        let nick = self.config.nick.clone();
+        // The first nick goes with the registration burst, unpaced like it;
+        // fallbacks after a refusal are paced (see `on_nick_refused`). A
+        // configured nick no server takes (a leading digit) is still sent
+        // once, so the server's 432 can say why.
+        let nick = self
+            .next_registration_nick()
+            .unwrap_or_else(|| self.config.nick.clone());
+        self.registration.tried_nicks.push(nick.clone());
         self.send_urgent(OutLine::new("NICK").param(nick));
         let (user, real) = (self.config.username.clone(), self.config.realname.clone());
         self.send_urgent(
@@ -272,6 +288,7 @@ impl Session {
             // 902 nick locked, 904 failed, 905 too long, 906 aborted, 907 already authed.
             _ => {
                 if self.sasl.outcome == SaslOutcome::InProgress {
+                    self.registration.sasl_refused = code == "904";
                     self.sasl_failed(&text);
                 } else {
                     self.push_server_reply(code, line);
@@ -292,6 +309,7 @@ impl Session {
 
     fn on_welcome(&mut self, line: &Line<'_>) {
         if let Some(nick) = line.param(0) {
+            self.note_confirmed_nick(nick);
             if nick != self.connection.nick {
                 self.connection.nick = nick.to_owned();
                 self.events.push_back(Event::OwnNick(nick.to_owned()));
@@ -330,21 +348,77 @@ impl Session {
         }
     }
 
-    /// 432/433/436/437 while registering: try the next fallback nick.
+    /// 432/433/436/437 while registering: try the next nick, paced by the
+    /// flood throttle, until the bounded tries run out; then wait for `/nick`.
+    /// Our nick changes only when the server confirms one (001 or NICK).
     fn on_nick_refused(&mut self, code: &str, line: &Line<'_>) {
         if self.registration.step == RegStep::Registered {
             self.push_server_reply(code, line);
             return;
         }
+        let refused = line.param(1).unwrap_or("").to_owned();
+        let why = match code {
+            "432" => {
+                let limit = self.registration.learned_nicklen;
+                self.registration.learned_nicklen =
+                    super::nick_choice::limit_after_erroneous(&refused, limit);
+                let server_says = line.params().last().copied().unwrap_or("");
+                format!("Nick {refused} is invalid on this server ({server_says})")
+            }
+            _ => format!("Nick {refused} is not available"),
+        };
+        if self.registration.nick_exhausted {
+            // A nick typed with `/nick` after the fallbacks ran out.
+            self.status(&format!("{why}; choose another with /nick <name>"));
+            return;
+        }
         self.registration.nick_attempts += 1;
-        let next = fallback_nick(&self.config.nick, self.registration.nick_attempts);
-        self.status(&format!(
-            "Nick {} is not available; trying {next}",
-            line.param(1).unwrap_or("")
-        ));
-        self.connection.nick = next.clone();
-        self.events.push_back(Event::OwnNick(next.clone()));
-        self.send_urgent(OutLine::new("NICK").param(next));
+        match self.next_registration_nick() {
+            Some(next) => {
+                self.status(&format!("{why}; trying {next}"));
+                self.registration.tried_nicks.push(next.clone());
+                self.send(OutLine::new("NICK").param(next));
+            }
+            None => {
+                self.registration.nick_exhausted = true;
+                let tried = self.registration.tried_nicks.join(", ");
+                self.status(&format!(
+                    "{why}. No nick was accepted (tried {tried}); still connected: choose one with /nick <name>"
+                ));
+            }
+        }
+    }
+
+    /// The server gave us `nick` (001, or NICK from us): a nick asked for
+    /// with `/nick` becomes the one tried first on the next connection.
+    pub(super) fn note_confirmed_nick(&mut self, nick: &str) {
+        let asked = self
+            .requested_nick
+            .as_deref()
+            .is_some_and(|r| self.isupport.casemapping.eq(r, nick));
+        if asked {
+            self.requested_nick = None;
+            self.preferred_nick = Some(nick.to_owned());
+        }
+    }
+
+    /// True while the link is up but 001 has not come yet.
+    pub(super) fn registering(&self) -> bool {
+        !matches!(self.registration.step, RegStep::Idle | RegStep::Registered)
+    }
+
+    /// The next nick registration should try, if any is left.
+    fn next_registration_nick(&self) -> Option<String> {
+        let limit = match (self.isupport.nicklen, self.registration.learned_nicklen) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        super::nick_choice::next_nick(
+            &self.config.nick,
+            self.preferred_nick.as_deref(),
+            &self.registration.tried_nicks,
+            limit,
+        )
     }
 
     /// Numerics and anything else not handled by name.
@@ -356,6 +430,7 @@ impl Session {
                 self.push_server_reply(cmd, line);
             }
             "432" | "433" | "436" | "437" => self.on_nick_refused(cmd, line),
+            "464" => self.on_password_mismatch(line),
             "900" | "901" | "902" | "903" | "904" | "905" | "906" | "907" | "908" => {
                 self.sasl_numeric(cmd, line)
             }
@@ -415,15 +490,5 @@ impl Session {
             self.events.push_back(Event::BufferOpened(id.clone()));
         }
         id
-    }
-}
-
-/// The nick to try after `attempt` refusals: `nick_`, `nick__`, `nick___`,
-/// then `nick` with a number.
-pub(crate) fn fallback_nick(base: &str, attempt: u32) -> String {
-    if attempt <= 3 {
-        format!("{base}{}", "_".repeat(attempt as usize))
-    } else {
-        format!("{base}{}", attempt - 3)
     }
 }

@@ -100,6 +100,14 @@ impl Buffers {
         }
     }
 
+    /// Ends the replay under way in every buffer (a history batch closed, or
+    /// the link did), so the next replay matches against everything held.
+    pub(super) fn end_replays(&mut self) {
+        for buffer in &mut self.list {
+            buffer.end_replay();
+        }
+    }
+
     /// Rebuilds the name index after the server's casemapping changed.
     pub(super) fn refold(&mut self, fold: impl Fn(&str) -> String) {
         self.by_name = self

@@ -215,8 +215,8 @@ fn sasl_plain_success() {
     t.feed(":srv CAP * ACK :server-time sasl");
     assert_eq!(t.sent(), vec!["AUTHENTICATE PLAIN"]);
     t.feed("AUTHENTICATE +");
-    // base64("\0alice\0s3cret-pw")
-    assert_eq!(t.sent(), vec!["AUTHENTICATE AGFsaWNlAHMzY3JldC1wdw=="]);
+    // base64("alice\0alice\0s3cret-pw"): the authzid is the authcid.
+    assert_eq!(t.sent(), vec!["AUTHENTICATE YWxpY2UAYWxpY2UAczNjcmV0LXB3"]);
     t.feed(":srv 900 rete rete!u@h alice :You are now logged in as alice");
     t.feed(":srv 903 rete :SASL authentication successful");
     assert_eq!(t.sent(), vec!["CAP END"]);
@@ -775,4 +775,381 @@ fn secrets_hold_password_sasl_password_and_channel_keys() {
     t.s.commands().part("#later", None).unwrap();
     assert!(t.s.view().secrets().contains_secret("sesame-42"));
     assert!(!t.s.view().state_json().to_string().contains("sesame-42"));
+}
+
+// ----- issue 12: what ngircd, ircd-hybrid and ZNC showed -----
+
+fn own_nicks(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::OwnNick(n) => Some(n.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Connects without CAP and refuses every NICK the session sends, the way a
+/// server with flood limits off would, and returns every NICK line sent.
+fn refuse_every_nick(t: &mut T, code: &str) -> Vec<String> {
+    let mut nicks: Vec<String> = t
+        .connect()
+        .into_iter()
+        .filter(|l| l.starts_with("NICK "))
+        .collect();
+    let mut answered = 0;
+    while answered < nicks.len() && answered < 1000 {
+        let nick = nicks[answered].trim_start_matches("NICK ").to_owned();
+        t.feed(&format!(":srv {code} * {nick} :Nickname refused"));
+        answered += 1;
+        nicks.extend(t.sent().into_iter().filter(|l| l.starts_with("NICK ")));
+    }
+    nicks
+}
+
+#[test]
+fn refused_nicks_stop_after_a_few_tries_and_leave_the_session_waiting() {
+    let mut t = T::new(config());
+    let nicks = refuse_every_nick(&mut t, "433");
+    assert_eq!(
+        nicks,
+        [
+            "NICK rete",
+            "NICK rete_",
+            "NICK rete__",
+            "NICK rete___",
+            "NICK rete1",
+            "NICK rete2"
+        ]
+    );
+    assert!(nicks.len() <= super::nick_choice::MAX_NICK_TRIES);
+    // Still connected (the TCP link is the host's), registering, no nick claimed.
+    assert_eq!(t.s.view().state(), ConnState::Connecting);
+    assert!(
+        own_nicks(&t.events()).is_empty(),
+        "a refused nick was announced"
+    );
+    assert_eq!(t.s.view().nick(), "rete");
+    let texts = t.server_texts();
+    let give_up: Vec<_> = texts
+        .iter()
+        .filter(|l| l.contains("No nick was accepted"))
+        .collect();
+    assert_eq!(give_up.len(), 1, "{texts:#?}");
+    assert!(give_up[0].contains("/nick"), "{give_up:?}");
+    // More refusals send nothing more.
+    t.feed(":srv 433 * rete2 :Nickname is already in use");
+    assert!(t.sent().is_empty());
+}
+
+#[test]
+fn nick_fallbacks_go_through_the_flood_throttle() {
+    let mut t = T::new(config());
+    t.connect();
+    let mut at_once = 0;
+    for nick in ["rete", "rete_", "rete__", "rete___", "rete1"] {
+        t.feed(&format!(":srv 433 * {nick} :Nickname is already in use"));
+        while t.s.poll_transmit(t.now.mono).is_some() {
+            at_once += 1;
+        }
+    }
+    // The registration burst used the bucket up; the fallbacks wait for tokens.
+    assert!(at_once < 5, "{at_once} fallbacks sent without waiting");
+    assert!(t.s.queued_lines() > 0);
+}
+
+#[test]
+fn a_slash_nick_after_giving_up_registers_and_is_kept_for_reconnects() {
+    let mut t = T::new(config());
+    refuse_every_nick(&mut t, "433");
+    t.s.commands().nick("picked").unwrap();
+    assert_eq!(t.sent(), ["NICK picked"]);
+    t.feed(":srv 001 picked :Welcome");
+    assert_eq!(t.s.view().state(), ConnState::Connected);
+    assert_eq!(own_nicks(&t.events()), ["picked"]);
+    // The next connection tries it first, then the configured nick.
+    t.s.handle_disconnected(t.now, "connection reset");
+    let first = t.connect();
+    assert!(first.contains(&"NICK picked".to_owned()), "{first:?}");
+    t.feed(":srv 433 * picked :Nickname is already in use");
+    assert_eq!(t.sent(), ["NICK rete"]);
+}
+
+#[test]
+fn a_nick_changed_with_slash_nick_is_tried_first_after_a_reconnect() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    t.s.commands().nick("renamed").unwrap();
+    assert_eq!(t.sent(), ["NICK renamed"]);
+    t.feed(":rete!u@h NICK :renamed");
+    t.events();
+    t.s.handle_disconnected(t.now, "connection reset");
+    assert_eq!(t.s.view().nick(), "renamed");
+    let first = t.connect();
+    assert!(first.contains(&"NICK renamed".to_owned()), "{first:?}");
+    t.feed(":srv 001 renamed :Welcome");
+    assert!(own_nicks(&t.events()).is_empty(), "nick did not change");
+    // A nick the server gave us on its own (not asked for) is not kept.
+    t.feed(":renamed!u@h NICK :Guest42");
+    t.s.handle_disconnected(t.now, "connection reset");
+    let first = t.connect();
+    assert!(first.contains(&"NICK renamed".to_owned()), "{first:?}");
+}
+
+#[test]
+fn an_invalid_configured_nick_is_explained_as_invalid_not_taken() {
+    let mut c = config();
+    c.nick = "1rete".into();
+    let mut t = T::new(c);
+    let nicks = refuse_every_nick(&mut t, "432");
+    // No fallback can fix a leading digit: one NICK, then the advice.
+    assert_eq!(nicks, ["NICK 1rete"]);
+    let texts = t.server_texts();
+    assert!(
+        texts
+            .iter()
+            .any(|l| l.contains("Nick 1rete is invalid on this server") && l.contains("/nick")),
+        "{texts:#?}"
+    );
+    assert!(
+        !texts.iter().any(|l| l.contains("not available")),
+        "{texts:#?}"
+    );
+}
+
+#[test]
+fn fallbacks_fit_the_nick_length_a_432_teaches_and_isupport_gives() {
+    let mut c = config();
+    c.nick = "retebot12".into();
+    let mut t = T::new(c);
+    t.connect();
+    t.feed(":srv 433 * retebot12 :Nickname is already in use");
+    assert_eq!(t.sent(), ["NICK retebot12_"]);
+    // ngircd with MaxNickLength = 9.
+    t.feed(":srv 432 * retebot12_ :Nickname too long, max. 9 characters");
+    assert_eq!(t.sent(), ["NICK retebot1_"]);
+    t.feed(":srv 001 retebot1_ :Welcome");
+    t.feed(":srv 005 retebot1_ NICKLEN=9 :are supported");
+    assert_eq!(own_nicks(&t.events()), ["retebot1_"]);
+    // Next connection: NICKLEN is known, so the first fallback fits at once
+    // (no ten-character retebot12_ first).
+    t.s.handle_disconnected(t.now, "connection reset");
+    t.connect();
+    t.feed(":srv 433 * retebot12 :Nickname is already in use");
+    assert_eq!(t.sent(), ["NICK retebot1_"]);
+}
+
+#[test]
+fn a_kicked_channel_is_not_rejoined_after_a_reconnect_until_joined_again() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    t.feed(":rete!u@h JOIN #rete");
+    t.feed(":op!o@h KICK #rete rete :out");
+    t.s.handle_disconnected(t.now, "connection reset");
+    let joins: Vec<String> = t
+        .register(OFFER)
+        .into_iter()
+        .filter(|l| l.starts_with("JOIN"))
+        .collect();
+    assert!(joins.is_empty(), "{joins:?}");
+    // A later /join puts it back in the set.
+    t.s.commands().join("#rete", None).unwrap();
+    t.feed(":rete!u@h JOIN #rete");
+    t.s.handle_disconnected(t.now, "connection reset");
+    let joins: Vec<String> = t
+        .register(OFFER)
+        .into_iter()
+        .filter(|l| l.starts_with("JOIN"))
+        .collect();
+    assert!(joins.contains(&"JOIN #rete".to_owned()), "{joins:?}");
+}
+
+/// Texts and history flags of the channel's privmsg and notice rows, in display order.
+fn said(t: &T, chan: &str) -> Vec<(String, bool)> {
+    t.buffer_rows(BufferKind::Channel, chan)
+        .into_iter()
+        .filter_map(|(_, p, h)| match p {
+            Payload::Privmsg { text } | Payload::Notice { text } => Some((text.to_string(), h)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_bouncer_replaying_its_whole_buffer_adds_only_what_is_new() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    t.feed("@time=2026-09-30T12:00:00.000Z :rete!u@h JOIN #rete");
+    // Seen live while attached (ZNC 1.8 sends no msgids).
+    t.feed("@time=2026-09-30T12:00:01.250Z :alice!a@h PRIVMSG #rete :live one");
+    t.feed("@time=2026-09-30T12:00:02.000Z :alice!a@h NOTICE #rete :live notice");
+    // Reattach: the whole buffer again, with what was said while detached.
+    let replay = |t: &mut T, r: &str, extra: &[&str]| {
+        t.feed(&format!(
+            "@time=2026-09-30T12:10:00.000Z :znc.in BATCH +{r} znc.in/playback #rete"
+        ));
+        t.feed(&format!(
+            "@batch={r};time=2026-09-30T12:00:01.250Z :alice!a@h PRIVMSG #rete :live one"
+        ));
+        t.feed(&format!(
+            "@batch={r};time=2026-09-30T12:00:02.000Z :alice!a@h NOTICE #rete :live notice"
+        ));
+        for line in extra {
+            t.feed(&format!("@batch={r};{line}"));
+        }
+        t.feed(&format!(
+            "@time=2026-09-30T12:10:00.000Z :znc.in BATCH -{r}"
+        ));
+    };
+    let away = [
+        "time=2026-09-30T12:05:00.000Z :alice!a@h PRIVMSG #rete :while away",
+        "time=2026-09-30T12:05:00.000Z :alice!a@h PRIVMSG #rete :while away",
+        "time=2026-09-30T12:05:01.000Z :alice!a@h NOTICE #rete :away notice",
+    ];
+    replay(&mut t, "b1", &away);
+    let once = vec![
+        ("live one".to_owned(), false),
+        ("live notice".to_owned(), false),
+        // Said twice in one second: both kept, the replay's own rows never
+        // count as repeats of each other.
+        ("while away".to_owned(), true),
+        ("while away".to_owned(), true),
+        // A replayed notice is history like a replayed privmsg.
+        ("away notice".to_owned(), true),
+    ];
+    assert_eq!(said(&t, "#rete"), once);
+    // Another reattach with nothing new adds nothing.
+    replay(&mut t, "b2", &away);
+    assert_eq!(said(&t, "#rete"), once);
+    // A reattach after a reconnect, with one more line, adds just that line.
+    t.s.handle_disconnected(t.now, "connection reset");
+    t.register(OFFER);
+    let mut more = away.to_vec();
+    more.push("time=2026-09-30T12:06:00.000Z :bob!b@h PRIVMSG #rete :new");
+    replay(&mut t, "b3", &more);
+    let mut expected = once.clone();
+    expected.push(("new".to_owned(), true));
+    assert_eq!(said(&t, "#rete"), expected);
+}
+
+#[test]
+fn a_replayed_row_differing_in_sender_kind_text_or_second_is_kept() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    t.feed("@time=2026-09-30T12:00:00.000Z :rete!u@h JOIN #rete");
+    t.feed("@time=2026-09-30T12:00:01.000Z :alice!a@h PRIVMSG #rete :hi");
+    t.feed("@time=2026-09-30T12:10:00.000Z :znc.in BATCH +r znc.in/playback #rete");
+    for line in [
+        "time=2026-09-30T12:00:01.000Z :bob!b@h PRIVMSG #rete :hi",
+        "time=2026-09-30T12:00:01.000Z :alice!a@h NOTICE #rete :hi",
+        "time=2026-09-30T12:00:01.000Z :alice!a@h PRIVMSG #rete :hi!",
+        "time=2026-09-30T12:00:03.000Z :alice!a@h PRIVMSG #rete :hi",
+        "time=2026-09-30T12:00:01.400Z :alice!a@h PRIVMSG #rete :hi",
+    ] {
+        t.feed(&format!("@batch=r;{line}"));
+    }
+    t.feed(":znc.in BATCH -r");
+    // Only the last one repeats the live row (same second, sender, kind, text).
+    assert_eq!(said(&t, "#rete").len(), 5);
+}
+
+#[test]
+fn a_wrong_password_refuses_registration_for_good() {
+    // ZNC 1.8: 464, then the link closes.
+    let mut t = T::new(config());
+    t.connect();
+    t.feed(":irc.znc.in 464 rete :Invalid Password");
+    assert!(t.s.view().registration_refused().is_some());
+    t.s.handle_disconnected(t.now, "connection closed by the server");
+    let why = t.s.view().registration_refused().unwrap().to_owned();
+    assert!(why.contains("Invalid Password"), "{why}");
+    assert_eq!(t.s.view().state(), ConnState::Disconnected);
+    let texts = t.server_texts();
+    assert!(
+        texts
+            .iter()
+            .any(|l| l.contains("Not reconnecting") && l.contains("/connect test")),
+        "{texts:#?}"
+    );
+    // A new connection starts clean.
+    t.connect();
+    assert_eq!(t.s.view().registration_refused(), None);
+
+    // ngircd 26 and InspIRCd 3: an ERROR before 001.
+    for error in [
+        "ERROR :Access denied: Bad password?",
+        "ERROR :Closing link: (rete@127.0.0.1) [Access denied by configuration]",
+    ] {
+        let mut t = T::new(config());
+        t.connect();
+        t.feed(error);
+        t.s.handle_disconnected(t.now, "connection closed by the server");
+        assert!(t.s.view().registration_refused().is_some(), "{error}");
+    }
+}
+
+#[test]
+fn network_errors_and_errors_after_registration_are_not_refusals() {
+    let mut t = T::new(config());
+    t.connect();
+    t.s.handle_disconnected(t.now, "connection reset");
+    assert_eq!(t.s.view().registration_refused(), None);
+    t.connect();
+    t.feed("ERROR :Closing link: (rete@127.0.0.1) [Registration timeout]");
+    t.s.handle_disconnected(t.now, "connection closed by the server");
+    assert_eq!(t.s.view().registration_refused(), None);
+    t.register(OFFER);
+    t.feed("ERROR :Closing link: (rete@127.0.0.1) [Killed (oper (bad password joke))]");
+    t.s.handle_disconnected(t.now, "connection closed by the server");
+    assert_eq!(t.s.view().registration_refused(), None);
+}
+
+#[test]
+fn sasl_refused_then_closed_before_welcome_is_a_refusal() {
+    let mut t = T::new(sasl_config(Mechanism::Plain));
+    t.connect();
+    t.feed(":srv CAP * LS :sasl");
+    t.sent();
+    t.feed(":srv CAP * ACK :sasl");
+    t.sent();
+    t.feed("AUTHENTICATE +");
+    t.sent();
+    t.feed(":srv 904 rete :SASL authentication failed");
+    assert_eq!(t.sent(), ["CAP END"]);
+    // A server that does not require SASL would send 001 now; this one closes.
+    t.s.handle_disconnected(t.now, "connection closed by the server");
+    let why = t.s.view().registration_refused().unwrap_or("").to_owned();
+    assert!(why.contains("requires SASL"), "{why}");
+}
+
+#[test]
+fn giving_up_on_nicks_then_closed_is_a_refusal() {
+    let mut t = T::new(config());
+    refuse_every_nick(&mut t, "433");
+    t.feed("ERROR :Closing link: (rete@127.0.0.1) [Registration timeout]");
+    t.s.handle_disconnected(t.now, "connection closed by the server");
+    let why = t.s.view().registration_refused().unwrap_or("").to_owned();
+    assert!(why.contains("none of the nicks"), "{why}");
+}
+
+#[test]
+fn text_for_a_channel_we_left_is_refused_and_not_shown() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    t.feed(":rete!u@h JOIN #rete");
+    t.feed(":op!o@h KICK #rete rete :out");
+    t.sent();
+    let before = t.buffer_rows(BufferKind::Channel, "#rete").len();
+    let err = t.s.commands().privmsg("#rete", "hello?").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "not sent: you are not in #rete (type /join #rete to join it again)"
+    );
+    assert!(t.s.commands().action("#rete", "waves").is_err());
+    assert!(t.s.commands().notice("#REtE", "ops?").is_err());
+    assert!(t.sent().is_empty());
+    assert_eq!(t.buffer_rows(BufferKind::Channel, "#rete").len(), before);
+    // A channel never joined is the server's to judge (`-n` channels).
+    t.s.commands().privmsg("#elsewhere", "hi").unwrap();
+    assert_eq!(t.sent(), ["PRIVMSG #elsewhere hi"]);
 }
