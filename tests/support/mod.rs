@@ -39,13 +39,18 @@ pub mod cli_tests_reterm;
 pub mod inspircd;
 pub mod live_tests_session;
 pub mod msg;
+pub mod ngircd;
 pub mod ports;
 pub mod process;
 pub mod sasl_tests_session;
+pub mod server_scenarios;
 pub mod tls;
 pub mod updates_tests_tools;
+pub mod znc;
 
 pub use atheme::Atheme;
 pub use bot::{Bot, BotConfig, DEFAULT_TIMEOUT};
 pub use inspircd::{Inspircd, InspircdConfig};
 pub use msg::Msg;
+pub use ngircd::{Ngircd, NgircdConfig};
+pub use znc::{Znc, ZncConfig};
