@@ -75,7 +75,8 @@ pub struct NewRow {
     pub msgid: Option<Box<str>>,
     /// See [`Row::from`].
     pub from: Box<str>,
-    /// True when the line arrived inside a history batch.
+    /// True when the line arrived as history: inside a history batch, or as
+    /// a replay outside one (older than our arrival on the connection).
     pub in_history_batch: bool,
     /// See [`Row::payload`].
     pub payload: Payload,

@@ -460,6 +460,10 @@ pub async fn znc_reattach(target: &Target, keeps_buffer: bool) -> Result<()> {
         alice
             .send(&format!("NOTICE #play :away notice {round}"))
             .await?;
+        alice.privmsg(ME, &format!("away private {round}")).await?;
+        alice
+            .send(&format!("NOTICE {ME} :away private notice {round}"))
+            .await?;
         // ZNC has stored them once alice's next command is answered (it reads in order).
         alice.send("PING :stored").await?;
         bot_sees(&mut alice, |l| l.contains("PONG") && l.contains("stored")).await?;
@@ -475,6 +479,18 @@ pub async fn znc_reattach(target: &Target, keeps_buffer: bool) -> Result<()> {
         alice.privmsg("#play", &marker).await?;
         wait_said(&live, &chan, "alice", "privmsg", &marker).await?;
         expected.push((marker, false));
+        // Private lines are replayed too, into the query, as history; a notice like a privmsg.
+        let query = query_id(&live, "alice").await?;
+        let private_notice = format!("away private notice {round}");
+        wait_said(&live, &query, "alice", "notice", &private_notice).await?;
+        let private = said_rows(&live, &query).await?;
+        for text in [format!("away private {round}"), private_notice] {
+            let copies: Vec<_> = private.iter().filter(|(t, _)| *t == text).collect();
+            ensure!(
+                copies == [&(text.clone(), true)],
+                "{text:?} in the query: {private:#?}"
+            );
+        }
         let got = said_rows(&live, &chan).await?;
         ensure!(
             got == expected,

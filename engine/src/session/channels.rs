@@ -72,6 +72,7 @@ impl Session {
         let key = self.fold(chan);
         let buffer = self.channel_buffer(chan);
         if self.is_me(nick) {
+            self.note_attach_time(line);
             let channel = self.channels.entry(key.clone()).or_default();
             channel.name = chan.to_owned();
             channel.joined = true;

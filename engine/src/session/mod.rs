@@ -110,6 +110,10 @@ pub struct Session {
     /// `/smsg` texts whose echo-message copy is still expected.
     #[serde(skip)]
     pub(crate) pending_secrets: Vec<commands::PendingSecret>,
+    /// The newest server time on a line sent as it happened on this
+    /// connection (001, our own JOINs); older server times are replays.
+    #[serde(skip)]
+    pub(crate) attached_at: Option<UnixMillis>,
     /// Set once QUIT is queued: what is still queued goes out unpaced, since
     /// the link is closing and pacing would only lose it.
     #[serde(skip)]
@@ -153,6 +157,7 @@ impl Session {
             outbox: FloodThrottle::new(config.flood),
             events: VecDeque::new(),
             pending_secrets: Vec::new(),
+            attached_at: None,
             closing: false,
             now: Now::default(),
             secrets: configured_secrets(&config),
@@ -367,6 +372,7 @@ impl Session {
         self.batches = Batches::default();
         self.who.clear();
         self.outbox.reset(now);
+        self.attached_at = None;
         self.closing = false;
         self.connection.server_name = None;
         self.connection.user_modes.clear();
@@ -418,17 +424,38 @@ impl Session {
     }
 
     /// A row for the current line: its server time, msgid and batch state.
+    /// A line outside any batch whose server time is older than our own
+    /// arrival on this connection (see `attached_at`) is a replay too.
     fn row_for(&self, line: &Line<'_>, from: &str, payload: Payload) -> NewRow {
         let server_time = line
             .tag("time")
             .and_then(|t| crate::timefmt::parse_server_time(&t));
+        let replayed = server_time
+            .zip(self.attached_at)
+            .is_some_and(|(t, at)| t < at);
         NewRow {
             time: server_time.unwrap_or(self.now.wall),
             server_time: server_time.is_some(),
             msgid: line.tag("msgid").map(|m| m.into_owned().into_boxed_str()),
             from: from.into(),
-            in_history_batch: self.batches.is_history(line),
+            in_history_batch: replayed || self.batches.is_history(line),
             payload,
+        }
+    }
+
+    /// Notes the server time of a line the server sent as it happened (001,
+    /// our own JOIN), outside any history batch: anything it sends later with
+    /// an older time is a replay. ZNC 1.8 replays private notices after its
+    /// playback batches, with their old times and no batch tag.
+    fn note_attach_time(&mut self, line: &Line<'_>) {
+        if self.batches.is_history(line) {
+            return;
+        }
+        let server_time = line
+            .tag("time")
+            .and_then(|t| crate::timefmt::parse_server_time(&t));
+        if let Some(t) = server_time {
+            self.attached_at = Some(self.attached_at.map_or(t, |at| at.max(t)));
         }
     }
 

@@ -308,6 +308,7 @@ impl Session {
     }
 
     fn on_welcome(&mut self, line: &Line<'_>) {
+        self.note_attach_time(line);
         if let Some(nick) = line.param(0) {
             self.note_confirmed_nick(nick);
             if nick != self.connection.nick {

@@ -1153,3 +1153,33 @@ fn text_for_a_channel_we_left_is_refused_and_not_shown() {
     t.s.commands().privmsg("#elsewhere", "hi").unwrap();
     assert_eq!(t.sent(), ["PRIVMSG #elsewhere hi"]);
 }
+
+#[test]
+fn a_private_notice_replayed_after_the_playback_batches_is_history() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    // ZNC 1.8 on attach: our JOIN at its current time, the playback batch, and the query's
+    // notices after it, untagged by any batch but with their old times.
+    t.feed("@time=2026-09-30T12:10:00.000Z :rete!u@h JOIN #rete");
+    t.feed("@time=2026-09-30T12:10:00.000Z :znc.in BATCH +q znc.in/playback alice");
+    t.feed("@batch=q;time=2026-09-30T12:05:00.000Z :alice!a@h PRIVMSG rete :away private");
+    t.feed("@time=2026-09-30T12:10:00.000Z :znc.in BATCH -q");
+    t.feed("@time=2026-09-30T12:05:01.000Z :alice!a@h NOTICE rete :away notice");
+    t.feed("@time=2026-09-30T12:10:02.000Z :alice!a@h NOTICE rete :live notice");
+    let rows: Vec<(String, bool)> = t
+        .buffer_rows(BufferKind::Query, "alice")
+        .into_iter()
+        .filter_map(|(_, p, h)| match p {
+            Payload::Privmsg { text } | Payload::Notice { text } => Some((text.to_string(), h)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("away private".to_owned(), true),
+            ("away notice".to_owned(), true),
+            ("live notice".to_owned(), false)
+        ]
+    );
+}
