@@ -192,6 +192,40 @@ async fn scram_server_first_of_exactly_two_chunks_ends_with_plus() -> Result<()>
     Ok(())
 }
 
+/// A server asking for many iterations: the session derives the key off its actor, so it
+/// answers a PING sent right after server-first before client-final is ready (computed
+/// inline, the PONG came only after client-final). No clock is read: the order of the
+/// client's lines is the evidence.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scram_key_derivation_does_not_stall_the_session() -> Result<()> {
+    let (snap, t) = run(
+        ServerSpec::new(PASSWORD).slow_key_with_probe(150_000),
+        PASSWORD,
+    )
+    .await?;
+    assert_eq!(snap.state, ConnState::Connected, "{t:#?}");
+    assert_eq!(t.proof_valid, Some(true), "{t:#?}");
+    let pong = t
+        .received
+        .iter()
+        .position(|l| l.starts_with("PONG") && l.contains("probe"))
+        .unwrap_or_else(|| panic!("no PONG: {t:#?}"));
+    let client_final = t
+        .received
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.starts_with("AUTHENTICATE"))
+        .map(|(i, _)| i)
+        .nth(2)
+        .unwrap_or_else(|| panic!("no client-final: {t:#?}"));
+    assert!(
+        pong < client_final,
+        "the PING waited for the key derivation: {:#?}",
+        t.received
+    );
+    Ok(())
+}
+
 /// The scripted IRC server: just enough registration and the server side of SCRAM-SHA-256.
 mod scripted {
     use std::sync::{Arc, Mutex};
@@ -209,6 +243,7 @@ mod scripted {
     use tokio::task::JoinHandle;
 
     const SERVER: &str = "scram.test";
+    /// The iteration count unless the spec says otherwise (RFC 7677's example).
     const ITERATIONS: u32 = 4096;
     /// The longest base64 chunk one AUTHENTICATE line carries (IRCv3 SASL).
     const CHUNK: usize = 400;
@@ -222,6 +257,10 @@ mod scripted {
         forge_signature: bool,
         /// Pad the nonce and lengthen the salt so base64(server-first) has this length.
         server_first_b64_len: Option<usize>,
+        /// The PBKDF2 iteration count asked for in server-first.
+        iterations: u32,
+        /// Sends `PING :probe` right after server-first.
+        probe: bool,
     }
 
     impl ServerSpec {
@@ -231,7 +270,18 @@ mod scripted {
                 password: password.to_owned(),
                 forge_signature: false,
                 server_first_b64_len: None,
+                iterations: ITERATIONS,
+                probe: false,
             }
+        }
+
+        /// Asks for `iterations` PBKDF2 rounds and sends `PING :probe` right after
+        /// server-first, so the transcript shows whether the client answered the PING
+        /// while it derived its key.
+        pub fn slow_key_with_probe(mut self, iterations: u32) -> Self {
+            self.iterations = iterations;
+            self.probe = true;
+            self
         }
 
         /// Sends a server-final whose `v=` signature is wrong (a server without the password).
@@ -510,11 +560,15 @@ mod scripted {
             self.record(|t| t.authcid = Some(authcid.clone()));
 
             let (salt, nonce) = self.salt_and_nonce(client_nonce);
-            let server_first = format!("r={nonce},s={},i={ITERATIONS}", STANDARD.encode(&salt));
+            let iterations = self.spec.iterations;
+            let server_first = format!("r={nonce},s={},i={iterations}", STANDARD.encode(&salt));
             let chunks = chunk_base64(&STANDARD.encode(&server_first));
             self.record(|t| t.server_first_chunks = chunks.iter().map(String::len).collect());
             for chunk in chunks {
                 self.send(&format!("AUTHENTICATE {chunk}")).await?;
+            }
+            if self.spec.probe {
+                self.send("PING :probe").await?;
             }
             self.exchange = Some(Exchange {
                 client_first_bare: bare.to_owned(),
@@ -570,7 +624,7 @@ mod scripted {
                 "{},{},{without_proof}",
                 ex.client_first_bare, ex.server_first
             );
-            let keys = ScramKeys::derive(&self.spec.password, &ex.salt)?;
+            let keys = ScramKeys::derive(&self.spec.password, &ex.salt, self.spec.iterations)?;
             let proof = STANDARD.decode(proof_b64).context("proof base64")?;
             let valid =
                 self.authcid() == super::ACCOUNT && keys.verify_proof(&auth_message, &proof)?;
@@ -616,9 +670,9 @@ mod scripted {
     }
 
     impl ScramKeys {
-        fn derive(password: &str, salt: &[u8]) -> Result<Self> {
+        fn derive(password: &str, salt: &[u8], iterations: u32) -> Result<Self> {
             let mut salted = [0u8; 32];
-            pbkdf2::pbkdf2_hmac::<Sha256>(password.as_bytes(), salt, ITERATIONS, &mut salted);
+            pbkdf2::pbkdf2_hmac::<Sha256>(password.as_bytes(), salt, iterations, &mut salted);
             let client_key = hmac(&salted, b"Client Key")?;
             let stored_key = Sha256::digest(&client_key).to_vec();
             let server_key = hmac(&salted, b"Server Key")?;

@@ -15,6 +15,7 @@ use rand::Rng as _;
 use rete_engine::clock::{Mono, Now, UnixMillis};
 use rete_engine::event::{ConnState, Event};
 use rete_engine::ids::SessionId;
+use rete_engine::sasl::SaltedPassword;
 use rete_engine::session::{CommandError, Commands, Session};
 use rete_engine::view::SessionView;
 use rete_transports::{Backoff, ConnectConfig};
@@ -116,6 +117,15 @@ pub enum SessionMsg {
     Retry {
         /// Which attempt it was scheduled for.
         generation: u64,
+    },
+    /// A SCRAM key derivation finished on a blocking task.
+    KeyDerived {
+        /// Which attempt it was started for.
+        generation: u64,
+        /// The engine's id for the derivation.
+        id: u64,
+        /// The result.
+        salted: SaltedPassword,
     },
     /// Run a read. MUST be answered: the closure carries its own reply.
     Read(ReadFn),
@@ -241,6 +251,19 @@ impl Actor for SessionActor {
                     state.start_connecting(&myself, true);
                 }
             }
+            SessionMsg::KeyDerived {
+                generation,
+                id,
+                salted,
+            } if generation == state.generation => {
+                let now = state.shared.now();
+                state
+                    .shared
+                    .engine
+                    .lock()
+                    .handle_key_derived(now, id, &salted);
+                state.drain(&myself);
+            }
             SessionMsg::Read(read) => {
                 let engine = state.shared.engine.lock();
                 read(engine.view());
@@ -262,6 +285,7 @@ impl Actor for SessionActor {
             | SessionMsg::Line { .. }
             | SessionMsg::Closed { .. }
             | SessionMsg::Timer { .. }
+            | SessionMsg::KeyDerived { .. }
             | SessionMsg::Retry { .. } => {}
         }
         Ok(())
@@ -359,6 +383,21 @@ impl SessionState {
             if let Some(wire) = &self.wire {
                 let _ = wire.send(line);
             }
+        }
+        // PBKDF2 (up to the engine's iteration cap) runs on a blocking
+        // thread, so reads and lines keep flowing; the result comes back as
+        // an input, dropped if the attempt is gone by then.
+        while let Some((id, work)) = engine.poll_key_derivation() {
+            let me = myself.clone();
+            let generation = self.generation;
+            tokio::task::spawn_blocking(move || {
+                let salted = work.derive();
+                let _ = me.cast(SessionMsg::KeyDerived {
+                    generation,
+                    id,
+                    salted,
+                });
+            });
         }
         while let Some(event) = engine.poll_event() {
             if event == Event::Registered {

@@ -19,9 +19,19 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 pub use chunk::{encode_authenticate, AuthenticateAssembler, CHUNK_LEN, MAX_PAYLOAD_BASE64};
-pub use scram::{MAX_ITERATIONS, MIN_ITERATIONS};
+pub use scram::{KeyDerivation, SaltedPassword, MAX_ITERATIONS, MIN_ITERATIONS};
 
-use scram::ScramClient;
+use scram::{ScramClient, ScramStep};
+
+/// What a step of an exchange asks of the caller.
+#[derive(Debug)]
+pub enum Step {
+    /// Send this decoded response.
+    Respond(Vec<u8>),
+    /// Run [`KeyDerivation::derive`] (slow: PBKDF2), then hand the result to
+    /// [`SaslClient::resume`] for the response.
+    Derive(KeyDerivation),
+}
 
 /// The SASL mechanisms the engine can perform.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -199,6 +209,33 @@ impl SaslClient {
                 result
             }
             Progress::Scram(scram) => scram.step(&self.creds, challenge),
+        }
+    }
+
+    /// Like [`Self::step`], but SCRAM's key derivation is handed back as
+    /// [`Step::Derive`] instead of run here, so the caller can run it off
+    /// whatever must keep answering.
+    ///
+    /// # Errors
+    /// As [`Self::step`].
+    pub fn step_deferred(&mut self, challenge: &[u8]) -> Result<Step, SaslError> {
+        match &mut self.progress {
+            Progress::Scram(scram) => Ok(match scram.step_deferred(&self.creds, challenge)? {
+                ScramStep::Respond(r) => Step::Respond(r),
+                ScramStep::Derive(work) => Step::Derive(work),
+            }),
+            Progress::OneShot(_) => self.step(challenge).map(Step::Respond),
+        }
+    }
+
+    /// Finishes the step that returned [`Step::Derive`] with its result.
+    ///
+    /// # Errors
+    /// [`SaslError::UnexpectedStep`] when no derivation is awaited.
+    pub fn resume(&mut self, salted: &SaltedPassword) -> Result<Vec<u8>, SaslError> {
+        match &mut self.progress {
+            Progress::Scram(scram) => scram.resume(salted),
+            Progress::OneShot(_) => Err(SaslError::UnexpectedStep),
         }
     }
 

@@ -7,6 +7,8 @@
 //!   user's actions through [`Session::commands`];
 //! - outputs, after every input: [`Session::poll_transmit`] until `None`
 //!   (lines for the wire, paced by the flood throttle),
+//!   [`Session::poll_key_derivation`] (SCRAM's PBKDF2, for the host to run
+//!   off the session and answer with [`Session::handle_key_derived`]),
 //!   [`Session::poll_event`] until `None`, then [`Session::poll_timeout`] to
 //!   learn when to call `handle_timeout` next.
 //!

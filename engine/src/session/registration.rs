@@ -19,7 +19,9 @@ use crate::buffer::BufferKind;
 use crate::cap;
 use crate::event::{ConnState, Event};
 use crate::line::{Line, OutLine};
-use crate::sasl::{encode_authenticate, AuthenticateAssembler, SaslClient};
+use crate::sasl::{
+    encode_authenticate, AuthenticateAssembler, KeyDerivation, SaltedPassword, SaslClient, Step,
+};
 use base64::Engine as _;
 use serde::Serialize;
 
@@ -90,6 +92,15 @@ pub struct SaslState {
     assembler: AuthenticateAssembler,
     #[serde(skip)]
     nonce: String,
+    /// A SCRAM key derivation for the host to run, until it is polled.
+    #[serde(skip)]
+    derivation: Option<(u64, KeyDerivation)>,
+    /// The id of the derivation whose result is awaited (0: none). Bumped
+    /// for every derivation and on reset, so a late result is dropped.
+    #[serde(skip)]
+    derivation_id: u64,
+    #[serde(skip)]
+    awaiting_derivation: bool,
 }
 
 impl std::fmt::Debug for SaslState {
@@ -106,6 +117,9 @@ impl SaslState {
         self.outcome = SaslOutcome::NotTried;
         self.client = None;
         self.assembler = AuthenticateAssembler::default();
+        self.derivation = None;
+        self.awaiting_derivation = false;
+        self.derivation_id += 1;
     }
 }
 
@@ -236,15 +250,53 @@ impl Session {
                 return;
             }
         };
+        if self.sasl.awaiting_derivation {
+            self.abort_sasl("the server sent a challenge before the key was derived");
+            return;
+        }
         let Some(client) = self.sasl.client.as_mut() else {
             return;
         };
-        match client.step(&challenge) {
-            Ok(response) => {
-                for chunk in encode_authenticate(&response) {
-                    self.send_urgent(OutLine::new("AUTHENTICATE").param(chunk));
-                }
+        match client.step_deferred(&challenge) {
+            Ok(Step::Respond(response)) => self.send_sasl_response(&response),
+            Ok(Step::Derive(work)) => {
+                // PBKDF2 is slow; the host runs it off the session and
+                // answers with `handle_key_derived`.
+                self.sasl.derivation_id += 1;
+                self.sasl.awaiting_derivation = true;
+                self.sasl.derivation = Some((self.sasl.derivation_id, work));
             }
+            Err(e) => self.abort_sasl(&e.to_string()),
+        }
+    }
+
+    fn send_sasl_response(&mut self, response: &[u8]) {
+        for chunk in encode_authenticate(response) {
+            self.send_urgent(OutLine::new("AUTHENTICATE").param(chunk));
+        }
+    }
+
+    /// The SCRAM key derivation the host should run, if one is due. Call it
+    /// after every input, beside `poll_transmit`.
+    #[must_use]
+    pub fn poll_key_derivation(&mut self) -> Option<(u64, KeyDerivation)> {
+        self.sasl.derivation.take()
+    }
+
+    /// The host ran derivation `id`: finish the SCRAM step with its result.
+    /// A result for a derivation no longer awaited (the connection was reset
+    /// since) is ignored.
+    pub fn handle_key_derived(&mut self, now: crate::clock::Now, id: u64, salted: &SaltedPassword) {
+        self.now = now;
+        if !self.sasl.awaiting_derivation || id != self.sasl.derivation_id {
+            return;
+        }
+        self.sasl.awaiting_derivation = false;
+        let Some(client) = self.sasl.client.as_mut() else {
+            return;
+        };
+        match client.resume(salted) {
+            Ok(response) => self.send_sasl_response(&response),
             Err(e) => self.abort_sasl(&e.to_string()),
         }
     }

@@ -1183,3 +1183,79 @@ fn a_private_notice_replayed_after_the_playback_batches_is_history() {
         ]
     );
 }
+
+#[test]
+fn scram_key_derivation_is_handed_to_the_host_and_the_session_keeps_answering() {
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let mut t = T::new(sasl_config(Mechanism::ScramSha256));
+    t.connect();
+    t.feed(":srv CAP * LS :sasl=SCRAM-SHA-256");
+    t.sent();
+    t.feed(":srv CAP * ACK :sasl");
+    assert_eq!(t.sent(), ["AUTHENTICATE SCRAM-SHA-256"]);
+    t.feed("AUTHENTICATE +");
+    let first = t.sent();
+    let client_first = b64
+        .decode(first[0].trim_start_matches("AUTHENTICATE "))
+        .unwrap();
+    let client_first = String::from_utf8(client_first).unwrap();
+    let nonce = client_first.rsplit_once("r=").unwrap().1.to_owned();
+    let server_first = format!("r={nonce}srv,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096");
+    t.feed(&format!("AUTHENTICATE {}", b64.encode(&server_first)));
+    // Nothing is computed or sent yet: the derivation is the host's to run.
+    assert!(t.sent().is_empty());
+    let (id, work) = t.s.poll_key_derivation().expect("a derivation is due");
+    assert_eq!(work.iterations(), 4096);
+    assert!(!format!("{work:?}").contains("s3cret-pw"));
+    assert!(t.s.poll_key_derivation().is_none(), "handed out once");
+    // Meanwhile the session answers the server.
+    t.feed("PING :still-there");
+    assert_eq!(t.sent(), ["PONG still-there"]);
+    // A result for an older id is ignored; the right one sends client-final.
+    let salted = work.derive();
+    t.s.handle_key_derived(t.now, id + 1, &salted);
+    assert!(t.sent().is_empty());
+    t.s.handle_key_derived(t.now, id, &salted);
+    let fin = t.sent();
+    assert_eq!(fin.len(), 1, "{fin:?}");
+    let client_final = b64
+        .decode(fin[0].trim_start_matches("AUTHENTICATE "))
+        .unwrap();
+    let client_final = String::from_utf8(client_final).unwrap();
+    assert!(
+        client_final.starts_with(&format!("c=biws,r={nonce}srv,p=")),
+        "{client_final}"
+    );
+    // A late duplicate of the result changes nothing.
+    t.s.handle_key_derived(t.now, id, &salted);
+    assert!(t.sent().is_empty());
+}
+
+#[test]
+fn a_scram_result_arriving_after_a_reconnect_is_ignored() {
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let mut t = T::new(sasl_config(Mechanism::ScramSha256));
+    t.connect();
+    t.feed(":srv CAP * LS :sasl=SCRAM-SHA-256");
+    t.feed(":srv CAP * ACK :sasl");
+    t.feed("AUTHENTICATE +");
+    let first = t.sent();
+    let client_first = String::from_utf8(
+        b64.decode(first.last().unwrap().trim_start_matches("AUTHENTICATE "))
+            .unwrap(),
+    )
+    .unwrap();
+    let nonce = client_first.rsplit_once("r=").unwrap().1.to_owned();
+    let server_first = format!("r={nonce}srv,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096");
+    t.feed(&format!("AUTHENTICATE {}", b64.encode(&server_first)));
+    let (id, work) = t.s.poll_key_derivation().unwrap();
+    t.s.handle_disconnected(t.now, "connection reset");
+    t.connect();
+    t.s.handle_key_derived(t.now, id, &work.derive());
+    assert!(
+        !t.sent().iter().any(|l| l.starts_with("AUTHENTICATE")),
+        "client-final of the old connection sent"
+    );
+}
