@@ -8,6 +8,12 @@ use crate::who_queue::DEFAULT_POLL_INTERVAL_MS;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+/// The default for [`SessionConfig::max_query_buffers`]: far more private
+/// conversations than a person holds, few enough that a flood of private
+/// messages from new nicks cannot multiply buffers (each holds up to
+/// `buffer_capacity` rows).
+pub const DEFAULT_MAX_QUERY_BUFFERS: usize = 500;
+
 /// A channel to join on connect, with its key.
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChannelSpec {
@@ -59,6 +65,12 @@ pub struct SessionConfig {
     pub channels: Vec<ChannelSpec>,
     /// Rows each buffer keeps before evicting the oldest.
     pub buffer_capacity: usize,
+    /// Query buffers that private messages from others may open. Past it, a
+    /// message from a nick without a query is stored in the server buffer
+    /// instead (under its sender, nothing lost), with one status line saying
+    /// so; buffers are never closed behind a reader's back. Queries the person
+    /// opens by sending are not limited.
+    pub max_query_buffers: usize,
     /// Outgoing line pacing.
     pub flood: FloodConfig,
     /// How often joined channels are polled with WHO, in milliseconds.
@@ -82,6 +94,7 @@ impl SessionConfig {
             sasl: None,
             channels: Vec::new(),
             buffer_capacity: DEFAULT_CAPACITY,
+            max_query_buffers: DEFAULT_MAX_QUERY_BUFFERS,
             flood: FloodConfig::default(),
             who_poll_interval_ms: DEFAULT_POLL_INTERVAL_MS,
             chathistory_limit: 50,

@@ -84,15 +84,33 @@ impl Session {
         if !from_user || target == "*" {
             return self.buffers.server_id().clone();
         }
-        let partner = if self.is_me(nick) { target } else { nick };
+        let ours = self.is_me(nick);
+        let partner = if ours { target } else { nick };
+        let folded = self.fold(partner);
+        if let Some(id) = self.buffers.find(BufferKind::Query, &folded) {
+            return id.clone();
+        }
         if is_notice {
-            let folded = self.fold(partner);
-            return match self.buffers.find(BufferKind::Query, &folded) {
-                Some(id) => id.clone(),
-                None => self.buffers.server_id().clone(),
-            };
+            return self.buffers.server_id().clone();
+        }
+        if !ours && self.buffers.query_count() >= self.config.max_query_buffers {
+            return self.query_refused(nick);
         }
         self.query_buffer(partner)
+    }
+
+    /// A private message from `nick` with every allowed query buffer taken:
+    /// it goes to the server buffer, and the first such message on a
+    /// connection adds one line saying why.
+    fn query_refused(&mut self, nick: &str) -> BufferId {
+        if !self.query_cap_reported {
+            self.query_cap_reported = true;
+            let max = self.config.max_query_buffers;
+            self.status(&format!(
+                "{max} query buffers are open, the most allowed: private messages from others without one (first: {nick}) are kept here in the server buffer"
+            ));
+        }
+        self.buffers.server_id().clone()
     }
 
     /// The protocol's own answers: CTCP VERSION and PING. Nothing else that

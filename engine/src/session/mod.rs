@@ -37,7 +37,7 @@ mod registration;
 mod store;
 
 pub use commands::{CommandError, Commands, SECRET_MASK};
-pub use config::{ChannelSpec, SaslSettings, SessionConfig};
+pub use config::{ChannelSpec, SaslSettings, SessionConfig, DEFAULT_MAX_QUERY_BUFFERS};
 pub use store::Buffers;
 
 use crate::buffer::{NewRow, Pushed};
@@ -112,6 +112,9 @@ pub struct Session {
     /// `/smsg` texts whose echo-message copy is still expected.
     #[serde(skip)]
     pub(crate) pending_secrets: Vec<commands::PendingSecret>,
+    /// True once this connection said that the query buffer cap was reached.
+    #[serde(skip)]
+    pub(crate) query_cap_reported: bool,
     /// The newest server time on a line sent as it happened on this
     /// connection (001, our own JOINs); older server times are replays.
     #[serde(skip)]
@@ -160,6 +163,7 @@ impl Session {
             events: VecDeque::new(),
             pending_secrets: Vec::new(),
             attached_at: None,
+            query_cap_reported: false,
             closing: false,
             now: Now::default(),
             secrets: configured_secrets(&config),
@@ -375,6 +379,7 @@ impl Session {
         self.who.clear();
         self.outbox.reset(now);
         self.attached_at = None;
+        self.query_cap_reported = false;
         self.closing = false;
         self.connection.server_name = None;
         self.connection.user_modes.clear();

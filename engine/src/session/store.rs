@@ -100,6 +100,14 @@ impl Buffers {
         }
     }
 
+    /// How many query buffers exist.
+    pub fn query_count(&self) -> usize {
+        self.list
+            .iter()
+            .filter(|b| b.kind() == BufferKind::Query)
+            .count()
+    }
+
     /// Ends the replay under way in every buffer (a history batch closed, or
     /// the link did), so the next replay matches against everything held.
     pub(super) fn end_replays(&mut self) {

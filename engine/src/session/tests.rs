@@ -1259,3 +1259,52 @@ fn a_scram_result_arriving_after_a_reconnect_is_ignored() {
         "client-final of the old connection sent"
     );
 }
+
+#[test]
+fn private_messages_from_many_nicks_open_at_most_the_allowed_query_buffers() {
+    let mut c = config();
+    c.max_query_buffers = 3;
+    let mut t = T::new(c);
+    t.register(OFFER);
+    for i in 0..10 {
+        t.feed(&format!(":n{i}!u@h PRIVMSG rete :hi {i}"));
+    }
+    // Known partners still get their own buffer.
+    t.feed(":n1!u@h PRIVMSG rete :again");
+    let v = t.s.view();
+    let queries = v
+        .buffers()
+        .filter(|b| b.kind() == BufferKind::Query)
+        .count();
+    assert_eq!(queries, 3);
+    assert_eq!(t.buffer_rows(BufferKind::Query, "n1").len(), 2);
+    // The rest are in the server buffer under their senders: nothing lost.
+    let v = t.s.view();
+    let server: Vec<(String, String)> = v
+        .buffer(v.server_buffer())
+        .unwrap()
+        .display()
+        .filter_map(|r| match &r.payload {
+            Payload::Privmsg { text } => Some((r.from.to_string(), text.to_string())),
+            _ => None,
+        })
+        .collect();
+    let expected: Vec<(String, String)> = (3..10)
+        .map(|i| (format!("n{i}"), format!("hi {i}")))
+        .collect();
+    assert_eq!(server, expected);
+    let notes = t
+        .server_texts()
+        .into_iter()
+        .filter(|l| l.contains("query buffers are open"))
+        .count();
+    assert_eq!(notes, 1);
+    // The person's own /msg still opens a query (with echo-message, on its echo).
+    t.s.commands().privmsg("someone", "hello").unwrap();
+    t.feed(":rete!u@h PRIVMSG someone :hello");
+    assert!(t
+        .s
+        .view()
+        .find_buffer(BufferKind::Query, "someone")
+        .is_some());
+}
