@@ -3,12 +3,32 @@
 //! It connects, then forwards each received line to the session actor as a
 //! message and writes each line the actor hands it. It holds no IRC state:
 //! when it ends, for any reason, it tells the actor why and stops.
+//!
+//! **Backpressure.** At most [`MAX_LINES_IN_FLIGHT`] received lines wait in
+//! the actor's mailbox: each carries a [`LinePermit`], released when the
+//! actor has handled it, and the reader takes a permit before it reads the
+//! next line. When the actor falls behind, the reader stops reading, the
+//! socket's receive buffer fills and TCP's window closes, so a burst waits in
+//! the server's send queue rather than in our heap. The mailbox then holds at
+//! most `MAX_LINES_IN_FLIGHT` lines of at most 8,191 + 512 bytes each (IRCv3's
+//! tag and message limits, which the line reader enforces), about 8.9 MB in
+//! the worst case and 0.5 MB for ordinary 512-byte lines.
+
+use std::sync::Arc;
 
 use crate::session_actor::SessionMsg;
 use ractor::ActorRef;
 use rete_transports::{connect, ConnectConfig};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
+
+/// Received lines that may wait in the session actor's mailbox at once.
+pub const MAX_LINES_IN_FLIGHT: usize = 1024;
+
+/// One received line's place in the mailbox: dropping it (when the actor
+/// has handled the line, or discarded it as stale) lets the connection read
+/// one more line.
+pub struct LinePermit(#[allow(dead_code)] OwnedSemaphorePermit);
 
 /// The tasks of one connection attempt; aborting them closes the socket.
 pub(crate) struct ConnectionTasks {
@@ -77,10 +97,23 @@ pub(crate) fn spawn(
             // The actor dropped its sender: it wants the connection closed.
             let _ = writer.shutdown().await;
         });
+        let in_flight = Arc::new(Semaphore::new(MAX_LINES_IN_FLIGHT));
         let reason = loop {
+            // Wait for room in the mailbox before reading more from the socket.
+            let Ok(permit) = in_flight.clone().acquire_owned().await else {
+                break "the line queue closed".to_owned();
+            };
             match reader.next_line().await {
                 Ok(Some(line)) => {
-                    if actor.cast(SessionMsg::Line { generation, line }).is_err() {
+                    let permit = LinePermit(permit);
+                    if actor
+                        .cast(SessionMsg::Line {
+                            generation,
+                            line,
+                            permit,
+                        })
+                        .is_err()
+                    {
                         writer_task.abort();
                         return;
                     }

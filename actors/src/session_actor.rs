@@ -7,7 +7,7 @@
 //! The engine itself lives in [`SessionShared`], owned by the supervisor, so
 //! a restarted actor picks up the same buffers.
 
-use crate::connection::{self, ConnectionTasks};
+use crate::connection::{self, ConnectionTasks, LinePermit};
 use crate::hook::{RawOutHook, Verdict};
 use parking_lot::Mutex;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
@@ -100,6 +100,9 @@ pub enum SessionMsg {
         generation: u64,
         /// The line without CR LF.
         line: String,
+        /// Its place in the bounded queue of received lines; released when
+        /// the message is dropped after handling.
+        permit: LinePermit,
     },
     /// The connection ended or failed to open.
     Closed {
@@ -232,10 +235,15 @@ impl Actor for SessionActor {
                 );
                 state.drain(&myself);
             }
-            SessionMsg::Line { generation, line } if generation == state.generation => {
+            SessionMsg::Line {
+                generation,
+                line,
+                permit,
+            } if generation == state.generation => {
                 let now = state.shared.now();
                 state.shared.engine.lock().handle_line(now, &line);
                 state.drain(&myself);
+                drop(permit);
             }
             SessionMsg::Closed { generation, reason } if generation == state.generation => {
                 state.connection_lost(&myself, &reason);
