@@ -176,6 +176,21 @@ pub async fn messages(live: &Live, alice: &mut Bot) -> Result<()> {
     // A private notice goes to the query once one exists.
     alice.send(&format!("NOTICE {ME} :private notice")).await?;
     wait_said(live, &query, "alice", "notice", "private notice").await?;
+    // A CTCP VERSION is stored as CTCP and answered (the protocol's own answer).
+    alice
+        .send(&format!("PRIVMSG {ME} :\u{1}VERSION\u{1}"))
+        .await?;
+    live.wait_row(
+        "the CTCP VERSION",
+        &query,
+        |r| matches!(&r.payload, Payload::Ctcp { command, .. } if &**command == "VERSION"),
+    )
+    .await?;
+    bot_sees(alice, |l| {
+        let m = Msg::parse(l);
+        m.command == "NOTICE" && m.param(1).starts_with("\u{1}VERSION Rete")
+    })
+    .await?;
 
     live.handle
         .sender()
