@@ -168,7 +168,7 @@ impl Buffer {
     /// time, possibly mid-buffer, yet still take the next seq. A history row
     /// whose msgid is already held is dropped as a duplicate (chat history and
     /// a join replay can overlap); one without a msgid is dropped when it
-    /// repeats a row held before the replay began (see [`Replay`]).
+    /// repeats a row held before the replay began (see `Replay` in this file).
     pub fn push(&mut self, new: NewRow) -> Pushed {
         let history = new.in_history_batch
             || (new.server_time && self.newest_server_time.is_some_and(|n| new.time < n));
