@@ -9,16 +9,19 @@
 use std::time::Duration;
 
 use anyhow::{bail, ensure, Context, Result};
+use rete_actors::{RawOutHook, ReteOptions, Verdict};
 use rete_engine::buffer::BufferKind;
 use rete_engine::event::{ConnState, Event};
 use rete_engine::ids::BufferId;
+use rete_engine::ids::SessionId;
 use rete_engine::row::{Payload, Row};
 use rete_engine::session::ChannelSpec;
+use std::sync::{Arc, Mutex};
 
 use super::bot::{Bot, BotConfig, DEFAULT_TIMEOUT};
 use super::inspircd::Inspircd;
 use super::live_tests_session::{
-    bot_sees_member, is_status, plain, session_config, spec, Live, WAIT,
+    bot_sees_member, eventually, is_status, plain, session_config, spec, Live, WAIT,
 };
 use super::msg::Msg;
 use super::ngircd::Ngircd;
@@ -81,6 +84,18 @@ impl Target {
 
     /// A session for `nick` with this login (the right one unless told otherwise).
     pub async fn session(&self, nick: &str, channels: &[&str], wrong_login: bool) -> Result<Live> {
+        self.session_with(nick, channels, wrong_login, ReteOptions::default())
+            .await
+    }
+
+    /// [`Target::session`] with engine options (a raw-out hook).
+    pub async fn session_with(
+        &self,
+        nick: &str,
+        channels: &[&str],
+        wrong_login: bool,
+        options: ReteOptions,
+    ) -> Result<Live> {
         let mut config = session_config(nick);
         config.channels = channels
             .iter()
@@ -96,7 +111,7 @@ impl Target {
             None => (self.server.port(), self.password.clone()),
         };
         config.password = Some(login);
-        Live::start(spec(config, plain(port))).await
+        Live::start_with(options, spec(config, plain(port))).await
     }
 
     /// Everything the servers said, for failure messages.
@@ -425,12 +440,70 @@ pub async fn direct_suite(target: &mut Target) -> Result<()> {
     Ok(())
 }
 
+/// Every JOIN line the session sent, in order.
+#[derive(Default)]
+pub struct JoinRecorder {
+    joins: Mutex<Vec<String>>,
+}
+
+impl JoinRecorder {
+    fn since(&self, from: usize) -> Vec<String> {
+        self.joins
+            .lock()
+            .map(|j| j.get(from..).unwrap_or_default().to_vec())
+            .unwrap_or_default()
+    }
+}
+
+impl RawOutHook for JoinRecorder {
+    fn on_raw_out(&self, _session: &SessionId, line: &str) -> Verdict {
+        if let Some(rest) = line.strip_prefix("JOIN ") {
+            if let Ok(mut joins) = self.joins.lock() {
+                joins.push(rest.to_owned());
+            }
+        }
+        Verdict::Allow
+    }
+}
+
+/// ZNC restarts: the session reconnects to it and asks again for the channels it wants:
+/// #scen, and neither the kicked #kick nor the parted #gone. (Which channels ZNC itself
+/// rejoins upstream is ZNC's business: it may have saved its channel list.)
+pub async fn znc_restart(target: &mut Target, live: &Live, joins: &JoinRecorder) -> Result<()> {
+    let Some(znc) = target.znc.as_mut() else {
+        bail!("no ZNC in this target");
+    };
+    let before = joins.since(0).len();
+    znc.restart().await?;
+    live.wait_events("the reconnecting state", |e| {
+        e.contains(&Event::State(ConnState::Reconnecting))
+    })
+    .await?;
+    live.wait_state(ConnState::Connected).await?;
+    // The rejoins go out together right after 001; whether ZNC can act on them at once
+    // (it may not be back on the server yet) is ZNC's business.
+    let asked = eventually("the JOIN for #scen", WAIT, || {
+        let asked = joins.since(before);
+        async move { asked.iter().any(|j| j == "#scen").then_some(asked) }
+    })
+    .await?;
+    ensure!(
+        !asked.iter().any(|j| j == "#kick" || j == "#gone"),
+        "a kicked or parted channel asked for again: {asked:?}"
+    );
+    Ok(())
+}
+
 /// The suite through ZNC: what ZNC leaves to its client (registration and nick handling
 /// are ZNC's own), then detach and reattach.
 pub async fn znc_suite(target: &mut Target, keeps_buffer: bool) -> Result<()> {
     scenario!(target, "wrong ZNC password", wrong_password(target));
     scenario!(target, "reattach", znc_reattach(target, keeps_buffer));
-    let live = target.session(ME, &[], false).await?;
+    let joins = Arc::new(JoinRecorder::default());
+    let options = ReteOptions {
+        raw_out_hook: Some(joins.clone()),
+    };
+    let live = target.session_with(ME, &[], false, options).await?;
     live.wait_state(ConnState::Connected).await?;
     let mut alice = target.bot("alice").await?;
     scenario!(target, "messages", messages(&live, &mut alice));
@@ -439,6 +512,7 @@ pub async fn znc_suite(target: &mut Target, keeps_buffer: bool) -> Result<()> {
     scenario!(target, "kick", kick(&live, &mut alice));
     scenario!(target, "part", part(&live, &mut alice));
     alice.quit().await;
+    scenario!(target, "ZNC restart", znc_restart(target, &live, &joins));
     Ok(())
 }
 

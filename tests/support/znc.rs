@@ -142,6 +142,16 @@ impl Znc {
         format!("{USER}/{NETWORK}:not-{}", self.password)
     }
 
+    /// Kills ZNC (as a crash would look to its clients and to the server) and starts it
+    /// again on the same port with the same config, which knows only the configured
+    /// channels: channels joined since were never saved.
+    pub async fn restart(&mut self) -> Result<()> {
+        if let Some(mut child) = self.child.take() {
+            child.kill();
+        }
+        self.spawn().await
+    }
+
     /// ZNC's console output, for a failing test to print.
     pub fn log(&self) -> String {
         let console = self
