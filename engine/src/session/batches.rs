@@ -73,10 +73,14 @@ impl Session {
                 params: params.iter().skip(2).map(|p| (*p).to_owned()).collect(),
                 parent: line.tag("batch").map(|b| b.into_owned()),
             };
+            if HISTORY_TYPES.contains(&batch.kind.as_str()) {
+                self.note_playback_time(line);
+            }
             self.batches.open.insert(r.to_owned(), batch);
         } else if let Some(r) = reference.strip_prefix('-') {
             let closed = self.batches.open.remove(r);
             if closed.is_some_and(|b| HISTORY_TYPES.contains(&b.kind.as_str())) {
+                self.note_playback_time(line);
                 self.buffers.end_replays();
             }
         }

@@ -119,6 +119,12 @@ pub struct Session {
     /// connection (001, our own JOINs); older server times are replays.
     #[serde(skip)]
     pub(crate) attached_at: Option<UnixMillis>,
+    /// The newest server time on a history batch's own BATCH line: the
+    /// moment a bouncer played back its buffer. ZNC stamps a line it buffered
+    /// with the time it read it, which can be that very millisecond, so a
+    /// line outside a batch at or before it is a replay too.
+    #[serde(skip)]
+    pub(crate) playback_at: Option<UnixMillis>,
     /// Set once QUIT is queued: what is still queued goes out unpaced, since
     /// the link is closing and pacing would only lose it.
     #[serde(skip)]
@@ -163,6 +169,7 @@ impl Session {
             events: VecDeque::new(),
             pending_secrets: Vec::new(),
             attached_at: None,
+            playback_at: None,
             query_cap_reported: false,
             closing: false,
             now: Now::default(),
@@ -379,6 +386,7 @@ impl Session {
         self.who.clear();
         self.outbox.reset(now);
         self.attached_at = None;
+        self.playback_at = None;
         self.query_cap_reported = false;
         self.closing = false;
         self.connection.server_name = None;
@@ -437,9 +445,9 @@ impl Session {
         let server_time = line
             .tag("time")
             .and_then(|t| crate::timefmt::parse_server_time(&t));
-        let replayed = server_time
-            .zip(self.attached_at)
-            .is_some_and(|(t, at)| t < at);
+        let replayed = server_time.is_some_and(|t| {
+            self.attached_at.is_some_and(|at| t < at) || self.playback_at.is_some_and(|at| t <= at)
+        });
         NewRow {
             time: server_time.unwrap_or(self.now.wall),
             server_time: server_time.is_some(),
@@ -458,11 +466,15 @@ impl Session {
         if self.batches.is_history(line) {
             return;
         }
-        let server_time = line
-            .tag("time")
-            .and_then(|t| crate::timefmt::parse_server_time(&t));
-        if let Some(t) = server_time {
+        if let Some(t) = line_time(line) {
             self.attached_at = Some(self.attached_at.map_or(t, |at| at.max(t)));
+        }
+    }
+
+    /// Notes the server time of a history batch's BATCH line (see `playback_at`).
+    fn note_playback_time(&mut self, line: &Line<'_>) {
+        if let Some(t) = line_time(line) {
+            self.playback_at = Some(self.playback_at.map_or(t, |at| at.max(t)));
         }
     }
 
@@ -489,6 +501,12 @@ impl Session {
     fn learn_channel_key(&mut self, key: &str) {
         self.secrets = self.secrets.extended([key]);
     }
+}
+
+/// The line's server time, if tagged.
+fn line_time(line: &Line<'_>) -> Option<UnixMillis> {
+    line.tag("time")
+        .and_then(|t| crate::timefmt::parse_server_time(&t))
 }
 
 /// The secrets a configuration holds: the server password, the SASL

@@ -1308,3 +1308,35 @@ fn private_messages_from_many_nicks_open_at_most_the_allowed_query_buffers() {
         .find_buffer(BufferKind::Query, "someone")
         .is_some());
 }
+
+#[test]
+fn a_notice_znc_read_in_the_millisecond_of_the_attach_is_still_history() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    // Observed from ZNC 1.8 in front of ngircd (no server-time upstream): ZNC stamps what it
+    // buffers with the time it read it, here the very millisecond of the attach; the query
+    // notices come after the playback batch, and our JOIN only after them.
+    t.feed("@time=2026-09-30T12:00:00.000Z :srv 001 rete :Welcome");
+    t.feed("@time=2026-09-30T12:10:00.495Z :znc.in BATCH +q znc.in/playback alice");
+    t.feed("@batch=q;time=2026-09-30T12:10:00.495Z :alice!a@h PRIVMSG rete :away");
+    t.feed("@time=2026-09-30T12:10:00.495Z :znc.in BATCH -q");
+    t.feed("@time=2026-09-30T12:10:00.495Z :alice!a@h NOTICE rete :away notice");
+    t.feed("@time=2026-09-30T12:10:01.496Z :rete!u@h JOIN #rete");
+    t.feed("@time=2026-09-30T12:10:02.000Z :alice!a@h NOTICE rete :live notice");
+    let rows: Vec<(String, bool)> = t
+        .buffer_rows(BufferKind::Query, "alice")
+        .into_iter()
+        .filter_map(|(_, p, h)| match p {
+            Payload::Privmsg { text } | Payload::Notice { text } => Some((text.to_string(), h)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("away".to_owned(), true),
+            ("away notice".to_owned(), true),
+            ("live notice".to_owned(), false)
+        ]
+    );
+}
