@@ -5,3 +5,4 @@
 pub mod client;
 pub mod config;
 pub mod input;
+pub mod tui;

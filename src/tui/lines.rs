@@ -1,0 +1,165 @@
+//! The part of a buffer the screen shows: read straight from the engine's
+//! rows (newest at the bottom), `scroll` rows up from the end, wrapped at the
+//! width; with the unread marker after the last row seen and a day-changed
+//! line wherever two rows fall on different days.
+//!
+//! Only the rows that fit are formatted, so a frame of a 50,000-row buffer
+//! costs what its 50 visible rows cost.
+
+use super::look::Look;
+use super::rows::row_line;
+use super::wrap::wrap;
+use ratatui::style::{Color, Style};
+use ratatui::text::Line;
+use rete_engine::row::Row;
+
+/// The marker line's text.
+pub const UNREAD: &str = "──── unread ────";
+
+/// Where the screen looks into a buffer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Viewport {
+    /// Columns.
+    pub width: usize,
+    /// Screen lines.
+    pub height: usize,
+    /// Rows hidden below the screen (0 = following the end).
+    pub scroll: usize,
+}
+
+/// The visible screen lines, oldest first, at most `height` of them.
+pub fn visible<'a, I>(
+    rows: I,
+    view: Viewport,
+    nick: &str,
+    look: &Look,
+    unread_after: Option<u64>,
+) -> Vec<Line<'static>>
+where
+    I: DoubleEndedIterator<Item = &'a Row>,
+{
+    let mut out: Vec<Line<'static>> = Vec::with_capacity(view.height + 4);
+    let mut newer: Option<&Row> = None;
+    for row in rows.rev().skip(view.scroll) {
+        if out.len() >= view.height {
+            break;
+        }
+        if let Some(newer) = newer {
+            if look.day(newer.time) != look.day(row.time) {
+                out.push(day_changed(newer, look));
+            }
+            if unread_after == Some(row.seq) {
+                out.push(Line::styled(UNREAD, Style::new().fg(Color::Red)));
+            }
+        }
+        let mut wrapped = wrap(row_line(row, nick, look), view.width);
+        while let Some(line) = wrapped.pop() {
+            out.push(line);
+        }
+        newer = Some(row);
+    }
+    out.truncate(view.height);
+    out.reverse();
+    out
+}
+
+fn day_changed(row: &Row, look: &Look) -> Line<'static> {
+    let day = look.day(row.time).format("%A, %-d %B %Y");
+    Line::styled(
+        format!("-!- day changed to {day}"),
+        Style::new().fg(Color::Indexed(8)),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rete_engine::clock::UnixMillis;
+    use rete_engine::row::Payload;
+
+    const T0: i64 = 1_790_769_601_000; // 2026-09-30 12:00:01 UTC
+
+    fn rows(n: u64) -> Vec<Row> {
+        (1..=n)
+            .map(|seq| Row {
+                seq,
+                time: UnixMillis(T0 + seq as i64 * 60_000),
+                msgid: None,
+                from: "bob".into(),
+                history: false,
+                payload: Payload::Privmsg {
+                    text: format!("m{seq}").into(),
+                },
+            })
+            .collect()
+    }
+
+    fn look() -> Look {
+        Look::in_fixed_zone(0)
+    }
+
+    fn text(lines: &[Line<'_>]) -> Vec<String> {
+        lines
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn follows_the_end_and_scrolls_back_by_rows() {
+        let all = rows(10);
+        let v = Viewport {
+            width: 40,
+            height: 3,
+            scroll: 0,
+        };
+        assert_eq!(
+            text(&visible(all.iter(), v, "me", &look(), None)),
+            ["12:08 <bob> m8", "12:09 <bob> m9", "12:10 <bob> m10"]
+        );
+        let v = Viewport { scroll: 5, ..v };
+        assert_eq!(
+            text(&visible(all.iter(), v, "me", &look(), None)),
+            ["12:03 <bob> m3", "12:04 <bob> m4", "12:05 <bob> m5"]
+        );
+        let v = Viewport { scroll: 100, ..v };
+        assert!(visible(all.iter(), v, "me", &look(), None).is_empty());
+    }
+
+    #[test]
+    fn wrapped_rows_fill_from_the_bottom() {
+        let all = rows(3);
+        let v = Viewport {
+            width: 8,
+            height: 3,
+            scroll: 0,
+        };
+        // "12:03 <bob> m3" is 14 columns: two screen lines.
+        assert_eq!(
+            text(&visible(all.iter(), v, "me", &look(), None)),
+            ["ob> m2", "12:03 <b", "ob> m3"]
+        );
+    }
+
+    #[test]
+    fn unread_marker_and_day_change() {
+        let mut all = rows(3);
+        all[2].time = UnixMillis(T0 + 86_400_000);
+        let v = Viewport {
+            width: 60,
+            height: 10,
+            scroll: 0,
+        };
+        let got = text(&visible(all.iter(), v, "me", &look(), Some(1)));
+        assert_eq!(
+            got,
+            [
+                "12:01 <bob> m1",
+                UNREAD,
+                "12:02 <bob> m2",
+                "-!- day changed to Thursday, 1 October 2026",
+                "12:00 <bob> m3",
+            ]
+        );
+    }
+}
