@@ -316,7 +316,7 @@ fn set_usage_and_unknown_keys() {
     assert_eq!(err("/set control.port 1 2"), "usage: /set <key> <value>");
     assert_eq!(
         err("/set colour red"),
-        "unknown setting: colour (known: control.enabled, control.debug, control.send, control.port)"
+        "unknown setting: colour (known: control.enabled, control.debug, control.send, control.port, time_format, mirc_colours, nicklist, highlights)"
     );
 }
 

@@ -211,7 +211,7 @@ mod tests {
         let rows = [said(1, "one"), said(2, "two")];
         let look = Look::in_fixed_zone(0);
         s.lines = visible(
-            rows.iter(),
+            rows.iter().rev(),
             Viewport {
                 width: 40,
                 height: 3,
@@ -271,7 +271,7 @@ mod tests {
         let mut t = terminal(50, 6);
         let mut s = base();
         s.lines = visible(
-            rows.iter(),
+            rows.iter().rev(),
             Viewport {
                 width: 50,
                 height: 3,
@@ -298,7 +298,7 @@ mod tests {
         let mut t = terminal(20, 6);
         let mut s = base();
         s.lines = visible(
-            rows.iter(),
+            rows.iter().rev(),
             Viewport {
                 width: 20,
                 height: 3,

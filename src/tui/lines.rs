@@ -27,20 +27,21 @@ pub struct Viewport {
     pub scroll: usize,
 }
 
-/// The visible screen lines, oldest first, at most `height` of them.
+/// The visible screen lines, oldest first, at most `height` of them, from
+/// `newest_first` (a buffer's rows from the end).
 pub fn visible<'a, I>(
-    rows: I,
+    newest_first: I,
     view: Viewport,
     nick: &str,
     look: &Look,
     unread_after: Option<u64>,
 ) -> Vec<Line<'static>>
 where
-    I: DoubleEndedIterator<Item = &'a Row>,
+    I: Iterator<Item = &'a Row>,
 {
     let mut out: Vec<Line<'static>> = Vec::with_capacity(view.height + 4);
     let mut newer: Option<&Row> = None;
-    for row in rows.rev().skip(view.scroll) {
+    for row in newest_first.skip(view.scroll) {
         if out.len() >= view.height {
             break;
         }
@@ -61,6 +62,21 @@ where
     out.truncate(view.height);
     out.reverse();
     out
+}
+
+/// A buffer's rows from the end with reterm's notes among them: `notes`
+/// (oldest first) each hold in `seq` the row they follow.
+pub fn with_notes<'a, I>(newest_first: I, notes: &'a [Row]) -> impl Iterator<Item = &'a Row> + 'a
+where
+    I: Iterator<Item = &'a Row> + 'a,
+{
+    let mut rows = newest_first.peekable();
+    let mut notes = notes.iter().rev().peekable();
+    std::iter::from_fn(move || match (rows.peek(), notes.peek()) {
+        (Some(row), Some(note)) if note.seq >= row.seq => notes.next(),
+        (Some(_), _) => rows.next(),
+        (None, _) => notes.next(),
+    })
 }
 
 fn day_changed(row: &Row, look: &Look) -> Line<'static> {
@@ -114,16 +130,16 @@ mod tests {
             scroll: 0,
         };
         assert_eq!(
-            text(&visible(all.iter(), v, "me", &look(), None)),
+            text(&visible(all.iter().rev(), v, "me", &look(), None)),
             ["12:08 <bob> m8", "12:09 <bob> m9", "12:10 <bob> m10"]
         );
         let v = Viewport { scroll: 5, ..v };
         assert_eq!(
-            text(&visible(all.iter(), v, "me", &look(), None)),
+            text(&visible(all.iter().rev(), v, "me", &look(), None)),
             ["12:03 <bob> m3", "12:04 <bob> m4", "12:05 <bob> m5"]
         );
         let v = Viewport { scroll: 100, ..v };
-        assert!(visible(all.iter(), v, "me", &look(), None).is_empty());
+        assert!(visible(all.iter().rev(), v, "me", &look(), None).is_empty());
     }
 
     #[test]
@@ -136,9 +152,37 @@ mod tests {
         };
         // "12:03 <bob> m3" is 14 columns: two screen lines.
         assert_eq!(
-            text(&visible(all.iter(), v, "me", &look(), None)),
+            text(&visible(all.iter().rev(), v, "me", &look(), None)),
             ["ob> m2", "12:03 <b", "ob> m3"]
         );
+    }
+
+    #[test]
+    fn notes_follow_the_row_they_were_added_after() {
+        let all = rows(3);
+        let mut note = rows(1).remove(0);
+        note.seq = 2;
+        note.payload = Payload::ClientStatus {
+            text: "topic: x".into(),
+        };
+        let notes = [note];
+        let merged: Vec<u64> = with_notes(all.iter().rev(), &notes)
+            .map(|r| r.seq)
+            .collect();
+        assert_eq!(merged, [3, 2, 2, 1]);
+        let v = Viewport {
+            width: 40,
+            height: 4,
+            scroll: 0,
+        };
+        let got = text(&visible(
+            with_notes(all.iter().rev(), &notes),
+            v,
+            "me",
+            &look(),
+            None,
+        ));
+        assert_eq!(got[2], "12:01 -!- topic: x");
     }
 
     #[test]
@@ -150,7 +194,7 @@ mod tests {
             height: 10,
             scroll: 0,
         };
-        let got = text(&visible(all.iter(), v, "me", &look(), Some(1)));
+        let got = text(&visible(all.iter().rev(), v, "me", &look(), Some(1)));
         assert_eq!(
             got,
             [
