@@ -41,6 +41,7 @@ where
 {
     let mut out: Vec<Line<'static>> = Vec::with_capacity(view.height + 4);
     let mut newer: Option<&Row> = None;
+    let mut marked = false;
     for row in newest_first.skip(view.scroll) {
         if out.len() >= view.height {
             break;
@@ -49,8 +50,10 @@ where
             if look.day(newer.time) != look.day(row.time) {
                 out.push(day_changed(newer, look));
             }
-            if unread_after == Some(row.seq) {
+            // Once, below the newest row holding that seq (notes share it).
+            if !marked && unread_after == Some(row.seq) {
                 out.push(Line::styled(UNREAD, Style::new().fg(Color::Red)));
+                marked = true;
             }
         }
         let mut wrapped = wrap(row_line(row, nick, look), view.width);
@@ -183,6 +186,29 @@ mod tests {
             None,
         ));
         assert_eq!(got[2], "12:01 -!- topic: x");
+    }
+
+    #[test]
+    fn unread_marker_shows_once_when_notes_share_its_seq() {
+        let all = rows(3);
+        let mut note = rows(1).remove(0);
+        note.seq = 2;
+        note.payload = Payload::ClientStatus { text: "n".into() };
+        let notes = [note.clone(), note];
+        let v = Viewport {
+            width: 40,
+            height: 10,
+            scroll: 0,
+        };
+        let got = text(&visible(
+            with_notes(all.iter().rev(), &notes),
+            v,
+            "me",
+            &look(),
+            Some(2),
+        ));
+        assert_eq!(got.iter().filter(|l| *l == UNREAD).count(), 1, "{got:?}");
+        assert_eq!(got[4], UNREAD, "{got:?}");
     }
 
     #[test]

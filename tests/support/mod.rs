@@ -41,6 +41,7 @@ pub mod live_tests_session;
 pub mod msg;
 pub mod ports;
 pub mod process;
+pub mod pty_reterm;
 pub mod sasl_tests_session;
 pub mod tls;
 pub mod updates_tests_tools;

@@ -45,7 +45,9 @@ pub async fn run(mut app: App) -> anyhow::Result<()> {
     let mut term = terminal::Term::enter()?;
     let mut keys = terminal::input()?;
     let mut ui = Ui::default();
-    if app.networks.is_empty() {
+    // A first run (or a config without networks) starts in reterm's own
+    // buffer, where the hint about the config file is.
+    if app.networks.is_empty() || app.loaded.created {
         app.own_focused = true;
     }
     app.greet();
