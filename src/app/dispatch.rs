@@ -5,6 +5,8 @@ use super::buffers::{self, Key};
 use super::{say, App, Current, Mode};
 use anyhow::{anyhow, bail, Result};
 use rete_engine::buffer::BufferKind;
+use rete_engine::event::ConnState;
+use reterm::client::credentials::login_credentials;
 use reterm::config::{set_control, ControlSetting};
 use reterm::input::{help_text, Command, ControlCommand, Input, IrcCommand, Setting};
 
@@ -37,6 +39,16 @@ pub async fn say_text(app: &mut App, text: String) -> Result<()> {
     command(app, net, move |c| c.privmsg(&name, &text)).await
 }
 
+/// A network's connection state now.
+async fn state(app: &App, net: usize) -> ConnState {
+    app.networks[net]
+        .session
+        .reader()
+        .read(|v| v.state())
+        .await
+        .unwrap_or(ConnState::Disconnected)
+}
+
 /// Whether we are in the current channel now.
 async fn joined(app: &App, net: usize) -> bool {
     let Some(current) = app.current.clone() else {
@@ -54,7 +66,14 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
     match cmd {
         Command::Connect { network } => {
             let i = network_named(app, &network)?;
-            app.networks[i].session.sender().connect();
+            let name = app.networks[i].config.name.clone();
+            match state(app, i).await {
+                ConnState::Connected => say(&format!("-!- {name} is already connected")),
+                ConnState::Connecting => say(&format!("-!- {name} is already connecting")),
+                ConnState::Reconnecting | ConnState::Disconnected => {
+                    app.networks[i].session.sender().connect()
+                }
+            }
             Ok(())
         }
         Command::Disconnect { network } => {
@@ -62,6 +81,13 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
                 Some(n) => network_named(app, &n)?,
                 None => current_network(app)?,
             };
+            if state(app, i).await == ConnState::Disconnected {
+                say(&format!(
+                    "-!- {} is not connected",
+                    app.networks[i].config.name
+                ));
+                return Ok(());
+            }
             app.networks[i].session.sender().disconnect(None);
             Ok(())
         }
@@ -95,10 +121,12 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
         }
         Command::Msg { target, text } => {
             let net = current_network(app)?;
+            app.masks[net].add(login_credentials(&target, &text));
             command(app, net, move |c| c.privmsg(&target, &text)).await
         }
         Command::Notice { target, text } => {
             let net = current_network(app)?;
+            app.masks[net].add(login_credentials(&target, &text));
             command(app, net, move |c| c.notice(&target, &text)).await
         }
         Command::Me { text } => {

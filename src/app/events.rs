@@ -57,9 +57,10 @@ pub fn buffer_note(app: &mut App, at: &NoteAt<'_>, text: &str) {
     if app.mode == Mode::Line {
         let network = &app.networks[at.net].config.name;
         say(&format!(
-            "[{}] {} -!- {}",
+            "[{}] {} {} -!- {}",
             super::render::escape(network),
             super::render::escape(at.name),
+            super::render::clock_now(),
             text
         ));
         return;
@@ -104,6 +105,7 @@ pub async fn on_event(app: &mut App, event: SessionEvent) -> Noted {
             let Ok(Some((line, target, level, highlight, own_join))) = seen else {
                 return Noted::Nothing;
             };
+            let line = app.masks[index].mask(&line).into_owned();
             if app.mode == Mode::Line {
                 say(&line);
             } else if own_join && !row_is_history(&line) {

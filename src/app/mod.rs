@@ -97,6 +97,9 @@ pub struct App {
     /// Buffers `/close`d: left out of the list until focused again (a
     /// `/join`, a `/query`, or new activity in them).
     closed: HashSet<(usize, BufferId)>,
+    /// Per network: service-login credentials the person sent, masked in
+    /// every later row shown or written.
+    masks: Vec<reterm::client::credentials::Masks>,
     /// Buffers `/clear`ed, with the last seq hidden.
     cleared: HashMap<(usize, BufferId), u64>,
     /// Where rows are also written; `None` unless `logging = true`.
@@ -126,6 +129,7 @@ impl App {
                 session,
             });
         }
+        let network_count = networks.len();
         let mut app = App {
             control: control::Control::new(rete.clone()),
             rete,
@@ -143,6 +147,7 @@ impl App {
             notes: notes::Notes::default(),
             own: (mode == Mode::Screen).then(notices::Notices::install),
             closed: HashSet::new(),
+            masks: vec![Default::default(); network_count],
             cleared: HashMap::new(),
             transcripts: start_transcripts(loaded_logging),
             quit: false,

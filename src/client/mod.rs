@@ -6,6 +6,7 @@
 //! - `highlight.rs`: whether a row calls for the person (nick or a word).
 //! - `editor.rs`: the input line (cursor, kill buffer) and its history.
 //! - `complete.rs`: tab completion of nicks, channels and commands.
+//! - `credentials.rs`: service-login credentials, masked in later rows.
 //! - `mirc.rs`: mIRC formatting codes as styled segments.
 //! - `colour.rs`: a nick's colour from a stable hash.
 //! - `names.rs`: the names summary shown on join and `/names` in columns.
@@ -14,6 +15,7 @@
 pub mod activity;
 pub mod colour;
 pub mod complete;
+pub mod credentials;
 pub mod editor;
 pub mod highlight;
 pub mod mirc;

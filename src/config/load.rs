@@ -76,10 +76,19 @@ pub fn load_or_create(path: &Path) -> Result<LoadedConfig, ConfigError> {
     })
 }
 
-/// Writes the template (and its private directory) and returns its text.
+/// Writes the template and returns its text. The default directory
+/// (`~/.rete`) is created private when missing; any other directory must
+/// exist already, so a mistyped `--config` path never grows a directory tree.
 fn create(path: &Path) -> Result<String, ConfigError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        create_private_dir(dir).map_err(|e| ConfigError::io(dir, "create directory", e))?;
+        let default_dir = default_path().ok();
+        let is_default = default_dir.as_deref().and_then(Path::parent) == Some(dir);
+        if is_default {
+            create_private_dir(dir).map_err(|e| ConfigError::io(dir, "create directory", e))?;
+        } else if !dir.is_dir() {
+            let missing = io::Error::new(io::ErrorKind::NotFound, "its directory does not exist");
+            return Err(ConfigError::io(path, "create", missing));
+        }
     }
     let text = template();
     replace_file(path, text.as_bytes(), FILE_MODE)

@@ -1,6 +1,7 @@
 //! Display settings, changed with `/set` (`time_format`, `mirc_colours`,
 //! `nicklist`, `highlights`).
 
+use crate::client::credentials::Masks;
 use chrono::format::{Item, StrftimeItems};
 use chrono::{DateTime, FixedOffset, Local, NaiveDate};
 use rete_engine::clock::UnixMillis;
@@ -21,6 +22,8 @@ pub struct Look {
     pub highlights: Vec<String>,
     /// Time zone; `None` is the local one. Tests pin it.
     pub zone: Option<FixedOffset>,
+    /// Service-login credentials of the session drawn, masked in its rows.
+    pub masks: Masks,
 }
 
 impl Default for Look {
@@ -31,6 +34,7 @@ impl Default for Look {
             nicklist: true,
             highlights: Vec::new(),
             zone: None,
+            masks: Masks::default(),
         }
     }
 }

@@ -52,7 +52,10 @@ pub fn row_line(row: &Row, nick: &str, look: &Look) -> Line<'static> {
         }
         _ => {
             spans.push(Span::styled("-!- ", NOTICE));
-            spans.push(Span::styled(event_text(row), NOTICE));
+            spans.push(Span::styled(
+                look.masks.mask(&event_text(row)).into_owned(),
+                NOTICE,
+            ));
         }
     }
     if row.history {
@@ -109,11 +112,12 @@ pub fn event_text(row: &Row) -> String {
 }
 
 fn push_text(spans: &mut Vec<Span<'static>>, text: &str, look: &Look) {
+    let text = look.masks.mask(text);
     if !look.mirc {
-        spans.push(Span::raw(display_escape(text).into_owned()));
+        spans.push(Span::raw(display_escape(&text).into_owned()));
         return;
     }
-    for (format, piece) in segments(text) {
+    for (format, piece) in segments(&text) {
         spans.push(Span::styled(piece, style_of(format)));
     }
 }

@@ -78,6 +78,8 @@ pub async fn build(app: &App, ui: &mut Ui, area: Rect) -> (Screen, Vec<Entry>) {
                 .copied()
                 .unwrap_or(0);
             let nicklist_on = look.nicklist;
+            let mut look = look.clone();
+            look.masks = app.masks[current.network].clone();
             let read = net
                 .session
                 .reader()

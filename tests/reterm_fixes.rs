@@ -1,0 +1,265 @@
+//! Bugs found by using reterm as a new user would, each pinned by a test: a real reterm
+//! process in line mode (stdin commands, stdout lines) against a real InspIRCd and
+//! raw-socket bots.
+
+mod support;
+
+use std::fs;
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{ensure, Context, Result};
+use support::cli_tests_reterm::{parse_row, reterm_command, RetermProcess};
+use support::{Bot, Inspircd, InspircdConfig, Msg};
+use tempfile::TempDir;
+
+const NET: &str = "test";
+const NICK: &str = "rt";
+const WAIT: Duration = Duration::from_secs(15);
+
+fn home_with(config: &str) -> Result<TempDir> {
+    let home = tempfile::Builder::new().prefix("reterm-fixes-").tempdir()?;
+    let dir = home.path().join(".rete");
+    fs::create_dir_all(&dir)?;
+    fs::write(dir.join("reterm.toml"), config)?;
+    Ok(home)
+}
+
+fn network(port: u16, channels: &str, extra: &str) -> String {
+    format!(
+        "{extra}[[networks]]\nname = \"{NET}\"\nhost = \"127.0.0.1\"\nport = {port}\nnick = \"{NICK}\"\n\
+         channels = [{channels}]\nautoconnect = true\n"
+    )
+}
+
+/// A row of `buffer` whose body satisfies `body`.
+fn row_where<'a>(
+    buffer: &'a str,
+    body: impl Fn(&str) -> bool + 'a,
+) -> impl FnMut(&str) -> bool + 'a {
+    move |l| parse_row(l).is_some_and(|r| r.network == NET && r.buffer == buffer && body(r.body))
+}
+
+struct Session {
+    _ircd: Inspircd,
+    home: TempDir,
+    reterm: RetermProcess,
+    bot: Bot,
+}
+
+/// InspIRCd, a bot `bot` in #rete (an op there, having joined first), and reterm in #rete.
+async fn start(extra: &str) -> Result<Session> {
+    let ircd = Inspircd::start(InspircdConfig::new()).await?;
+    let mut bot = Bot::connect(ircd.port(), "bot").await?;
+    bot.join("#rete").await?;
+    let home = home_with(&network(ircd.port(), "\"#rete\"", extra))?;
+    let mut reterm = RetermProcess::spawn(home.path(), &[])?;
+    reterm
+        .wait_for_line(
+            row_where("#rete", |b| {
+                b.starts_with("--> rt ") && b.ends_with(" joined")
+            }),
+            WAIT,
+        )
+        .await?;
+    Ok(Session {
+        _ircd: ircd,
+        home,
+        reterm,
+        bot,
+    })
+}
+
+/// `/quote TOPIC #c` and `/quote NAMES #c` are answered with state the engine keeps rather
+/// than rows; reterm shows the answer (they printed nothing).
+#[tokio::test]
+async fn quoted_topic_and_names_are_shown() -> Result<()> {
+    let Session {
+        _ircd,
+        home: _home,
+        mut reterm,
+        mut bot,
+    } = start("").await?;
+    bot.send("TOPIC #rete :the rete topic").await?;
+    reterm
+        .wait_for_line(
+            row_where("#rete", |b| b == "-!- bot set the topic: the rete topic"),
+            WAIT,
+        )
+        .await?;
+    reterm.send("/quote TOPIC #rete").await?;
+    reterm
+        .wait_for_line(
+            row_where("#rete", |b| b == "-!- topic: the rete topic (set by bot)"),
+            WAIT,
+        )
+        .await?;
+    reterm.send("/quote NAMES #rete").await?;
+    reterm
+        .wait_for_line(
+            row_where("#rete", |b| b == "-!- 2 nicks: 1 op, 1 normal"),
+            WAIT,
+        )
+        .await?;
+    let columns = reterm
+        .lines()
+        .iter()
+        .any(|l| parse_row(l).is_some_and(|r| r.body == "-!- [@bot] [rt  ]"));
+    ensure!(columns, "no names columns: {:#?}", reterm.lines());
+    // The /topic and /names commands do the same.
+    reterm.send("/topic").await?;
+    reterm
+        .wait_for_line(
+            row_where("#rete", |b| b == "-!- topic: the rete topic (set by bot)"),
+            WAIT,
+        )
+        .await?;
+    reterm.send("/names").await?;
+    reterm
+        .wait_for_line(
+            row_where("#rete", |b| b == "-!- 2 nicks: 1 op, 1 normal"),
+            WAIT,
+        )
+        .await?;
+    Ok(())
+}
+
+/// Text typed in a channel reterm was kicked from is refused, not sent.
+#[tokio::test]
+async fn text_after_a_kick_is_refused_and_not_sent() -> Result<()> {
+    let Session {
+        _ircd,
+        home: _home,
+        mut reterm,
+        mut bot,
+    } = start("").await?;
+    bot.send(&format!("KICK #rete {NICK} :out")).await?;
+    reterm
+        .wait_for_line(
+            row_where("#rete", |b| b.starts_with("<-- rt was kicked by bot")),
+            WAIT,
+        )
+        .await?;
+    reterm.send("still here?").await?;
+    reterm
+        .wait_for_line(|l| l == "error: not in #rete — /join #rete", WAIT)
+        .await?;
+    reterm.send("/msg bot sentinel").await?;
+    let seen = bot
+        .collect_until(|l| Msg::parse(l).param(1) == "sentinel", WAIT)
+        .await?;
+    ensure!(!seen.iter().any(|l| l.contains("still here?")), "{seen:#?}");
+    Ok(())
+}
+
+/// `/connect` while connected and `/disconnect` while disconnected say that they do nothing.
+#[tokio::test]
+async fn commands_that_do_nothing_say_so() -> Result<()> {
+    let Session {
+        _ircd,
+        home: _home,
+        mut reterm,
+        bot: _bot,
+    } = start("").await?;
+    reterm.send(&format!("/connect {NET}")).await?;
+    reterm
+        .wait_for_line(|l| l == format!("-!- {NET} is already connected"), WAIT)
+        .await?;
+    reterm.send("/disconnect").await?;
+    reterm
+        .wait_for_line(|l| l == format!("[{NET}] -!- disconnected"), WAIT)
+        .await?;
+    reterm.send("/disconnect").await?;
+    reterm
+        .wait_for_line(|l| l == format!("-!- {NET} is not connected"), WAIT)
+        .await?;
+    Ok(())
+}
+
+/// A password a service echoes back after a login reterm masked is masked in what reterm
+/// prints and writes to the transcript for that session.
+#[tokio::test]
+async fn a_password_a_service_echoes_is_masked() -> Result<()> {
+    let Session {
+        _ircd,
+        home,
+        mut reterm,
+        bot: _bot,
+    } = start("logging = true\n").await?;
+    let mut nickserv = Bot::connect(_ircd.port(), "NickServ").await?;
+    reterm
+        .send("/msg NickServ REGISTER hunter2pw e@example.org")
+        .await?;
+    let got = nickserv
+        .wait_for(|l| Msg::parse(l).command == "PRIVMSG", WAIT)
+        .await?;
+    ensure!(
+        Msg::parse(&got).param(1) == "REGISTER hunter2pw e@example.org",
+        "{got}"
+    );
+    nickserv
+        .send(&format!(
+            "NOTICE {NICK} :Nickname rt registered with the password hunter2pw."
+        ))
+        .await?;
+    let line = reterm
+        .wait_for_line(|l| l.contains("registered with the password"), WAIT)
+        .await?;
+    ensure!(
+        line.ends_with("-NickServ- Nickname rt registered with the password ********."),
+        "{line}"
+    );
+    ensure!(
+        !reterm.lines().iter().any(|l| l.contains("hunter2pw")),
+        "{:#?}",
+        reterm.lines()
+    );
+    // The transcript holds the masked line, never the password.
+    let log = home
+        .path()
+        .join(".rete/logs")
+        .join(NET)
+        .join("NickServ.log");
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let text = fs::read_to_string(&log).unwrap_or_default();
+        if text.contains("registered with the password") {
+            ensure!(!text.contains("hunter2pw"), "{text}");
+            break;
+        }
+        ensure!(
+            tokio::time::Instant::now() < deadline,
+            "no transcript line in {}",
+            log.display()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Ok(())
+}
+
+/// `--config` in a directory that does not exist is refused; only `~/.rete` is ever created.
+#[tokio::test]
+async fn config_in_a_missing_directory_is_refused() -> Result<()> {
+    let home = tempfile::tempdir()?;
+    let path = home.path().join("no/such/dir/x.toml");
+    let out = reterm_command(home.path(), &["--config", path.to_str().context("path")?])
+        .output()
+        .await?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    ensure!(
+        out.status.code() == Some(1),
+        "status {:?}, stderr {stderr}",
+        out.status
+    );
+    ensure!(stderr.contains("does not exist"), "{stderr}");
+    ensure!(
+        !home.path().join("no").exists(),
+        "the directory tree was created"
+    );
+    ensure!(!exists(&path), "the file was created");
+    Ok(())
+}
+
+fn exists(path: &Path) -> bool {
+    path.exists()
+}
