@@ -263,3 +263,46 @@ async fn config_in_a_missing_directory_is_refused() -> Result<()> {
 fn exists(path: &Path) -> bool {
     path.exists()
 }
+
+/// A transcript says when it was opened: its first line this run is `log opened` with the
+/// date, shaped as a row of its buffer (and printed like one).
+#[tokio::test]
+async fn a_transcript_opens_with_the_date() -> Result<()> {
+    let Session {
+        _ircd,
+        home,
+        mut reterm,
+        mut bot,
+    } = start("logging = true\n").await?;
+    bot.privmsg("#rete", "dated").await?;
+    reterm
+        .wait_for_line(row_where("#rete", |b| b == "<bot> dated"), WAIT)
+        .await?;
+    let log = home.path().join(".rete/logs").join(NET).join("#rete.log");
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let text = loop {
+        let text = fs::read_to_string(&log).unwrap_or_default();
+        if text.contains("<bot> dated") {
+            break text;
+        }
+        ensure!(
+            tokio::time::Instant::now() < deadline,
+            "no transcript at {}",
+            log.display()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let first = text.lines().next().unwrap_or_default();
+    let today = chrono::Utc::now().format("%A, %-d %B %Y").to_string();
+    let row = parse_row(first).with_context(|| format!("not a row: {first}"))?;
+    ensure!(
+        row.buffer == "#rete" && row.body == format!("-!- log opened {today}"),
+        "{first}"
+    );
+    ensure!(
+        reterm.lines().iter().any(|l| l == first),
+        "not printed: {first}"
+    );
+    ensure!(text.matches("log opened").count() == 1, "{text}");
+    Ok(())
+}

@@ -93,25 +93,46 @@ pub async fn on_event(app: &mut App, event: SessionEvent) -> Noted {
                     let level = level_of(row, b.kind(), nick, highlight);
                     let own_join = matches!(row.payload, Payload::UserJoined { .. })
                         && row.from.eq_ignore_ascii_case(nick);
+                    let label = match b.kind() {
+                        BufferKind::Server => "(server)".to_owned(),
+                        _ => super::render::escape(b.name()),
+                    };
                     Some((
                         render_row(&net, b.name(), b.kind(), row),
                         target,
                         level,
                         highlight,
                         own_join,
+                        (label, row.time),
                     ))
                 })
                 .await;
-            let Ok(Some((line, target, level, highlight, own_join))) = seen else {
+            let Ok(Some((line, target, level, highlight, own_join, (label, time)))) = seen else {
                 return Noted::Nothing;
             };
             let line = app.masks[index].mask(&line).into_owned();
+            // With transcripts, their date lines come first (line mode
+            // prints them too, so a transcript holds only printed lines).
+            let dated = match &app.transcripts {
+                Some(_) => {
+                    let escaped = super::render::escape(&network);
+                    app.dates
+                        .before(&escaped, &target, &label, time, super::notes::now())
+                }
+                None => Vec::new(),
+            };
             if app.mode == Mode::Line {
+                for d in &dated {
+                    say(d);
+                }
                 say(&line);
             } else if own_join && !row_is_history(&line) {
                 app.joining.insert((index, buffer.clone()));
             }
             if let Some(transcripts) = &app.transcripts {
+                for d in dated {
+                    transcripts.append(&network, &target, d).await;
+                }
                 transcripts.append(&network, &target, line).await;
             }
             Noted::Row {

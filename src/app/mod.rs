@@ -12,7 +12,8 @@
 //! - `notices.rs`: where reterm's own lines go; `notes.rs`: lines reterm adds
 //!   to a network's buffer in full screen (topic and names on join).
 //! - `control.rs`: the AI access control server and `/control`.
-//! - `transcript.rs`: per-buffer transcript files (`logging = true`).
+//! - `transcript.rs`: per-buffer transcript files (`logging = true`);
+//!   `transcript_dates.rs`: their `log opened` and `day changed` lines.
 //! - `line_mode.rs`: the line-mode loop.
 //! - `screen/`: the full-screen loop.
 //! - this file: start-up and the state both frontends share.
@@ -28,6 +29,7 @@ mod render;
 pub mod screen;
 mod spec;
 mod transcript;
+mod transcript_dates;
 
 use anyhow::Context as _;
 pub use notices::say;
@@ -104,6 +106,8 @@ pub struct App {
     cleared: HashMap<(usize, BufferId), u64>,
     /// Where rows are also written; `None` unless `logging = true`.
     transcripts: Option<Transcripts>,
+    /// The dates transcripts were last written at.
+    dates: transcript_dates::Dates,
     quit: bool,
 }
 
@@ -150,6 +154,7 @@ impl App {
             masks: vec![Default::default(); network_count],
             cleared: HashMap::new(),
             transcripts: start_transcripts(loaded_logging),
+            dates: transcript_dates::Dates::default(),
             quit: false,
         };
         if let Some(first) = app.networks.first() {

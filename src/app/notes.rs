@@ -49,7 +49,8 @@ impl Notes {
     }
 }
 
-fn now() -> UnixMillis {
+/// The wall clock now.
+pub fn now() -> UnixMillis {
     let ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
