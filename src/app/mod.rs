@@ -189,6 +189,7 @@ impl App {
                 "Created {} — add a [[networks]] table, then /connect NAME",
                 self.loaded.path.display()
             ));
+            say("-!- next: it holds the network local (a server on this machine: /connect local) and a TLS network for irc.libera.chat, commented out: uncomment it, set your nick, restart reterm and /connect libera");
         } else if self.networks.is_empty() {
             say(&format!(
                 "No networks in {} — add a [[networks]] table",

@@ -52,6 +52,20 @@ port = 7422       # the port on 127.0.0.1
 #
 # This file may hold passwords: it is created readable by you only (0600).
 #
+# A public network over TLS, ready to use: remove the "# " in front of its
+# lines (and of the sasl line once your nick is registered with NickServ),
+# set your nick, and type `/connect libera`.
+#
+# [[networks]]
+# name = "libera"
+# host = "irc.libera.chat"
+# port = 6697
+# tls = true
+# nick = "your-nick"
+# # sasl = { mechanism = "PLAIN", username = "your-account", password = "your-password" }
+# channels = ["#libera"]
+# autoconnect = true
+
 # An example for a server on this machine. It is not connected at start-up;
 # type `/connect local` to use it.
 [[networks]]
