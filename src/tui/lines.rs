@@ -11,7 +11,7 @@ use super::rows::row_line;
 use super::wrap::wrap;
 use ratatui::style::{Color, Style};
 use ratatui::text::Line;
-use rete_engine::row::Row;
+use rete_engine::row::{Payload, Row};
 
 /// The marker line's text.
 pub const UNREAD: &str = "──── unread ────";
@@ -42,29 +42,154 @@ where
     let mut out: Vec<Line<'static>> = Vec::with_capacity(view.height + 4);
     let mut newer: Option<&Row> = None;
     let mut marked = false;
-    for row in newest_first.skip(view.scroll) {
+    let mut rows = newest_first.skip(view.scroll).peekable();
+    while let Some(row) = rows.next() {
         if out.len() >= view.height {
             break;
         }
-        if let Some(newer) = newer {
+        // A run of quits with one reason (a netsplit, a mass quit) is one line.
+        let mut quits: Vec<&Row> = Vec::new();
+        if let Payload::UserQuit { reason } = &row.payload {
+            while let Some(next) = rows.peek() {
+                match &next.payload {
+                    Payload::UserQuit { reason: r } if r == reason => quits.push(next),
+                    _ => break,
+                }
+                rows.next();
+            }
+            quits.insert(0, row);
+            if !collapses(&quits, reason.as_deref()) {
+                // Too few to collapse: one line each (newest first).
+                for q in quits {
+                    push_row(
+                        &mut out,
+                        q,
+                        &mut newer,
+                        &mut marked,
+                        view,
+                        nick,
+                        look,
+                        unread_after,
+                    );
+                }
+                continue;
+            }
+        }
+        if quits.len() > 1 {
+            if let Some(n) = newer {
+                if look.day(n.time) != look.day(row.time) {
+                    out.push(day_changed(n, look));
+                }
+            }
+            let mut wrapped = wrap(quit_group(&quits, look), view.width);
+            while let Some(line) = wrapped.pop() {
+                out.push(line);
+            }
+            newer = quits.last().copied();
+            continue;
+        }
+        push_row(
+            &mut out,
+            row,
+            &mut newer,
+            &mut marked,
+            view,
+            nick,
+            look,
+            unread_after,
+        );
+    }
+    out.truncate(view.height);
+    out.reverse();
+    out
+}
+
+/// Appends one row (with the day-changed line and unread marker above the
+/// newer row, as needed); `newer` is the row below it.
+#[allow(clippy::too_many_arguments)]
+fn push_row<'a>(
+    out: &mut Vec<Line<'static>>,
+    row: &'a Row,
+    newer: &mut Option<&'a Row>,
+    marked: &mut bool,
+    view: Viewport,
+    nick: &str,
+    look: &Look,
+    unread_after: Option<u64>,
+) {
+    {
+        if let Some(newer) = *newer {
             if look.day(newer.time) != look.day(row.time) {
                 out.push(day_changed(newer, look));
             }
             // Once, below the newest row holding that seq (notes share it).
-            if !marked && unread_after == Some(row.seq) {
+            if !*marked && unread_after == Some(row.seq) {
                 out.push(Line::styled(UNREAD, Style::new().fg(Color::Red)));
-                marked = true;
+                *marked = true;
             }
         }
         let mut wrapped = wrap(row_line(row, nick, look), view.width);
         while let Some(line) = wrapped.pop() {
             out.push(line);
         }
-        newer = Some(row);
+        *newer = Some(row);
     }
-    out.truncate(view.height);
-    out.reverse();
-    out
+}
+
+/// Whether a run of quits with `reason` is shown as one line: a netsplit
+/// (the reason names two servers) of two or more, or any three or more.
+fn collapses(quits: &[&Row], reason: Option<&str>) -> bool {
+    quits.len() >= 3 || (quits.len() >= 2 && reason.is_some_and(is_netsplit))
+}
+
+/// A netsplit's quit reason: two host names, e.g. `irc.a.net irc.b.net`.
+fn is_netsplit(reason: &str) -> bool {
+    let parts: Vec<&str> = reason.split(' ').collect();
+    parts.len() == 2
+        && parts.iter().all(|p| {
+            p.contains('.')
+                && !p.starts_with('.')
+                && !p.ends_with('.')
+                && p.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
+        })
+}
+
+/// `-!- netsplit a.net ⇄ b.net: 3 quit: x, y, z` or `-!- 3 quit (reason): x, y, z`;
+/// `quits` newest first, listed oldest first.
+fn quit_group(quits: &[&Row], look: &Look) -> Line<'static> {
+    let newest = quits[0];
+    let names: Vec<String> = quits
+        .iter()
+        .rev()
+        .map(|r| rete_redact::display_escape(&r.from).into_owned())
+        .collect();
+    let reason = match &newest.payload {
+        Payload::UserQuit { reason } => reason.as_deref().unwrap_or(""),
+        _ => "",
+    };
+    let what = if is_netsplit(reason) {
+        let (a, b) = reason.split_once(' ').unwrap_or((reason, ""));
+        format!("netsplit {a} ⇄ {b}: {} quit", names.len())
+    } else if reason.is_empty() {
+        format!("{} quit", names.len())
+    } else {
+        format!(
+            "{} quit ({})",
+            names.len(),
+            rete_redact::display_escape(reason)
+        )
+    };
+    Line::from(vec![
+        ratatui::text::Span::styled(
+            format!("{} ", look.clock(newest.time)),
+            Style::new().fg(Color::Indexed(8)),
+        ),
+        ratatui::text::Span::styled(
+            format!("-!- {what}: {}", names.join(", ")),
+            Style::new().fg(Color::Indexed(8)),
+        ),
+    ])
 }
 
 /// A buffer's rows from the end with reterm's notes among them: `notes`
@@ -94,7 +219,6 @@ fn day_changed(row: &Row, look: &Look) -> Line<'static> {
 mod tests {
     use super::*;
     use rete_engine::clock::UnixMillis;
-    use rete_engine::row::Payload;
 
     const T0: i64 = 1_790_769_601_000; // 2026-09-30 12:00:01 UTC
 
@@ -209,6 +333,47 @@ mod tests {
         ));
         assert_eq!(got.iter().filter(|l| *l == UNREAD).count(), 1, "{got:?}");
         assert_eq!(got[4], UNREAD, "{got:?}");
+    }
+
+    fn quit(seq: u64, nick: &str, reason: &str) -> Row {
+        Row {
+            seq,
+            time: UnixMillis(T0 + seq as i64 * 60_000),
+            msgid: None,
+            from: nick.into(),
+            history: false,
+            payload: Payload::UserQuit {
+                reason: Some(reason.into()),
+            },
+        }
+    }
+
+    #[test]
+    fn netsplits_and_mass_quits_collapse_to_one_line() {
+        let mut all = rows(1);
+        all.push(quit(2, "amy", "irc.a.net irc.b.net"));
+        all.push(quit(3, "bob", "irc.a.net irc.b.net"));
+        all.push(quit(4, "cat", "Ping timeout"));
+        all.push(quit(5, "dan", "Excess Flood"));
+        all.push(quit(6, "eve", "Excess Flood"));
+        all.push(quit(7, "fay", "Excess Flood"));
+        let v = Viewport {
+            width: 80,
+            height: 10,
+            scroll: 0,
+        };
+        assert_eq!(
+            text(&visible(all.iter().rev(), v, "me", &look(), None)),
+            [
+                "12:01 <bob> m1",
+                "12:03 -!- netsplit irc.a.net ⇄ irc.b.net: 2 quit: amy, bob",
+                "12:04 -!- cat quit (Ping timeout)",
+                "12:07 -!- 3 quit (Excess Flood): dan, eve, fay",
+            ]
+        );
+        assert!(is_netsplit("irc.a.net irc.b.net"));
+        assert!(!is_netsplit("Quit: bye now"));
+        assert!(!is_netsplit("a.b"));
     }
 
     #[test]

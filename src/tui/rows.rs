@@ -50,6 +50,11 @@ pub fn row_line(row: &Row, nick: &str, look: &Look) -> Line<'static> {
             spans.push(Span::raw(" "));
             push_text(&mut spans, text, look);
         }
+        Payload::ServerReply { command, text } => {
+            let shown = server_reply(command, text, look).unwrap_or_else(|| event_text(row));
+            spans.push(Span::styled("-!- ", NOTICE));
+            spans.push(Span::styled(look.masks.mask(&shown).into_owned(), NOTICE));
+        }
         _ => {
             spans.push(Span::styled("-!- ", NOTICE));
             spans.push(Span::styled(
@@ -108,6 +113,57 @@ pub fn event_text(row: &Row) -> String {
         Payload::ServerReply { command, text } => format!("{} {}", e(command), e(text)),
         Payload::ServerError { text } => format!("ERROR {}", e(text)),
         Payload::ClientStatus { text } => e(text),
+    }
+}
+
+/// WHOIS and LIST replies as a person reads them (dates, not epoch
+/// seconds); `None` for other replies, shown as they came.
+pub fn server_reply(command: &str, text: &str, look: &Look) -> Option<String> {
+    let e = |s: &str| display_escape(s).into_owned();
+    let date = |w: &str| -> Option<String> {
+        let secs: i64 = w.parse().ok()?;
+        let time = rete_engine::clock::UnixMillis(secs.checked_mul(1000)?);
+        Some(format!(
+            "{} {}",
+            look.day(time).format("%a %-d %b %Y"),
+            look.clock(time)
+        ))
+    };
+    let words: Vec<&str> = text.split(' ').collect();
+    match (command, words.as_slice()) {
+        // RPL_WHOISUSER: nick user host * realname
+        ("311", [nick, user, host, _, realname @ ..]) => Some(format!(
+            "{} is {}@{} ({})",
+            e(nick),
+            e(user),
+            e(host),
+            e(&realname.join(" "))
+        )),
+        // RPL_WHOISIDLE: nick idle signon seconds idle, signon time
+        ("317", [nick, idle, signon, ..]) => {
+            let idle: u64 = idle.parse().ok()?;
+            let (h, m, s) = (idle / 3600, idle / 60 % 60, idle % 60);
+            let idle = match (h, m) {
+                (0, 0) => format!("{s}s"),
+                (0, _) => format!("{m}m {s}s"),
+                _ => format!("{h}h {m}m {s}s"),
+            };
+            Some(format!(
+                "{} has been idle {idle}, signed on {}",
+                e(nick),
+                date(signon)?
+            ))
+        }
+        // RPL_CREATIONTIME: channel time
+        ("329", [channel, time, ..]) => Some(format!("{} was created {}", e(channel), date(time)?)),
+        // RPL_LIST: channel users topic
+        ("322", [channel, users, topic @ ..]) => Some(format!(
+            "{:<20} {:>5} users  {}",
+            e(channel),
+            e(users),
+            e(&topic.join(" "))
+        )),
+        _ => None,
     }
 }
 
@@ -228,6 +284,34 @@ mod tests {
         let line = row_line(&r, "me", &l);
         assert_eq!(plain(&line), "12:00 <bob> me: x");
         assert_eq!(line.spans.len(), 5);
+    }
+
+    #[test]
+    fn whois_and_list_replies_read_as_dates() {
+        let look = look();
+        assert_eq!(
+            server_reply(
+                "317",
+                "bob 3725 1790769601 seconds idle, signon time",
+                &look
+            )
+            .unwrap(),
+            "bob has been idle 1h 2m 5s, signed on Wed 30 Sep 2026 12:00"
+        );
+        assert_eq!(
+            server_reply("329", "#rete 1790769601", &look).unwrap(),
+            "#rete was created Wed 30 Sep 2026 12:00"
+        );
+        assert_eq!(
+            server_reply("322", "#rete 5 the topic here", &look).unwrap(),
+            "#rete                    5 users  the topic here"
+        );
+        assert_eq!(
+            server_reply("311", "bob ~b host.example * Bob Smith", &look).unwrap(),
+            "bob is ~b@host.example (Bob Smith)"
+        );
+        assert_eq!(server_reply("001", "Welcome", &look), None);
+        assert_eq!(server_reply("317", "bob x y", &look), None);
     }
 
     #[test]
