@@ -147,6 +147,12 @@ pub enum Command {
     },
     /// `/raw`: the current network's raw buffer.
     Raw,
+    /// `/ignore [mask]`: add a mask, or list them.
+    Ignore(Option<String>),
+    /// `/unignore mask`.
+    Unignore(String),
+    /// `/reload`: re-read the config.
+    Reload,
     /// An everyday IRC command (`/whois`, `/topic`, `/op`, …).
     Irc(IrcCommand),
     /// `/quit [reason]`
@@ -386,6 +392,12 @@ fn parse_command(name: &str, args: &str) -> Result<Command, InputError> {
         "raw" => {
             no_args(args, &cmd::RAW)?;
             Command::Raw
+        }
+        "ignore" => Command::Ignore(optional_word(args, &cmd::IGNORE)?.map(str::to_string)),
+        "unignore" => Command::Unignore(one_word(args, &cmd::UNIGNORE)?.to_string()),
+        "reload" => {
+            no_args(args, &cmd::RELOAD)?;
+            Command::Reload
         }
         "quit" => Command::Quit {
             reason: optional_text(args),

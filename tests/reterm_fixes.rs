@@ -306,3 +306,55 @@ async fn a_transcript_opens_with_the_date() -> Result<()> {
     ensure!(text.matches("log opened").count() == 1, "{text}");
     Ok(())
 }
+
+/// `/ignore` hides a nick's messages, is saved in the config, and `/unignore` undoes it.
+#[tokio::test]
+async fn ignore_hides_and_is_saved() -> Result<()> {
+    let Session {
+        _ircd,
+        home,
+        mut reterm,
+        mut bot,
+    } = start("").await?;
+    reterm.send("/ignore bot").await?;
+    reterm
+        .wait_for_line(|l| l == "-!- ignoring bot!*@* (saved)", WAIT)
+        .await?;
+    let config = fs::read_to_string(home.path().join(".rete/reterm.toml"))?;
+    ensure!(config.contains("ignores = [\"bot\"]"), "{config}");
+    bot.privmsg("#rete", "hidden words").await?;
+    // A later event from the bot (a part is not ignored) shows the message was skipped.
+    bot.send("PART #rete :bye").await?;
+    reterm
+        .wait_for_line(row_where("#rete", |b| b.starts_with("<-- bot left")), WAIT)
+        .await?;
+    ensure!(
+        !reterm.lines().iter().any(|l| l.contains("hidden words")),
+        "{:#?}",
+        reterm.lines()
+    );
+    reterm.send("/unignore bot").await?;
+    reterm
+        .wait_for_line(|l| l == "-!- no longer ignoring bot!*@* (saved)", WAIT)
+        .await?;
+    let config = fs::read_to_string(home.path().join(".rete/reterm.toml"))?;
+    ensure!(!config.contains("ignores"), "{config}");
+    bot.privmsg(NICK, "shown again").await?;
+    reterm
+        .wait_for_line(row_where("bot", |b| b == "<bot> shown again"), WAIT)
+        .await?;
+    // A restart reads the list back.
+    reterm.send("/ignore *!*@127.0.0.1").await?;
+    reterm
+        .wait_for_line(|l| l.starts_with("-!- ignoring *!*@127.0.0.1"), WAIT)
+        .await?;
+    reterm.send("/reload").await?;
+    reterm
+        .wait_for_line(|l| l.starts_with("-!- reloaded "), WAIT)
+        .await?;
+    reterm.send("/ignore").await?;
+    reterm
+        .wait_for_line(|l| l == "-!- ignoring *!*@127.0.0.1", WAIT)
+        .await?;
+    Ok(())
+}

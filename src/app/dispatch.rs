@@ -7,7 +7,8 @@ use anyhow::{anyhow, bail, Result};
 use rete_engine::buffer::BufferKind;
 use rete_engine::event::ConnState;
 use reterm::client::credentials::login_credentials;
-use reterm::config::{set_control, ControlSetting};
+use reterm::client::ignore::full;
+use reterm::config::{mask_problem, set_control, set_ignores, ControlSetting};
 use reterm::input::{help_text, Command, ControlCommand, Input, IrcCommand, Setting};
 
 /// Runs one parsed input line.
@@ -262,6 +263,48 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
             Ok(())
         }
         Command::Raw => bail!("the raw buffer is not built yet: /quote sends a raw line"),
+        Command::Ignore(None) => {
+            if app.loaded.config.ignores.is_empty() {
+                say("-!- nothing is ignored");
+            }
+            for mask in &app.loaded.config.ignores {
+                say(&format!("-!- ignoring {}", full(mask)));
+            }
+            Ok(())
+        }
+        Command::Ignore(Some(mask)) => {
+            if let Some(problem) = mask_problem(&mask) {
+                bail!("{problem}");
+            }
+            if app
+                .loaded
+                .config
+                .ignores
+                .iter()
+                .any(|m| full(m).eq_ignore_ascii_case(&full(&mask)))
+            {
+                bail!("{} is already ignored", full(&mask));
+            }
+            let mut masks = app.loaded.config.ignores.clone();
+            masks.push(mask.clone());
+            set_ignores(&app.loaded.path, &masks)?;
+            app.set_ignores(masks);
+            say(&format!("-!- ignoring {} (saved)", full(&mask)));
+            Ok(())
+        }
+        Command::Unignore(mask) => {
+            let mut masks = app.loaded.config.ignores.clone();
+            let before = masks.len();
+            masks.retain(|m| !full(m).eq_ignore_ascii_case(&full(&mask)));
+            if masks.len() == before {
+                bail!("{} is not ignored: /ignore lists the masks", full(&mask));
+            }
+            set_ignores(&app.loaded.path, &masks)?;
+            app.set_ignores(masks);
+            say(&format!("-!- no longer ignoring {} (saved)", full(&mask)));
+            Ok(())
+        }
+        Command::Reload => super::reload::reload(app).await,
         Command::Irc(irc) => irc_command(app, irc).await,
         Command::Quit { reason } => {
             for n in &app.networks {

@@ -79,11 +79,22 @@ pub async fn on_event(app: &mut App, event: SessionEvent) -> Noted {
             let reader = app.networks[index].session.reader();
             let net = network.clone();
             let words = app.look.highlights.clone();
+            let ignores = app.ignores.clone();
             let id = buffer.clone();
             let seen = reader
                 .read(move |v| {
                     let b = v.buffer(&id)?;
                     let row = b.get(seq)?;
+                    if !ignores.is_empty() {
+                        let member = v.members(&id).and_then(|m| {
+                            m.into_iter()
+                                .find(|m| m.nick.eq_ignore_ascii_case(&row.from))
+                        });
+                        let (user, host) = member.map(|m| (m.user, m.host)).unwrap_or_default();
+                        if ignores.hides(row, user.as_deref(), host.as_deref()) {
+                            return None;
+                        }
+                    }
                     let target = match b.kind() {
                         BufferKind::Server => Target::Server,
                         _ => Target::Named(b.name().to_owned()),

@@ -11,7 +11,8 @@
 //! - `events.rs`: what each engine event means for the person.
 //! - `notices.rs`: where reterm's own lines go; `notes.rs`: lines reterm adds
 //!   to a network's buffer in full screen (topic and names on join).
-//! - `control.rs`: the AI access control server and `/control`.
+//! - `control.rs`: the AI access control server and `/control`; `reload.rs`:
+//!   `/reload`.
 //! - `transcript.rs`: per-buffer transcript files (`logging = true`);
 //!   `transcript_dates.rs`: their `log opened` and `day changed` lines.
 //! - `line_mode.rs`: the line-mode loop.
@@ -25,6 +26,7 @@ mod events;
 mod line_mode;
 mod notes;
 pub mod notices;
+mod reload;
 mod render;
 pub mod screen;
 mod spec;
@@ -102,6 +104,8 @@ pub struct App {
     /// Per network: service-login credentials the person sent, masked in
     /// every later row shown or written.
     masks: Vec<reterm::client::credentials::Masks>,
+    /// `/ignore` masks, compiled.
+    ignores: reterm::client::ignore::Ignores,
     /// Buffers `/clear`ed, with the last seq hidden.
     cleared: HashMap<(usize, BufferId), u64>,
     /// Where rows are also written; `None` unless `logging = true`.
@@ -134,6 +138,7 @@ impl App {
             });
         }
         let network_count = networks.len();
+        let ignores = reterm::client::ignore::Ignores::new(&loaded.config.ignores);
         let mut app = App {
             control: control::Control::new(rete.clone()),
             rete,
@@ -152,6 +157,7 @@ impl App {
             own: (mode == Mode::Screen).then(notices::Notices::install),
             closed: HashSet::new(),
             masks: vec![Default::default(); network_count],
+            ignores,
             cleared: HashMap::new(),
             transcripts: start_transcripts(loaded_logging),
             dates: transcript_dates::Dates::default(),
@@ -258,6 +264,27 @@ impl App {
                 buffer,
             });
         }
+    }
+
+    /// Replaces the ignore list (already saved).
+    fn set_ignores(&mut self, masks: Vec<String>) {
+        self.ignores = reterm::client::ignore::Ignores::new(&masks);
+        self.loaded.config.ignores = masks;
+    }
+
+    /// Adds a configured network and starts its session.
+    async fn add_network(&mut self, net: NetworkConfig) -> anyhow::Result<()> {
+        let session = self
+            .rete
+            .add_session(spec::session_spec(&net)?)
+            .await
+            .with_context(|| format!("starting network {}", net.name))?;
+        self.networks.push(Network {
+            config: net,
+            session,
+        });
+        self.masks.push(Default::default());
+        Ok(())
     }
 
     /// Makes `to` the current buffer (leaving reterm's own buffer).

@@ -4,6 +4,7 @@
 //! # Layout
 //! - `activity.rs`: how much happened in a buffer the person is not looking at.
 //! - `highlight.rs`: whether a row calls for the person (nick or a word).
+//! - `ignore.rs`: `/ignore` masks, whose messages are not shown.
 //! - `editor.rs`: the input line (cursor, kill buffer) and its history.
 //! - `complete.rs`: tab completion of nicks, channels and commands.
 //! - `credentials.rs`: service-login credentials, masked in later rows.
@@ -18,6 +19,7 @@ pub mod complete;
 pub mod credentials;
 pub mod editor;
 pub mod highlight;
+pub mod ignore;
 pub mod mirc;
 pub mod names;
 pub mod switch;

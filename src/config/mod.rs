@@ -10,6 +10,7 @@
 mod control;
 mod error;
 mod ids;
+mod ignores;
 mod load;
 mod model;
 mod raw;
@@ -19,6 +20,7 @@ mod write;
 
 pub use control::{set_control, ControlKey, ControlSetting};
 pub use error::ConfigError;
+pub use ignores::{mask_problem, set_ignores};
 pub use load::{default_path, load_or_create, LoadedConfig};
 pub use model::{
     ChannelConfig, Config, ControlConfig, NetworkConfig, SaslConfig, SaslMechanismName,

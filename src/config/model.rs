@@ -26,6 +26,9 @@ pub struct Config {
     pub control: ControlConfig,
     /// Networks in file order (the order `/connect` lists them).
     pub networks: Vec<NetworkConfig>,
+    /// `/ignore` masks (`nick!user@host` with `*` and `?`; a bare nick is
+    /// `nick!*@*`): their messages are not shown.
+    pub ignores: Vec<String>,
 }
 
 /// Settings of the control server.

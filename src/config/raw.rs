@@ -22,6 +22,8 @@ pub(super) struct RawConfig {
     pub control: RawControl,
     #[serde(default)]
     pub networks: Vec<RawNetwork>,
+    #[serde(default)]
+    pub ignores: Vec<String>,
 }
 
 /// `[control]`; every key optional.

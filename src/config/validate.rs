@@ -63,9 +63,20 @@ pub(super) fn validate(
             logging: raw.logging,
             control,
             networks,
+            ignores: ignores(raw.ignores).map_err(|m| ConfigError::invalid(ctx.path, m))?,
         },
         generated_ids,
     })
+}
+
+/// `ignores`: each a non-empty mask without spaces.
+fn ignores(masks: Vec<String>) -> Result<Vec<String>, String> {
+    for mask in &masks {
+        if let Some(problem) = super::ignores::mask_problem(mask) {
+            return Err(format!("ignores: {problem}"));
+        }
+    }
+    Ok(masks)
 }
 
 /// How errors refer to a network: by name when it has a usable one.

@@ -193,6 +193,24 @@ pub(crate) mod spec {
         "list the network's channels"
     );
     command!(
+        IGNORE,
+        "ignore",
+        "/ignore [mask]",
+        "hide messages from nick or nick!user@host (* and ?), saved in the config; alone, list the masks"
+    );
+    command!(
+        UNIGNORE,
+        "unignore",
+        "/unignore <mask>",
+        "stop ignoring a mask"
+    );
+    command!(
+        RELOAD,
+        "reload",
+        "/reload",
+        "re-read the config: new networks are added, ignores applied"
+    );
+    command!(
         CLEAR,
         "clear",
         "/clear",
@@ -214,7 +232,7 @@ pub(crate) mod spec {
         RAW,
         "raw",
         "/raw",
-        "open the current network's raw buffer (lines in and out, masked)"
+        "a raw buffer of lines in and out: not built yet (the engine has no raw-in hook)"
     );
     command!(
         QUIT,
@@ -238,7 +256,7 @@ pub(crate) mod spec {
 }
 
 /// Every command, in the order `/help` lists them.
-pub(crate) const COMMANDS: [&CommandSpec; 38] = [
+pub(crate) const COMMANDS: [&CommandSpec; 41] = [
     &spec::CONNECT,
     &spec::DISCONNECT,
     &spec::JOIN,
@@ -269,6 +287,9 @@ pub(crate) const COMMANDS: [&CommandSpec; 38] = [
     &spec::AWAY,
     &spec::NAMES,
     &spec::LIST,
+    &spec::IGNORE,
+    &spec::UNIGNORE,
+    &spec::RELOAD,
     &spec::CLEAR,
     &spec::LASTLOG,
     &spec::RECONNECT,

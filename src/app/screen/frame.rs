@@ -16,6 +16,7 @@ use reterm::client::names::listed;
 use reterm::tui::lines::{visible, with_notes, Viewport};
 use reterm::tui::model::{areas, InputLine, Screen};
 use reterm::tui::paste::question;
+use std::collections::HashMap;
 
 /// The title of reterm's own buffer.
 const OWN_TITLE: &str = "reterm — its own messages: /help lists every command";
@@ -78,6 +79,7 @@ pub async fn build(app: &App, ui: &mut Ui, area: Rect) -> (Screen, Vec<Entry>) {
                 .copied()
                 .unwrap_or(0);
             let nicklist_on = look.nicklist;
+            let ignores = app.ignores.clone();
             let mut look = look.clone();
             look.masks = app.masks[current.network].clone();
             let read = net
@@ -95,8 +97,26 @@ pub async fn build(app: &App, ui: &mut Ui, area: Rect) -> (Screen, Vec<Entry>) {
                         height,
                         scroll: scroll.min(total.saturating_sub(1)),
                     };
-                    let rows =
-                        with_notes(b.display().rev(), &notes).take_while(|r| r.seq > cleared);
+                    // With ignores, who is who comes from the member list, read once.
+                    let hosts: HashMap<String, (Option<String>, Option<String>)> =
+                        if ignores.is_empty() {
+                            HashMap::new()
+                        } else {
+                            v.members(&id)
+                                .unwrap_or_default()
+                                .into_iter()
+                                .map(|m| (m.nick.to_ascii_lowercase(), (m.user, m.host)))
+                                .collect()
+                        };
+                    let rows = with_notes(b.display().rev(), &notes)
+                        .take_while(|r| r.seq > cleared)
+                        .filter(|r| {
+                            let (user, host) = hosts
+                                .get(&r.from.to_ascii_lowercase())
+                                .cloned()
+                                .unwrap_or_default();
+                            !ignores.hides(r, user.as_deref(), host.as_deref())
+                        });
                     let lines = visible(rows, view, v.nick(), &look, unread);
                     let nicks = if show_nicks {
                         v.members(&id).map(|m| listed(&m, &v.isupport().prefix))
