@@ -214,6 +214,15 @@ async fn full_screen_session() -> Result<()> {
         "refused text was sent: {seen:#?}"
     );
 
+    // Our user modes show beside the nick.
+    term.line("/quote MODE rt +i")?;
+    term.wait_screen(
+        "user modes in the status bar",
+        |r| status(r).contains("[rt(+i)]"),
+        WAIT,
+    )
+    .await?;
+
     // Resize: the layout follows (status bar and input line move to the new bottom).
     term.resize(20, 70)?;
     let rows = term

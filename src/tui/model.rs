@@ -26,12 +26,13 @@ pub struct Screen {
     pub input: InputLine,
 }
 
-/// The status bar: `[12:34] [nick] [2:net/#chan] [Act: 3,5]`.
+/// The status bar: `[12:34] [nick(+i)] [2:net/#chan] [Act: 3,5]`.
 #[derive(Clone, Debug, Default)]
 pub struct Status {
     /// The time now, formatted.
     pub clock: String,
-    /// Our nick on the current buffer's network ("" for reterm's buffer).
+    /// Our nick and user modes on the current buffer's network, `rt(+iw)`
+    /// ("" for reterm's buffer).
     pub nick: String,
     /// The current buffer's number.
     pub number: usize,

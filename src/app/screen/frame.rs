@@ -137,7 +137,10 @@ pub async fn build(app: &App, ui: &mut Ui, area: Rect) -> (Screen, Vec<Entry>) {
                         lines,
                         nicks,
                         title,
-                        v.nick().to_owned(),
+                        match v.user_modes() {
+                            "" => v.nick().to_owned(),
+                            modes => format!("{}(+{modes})", v.nick()),
+                        },
                         b.name().to_owned(),
                         state,
                         total,
