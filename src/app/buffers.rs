@@ -115,3 +115,55 @@ pub fn find(list: &[Entry], which: &BufferRef) -> Result<Entry> {
 pub fn number_of(list: &[Entry], key: &Key) -> Option<usize> {
     list.iter().position(|e| &e.key == key).map(|i| i + 1)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rete_engine::ids::BufferId;
+    use std::num::NonZeroUsize;
+
+    fn entry(net: usize, network: &str, name: &str) -> Entry {
+        Entry {
+            key: Key::Engine(Current {
+                network: net,
+                buffer: BufferId::from_client(&format!("{network}/{name}")),
+            }),
+            label: format!("[{network}] {name} (channel)"),
+            network: network.into(),
+            name: name.into(),
+        }
+    }
+
+    #[test]
+    fn by_number_by_name_and_ambiguous_names() {
+        let list = [
+            entry(0, "a", "#x"),
+            entry(0, "a", "#only"),
+            entry(1, "b", "#X"),
+        ];
+        let n = |i| BufferRef::Number(NonZeroUsize::new(i).unwrap());
+        assert_eq!(find(&list, &n(2)).unwrap().name, "#only");
+        assert!(find(&list, &n(4)).is_err());
+        assert_eq!(
+            find(&list, &BufferRef::Name("#ONLY".into()))
+                .unwrap()
+                .network,
+            "a"
+        );
+        let err = find(&list, &BufferRef::Name("#x".into()))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "#x is open on several networks: /buffer a/#x or /buffer b/#X"
+        );
+        assert_eq!(
+            find(&list, &BufferRef::Name("b/#x".into()))
+                .unwrap()
+                .network,
+            "b"
+        );
+        assert!(find(&list, &BufferRef::Name("c/#x".into())).is_err());
+        assert_eq!(number_of(&list, &list[2].key), Some(3));
+    }
+}

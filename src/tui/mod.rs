@@ -11,12 +11,14 @@
 //! - `model.rs` and `draw.rs`: everything a frame shows, and drawing it.
 //! - `keys.rs`: a key press as an [`keys::Action`].
 //! - `paste.rs`: the guard that asks before a multi-line paste is sent.
+//! - `pace.rs`: drawing on changes only, at most one frame per 33 ms.
 
 pub mod draw;
 pub mod keys;
 pub mod lines;
 pub mod look;
 pub mod model;
+pub mod pace;
 pub mod paste;
 pub mod rows;
 pub mod wrap;

@@ -14,7 +14,9 @@ use rete_redact::display_escape;
 
 /// The style of reterm's own notices (`-!-`).
 const NOTICE: Style = Style::new().fg(Color::Indexed(8));
-/// A highlighted row's marker style.
+/// A highlighted row's text.
+pub const HIGHLIGHT_TEXT: Style = Style::new().fg(Color::Yellow);
+/// A highlighted row's nick.
 pub const HIGHLIGHT: Style = Style::new().fg(Color::Red).add_modifier(Modifier::BOLD);
 
 /// `row` as one (unwrapped) line. `nick` is our current nick, for highlights.
@@ -32,7 +34,14 @@ pub fn row_line(row: &Row, nick: &str, look: &Look) -> Line<'static> {
             spans.push(Span::raw("<"));
             spans.push(Span::styled(from, who));
             spans.push(Span::raw("> "));
+            let start = spans.len();
             push_text(&mut spans, text, look);
+            if highlighted {
+                // The whole text stands out, over its own formatting.
+                for span in &mut spans[start..] {
+                    span.style = span.style.patch(HIGHLIGHT_TEXT);
+                }
+            }
         }
         Payload::Notice { text } if row.from.is_empty() => {
             spans.push(Span::styled("-!- ", NOTICE));
@@ -280,6 +289,9 @@ mod tests {
         let mut l = look();
         let line = row_line(&r, "me", &l);
         assert_eq!(line.spans[2].style, HIGHLIGHT);
+        assert!(line.spans[4..]
+            .iter()
+            .all(|s| s.style.fg == Some(Color::Yellow)));
         l.mirc = false;
         let line = row_line(&r, "me", &l);
         assert_eq!(plain(&line), "12:00 <bob> me: x");

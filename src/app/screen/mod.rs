@@ -1,8 +1,9 @@
 //! The full-screen frontend: a title line, the focused buffer's rows with
 //! their own scrollback, a status bar with the activity list, and an input
 //! line. It redraws only when something happened (a key, an event, the
-//! clock's minute), and at most [`FRAME`] apart under a flood; idle, it
-//! waits in `select!` without a timer but the minute's.
+//! clock's minute), and at most one frame per 33 ms under a flood
+//! (`reterm::tui::pace`); idle, it waits in `select!` without a timer but
+//! the minute's.
 //!
 //! # Layout
 //! - `terminal.rs`: taking the terminal over and giving it back; key input.
@@ -22,13 +23,11 @@ use super::events::{self, Noted};
 use super::{say, App, Current};
 use reterm::client::activity::Level;
 use reterm::tui::draw::draw;
+use reterm::tui::pace::{Pacer, FRAME};
 use state::Ui;
 use std::time::Duration;
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use tokio::time::Instant;
-
-/// The shortest time between two frames: at most ~30 a second.
-pub const FRAME: Duration = Duration::from_millis(33);
 
 /// Events handled before a frame is drawn, so a flood cannot starve keys.
 const EVENTS_PER_TURN: usize = 512;
@@ -53,27 +52,25 @@ pub async fn run(mut app: App) -> anyhow::Result<()> {
     app.greet();
     say("reterm: Alt+1…0 and Alt+Q…O switch buffers (this one is 1), PgUp/PgDn scroll, /help lists commands");
     term.title("reterm");
-    let mut dirty = true;
-    let mut last_draw = Instant::now() - FRAME;
+    let mut pacer = Pacer::new(FRAME);
     let mut focused = focused_key(&app);
     while !app.quit {
-        if dirty && last_draw.elapsed() >= FRAME {
+        if pacer.due(std::time::Instant::now()) {
             let area = term
                 .terminal
                 .size()
                 .map(|s| ratatui::layout::Rect::new(0, 0, s.width, s.height))?;
             let (screen, _) = frame::build(&app, &mut ui, area).await;
             term.terminal.draw(|f| draw(f, &screen))?;
-            last_draw = Instant::now();
-            dirty = false;
+            pacer.drawn(std::time::Instant::now());
         }
-        let redraw_at = dirty.then(|| last_draw + FRAME);
+        let redraw_at = pacer.wake_at().map(Instant::from_std);
         let minute = next_minute();
         tokio::select! {
             key = keys.recv() => match key {
                 Some(event) => {
                     input::on_terminal_event(&mut app, &mut ui, &mut term, &own, event).await;
-                    dirty = true;
+                    pacer.changed();
                 }
                 None => app.quit = true,
             },
@@ -99,16 +96,16 @@ pub async fn run(mut app: App) -> anyhow::Result<()> {
                         };
                     }
                 }
-                dirty = true;
+                pacer.changed();
             },
             _ = own.wait() => {
                 if !app.own_focused {
                     ui.raise(&Key::Own, Level::Events);
                 }
-                dirty = true;
+                pacer.changed();
             },
             _ = sleep_until(redraw_at) => {},
-            _ = tokio::time::sleep_until(minute) => dirty = true,
+            _ = tokio::time::sleep_until(minute) => pacer.changed(),
             _ = tokio::signal::ctrl_c() => app.quit = true,
         }
         // Whatever moved the focus (a key, /buffer, /join), the buffer left
