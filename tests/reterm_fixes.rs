@@ -358,3 +358,55 @@ async fn ignore_hides_and_is_saved() -> Result<()> {
         .await?;
     Ok(())
 }
+
+/// `/close` leaves the channel and drops its buffer from the list; `/lastlog` finds rows.
+#[tokio::test]
+async fn close_and_lastlog() -> Result<()> {
+    let Session {
+        _ircd,
+        home: _home,
+        mut reterm,
+        mut bot,
+    } = start("").await?;
+    bot.privmsg("#rete", "the needle is here").await?;
+    bot.privmsg("#rete", "nothing to see").await?;
+    reterm
+        .wait_for_line(row_where("#rete", |b| b == "<bot> nothing to see"), WAIT)
+        .await?;
+    reterm.send("/lastlog NEEDLE").await?;
+    reterm
+        .wait_for_line(|l| l == "-!- lastlog: 1 rows contain NEEDLE", WAIT)
+        .await?;
+    reterm
+        .wait_for_line(
+            row_where("#rete", |b| b == "<bot> the needle is here"),
+            WAIT,
+        )
+        .await?;
+    reterm.send("/close").await?;
+    bot.wait_for(
+        |l| {
+            let m = Msg::parse(l);
+            m.command == "PART" && m.source_nick() == Some(NICK)
+        },
+        WAIT,
+    )
+    .await?;
+    reterm
+        .wait_for_line(|l| l == "-!- closed #rete", WAIT)
+        .await?;
+    reterm.send("/buffers").await?;
+    reterm.send("/help buffers").await?;
+    let listed = reterm
+        .collect_until(|l| l.starts_with("/buffers "), WAIT)
+        .await?;
+    ensure!(
+        !listed.iter().any(|l| l.contains("#rete (channel)")),
+        "{listed:#?}"
+    );
+    ensure!(
+        listed.iter().any(|l| l.contains("(server) *")),
+        "{listed:#?}"
+    );
+    Ok(())
+}
