@@ -173,6 +173,19 @@ async fn full_screen_session() -> Result<()> {
         "{rows:#?}"
     );
     ensure!(rows.iter().any(|r| r.contains("flood line 3")), "{rows:#?}");
+    term.keys("\x1b[1;5H")?; // Ctrl-Home: the oldest rows fill the screen
+    let rows = term
+        .wait_screen(
+            "the top of the buffer",
+            |r| r.iter().any(|l| l.contains("rt (rt@127.0.0.1) joined")),
+            WAIT,
+        )
+        .await?;
+    ensure!(status(&rows).contains("-more-"), "{rows:#?}");
+    ensure!(
+        rows.iter().any(|r| r.contains("flood line 00")),
+        "a full page from the top: {rows:#?}"
+    );
     term.keys("\x1b[1;5F")?; // Ctrl-End
     term.wait_screen(
         "the end again",

@@ -39,7 +39,7 @@ pub fn visible<'a, I>(
 where
     I: Iterator<Item = &'a Row>,
 {
-    let mut out: Vec<Line<'static>> = Vec::with_capacity(view.height + 4);
+    let mut out: Vec<Line<'static>> = Vec::with_capacity(view.height.min(1024) + 4);
     let mut newer: Option<&Row> = None;
     let mut marked = false;
     let mut rows = newest_first.skip(view.scroll).peekable();
@@ -192,6 +192,43 @@ fn quit_group(quits: &[&Row], look: &Look) -> Line<'static> {
     ])
 }
 
+/// Like [`visible`], with `rows` giving the rows afresh for each try: near
+/// the top of a buffer, a scroll that would leave the screen part-empty is
+/// reduced until the screen is full (or the end is shown). Returns the
+/// lines and the scroll that drew them.
+pub fn visible_filled<'a, I, F>(
+    rows: F,
+    view: Viewport,
+    nick: &str,
+    look: &Look,
+    unread_after: Option<u64>,
+) -> (Vec<Line<'static>>, usize)
+where
+    F: Fn() -> I,
+    I: Iterator<Item = &'a Row>,
+{
+    let lines = visible(rows(), view, nick, look, unread_after);
+    if lines.len() >= view.height || view.scroll == 0 {
+        return (lines, view.scroll);
+    }
+    // The oldest row is on screen with room below it: the top of the buffer
+    // is anchored at the top of the screen. Take newer rows until the lines
+    // from the oldest fill the screen (each row draws at least one line).
+    let mut scroll = view.scroll;
+    let mut lines = lines;
+    while lines.len() < view.height && scroll > 0 {
+        scroll = scroll.saturating_sub(view.height - lines.len());
+        let tall = Viewport {
+            scroll,
+            height: usize::MAX,
+            ..view
+        };
+        lines = visible(rows(), tall, nick, look, unread_after);
+    }
+    lines.truncate(view.height);
+    (lines, scroll)
+}
+
 /// A buffer's rows from the end with reterm's notes among them: `notes`
 /// (oldest first) each hold in `seq` the row they follow.
 pub fn with_notes<'a, I>(newest_first: I, notes: &'a [Row]) -> impl Iterator<Item = &'a Row> + 'a
@@ -267,6 +304,32 @@ mod tests {
         );
         let v = Viewport { scroll: 100, ..v };
         assert!(visible(all.iter().rev(), v, "me", &look(), None).is_empty());
+    }
+
+    #[test]
+    fn the_top_of_a_buffer_fills_the_screen() {
+        let all = rows(10);
+        let v = Viewport {
+            width: 40,
+            height: 3,
+            scroll: 9,
+        };
+        let (lines, scroll) = visible_filled(|| all.iter().rev(), v, "me", &look(), None);
+        assert_eq!(
+            text(&lines),
+            ["12:01 <bob> m1", "12:02 <bob> m2", "12:03 <bob> m3"]
+        );
+        assert_eq!(scroll, 7);
+        // Extra lines (a marker) do not push the oldest row off the top.
+        let (lines, _) = visible_filled(|| all.iter().rev(), v, "me", &look(), Some(1));
+        assert_eq!(text(&lines), ["12:01 <bob> m1", UNREAD, "12:02 <bob> m2"]);
+        let v = Viewport {
+            width: 40,
+            height: 30,
+            scroll: 5,
+        };
+        let (lines, scroll) = visible_filled(|| all.iter().rev(), v, "me", &look(), None);
+        assert_eq!((lines.len(), scroll), (10, 0));
     }
 
     #[test]

@@ -13,7 +13,7 @@ use ratatui::text::Line;
 use rete_engine::buffer::BufferKind;
 use rete_engine::event::ConnState;
 use reterm::client::names::listed;
-use reterm::tui::lines::{visible, with_notes, Viewport};
+use reterm::tui::lines::{visible_filled, with_notes, Viewport};
 use reterm::tui::model::{areas, InputLine, Screen};
 use reterm::tui::paste::question;
 use std::collections::HashMap;
@@ -44,7 +44,7 @@ pub async fn build(app: &App, ui: &mut Ui, area: Rect) -> (Screen, Vec<Entry>) {
     let scroll = ui.get(&focused).map(|b| b.scroll).unwrap_or(0);
     let unread = ui.get(&focused).and_then(|b| b.unread_after);
     let mut screen = Screen::default();
-    let mut total = 0;
+    let mut scrolled = 0;
     match &focused {
         Key::Own => {
             let height = without.body.height as usize;
@@ -52,13 +52,15 @@ pub async fn build(app: &App, ui: &mut Ui, area: Rect) -> (Screen, Vec<Entry>) {
             let lines = own
                 .map(|o| {
                     o.with_rows(|rows| {
-                        total = rows.len();
                         let view = Viewport {
                             width: without.body.width as usize,
                             height,
-                            scroll: scroll.min(total.saturating_sub(1)),
+                            scroll: scroll.min(rows.len().saturating_sub(1)),
                         };
-                        visible(rows.iter().rev(), view, "", &look, unread)
+                        let (lines, used) =
+                            visible_filled(|| rows.iter().rev(), view, "", &look, unread);
+                        scrolled = used;
+                        lines
                     })
                 })
                 .unwrap_or_default();
@@ -95,7 +97,7 @@ pub async fn build(app: &App, ui: &mut Ui, area: Rect) -> (Screen, Vec<Entry>) {
                     let view = Viewport {
                         width: a.body.width as usize,
                         height,
-                        scroll: scroll.min(total.saturating_sub(1)),
+                        scroll: scroll.min((total + notes.len()).saturating_sub(1)),
                     };
                     // With ignores, who is who comes from the member list, read once.
                     let hosts: HashMap<String, (Option<String>, Option<String>)> =
@@ -108,16 +110,18 @@ pub async fn build(app: &App, ui: &mut Ui, area: Rect) -> (Screen, Vec<Entry>) {
                                 .map(|m| (m.nick.to_ascii_lowercase(), (m.user, m.host)))
                                 .collect()
                         };
-                    let rows = with_notes(b.display().rev(), &notes)
-                        .take_while(|r| r.seq > cleared)
-                        .filter(|r| {
-                            let (user, host) = hosts
-                                .get(&r.from.to_ascii_lowercase())
-                                .cloned()
-                                .unwrap_or_default();
-                            !ignores.hides(r, user.as_deref(), host.as_deref())
-                        });
-                    let lines = visible(rows, view, v.nick(), &look, unread);
+                    let rows = || {
+                        with_notes(b.display().rev(), &notes)
+                            .take_while(|r| r.seq > cleared)
+                            .filter(|r| {
+                                let (user, host) = hosts
+                                    .get(&r.from.to_ascii_lowercase())
+                                    .cloned()
+                                    .unwrap_or_default();
+                                !ignores.hides(r, user.as_deref(), host.as_deref())
+                            })
+                    };
+                    let (lines, used) = visible_filled(rows, view, v.nick(), &look, unread);
                     let nicks = if show_nicks {
                         v.members(&id).map(|m| listed(&m, &v.isupport().prefix))
                     } else {
@@ -143,7 +147,7 @@ pub async fn build(app: &App, ui: &mut Ui, area: Rect) -> (Screen, Vec<Entry>) {
                         },
                         b.name().to_owned(),
                         state,
-                        total,
+                        used,
                         height,
                         joined,
                     ))
@@ -152,7 +156,7 @@ pub async fn build(app: &App, ui: &mut Ui, area: Rect) -> (Screen, Vec<Entry>) {
                 .ok()
                 .flatten();
             if let Some((lines, nicks, title, nick, name, state, rows, height, joined)) = read {
-                total = rows;
+                scrolled = rows;
                 screen.lines = lines;
                 screen.nicklist = nicks;
                 screen.title = title;
@@ -173,13 +177,13 @@ pub async fn build(app: &App, ui: &mut Ui, area: Rect) -> (Screen, Vec<Entry>) {
             }
         }
     }
-    // Keep the scroll inside the buffer.
-    let b = ui.of(&focused);
-    b.scroll = b.scroll.min(total.saturating_sub(1));
+    // Keep the scroll the frame could draw: inside the buffer, and at the
+    // top no further than a full screen of its oldest rows.
+    ui.of(&focused).scroll = scrolled;
     screen.status.clock = chrono::Local::now().format(&time_format).to_string();
     screen.status.number = number;
     screen.status.activity = activity;
-    screen.status.more_below = scroll > 0;
+    screen.status.more_below = ui.get(&focused).is_some_and(|b| b.scroll > 0);
     screen.input = InputLine {
         prompt: std::mem::take(&mut screen.input.prompt),
         text: ui.editor.text().to_owned(),
