@@ -410,3 +410,45 @@ async fn close_and_lastlog() -> Result<()> {
     );
     Ok(())
 }
+
+/// Display settings set with `/set` are saved in `[display]` and read back by `/reload`; a bad
+/// time format is refused and changes nothing.
+#[tokio::test]
+async fn display_settings_are_saved() -> Result<()> {
+    let Session {
+        _ircd,
+        home,
+        mut reterm,
+        bot: _bot,
+    } = start("").await?;
+    let path = home.path().join(".rete/reterm.toml");
+    reterm.send("/set nicklist off").await?;
+    reterm
+        .wait_for_line(|l| l == "nicklist is off", WAIT)
+        .await?;
+    reterm.send("/set time_format %H:%M:%S").await?;
+    reterm
+        .wait_for_line(|l| l == "time_format is %H:%M:%S", WAIT)
+        .await?;
+    let before = fs::read_to_string(&path)?;
+    ensure!(before.contains("[display]"), "{before}");
+    ensure!(before.contains("nicklist = false"), "{before}");
+    ensure!(before.contains("time_format = \"%H:%M:%S\""), "{before}");
+    reterm.send("/set time_format %Q").await?;
+    reterm
+        .wait_for_line(
+            |l| l.starts_with("error: time_format: not a valid strftime format"),
+            WAIT,
+        )
+        .await?;
+    ensure!(
+        fs::read_to_string(&path)? == before,
+        "a refused setting changed the file"
+    );
+    // The saved file still loads.
+    reterm.send("/reload").await?;
+    reterm
+        .wait_for_line(|l| l.starts_with("-!- reloaded "), WAIT)
+        .await?;
+    Ok(())
+}

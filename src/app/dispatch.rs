@@ -8,7 +8,10 @@ use rete_engine::buffer::BufferKind;
 use rete_engine::event::ConnState;
 use reterm::client::credentials::login_credentials;
 use reterm::client::ignore::full;
-use reterm::config::{mask_problem, set_control, set_ignores, ControlSetting};
+use reterm::config::{
+    mask_problem, set_control, set_display, set_ignores, time_format_problem, ControlSetting,
+    DisplaySetting,
+};
 use reterm::input::{help_text, Command, ControlCommand, Input, IrcCommand, Setting};
 
 /// Runs one parsed input line.
@@ -347,26 +350,37 @@ async fn set(app: &mut App, setting: Setting) -> Result<()> {
     let path = app.loaded.path.clone();
     let failure = match setting {
         Setting::TimeFormat(format) => {
+            if let Some(problem) = time_format_problem(&format) {
+                bail!("{problem}");
+            }
+            set_display(&path, &DisplaySetting::TimeFormat(format.clone()))?;
             app.look.set_time_format(&format).map_err(|e| anyhow!(e))?;
+            app.loaded.config.display.time_format = format.clone();
             say(&format!("time_format is {}", format.escape_debug()));
             None
         }
         Setting::MircColours(on) => {
+            set_display(&path, &DisplaySetting::MircColours(on))?;
             app.look.mirc = on;
+            app.loaded.config.display.mirc_colours = on;
             say(&format!("mirc_colours is {}", on_off(on)));
             None
         }
         Setting::Nicklist(on) => {
+            set_display(&path, &DisplaySetting::Nicklist(on))?;
             app.look.nicklist = on;
+            app.loaded.config.display.nicklist = on;
             say(&format!("nicklist is {}", on_off(on)));
             None
         }
         Setting::Highlights(words) => {
+            set_display(&path, &DisplaySetting::Highlights(words.clone()))?;
             let shown = if words.is_empty() {
                 "none".to_owned()
             } else {
                 words.join(",")
             };
+            app.loaded.config.display.highlights = words.clone();
             app.look.highlights = words;
             say(&format!("highlights: {}", shown.escape_debug()));
             None

@@ -138,6 +138,7 @@ impl App {
             });
         }
         let network_count = networks.len();
+        let look = look_of(&loaded.config.display);
         let ignores = reterm::client::ignore::Ignores::new(&loaded.config.ignores);
         let mut app = App {
             control: control::Control::new(rete.clone()),
@@ -152,7 +153,7 @@ impl App {
             asked_topic: HashSet::new(),
             asked_names: HashSet::new(),
             joining: HashSet::new(),
-            look: Look::default(),
+            look,
             notes: notes::Notes::default(),
             own: (mode == Mode::Screen).then(notices::Notices::install),
             closed: HashSet::new(),
@@ -306,6 +307,19 @@ impl App {
             .flatten()?;
         Some((current.network, found.0, found.1))
     }
+}
+
+/// The display settings of the config as the screen uses them (the time
+/// format was checked when the file was loaded).
+fn look_of(display: &reterm::config::DisplayConfig) -> Look {
+    let mut look = Look::default();
+    if look.set_time_format(&display.time_format).is_err() {
+        tracing::warn!("display.time_format was refused; using the default");
+    }
+    look.mirc = display.mirc_colours;
+    look.nicklist = display.nicklist;
+    look.highlights = display.highlights.clone();
+    look
 }
 
 /// The transcript writer when `logging` is on; says why not when `HOME` is

@@ -1,5 +1,6 @@
 //! `/reload`: the config file read again. Networks new in the file are added
-//! (and connected when `autoconnect`); the ignore list is applied. What
+//! (and connected when `autoconnect`); the ignore list and the display
+//! settings are applied. What
 //! cannot change under a running session (a network's server, nick,
 //! credentials; logging; the control settings) is reported, to be applied
 //! by restarting reterm, so nothing is half-changed.
@@ -31,6 +32,10 @@ pub async fn reload(app: &mut App) -> Result<()> {
         say(&format!("-!- added network {name}"));
     }
     app.set_ignores(fresh.config.ignores.clone());
+    let masks = std::mem::take(&mut app.look.masks);
+    app.look = super::look_of(&fresh.config.display);
+    app.look.masks = masks;
+    app.loaded.config.display = fresh.config.display.clone();
     if !changed.is_empty() {
         say(&format!(
             "-!- changed in the file, applied when reterm restarts: {}",

@@ -2,12 +2,11 @@
 //! `nicklist`, `highlights`).
 
 use crate::client::credentials::Masks;
-use chrono::format::{Item, StrftimeItems};
 use chrono::{DateTime, FixedOffset, Local, NaiveDate};
 use rete_engine::clock::UnixMillis;
 
 /// The default time stamp: hours and minutes.
-pub const DEFAULT_TIME_FORMAT: &str = "%H:%M";
+pub use crate::config::DEFAULT_TIME_FORMAT;
 
 /// How rows are drawn.
 #[derive(Clone, Debug)]
@@ -50,12 +49,8 @@ impl Look {
 
     /// Sets the time format; refuses one chrono cannot format.
     pub fn set_time_format(&mut self, format: &str) -> Result<(), String> {
-        let bad = StrftimeItems::new(format).any(|item| matches!(item, Item::Error));
-        if bad || format.is_empty() {
-            return Err(format!(
-                "time_format: not a valid strftime format: {}",
-                format.escape_debug()
-            ));
+        if let Some(problem) = crate::config::time_format_problem(format) {
+            return Err(problem);
         }
         self.time_format = format.to_owned();
         Ok(())
