@@ -227,6 +227,59 @@ async fn full_screen_session() -> Result<()> {
         "refused text was sent: {seen:#?}"
     );
 
+    // A bracketed paste of two lines asks first: Esc drops it, Enter sends both as text.
+    term.keys("\x1b[200~first pasted\nsecond pasted\x1b[201~")?;
+    term.wait_text("paste 2 lines into this buffer?", WAIT)
+        .await?;
+    term.keys("\x1b")?;
+    term.wait_text("paste dropped", WAIT).await?;
+    term.keys("\x1b[200~first pasted\r\nsecond pasted\x1b[201~")?;
+    term.wait_text("paste 2 lines into this buffer?", WAIT)
+        .await?;
+    term.keys("\r")?;
+    for want in ["first pasted", "second pasted"] {
+        alice
+            .wait_for(
+                |l| {
+                    let m = Msg::parse(l);
+                    m.command == "PRIVMSG" && m.param(0) == "#two" && m.param(1) == want
+                },
+                WAIT,
+            )
+            .await?;
+    }
+    // A one-line paste goes into the input line, not out.
+    term.keys("\x1b[200~just typed\x1b[201~")?;
+    term.wait_screen(
+        "the pasted line in the input",
+        |r| r.last().is_some_and(|l| l.ends_with("just typed")),
+        WAIT,
+    )
+    .await?;
+    term.keys("\x15")?; // Ctrl-U clears it
+    term.wait_screen(
+        "an empty input line",
+        |r| r.last().is_some_and(|l| l.ends_with("[#two]")),
+        WAIT,
+    )
+    .await?;
+
+    // Ctrl-N and Ctrl-P walk the buffer list.
+    term.keys("\x0e")?;
+    term.wait_screen(
+        "Ctrl-N from #two wraps to 1",
+        |r| status(r).contains("[1:reterm]"),
+        WAIT,
+    )
+    .await?;
+    term.keys("\x10")?;
+    term.wait_screen(
+        "Ctrl-P back to #two",
+        |r| status(r).contains("[4:test/#two]"),
+        WAIT,
+    )
+    .await?;
+
     // Our user modes show beside the nick.
     term.line("/quote MODE rt +i")?;
     term.wait_screen(

@@ -73,8 +73,9 @@ async fn on_action(app: &mut App, ui: &mut Ui, term: &mut Term, own: &Arc<Notice
             }
             Action::Cancel => {
                 ui.paste = None;
-                say("-!- paste dropped");
                 own.take_fresh();
+                say("-!- paste dropped");
+                show_answer(app, ui, own);
             }
             Action::Quit => app.quit = true,
             _ => {}
