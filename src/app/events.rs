@@ -80,6 +80,8 @@ pub async fn on_event(app: &mut App, event: SessionEvent) -> Noted {
             let net = network.clone();
             let words = app.look.highlights.clone();
             let ignores = app.ignores.clone();
+            // The line-mode text is needed to print it or write a transcript.
+            let wants_line = app.mode == Mode::Line || app.transcripts.is_some();
             let id = buffer.clone();
             let seen = reader
                 .read(move |v| {
@@ -102,20 +104,20 @@ pub async fn on_event(app: &mut App, event: SessionEvent) -> Noted {
                     let nick = v.nick();
                     let highlight = is_highlight(row, nick, &words);
                     let level = level_of(row, b.kind(), nick, highlight);
+                    // A replayed join of ours is not a join happening now.
                     let own_join = matches!(row.payload, Payload::UserJoined { .. })
-                        && row.from.eq_ignore_ascii_case(nick);
+                        && row.from.eq_ignore_ascii_case(nick)
+                        && !row.history;
                     let label = match b.kind() {
                         BufferKind::Server => "(server)".to_owned(),
                         _ => super::render::escape(b.name()),
                     };
-                    Some((
-                        render_row(&net, b.name(), b.kind(), row),
-                        target,
-                        level,
-                        highlight,
-                        own_join,
-                        (label, row.time),
-                    ))
+                    let line = if wants_line {
+                        render_row(&net, b.name(), b.kind(), row)
+                    } else {
+                        String::new()
+                    };
+                    Some((line, target, level, highlight, own_join, (label, row.time)))
                 })
                 .await;
             let Ok(Some((line, target, level, highlight, own_join, (label, time)))) = seen else {
@@ -137,7 +139,7 @@ pub async fn on_event(app: &mut App, event: SessionEvent) -> Noted {
                     say(d);
                 }
                 say(&line);
-            } else if own_join && !row_is_history(&line) {
+            } else if own_join {
                 app.joining.insert((index, buffer.clone()));
             }
             if let Some(transcripts) = &app.transcripts {
@@ -180,12 +182,6 @@ pub async fn on_event(app: &mut App, event: SessionEvent) -> Noted {
         }
         Event::Registered => Noted::Changed,
     }
-}
-
-/// Line mode marks history rows `(history)`; a replayed join of ours is not
-/// a join happening now.
-fn row_is_history(line: &str) -> bool {
-    line.contains(" (history) ")
 }
 
 /// Shows a channel's topic when the person asked for it (`/topic`,

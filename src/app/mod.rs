@@ -45,6 +45,9 @@ use std::sync::Arc;
 use std::time::Duration;
 use transcript::Transcripts;
 
+/// What a first run says to do next.
+const NEXT_STEPS: &str = "-!- next: it holds the network local (a server on this machine: /connect local) and a TLS network for irc.libera.chat, commented out: uncomment it, set your nick, restart reterm and /connect libera";
+
 /// How long `/quit` waits for QUIT lines to reach the servers.
 const QUIT_GRACE: Duration = Duration::from_secs(2);
 
@@ -191,12 +194,16 @@ impl App {
 
     /// The first-run and no-network hints.
     fn greet(&self) {
-        if self.loaded.created {
+        if self.loaded.created && self.mode == Mode::Line {
+            // Scripts may match this line; the next one says what it holds.
             say(&format!(
                 "Created {} — add a [[networks]] table, then /connect NAME",
                 self.loaded.path.display()
             ));
-            say("-!- next: it holds the network local (a server on this machine: /connect local) and a TLS network for irc.libera.chat, commented out: uncomment it, set your nick, restart reterm and /connect libera");
+            say(NEXT_STEPS);
+        } else if self.loaded.created {
+            say(&format!("Created {}.", self.loaded.path.display()));
+            say(NEXT_STEPS);
         } else if self.networks.is_empty() {
             say(&format!(
                 "No networks in {} — add a [[networks]] table",
