@@ -227,6 +227,53 @@ async fn full_screen_session() -> Result<()> {
         "refused text was sent: {seen:#?}"
     );
 
+    // mIRC formatting is drawn (bold, colour 4 = red) and escapes stay escaped.
+    alice
+        .privmsg("#two", "\u{2}loud\u{2} \u{3}4red\u{3} \u{1b}[2J formatted")
+        .await?;
+    let rows = term.wait_text("[2J formatted", WAIT).await?;
+    let at = rows
+        .iter()
+        .position(|r| r.contains("[2J formatted"))
+        .context("the formatted row")?;
+    let line = rows[at].clone();
+    ensure!(
+        line.contains("<alice> loud red \\u{1B}[2J formatted"),
+        "{line}"
+    );
+    let col =
+        |line: &str, needle: &str| line.find(needle).map(|i| line[..i].chars().count() as u16);
+    let (bold, red) = term.inspect(|screen, _| {
+        let cell = |c: Option<u16>| c.and_then(|c| screen.cell(at as u16, c));
+        (
+            cell(col(&line, "loud")).map(|c| c.bold()),
+            cell(col(&line, "red ")).map(|c| c.fgcolor()),
+        )
+    });
+    ensure!(bold == Some(true), "bold: {bold:?}");
+    // mIRC 4 is ANSI 9 (bright red).
+    ensure!(red == Some(vt100::Color::Idx(9)), "colour: {red:?}");
+
+    // A word set with /set highlights highlights: the nick is drawn red.
+    term.line("/set highlights deploy")?;
+    term.wait_text("highlights: deploy", WAIT).await?;
+    alice.privmsg("#two", "time to DEPLOY").await?;
+    let rows = term.wait_text("<alice> time to DEPLOY", WAIT).await?;
+    let at = rows
+        .iter()
+        .position(|r| r.contains("time to DEPLOY"))
+        .context("the row")?;
+    let line = rows[at].clone();
+    let nick = term.inspect(|screen, _| {
+        col(&line, "alice")
+            .and_then(|c| screen.cell(at as u16, c))
+            .map(|c| c.fgcolor())
+    });
+    ensure!(
+        nick == Some(vt100::Color::Idx(1)),
+        "highlighted nick: {nick:?}"
+    );
+
     // A bracketed paste of two lines asks first: Esc drops it, Enter sends both as text.
     term.keys("\x1b[200~first pasted\nsecond pasted\x1b[201~")?;
     term.wait_text("paste 2 lines into this buffer?", WAIT)
