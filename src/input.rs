@@ -6,12 +6,14 @@
 //! arguments of `/oper` or `/smsg`, which are secrets.
 
 mod commands;
+mod irc;
 
 use std::fmt;
 use std::num::NonZeroUsize;
 
-pub use commands::help_text;
+pub use commands::{command_names, help_text};
 use commands::{CommandSpec, COMMANDS};
+pub use irc::IrcCommand;
 
 /// Lowest and highest port `/set control.port` accepts: unprivileged ports
 /// only, so the control server never needs root.
@@ -123,8 +125,36 @@ pub enum Command {
     },
     /// `/buffers`: list open buffers.
     Buffers,
-    /// `/buffer N|name`: switch buffer.
+    /// `/buffer N|name` (or `/window`): switch buffer.
     Buffer(BufferRef),
+    /// `/query nick [text]`: open a query buffer.
+    Query {
+        /// The nick.
+        nick: String,
+        /// A first message, if given.
+        text: Option<String>,
+    },
+    /// `/close`: leave (a channel) and close the current buffer.
+    Close,
+    /// `/clear`: clear the current buffer from the screen.
+    Clear,
+    /// `/lastlog text`: the current buffer's rows containing text.
+    Lastlog(String),
+    /// `/reconnect [network]`.
+    Reconnect {
+        /// Network name, if given.
+        network: Option<String>,
+    },
+    /// `/raw`: the current network's raw buffer.
+    Raw,
+    /// `/ignore [mask]`: add a mask, or list them.
+    Ignore(Option<String>),
+    /// `/unignore mask`.
+    Unignore(String),
+    /// `/reload`: re-read the config.
+    Reload,
+    /// An everyday IRC command (`/whois`, `/topic`, `/op`, …).
+    Irc(IrcCommand),
     /// `/quit [reason]`
     Quit {
         /// Quit message, if given.
@@ -151,8 +181,16 @@ pub enum BufferRef {
 }
 
 /// A `/set` with a value of the right type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Setting {
+    /// `time_format <strftime>`: the rows' time stamps.
+    TimeFormat(String),
+    /// `mirc_colours on|off`: render mIRC formatting, or strip it.
+    MircColours(bool),
+    /// `nicklist on|off`: the nick list pane beside channels.
+    Nicklist(bool),
+    /// `highlights word,word` (or `none`): words that highlight like the nick.
+    Highlights(Vec<String>),
     /// `control.enabled on|off`
     ControlEnabled(bool),
     /// `control.debug on|off`
@@ -219,11 +257,15 @@ impl fmt::Display for InputError {
 impl std::error::Error for InputError {}
 
 /// The keys `/set` knows.
-const SETTING_KEYS: [&str; 4] = [
+const SETTING_KEYS: [&str; 8] = [
     "control.enabled",
     "control.debug",
     "control.send",
     "control.port",
+    "time_format",
+    "mirc_colours",
+    "nicklist",
+    "highlights",
 ];
 
 /// Classifies one input line (without its newline).
@@ -324,6 +366,39 @@ fn parse_command(name: &str, args: &str) -> Result<Command, InputError> {
             Command::Buffers
         }
         "buffer" => Command::Buffer(buffer_ref(one_word(args, &cmd::BUFFER)?)?),
+        "window" => Command::Buffer(buffer_ref(one_word(args, &cmd::WINDOW)?)?),
+        "query" => {
+            let (nick, text) = split_word(args);
+            if nick.is_empty() {
+                return Err(usage(&cmd::QUERY));
+            }
+            Command::Query {
+                nick: nick.to_string(),
+                text: optional_text(text),
+            }
+        }
+        "close" => {
+            no_args(args, &cmd::CLOSE)?;
+            Command::Close
+        }
+        "clear" => {
+            no_args(args, &cmd::CLEAR)?;
+            Command::Clear
+        }
+        "lastlog" => Command::Lastlog(required_text(args, &cmd::LASTLOG)?),
+        "reconnect" => Command::Reconnect {
+            network: optional_word(args, &cmd::RECONNECT)?.map(str::to_string),
+        },
+        "raw" => {
+            no_args(args, &cmd::RAW)?;
+            Command::Raw
+        }
+        "ignore" => Command::Ignore(optional_word(args, &cmd::IGNORE)?.map(str::to_string)),
+        "unignore" => Command::Unignore(one_word(args, &cmd::UNIGNORE)?.to_string()),
+        "reload" => {
+            no_args(args, &cmd::RELOAD)?;
+            Command::Reload
+        }
         "quit" => Command::Quit {
             reason: optional_text(args),
         },
@@ -334,7 +409,10 @@ fn parse_command(name: &str, args: &str) -> Result<Command, InputError> {
         },
         "set" => Command::Set(setting(args)?),
         "control" => Command::Control(control(args)?),
-        _ => return Err(InputError::UnknownCommand(name.to_string())),
+        _ => match irc::parse(name, args) {
+            Some(parsed) => Command::Irc(parsed?),
+            None => return Err(InputError::UnknownCommand(name.to_string())),
+        },
     };
     Ok(command)
 }
@@ -411,6 +489,10 @@ fn help_topic(word: &str) -> Result<String, InputError> {
 
 fn setting(args: &str) -> Result<Setting, InputError> {
     let (key, rest) = split_word(args);
+    // A time format may hold spaces: the rest of the line is the value.
+    if key.eq_ignore_ascii_case("time_format") && !rest.trim().is_empty() {
+        return Ok(Setting::TimeFormat(rest.trim_end().to_string()));
+    }
     let (value, extra) = split_word(rest);
     if key.is_empty() || value.is_empty() || !extra.is_empty() {
         return Err(usage(&commands::spec::SET));
@@ -424,6 +506,16 @@ fn setting(args: &str) -> Result<Setting, InputError> {
         }
         "control.send" => on_off(value, "control.send must be on or off").map(Setting::ControlSend),
         "control.port" => port(value),
+        "mirc_colours" => on_off(value, "mirc_colours must be on or off").map(Setting::MircColours),
+        "nicklist" => on_off(value, "nicklist must be on or off").map(Setting::Nicklist),
+        "highlights" if value.eq_ignore_ascii_case("none") => Ok(Setting::Highlights(Vec::new())),
+        "highlights" => Ok(Setting::Highlights(
+            value
+                .split(',')
+                .filter(|w| !w.is_empty())
+                .map(str::to_string)
+                .collect(),
+        )),
         _ => Err(InputError::UnknownSetting(key.to_string())),
     }
 }

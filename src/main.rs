@@ -1,33 +1,42 @@
-//! `reterm`: a line-mode IRC client on the Rete engine.
+//! `reterm`: an IRC client on the Rete engine, full screen on a terminal
+//! and in line mode otherwise.
 //!
 //! This file handles the command line and exit codes; `app` runs the client.
 
 mod app;
 
+use std::io::IsTerminal as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: reterm [--config PATH]
+const USAGE: &str = "usage: reterm [--config PATH] [--plain]
 
-A line-mode IRC client. Type /help once it runs.
+An IRC client: full screen on a terminal, line mode when standard input or
+output is not one. Type /help once it runs.
 
 options:
   --config PATH   the config file (default ~/.rete/reterm.toml, created on first run)
+  --plain         line mode even on a terminal
   --help          print this help
   --version       print the version";
 
 enum Args {
-    Run { config: Option<PathBuf> },
+    Run {
+        config: Option<PathBuf>,
+        plain: bool,
+    },
     Help,
     Version,
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
     let mut config = None;
+    let mut plain = false;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--help" | "-h" => return Ok(Args::Help),
             "--version" | "-V" => return Ok(Args::Version),
+            "--plain" => plain = true,
             "--config" => {
                 let path = args.next().ok_or("--config needs a path")?;
                 config = Some(PathBuf::from(path));
@@ -38,7 +47,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
             },
         }
     }
-    Ok(Args::Run { config })
+    Ok(Args::Run { config, plain })
 }
 
 fn main() -> ExitCode {
@@ -49,7 +58,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let config = match args {
+    let (config, plain) = match args {
         Args::Help => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;
@@ -58,16 +67,32 @@ fn main() -> ExitCode {
             println!("reterm {}", env!("CARGO_PKG_VERSION"));
             return ExitCode::SUCCESS;
         }
-        Args::Run { config } => config,
+        Args::Run { config, plain } => (config, plain),
     };
+    // Full screen only when both ends are a terminal: a pipe on either side
+    // is a script, which reads and writes lines.
+    let terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+    let mode = if terminal && !plain {
+        app::Mode::Screen
+    } else {
+        app::Mode::Line
+    };
+    // Diagnostics go to stderr; on a full screen that is the same terminal,
+    // so there they are off unless RETERM_LOG asks for them (and stderr is
+    // then best redirected to a file).
+    let filter = tracing_subscriber::EnvFilter::try_from_env("RETERM_LOG").unwrap_or_else(|_| {
+        let default = if mode == app::Mode::Screen && std::io::stderr().is_terminal() {
+            "off"
+        } else {
+            "warn"
+        };
+        tracing_subscriber::EnvFilter::new(default)
+    });
     tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("RETERM_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
+        .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
-    match run(config) {
+    match run(config, mode) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("reterm: {e:#}");
@@ -76,7 +101,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(config: Option<PathBuf>) -> anyhow::Result<()> {
+fn run(config: Option<PathBuf>, mode: app::Mode) -> anyhow::Result<()> {
     let path = match config {
         Some(p) => p,
         None => reterm::config::default_path()?,
@@ -85,7 +110,7 @@ fn run(config: Option<PathBuf>) -> anyhow::Result<()> {
     let loaded = reterm::config::load_or_create(&path)?;
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
-        let app = app::App::start(loaded).await?;
+        let app = app::App::start(loaded, mode).await?;
         app.run().await
     })
 }

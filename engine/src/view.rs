@@ -79,6 +79,11 @@ impl<'a> SessionView<'a> {
         self.s.connection.last_error.as_deref()
     }
 
+    /// Our user modes on the server (`iw`), without `+`; "" before any.
+    pub fn user_modes(&self) -> &'a str {
+        &self.s.connection.user_modes
+    }
+
     /// The buffers in listing order: server, channels, queries.
     pub fn buffers(&self) -> impl Iterator<Item = &'a Buffer> + 'a {
         self.s.buffers.listing()

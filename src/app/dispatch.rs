@@ -1,36 +1,83 @@
 //! What each typed command does. Every path either acts or returns one
 //! error line; a refused command changes nothing.
 
-use super::{say, App, Current};
+use super::buffers::{self, Key};
+use super::{say, App, Current, Mode};
 use anyhow::{anyhow, bail, Result};
 use rete_engine::buffer::BufferKind;
-use rete_engine::ids::BufferId;
-use reterm::config::{set_control, ControlSetting};
-use reterm::input::{help_text, BufferRef, Command, ControlCommand, Input, Setting};
+use rete_engine::event::ConnState;
+use reterm::client::credentials::login_credentials;
+use reterm::client::ignore::full;
+use reterm::config::{
+    mask_problem, set_control, set_display, set_ignores, time_format_problem, ControlSetting,
+    DisplaySetting,
+};
+use reterm::input::{help_text, Command, ControlCommand, Input, IrcCommand, Setting};
 
 /// Runs one parsed input line.
 pub async fn dispatch(app: &mut App, input: Input) -> Result<()> {
     match input {
         Input::Empty => Ok(()),
-        Input::Text(text) => {
-            let (net, name, kind) = app
-                .current_target()
-                .await
-                .ok_or_else(|| anyhow!("no network: add one to the config"))?;
-            if kind == BufferKind::Server {
-                bail!("this is the server buffer: /join a channel or /buffer one to talk");
-            }
-            command(app, net, move |c| c.privmsg(&name, &text)).await
-        }
+        Input::Text(text) => say_text(app, text).await,
         Input::Command(cmd) => run(app, cmd).await,
     }
+}
+
+/// Plain text for the current buffer. Refused in the server buffer,
+/// reterm's own, and a channel we are not in (parted, kicked), going by the
+/// engine's view of joined channels.
+pub async fn say_text(app: &mut App, text: String) -> Result<()> {
+    if app.own_focused {
+        bail!("this is reterm's buffer: switch to a channel (Alt+2, /buffer) to talk");
+    }
+    let (net, name, kind) = app
+        .current_target()
+        .await
+        .ok_or_else(|| anyhow!("no network: add one to the config"))?;
+    if kind == BufferKind::Server {
+        bail!("this is the server buffer: /join a channel or /buffer one to talk");
+    }
+    if kind == BufferKind::Channel && !joined(app, net).await {
+        bail!("not in {name} — /join {name}");
+    }
+    command(app, net, move |c| c.privmsg(&name, &text)).await
+}
+
+/// A network's connection state now.
+async fn state(app: &App, net: usize) -> ConnState {
+    app.networks[net]
+        .session
+        .reader()
+        .read(|v| v.state())
+        .await
+        .unwrap_or(ConnState::Disconnected)
+}
+
+/// Whether we are in the current channel now.
+async fn joined(app: &App, net: usize) -> bool {
+    let Some(current) = app.current.clone() else {
+        return false;
+    };
+    app.networks[net]
+        .session
+        .reader()
+        .read(move |v| v.channel(&current.buffer).is_some_and(|c| c.joined))
+        .await
+        .unwrap_or(false)
 }
 
 async fn run(app: &mut App, cmd: Command) -> Result<()> {
     match cmd {
         Command::Connect { network } => {
             let i = network_named(app, &network)?;
-            app.networks[i].session.sender().connect();
+            let name = app.networks[i].config.name.clone();
+            match state(app, i).await {
+                ConnState::Connected => say(&format!("-!- {name} is already connected")),
+                ConnState::Connecting => say(&format!("-!- {name} is already connecting")),
+                ConnState::Reconnecting | ConnState::Disconnected => {
+                    app.networks[i].session.sender().connect()
+                }
+            }
             Ok(())
         }
         Command::Disconnect { network } => {
@@ -38,6 +85,13 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
                 Some(n) => network_named(app, &n)?,
                 None => current_network(app)?,
             };
+            if state(app, i).await == ConnState::Disconnected {
+                say(&format!(
+                    "-!- {} is not connected",
+                    app.networks[i].config.name
+                ));
+                return Ok(());
+            }
             app.networks[i].session.sender().disconnect(None);
             Ok(())
         }
@@ -51,12 +105,10 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
                 .read(move |v| v.find_buffer(BufferKind::Channel, &name).cloned())
                 .await?;
             match open {
-                Some(buffer) => {
-                    app.current = Some(Current {
-                        network: net,
-                        buffer,
-                    })
-                }
+                Some(buffer) => app.focus(Current {
+                    network: net,
+                    buffer,
+                }),
                 None => app.focus_next = Some((net, channel.clone())),
             }
             let key = key.map(|k| k.expose().to_owned());
@@ -73,10 +125,12 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
         }
         Command::Msg { target, text } => {
             let net = current_network(app)?;
+            app.masks[net].add(login_credentials(&target, &text));
             command(app, net, move |c| c.privmsg(&target, &text)).await
         }
         Command::Notice { target, text } => {
             let net = current_network(app)?;
+            app.masks[net].add(login_credentials(&target, &text));
             command(app, net, move |c| c.notice(&target, &text)).await
         }
         Command::Me { text } => {
@@ -97,6 +151,7 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
         }
         Command::Quote { line } => {
             let net = current_network(app)?;
+            note_quoted_request(app, net, &line);
             command(app, net, move |c| c.quote(&line)).await
         }
         Command::Oper { name, password } => {
@@ -105,36 +160,155 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
             command(app, net, move |c| c.oper(&name, &password)).await
         }
         Command::Buffers => {
-            for (n, (net, id, line)) in all_buffers(app).await.iter().enumerate() {
-                let here = app
-                    .current
-                    .as_ref()
-                    .is_some_and(|c| c.network == *net && &c.buffer == id);
-                let mark = if here { " *" } else { "" };
-                say(&format!("{}. {line}{mark}", n + 1));
+            let here = focused_key(app);
+            for (n, entry) in buffers::list(app).await.iter().enumerate() {
+                let mark = if Some(&entry.key) == here.as_ref() {
+                    " *"
+                } else {
+                    ""
+                };
+                say(&format!("{}. {}{mark}", n + 1, entry.label));
             }
             Ok(())
         }
         Command::Buffer(which) => {
-            let list = all_buffers(app).await;
-            let pick = match which {
-                BufferRef::Number(n) => list.get(n.get() - 1),
-                BufferRef::Name(name) => list.iter().find(|(_, _, line)| {
-                    line.split(' ')
-                        .nth(1)
-                        .is_some_and(|b| b.eq_ignore_ascii_case(&name))
-                }),
-            };
-            let (net, id, line) = pick
-                .cloned()
-                .ok_or_else(|| anyhow!("no such buffer: see /buffers"))?;
-            app.current = Some(Current {
-                network: net,
-                buffer: id,
-            });
-            say(&format!("-!- now in {line}"));
+            let list = buffers::list(app).await;
+            let entry = buffers::find(&list, &which)?;
+            switch_to(app, &entry.key);
+            if app.mode == Mode::Line {
+                say(&format!("-!- now in {}", entry.label));
+            }
             Ok(())
         }
+        Command::Query { nick, text } => {
+            let net = current_network(app)?;
+            let name = nick.clone();
+            let open = app.networks[net]
+                .session
+                .reader()
+                .read(move |v| v.find_buffer(BufferKind::Query, &name).cloned())
+                .await?;
+            match (open, text) {
+                (Some(buffer), text) => {
+                    app.focus(Current {
+                        network: net,
+                        buffer,
+                    });
+                    if let Some(text) = text {
+                        command(app, net, move |c| c.privmsg(&nick, &text)).await?;
+                    }
+                    Ok(())
+                }
+                (None, Some(text)) => command(app, net, move |c| c.privmsg(&nick, &text)).await,
+                // The engine opens a query buffer when a message is sent or
+                // received; without text there is nothing to open it with.
+                (None, None) => bail!("no buffer with {nick} yet: /query {nick} <text> opens one"),
+            }
+        }
+        Command::Close => {
+            let (net, name, kind) = current(app).await?;
+            match kind {
+                BufferKind::Server => {
+                    bail!("the server buffer stays open: /disconnect to leave the network")
+                }
+                BufferKind::Channel if joined(app, net).await => {
+                    let channel = name.clone();
+                    command(app, net, move |c| c.part(&channel, None)).await?;
+                }
+                _ => {}
+            }
+            if let Some(current) = app.current.take() {
+                app.closed.insert((current.network, current.buffer));
+            }
+            let server = app.networks[net]
+                .session
+                .reader()
+                .read(|v| v.server_buffer().clone())
+                .await?;
+            app.focus(Current {
+                network: net,
+                buffer: server,
+            });
+            say(&format!("-!- closed {name}"));
+            Ok(())
+        }
+        Command::Clear => {
+            if app.own_focused {
+                if let Some(notices) = &app.own {
+                    notices.clear();
+                }
+                return Ok(());
+            }
+            let current = app
+                .current
+                .clone()
+                .ok_or_else(|| anyhow!("no buffer selected: see /buffers"))?;
+            let id = current.buffer.clone();
+            let last = app.networks[current.network]
+                .session
+                .reader()
+                .read(move |v| v.buffer(&id).map(|b| b.last_seq()))
+                .await?
+                .unwrap_or(0);
+            app.notes.clear(current.network, &current.buffer);
+            app.cleared.insert((current.network, current.buffer), last);
+            Ok(())
+        }
+        Command::Lastlog(text) => lastlog(app, &text).await,
+        Command::Reconnect { network } => {
+            let i = match network {
+                Some(n) => network_named(app, &n)?,
+                None => current_network(app)?,
+            };
+            let sender = app.networks[i].session.sender();
+            sender.disconnect(Some("reconnecting".to_owned()));
+            sender.connect();
+            Ok(())
+        }
+        Command::Raw => bail!("the raw buffer is not built yet: /quote sends a raw line"),
+        Command::Ignore(None) => {
+            if app.loaded.config.ignores.is_empty() {
+                say("-!- nothing is ignored");
+            }
+            for mask in &app.loaded.config.ignores {
+                say(&format!("-!- ignoring {}", full(mask)));
+            }
+            Ok(())
+        }
+        Command::Ignore(Some(mask)) => {
+            if let Some(problem) = mask_problem(&mask) {
+                bail!("{problem}");
+            }
+            if app
+                .loaded
+                .config
+                .ignores
+                .iter()
+                .any(|m| full(m).eq_ignore_ascii_case(&full(&mask)))
+            {
+                bail!("{} is already ignored", full(&mask));
+            }
+            let mut masks = app.loaded.config.ignores.clone();
+            masks.push(mask.clone());
+            set_ignores(&app.loaded.path, &masks)?;
+            app.set_ignores(masks);
+            say(&format!("-!- ignoring {} (saved)", full(&mask)));
+            Ok(())
+        }
+        Command::Unignore(mask) => {
+            let mut masks = app.loaded.config.ignores.clone();
+            let before = masks.len();
+            masks.retain(|m| !full(m).eq_ignore_ascii_case(&full(&mask)));
+            if masks.len() == before {
+                bail!("{} is not ignored: /ignore lists the masks", full(&mask));
+            }
+            set_ignores(&app.loaded.path, &masks)?;
+            app.set_ignores(masks);
+            say(&format!("-!- no longer ignoring {} (saved)", full(&mask)));
+            Ok(())
+        }
+        Command::Reload => super::reload::reload(app).await,
+        Command::Irc(irc) => irc_command(app, irc).await,
         Command::Quit { reason } => {
             for n in &app.networks {
                 n.session.sender().disconnect(reason.clone());
@@ -175,6 +349,42 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
 async fn set(app: &mut App, setting: Setting) -> Result<()> {
     let path = app.loaded.path.clone();
     let failure = match setting {
+        Setting::TimeFormat(format) => {
+            if let Some(problem) = time_format_problem(&format) {
+                bail!("{problem}");
+            }
+            set_display(&path, &DisplaySetting::TimeFormat(format.clone()))?;
+            app.look.set_time_format(&format).map_err(|e| anyhow!(e))?;
+            app.loaded.config.display.time_format = format.clone();
+            say(&format!("time_format is {}", format.escape_debug()));
+            None
+        }
+        Setting::MircColours(on) => {
+            set_display(&path, &DisplaySetting::MircColours(on))?;
+            app.look.mirc = on;
+            app.loaded.config.display.mirc_colours = on;
+            say(&format!("mirc_colours is {}", on_off(on)));
+            None
+        }
+        Setting::Nicklist(on) => {
+            set_display(&path, &DisplaySetting::Nicklist(on))?;
+            app.look.nicklist = on;
+            app.loaded.config.display.nicklist = on;
+            say(&format!("nicklist is {}", on_off(on)));
+            None
+        }
+        Setting::Highlights(words) => {
+            set_display(&path, &DisplaySetting::Highlights(words.clone()))?;
+            let shown = if words.is_empty() {
+                "none".to_owned()
+            } else {
+                words.join(",")
+            };
+            app.loaded.config.display.highlights = words.clone();
+            app.look.highlights = words;
+            say(&format!("highlights: {}", shown.escape_debug()));
+            None
+        }
         Setting::ControlEnabled(on) => {
             set_control(&path, ControlSetting::Enabled(on))?;
             app.loaded.config.control.enabled = on;
@@ -255,29 +465,106 @@ where
     Ok(())
 }
 
-/// Every buffer of every network, numbered in listing order:
-/// (network index, buffer id, "[network] name (kind)").
-async fn all_buffers(app: &App) -> Vec<(usize, BufferId, String)> {
-    let mut out = Vec::new();
-    for (i, n) in app.networks.iter().enumerate() {
-        let name = n.config.name.clone();
-        let list = n
-            .session
-            .reader()
-            .read(move |v| {
-                v.buffers()
-                    .map(|b| {
-                        let label = match b.kind() {
-                            BufferKind::Server => format!("[{name}] {} (server)", b.name()),
-                            k => format!("[{name}] {} ({})", b.name(), k.as_str()),
-                        };
-                        (b.id().clone(), label)
-                    })
-                    .collect::<Vec<_>>()
-            })
-            .await
-            .unwrap_or_default();
-        out.extend(list.into_iter().map(|(id, label)| (i, id, label)));
+/// The key of what the person looks at now.
+pub fn focused_key(app: &App) -> Option<Key> {
+    if app.own_focused {
+        return Some(Key::Own);
     }
-    out
+    app.current.clone().map(Key::Engine)
+}
+
+/// Shows the buffer `key` names.
+pub fn switch_to(app: &mut App, key: &Key) {
+    match key {
+        Key::Own => app.own_focused = true,
+        Key::Engine(current) => app.focus(current.clone()),
+    }
+}
+
+/// An everyday IRC command as one line for the current channel.
+async fn irc_command(app: &mut App, irc: IrcCommand) -> Result<()> {
+    let target = if app.own_focused {
+        None
+    } else {
+        app.current_target().await
+    };
+    let net = match &target {
+        Some((net, _, _)) => *net,
+        None => current_network(app)?,
+    };
+    let channel = target
+        .as_ref()
+        .filter(|(_, _, kind)| *kind == BufferKind::Channel)
+        .map(|(_, name, _)| name.clone());
+    let line = irc.line(channel.as_deref()).map_err(|e| anyhow!(e))?;
+    // Remember what was asked, so the engine's answer is shown.
+    match &irc {
+        IrcCommand::Topic(None) => {
+            if let Some(c) = &channel {
+                app.asked_topic.insert((net, c.to_lowercase()));
+            }
+        }
+        IrcCommand::Names(which) => {
+            if let Some(c) = which.as_ref().or(channel.as_ref()) {
+                app.asked_names.insert((net, c.to_lowercase()));
+            }
+        }
+        _ => {}
+    }
+    command(app, net, move |c| c.quote(&line)).await
+}
+
+/// Remembers a `/quote TOPIC #c` or `/quote NAMES #c`, whose answers the
+/// engine keeps as state rather than rows, so they are shown.
+fn note_quoted_request(app: &mut App, net: usize, line: &str) {
+    let mut words = line.split_whitespace();
+    let (Some(verb), Some(chan), None) = (words.next(), words.next(), words.next()) else {
+        return;
+    };
+    let key = (net, chan.to_lowercase());
+    if verb.eq_ignore_ascii_case("TOPIC") {
+        app.asked_topic.insert(key);
+    } else if verb.eq_ignore_ascii_case("NAMES") {
+        app.asked_names.insert(key);
+    }
+}
+
+/// `/lastlog text`: the current buffer's rows containing `text` (ignoring
+/// case), as line mode prints rows.
+async fn lastlog(app: &mut App, text: &str) -> Result<()> {
+    let current = app
+        .current
+        .clone()
+        .filter(|_| !app.own_focused)
+        .ok_or_else(|| anyhow!("/lastlog searches a network's buffer: switch to one first"))?;
+    let net_name = app.networks[current.network].config.name.clone();
+    let needle = text.to_lowercase();
+    let found = app.networks[current.network]
+        .session
+        .reader()
+        .read(move |v| {
+            let b = v.buffer(&current.buffer)?;
+            Some(
+                b.display()
+                    .filter(|row| {
+                        let mut hit = false;
+                        row.payload
+                            .for_each_text(|t| hit |= t.to_lowercase().contains(&needle));
+                        hit
+                    })
+                    .map(|row| super::render::render_row(&net_name, b.name(), b.kind(), row))
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .await?
+        .unwrap_or_default();
+    say(&format!(
+        "-!- lastlog: {} rows contain {}",
+        found.len(),
+        text.escape_debug()
+    ));
+    for line in found {
+        say(&line);
+    }
+    Ok(())
 }

@@ -1,34 +1,52 @@
-//! The running client: networks from the config, the engine, and the loop
-//! that reads commands from stdin and prints activity to stdout.
+//! The running client: networks from the config, the engine, and the two
+//! frontends over the same state: line mode (stdin commands, stdout lines)
+//! and the full screen.
 //!
 //! # Layout
 //! - `spec.rs`: a configured network becomes an engine session spec.
-//! - `render.rs`: a row becomes one printed line.
+//! - `render.rs`: a row becomes one printed line (line mode, transcripts).
 //! - `dispatch.rs`: a parsed command becomes engine calls.
-//! - `control.rs`: the AI access control server and `/control`.
-//! - `transcript.rs`: per-buffer transcript files (`logging = true`).
-//! - this file: start-up, the event loop, the current buffer.
+//! - `buffers.rs`: the numbered buffer list `/buffers`, `/buffer` and the
+//!   switching keys share.
+//! - `events.rs`: what each engine event means for the person.
+//! - `notices.rs`: where reterm's own lines go; `notes.rs`: lines reterm adds
+//!   to a network's buffer in full screen (topic and names on join).
+//! - `control.rs`: the AI access control server and `/control`; `reload.rs`:
+//!   `/reload`.
+//! - `transcript.rs`: per-buffer transcript files (`logging = true`);
+//!   `transcript_dates.rs`: their `log opened` and `day changed` lines.
+//! - `line_mode.rs`: the line-mode loop.
+//! - `screen/`: the full-screen loop.
+//! - this file: start-up and the state both frontends share.
 
+mod buffers;
 mod control;
 mod dispatch;
+mod events;
+mod line_mode;
+mod notes;
+pub mod notices;
+mod reload;
 mod render;
+pub mod screen;
 mod spec;
 mod transcript;
+mod transcript_dates;
 
 use anyhow::Context as _;
-use render::render_row;
+pub use notices::say;
 use rete_actors::{Rete, ReteOptions, SessionEvent, SessionHandle};
 use rete_engine::buffer::BufferKind;
-use rete_engine::event::Event;
 use rete_engine::ids::BufferId;
 use reterm::config::{LoadedConfig, NetworkConfig};
-use reterm::input::parse_input;
-use std::io::Write as _;
+use reterm::tui::look::Look;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::sync::broadcast::error::RecvError;
-use transcript::{Target, Transcripts};
+use transcript::Transcripts;
+
+/// What a first run says to do next.
+const NEXT_STEPS: &str = "-!- next: it holds the network local (a server on this machine: /connect local) and a TLS network for irc.libera.chat, commented out: uncomment it, set your nick, restart reterm and /connect libera";
 
 /// How long `/quit` waits for QUIT lines to reach the servers.
 const QUIT_GRACE: Duration = Duration::from_secs(2);
@@ -40,10 +58,19 @@ struct Network {
 }
 
 /// The buffer plain text goes to.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Current {
     network: usize,
     buffer: BufferId,
+}
+
+/// Which frontend runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// stdin and stdout are not both a terminal, or `--plain`.
+    Line,
+    /// The full-screen interface.
+    Screen,
 }
 
 /// The client's state between inputs.
@@ -55,17 +82,46 @@ pub struct App {
     loaded: LoadedConfig,
     networks: Vec<Network>,
     current: Option<Current>,
+    /// Full screen only: reterm's own buffer is shown (`current` still names
+    /// the network commands go to).
+    own_focused: bool,
+    mode: Mode,
     /// A channel the person just joined: focus it when its buffer opens.
     focus_next: Option<(usize, String)>,
+    /// Channels whose topic (or names) the person asked for, by network and
+    /// lower-cased name: the answer is shown when it arrives.
+    asked_topic: HashSet<(usize, String)>,
+    asked_names: HashSet<(usize, String)>,
+    /// Channels we just joined (full screen): the topic and a names summary
+    /// are shown when they arrive.
+    joining: HashSet<(usize, BufferId)>,
+    /// Display settings (`/set time_format …`).
+    look: Look,
+    /// Full screen: lines reterm adds beside a buffer's rows.
+    notes: notes::Notes,
+    /// Full screen: reterm's own buffer.
+    own: Option<Arc<notices::Notices>>,
+    /// Buffers `/close`d: left out of the list until focused again (a
+    /// `/join`, a `/query`, or new activity in them).
+    closed: HashSet<(usize, BufferId)>,
+    /// Per network: service-login credentials the person sent, masked in
+    /// every later row shown or written.
+    masks: Vec<reterm::client::credentials::Masks>,
+    /// `/ignore` masks, compiled.
+    ignores: reterm::client::ignore::Ignores,
+    /// Buffers `/clear`ed, with the last seq hidden.
+    cleared: HashMap<(usize, BufferId), u64>,
     /// Where rows are also written; `None` unless `logging = true`.
     transcripts: Option<Transcripts>,
+    /// The dates transcripts were last written at.
+    dates: transcript_dates::Dates,
     quit: bool,
 }
 
 impl App {
     /// Starts the engine and adds every configured network (connecting the
     /// `autoconnect` ones).
-    pub async fn start(loaded: LoadedConfig) -> anyhow::Result<App> {
+    pub async fn start(loaded: LoadedConfig, mode: Mode) -> anyhow::Result<App> {
         let rete = Arc::new(
             Rete::start(ReteOptions::default())
                 .await
@@ -84,19 +140,31 @@ impl App {
                 session,
             });
         }
-        let current = networks.first().map(|_| Current {
-            network: 0,
-            buffer: BufferId::from_client(""),
-        });
+        let network_count = networks.len();
+        let look = look_of(&loaded.config.display);
+        let ignores = reterm::client::ignore::Ignores::new(&loaded.config.ignores);
         let mut app = App {
             control: control::Control::new(rete.clone()),
             rete,
             events,
             loaded,
             networks,
-            current,
+            current: None,
+            own_focused: false,
+            mode,
             focus_next: None,
+            asked_topic: HashSet::new(),
+            asked_names: HashSet::new(),
+            joining: HashSet::new(),
+            look,
+            notes: notes::Notes::default(),
+            own: (mode == Mode::Screen).then(notices::Notices::install),
+            closed: HashSet::new(),
+            masks: vec![Default::default(); network_count],
+            ignores,
+            cleared: HashMap::new(),
             transcripts: start_transcripts(loaded_logging),
+            dates: transcript_dates::Dates::default(),
             quit: false,
         };
         if let Some(first) = app.networks.first() {
@@ -116,49 +184,37 @@ impl App {
         Ok(app)
     }
 
-    /// Runs until `/quit`, end of input or Ctrl-C.
-    pub async fn run(mut self) -> anyhow::Result<()> {
-        let mut events = match self.events.take() {
-            Some(e) => e,
-            None => self.rete.subscribe(),
-        };
-        let mut stdin = BufReader::new(tokio::io::stdin()).lines();
-        if self.loaded.created {
+    /// Runs the frontend chosen at start until `/quit`, then stops.
+    pub async fn run(self) -> anyhow::Result<()> {
+        match self.mode {
+            Mode::Line => line_mode::run(self).await,
+            Mode::Screen => screen::run(self).await,
+        }
+    }
+
+    /// The first-run and no-network hints.
+    fn greet(&self) {
+        if self.loaded.created && self.mode == Mode::Line {
+            // Scripts may match this line; the next one says what it holds.
             say(&format!(
                 "Created {} — add a [[networks]] table, then /connect NAME",
                 self.loaded.path.display()
             ));
+            say(NEXT_STEPS);
+        } else if self.loaded.created {
+            say(&format!("Created {}.", self.loaded.path.display()));
+            say(NEXT_STEPS);
         } else if self.networks.is_empty() {
             say(&format!(
                 "No networks in {} — add a [[networks]] table",
                 self.loaded.path.display()
             ));
         }
-        while !self.quit {
-            tokio::select! {
-                line = stdin.next_line() => match line {
-                    Ok(Some(line)) => self.on_input(&line).await,
-                    // End of input is a quit: reterm is line-driven.
-                    Ok(None) | Err(_) => self.quit = true,
-                },
-                event = events.recv() => match event {
-                    Ok(event) => self.on_event(event).await,
-                    Err(RecvError::Lagged(n)) => say(&format!("-!- {n} events were not shown (output fell behind)")),
-                    Err(RecvError::Closed) => self.quit = true,
-                },
-                _ = tokio::signal::ctrl_c() => self.quit = true,
-            }
-        }
-        self.control.stop().await;
-        self.rete.shutdown(QUIT_GRACE).await;
-        if let Some(transcripts) = self.transcripts.take() {
-            transcripts.close().await;
-        }
-        Ok(())
     }
 
+    /// One typed line: parsed, then run; every failure is one `error:` line.
     async fn on_input(&mut self, line: &str) {
-        match parse_input(line) {
+        match reterm::input::parse_input(line) {
             Ok(input) => {
                 if let Err(e) = dispatch::dispatch(self, input).await {
                     say(&format!("error: {e}"));
@@ -168,42 +224,20 @@ impl App {
         }
     }
 
-    async fn on_event(&mut self, event: SessionEvent) {
-        let Some(index) = self
-            .networks
+    /// Stops the control server and the engine, and flushes transcripts.
+    async fn stop(mut self) {
+        self.control.stop().await;
+        self.rete.shutdown(QUIT_GRACE).await;
+        if let Some(transcripts) = self.transcripts.take() {
+            transcripts.close().await;
+        }
+    }
+
+    /// The network index of a session event.
+    fn network_of(&self, event: &SessionEvent) -> Option<usize> {
+        self.networks
             .iter()
             .position(|n| n.session.id() == &event.session)
-        else {
-            return;
-        };
-        let network = self.networks[index].config.name.clone();
-        match event.event {
-            Event::Row { buffer, seq } => {
-                let reader = self.networks[index].session.reader();
-                let net = network.clone();
-                let rendered = reader
-                    .read(move |v| {
-                        let b = v.buffer(&buffer)?;
-                        let row = b.get(seq)?;
-                        let target = match b.kind() {
-                            BufferKind::Server => Target::Server,
-                            _ => Target::Named(b.name().to_owned()),
-                        };
-                        Some((render_row(&net, b.name(), b.kind(), row), target))
-                    })
-                    .await;
-                if let Ok(Some((line, target))) = rendered {
-                    say(&line);
-                    if let Some(transcripts) = &self.transcripts {
-                        transcripts.append(&network, &target, line).await;
-                    }
-                }
-            }
-            Event::State(state) => say(&format!("[{network}] -!- {}", state.as_str())),
-            Event::BufferOpened(buffer) => self.maybe_focus(index, buffer).await,
-            Event::OwnNick(nick) => say(&format!("[{network}] -!- you are now {nick}")),
-            Event::Registered | Event::Members(_) | Event::Topic(_) => {}
-        }
     }
 
     /// Focuses a new channel buffer when the person has just asked to join
@@ -233,11 +267,39 @@ impl App {
         };
         if asked || idle {
             self.focus_next = None;
-            self.current = Some(Current {
+            self.focus(Current {
                 network: index,
                 buffer,
             });
         }
+    }
+
+    /// Replaces the ignore list (already saved).
+    fn set_ignores(&mut self, masks: Vec<String>) {
+        self.ignores = reterm::client::ignore::Ignores::new(&masks);
+        self.loaded.config.ignores = masks;
+    }
+
+    /// Adds a configured network and starts its session.
+    async fn add_network(&mut self, net: NetworkConfig) -> anyhow::Result<()> {
+        let session = self
+            .rete
+            .add_session(spec::session_spec(&net)?)
+            .await
+            .with_context(|| format!("starting network {}", net.name))?;
+        self.networks.push(Network {
+            config: net,
+            session,
+        });
+        self.masks.push(Default::default());
+        Ok(())
+    }
+
+    /// Makes `to` the current buffer (leaving reterm's own buffer).
+    fn focus(&mut self, to: Current) {
+        self.closed.remove(&(to.network, to.buffer.clone()));
+        self.current = Some(to);
+        self.own_focused = false;
     }
 
     /// The current buffer's network, name and kind.
@@ -252,6 +314,19 @@ impl App {
             .flatten()?;
         Some((current.network, found.0, found.1))
     }
+}
+
+/// The display settings of the config as the screen uses them (the time
+/// format was checked when the file was loaded).
+fn look_of(display: &reterm::config::DisplayConfig) -> Look {
+    let mut look = Look::default();
+    if look.set_time_format(&display.time_format).is_err() {
+        tracing::warn!("display.time_format was refused; using the default");
+    }
+    look.mirc = display.mirc_colours;
+    look.nicklist = display.nicklist;
+    look.highlights = display.highlights.clone();
+    look
 }
 
 /// The transcript writer when `logging` is on; says why not when `HOME` is
@@ -270,12 +345,4 @@ fn start_transcripts(logging: bool) -> Option<Transcripts> {
             None
         }
     }
-}
-
-/// Prints one line to stdout. A closed stdout ends nothing here: the loop
-/// notices the closed stdin or Ctrl-C.
-pub fn say(line: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{line}");
-    let _ = out.flush();
 }

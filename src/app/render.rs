@@ -26,11 +26,13 @@ pub fn render_row(network: &str, buffer_name: &str, kind: BufferKind, row: &Row)
             reply,
         } => {
             let what = if *reply { "CTCP reply" } else { "CTCP" };
-            format!(
-                "-!- {what} {} {} from {from}",
-                escape(command),
-                escape(args)
-            )
+            // No arguments (a CTCP TIME request) leaves no empty field behind.
+            let args = if args.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", escape(args))
+            };
+            format!("-!- {what} {}{args} from {from}", escape(command))
         }
         Payload::UserJoined { userhost, .. } => match userhost {
             Some(uh) => format!("--> {from} ({}) joined", escape(uh)),
@@ -60,6 +62,16 @@ pub fn render_row(network: &str, buffer_name: &str, kind: BufferKind, row: &Row)
     };
     let history = if row.history { " (history)" } else { "" };
     format!("[{}] {where_} {clock}{history} {body}", escape(network))
+}
+
+/// The time now as rows print it (`HH:MM:SS`, UTC).
+pub fn clock_now() -> String {
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0);
+    let iso = iso_seconds(rete_engine::clock::UnixMillis(ms));
+    iso.get(11..19).unwrap_or("??:??:??").to_owned()
 }
 
 fn reason_suffix(reason: &Option<Box<str>>) -> String {
@@ -108,6 +120,34 @@ mod tests {
         assert_eq!(
             render_row("net", "net", BufferKind::Server, &r),
             "[net] (server) 12:00:01 -!- Connected"
+        );
+    }
+
+    #[test]
+    fn ctcp_without_arguments_has_one_space() {
+        let r = row(
+            "bob",
+            Payload::Ctcp {
+                command: "TIME".into(),
+                args: "".into(),
+                reply: false,
+            },
+        );
+        assert_eq!(
+            render_row("net", "rt", BufferKind::Query, &r),
+            "[net] rt 12:00:01 -!- CTCP TIME from bob"
+        );
+        let r = row(
+            "bob",
+            Payload::Ctcp {
+                command: "PING".into(),
+                args: "123".into(),
+                reply: true,
+            },
+        );
+        assert_eq!(
+            render_row("net", "rt", BufferKind::Query, &r),
+            "[net] rt 12:00:01 -!- CTCP reply PING 123 from bob"
         );
     }
 

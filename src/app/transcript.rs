@@ -2,7 +2,11 @@
 //! buffer is also appended, as the same line, to
 //! `~/.rete/logs/<network>/<buffer>.log`.
 //!
-//! Only rows reach this module. reterm's own output (`/help`, `/buffers`,
+//! Each transcript's first line in a run says `log opened` with the date,
+//! and a `day changed` line precedes a row on a later day
+//! (`transcript_dates.rs`); both are shaped as rows and printed in line mode.
+//!
+//! Only rows (and those date lines) reach this module. reterm's own output (`/help`, `/buffers`,
 //! `/control …` answers, errors, state lines) is printed by other paths and
 //! never passed here, so a control token cannot end up in a transcript; the
 //! rows themselves are masked by the engine (`/smsg` text is `********`).
@@ -48,7 +52,7 @@ const QUEUE: usize = 1024;
 const SERVER_STEM: &str = "(server)";
 
 /// Which buffer of a network a line belongs to.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Target {
     /// The network's server buffer.
     Server,

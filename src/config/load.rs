@@ -76,10 +76,22 @@ pub fn load_or_create(path: &Path) -> Result<LoadedConfig, ConfigError> {
     })
 }
 
-/// Writes the template (and its private directory) and returns its text.
+/// Writes the template and returns its text. A missing `.rete` directory
+/// (the default's, `~/.rete`) is created private, one level only; any other
+/// directory must exist already, so a mistyped `--config` path never grows
+/// a directory tree.
 fn create(path: &Path) -> Result<String, ConfigError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        create_private_dir(dir).map_err(|e| ConfigError::io(dir, "create directory", e))?;
+        let is_rete_dir = dir.file_name().is_some_and(|n| n == ".rete")
+            && dir
+                .parent()
+                .is_none_or(|p| p.as_os_str().is_empty() || p.is_dir());
+        if is_rete_dir && !dir.is_dir() {
+            create_private_dir(dir).map_err(|e| ConfigError::io(dir, "create directory", e))?;
+        } else if !dir.is_dir() {
+            let missing = io::Error::new(io::ErrorKind::NotFound, "its directory does not exist");
+            return Err(ConfigError::io(path, "create", missing));
+        }
     }
     let text = template();
     replace_file(path, text.as_bytes(), FILE_MODE)

@@ -8,8 +8,10 @@
 //! never leaves half a config behind.
 
 mod control;
+mod display;
 mod error;
 mod ids;
+mod ignores;
 mod load;
 mod model;
 mod raw;
@@ -18,10 +20,12 @@ mod validate;
 mod write;
 
 pub use control::{set_control, ControlKey, ControlSetting};
+pub use display::{set_display, time_format_problem, DisplaySetting};
 pub use error::ConfigError;
+pub use ignores::{mask_problem, set_ignores};
 pub use load::{default_path, load_or_create, LoadedConfig};
 pub use model::{
-    ChannelConfig, Config, ControlConfig, NetworkConfig, SaslConfig, SaslMechanismName,
-    DEFAULT_CONTROL_PORT,
+    ChannelConfig, Config, ControlConfig, DisplayConfig, NetworkConfig, SaslConfig,
+    SaslMechanismName, DEFAULT_CONTROL_PORT, DEFAULT_TIME_FORMAT,
 };
 pub use template::template;

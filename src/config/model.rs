@@ -26,6 +26,39 @@ pub struct Config {
     pub control: ControlConfig,
     /// Networks in file order (the order `/connect` lists them).
     pub networks: Vec<NetworkConfig>,
+    /// `/ignore` masks (`nick!user@host` with `*` and `?`; a bare nick is
+    /// `nick!*@*`): their messages are not shown.
+    pub ignores: Vec<String>,
+    /// How the full screen draws.
+    pub display: DisplayConfig,
+}
+
+/// `[display]`: what `/set time_format|mirc_colours|nicklist|highlights`
+/// saves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DisplayConfig {
+    /// strftime format of row times (checked when loaded).
+    pub time_format: String,
+    /// Render mIRC formatting (off: strip it).
+    pub mirc_colours: bool,
+    /// Show the nick list pane beside channels.
+    pub nicklist: bool,
+    /// Words that highlight like the nick.
+    pub highlights: Vec<String>,
+}
+
+/// The default row time format.
+pub const DEFAULT_TIME_FORMAT: &str = "%H:%M";
+
+impl Default for DisplayConfig {
+    fn default() -> Self {
+        DisplayConfig {
+            time_format: DEFAULT_TIME_FORMAT.to_owned(),
+            mirc_colours: true,
+            nicklist: true,
+            highlights: Vec::new(),
+        }
+    }
 }
 
 /// Settings of the control server.

@@ -22,6 +22,20 @@ pub(super) struct RawConfig {
     pub control: RawControl,
     #[serde(default)]
     pub networks: Vec<RawNetwork>,
+    #[serde(default)]
+    pub ignores: Vec<String>,
+    #[serde(default)]
+    pub display: RawDisplay,
+}
+
+/// `[display]`; every key optional.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawDisplay {
+    pub time_format: Option<String>,
+    pub mirc_colours: Option<bool>,
+    pub nicklist: Option<bool>,
+    pub highlights: Option<Vec<String>>,
 }
 
 /// `[control]`; every key optional.

@@ -26,6 +26,16 @@ enabled = false   # serve AI access on 127.0.0.1
 debug = false     # also serve the debug tools (not built yet)
 port = 7422       # the port on 127.0.0.1
 
+# How the full screen draws; `/set time_format|mirc_colours|nicklist|highlights`
+# saves these in a [display] table.
+#   time_format   strftime format of row times, default "%H:%M"
+#   mirc_colours  render mIRC bold/italic/underline/colours (default true)
+#   nicklist      the nick list pane beside channels (default true)
+#   highlights    words that highlight like your nick, e.g. ["deploy"]
+#
+# `/ignore MASK` saves masks whose messages are not shown, e.g.
+#   ignores = ["spammer", "*!*@bad.host"]
+
 # One [[networks]] block per IRC network. Keys:
 #
 #   id              stable UUID of the network. Leave it out: reterm generates
@@ -52,6 +62,20 @@ port = 7422       # the port on 127.0.0.1
 #
 # This file may hold passwords: it is created readable by you only (0600).
 #
+# A public network over TLS, ready to use: remove the "# " in front of its
+# lines (and of the sasl line once your nick is registered with NickServ),
+# set your nick, and type `/connect libera`.
+#
+# [[networks]]
+# name = "libera"
+# host = "irc.libera.chat"
+# port = 6697
+# tls = true
+# nick = "your-nick"
+# # sasl = { mechanism = "PLAIN", username = "your-account", password = "your-password" }
+# channels = ["#libera"]
+# autoconnect = true
+
 # An example for a server on this machine. It is not connected at start-up;
 # type `/connect local` to use it.
 [[networks]]

@@ -7,8 +7,10 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::error::ConfigError;
-use super::model::{ChannelConfig, Config, ControlConfig, NetworkConfig, SaslConfig};
-use super::raw::{RawChannel, RawConfig, RawControl, RawNetwork, RawSasl};
+use super::model::{
+    ChannelConfig, Config, ControlConfig, DisplayConfig, NetworkConfig, SaslConfig,
+};
+use super::raw::{RawChannel, RawConfig, RawControl, RawDisplay, RawNetwork, RawSasl};
 
 /// Where the file lives, for error messages and for resolving paths in it.
 pub(super) struct Context<'a> {
@@ -63,8 +65,35 @@ pub(super) fn validate(
             logging: raw.logging,
             control,
             networks,
+            ignores: ignores(raw.ignores).map_err(|m| ConfigError::invalid(ctx.path, m))?,
+            display: display(raw.display).map_err(|m| ConfigError::invalid(ctx.path, m))?,
         },
         generated_ids,
+    })
+}
+
+/// `ignores`: each a non-empty mask without spaces.
+fn ignores(masks: Vec<String>) -> Result<Vec<String>, String> {
+    for mask in &masks {
+        if let Some(problem) = super::ignores::mask_problem(mask) {
+            return Err(format!("ignores: {problem}"));
+        }
+    }
+    Ok(masks)
+}
+
+/// `[display]`, defaults applied; the time format must be one chrono formats.
+fn display(raw: RawDisplay) -> Result<DisplayConfig, String> {
+    let defaults = DisplayConfig::default();
+    let time_format = raw.time_format.unwrap_or(defaults.time_format);
+    if let Some(problem) = super::display::time_format_problem(&time_format) {
+        return Err(format!("display.{problem}"));
+    }
+    Ok(DisplayConfig {
+        time_format,
+        mirc_colours: raw.mirc_colours.unwrap_or(defaults.mirc_colours),
+        nicklist: raw.nicklist.unwrap_or(defaults.nicklist),
+        highlights: raw.highlights.unwrap_or_default(),
     })
 }
 

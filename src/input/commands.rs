@@ -101,6 +101,140 @@ pub(crate) mod spec {
         "switch to a buffer"
     );
     command!(
+        WINDOW,
+        "window",
+        "/window <number|name>",
+        "the same as /buffer"
+    );
+    command!(
+        QUERY,
+        "query",
+        "/query <nick> [text]",
+        "open a private buffer with a nick (and say text)"
+    );
+    command!(
+        CLOSE,
+        "close",
+        "/close",
+        "leave the current channel or query and close its buffer"
+    );
+    command!(
+        WHOIS,
+        "whois",
+        "/whois <nick>",
+        "ask the server who a nick is"
+    );
+    command!(
+        TOPIC,
+        "topic",
+        "/topic [text]",
+        "show the current channel's topic, or set it"
+    );
+    command!(
+        KICK,
+        "kick",
+        "/kick <nick> [reason]",
+        "kick a nick from the current channel"
+    );
+    command!(
+        BAN,
+        "ban",
+        "/ban <mask>",
+        "ban a mask (+b) in the current channel"
+    );
+    command!(
+        UNBAN,
+        "unban",
+        "/unban <mask>",
+        "remove a ban (-b) in the current channel"
+    );
+    command!(
+        MODE,
+        "mode",
+        "/mode [target] <changes>",
+        "change modes (of the current channel when changes come first)"
+    );
+    command!(
+        OP,
+        "op",
+        "/op <nick>...",
+        "give channel operator status (+o)"
+    );
+    command!(
+        DEOP,
+        "deop",
+        "/deop <nick>...",
+        "take channel operator status (-o)"
+    );
+    command!(VOICE, "voice", "/voice <nick>...", "give voice (+v)");
+    command!(DEVOICE, "devoice", "/devoice <nick>...", "take voice (-v)");
+    command!(
+        INVITE,
+        "invite",
+        "/invite <nick> [channel]",
+        "invite a nick (to the current channel)"
+    );
+    command!(
+        AWAY,
+        "away",
+        "/away [message]",
+        "mark yourself away; without a message, back"
+    );
+    command!(
+        NAMES,
+        "names",
+        "/names [channel]",
+        "list a channel's members in columns"
+    );
+    command!(
+        LIST,
+        "list",
+        "/list [arguments]",
+        "list the network's channels"
+    );
+    command!(
+        IGNORE,
+        "ignore",
+        "/ignore [mask]",
+        "hide messages from nick or nick!user@host (* and ?), saved in the config; alone, list the masks"
+    );
+    command!(
+        UNIGNORE,
+        "unignore",
+        "/unignore <mask>",
+        "stop ignoring a mask"
+    );
+    command!(
+        RELOAD,
+        "reload",
+        "/reload",
+        "re-read the config: new networks are added, ignores applied"
+    );
+    command!(
+        CLEAR,
+        "clear",
+        "/clear",
+        "clear the current buffer from the screen"
+    );
+    command!(
+        LASTLOG,
+        "lastlog",
+        "/lastlog <text>",
+        "show the current buffer's rows that contain text"
+    );
+    command!(
+        RECONNECT,
+        "reconnect",
+        "/reconnect [network]",
+        "drop the connection and connect again"
+    );
+    command!(
+        RAW,
+        "raw",
+        "/raw",
+        "a raw buffer of lines in and out: not built yet (the engine has no raw-in hook)"
+    );
+    command!(
         QUIT,
         "quit",
         "/quit [reason]",
@@ -112,7 +246,7 @@ pub(crate) mod spec {
         "/help [command]",
         "list commands, or explain one"
     );
-    command!(SET, "set", "/set <key> <value>", "change a setting: control.enabled|control.debug|control.send on|off, control.port <number>");
+    command!(SET, "set", "/set <key> <value>", "change a setting: control.enabled|control.debug|control.send on|off, control.port <number>; display: time_format <strftime>, mirc_colours|nicklist on|off, highlights <word,word|none>");
     command!(
         CONTROL,
         "control",
@@ -122,7 +256,7 @@ pub(crate) mod spec {
 }
 
 /// Every command, in the order `/help` lists them.
-pub(crate) const COMMANDS: [&CommandSpec; 17] = [
+pub(crate) const COMMANDS: [&CommandSpec; 41] = [
     &spec::CONNECT,
     &spec::DISCONNECT,
     &spec::JOIN,
@@ -136,6 +270,30 @@ pub(crate) const COMMANDS: [&CommandSpec; 17] = [
     &spec::SMSG,
     &spec::BUFFERS,
     &spec::BUFFER,
+    &spec::WINDOW,
+    &spec::QUERY,
+    &spec::CLOSE,
+    &spec::WHOIS,
+    &spec::TOPIC,
+    &spec::KICK,
+    &spec::BAN,
+    &spec::UNBAN,
+    &spec::MODE,
+    &spec::OP,
+    &spec::DEOP,
+    &spec::VOICE,
+    &spec::DEVOICE,
+    &spec::INVITE,
+    &spec::AWAY,
+    &spec::NAMES,
+    &spec::LIST,
+    &spec::IGNORE,
+    &spec::UNIGNORE,
+    &spec::RELOAD,
+    &spec::CLEAR,
+    &spec::LASTLOG,
+    &spec::RECONNECT,
+    &spec::RAW,
     &spec::QUIT,
     &spec::HELP,
     &spec::SET,
@@ -160,6 +318,11 @@ pub fn help_text(cmd: Option<&str>) -> String {
                 .unwrap_or_else(|| format!("unknown command: /{}", name.escape_debug()))
         }
     }
+}
+
+/// Every command's name, for tab completion.
+pub fn command_names() -> Vec<String> {
+    COMMANDS.iter().map(|spec| spec.name.to_owned()).collect()
 }
 
 fn line(spec: &CommandSpec) -> String {

@@ -316,7 +316,7 @@ fn set_usage_and_unknown_keys() {
     assert_eq!(err("/set control.port 1 2"), "usage: /set <key> <value>");
     assert_eq!(
         err("/set colour red"),
-        "unknown setting: colour (known: control.enabled, control.debug, control.send, control.port)"
+        "unknown setting: colour (known: control.enabled, control.debug, control.send, control.port, time_format, mirc_colours, nicklist, highlights)"
     );
 }
 
@@ -380,4 +380,92 @@ fn errors_are_single_lines() {
         let e = err(line);
         assert!(!e.contains(['\n', '\u{1b}']), "{e}");
     }
+}
+
+#[test]
+fn client_commands() {
+    let n = |i| BufferRef::Number(NonZeroUsize::new(i).unwrap());
+    assert_eq!(cmd("/window 3"), Command::Buffer(n(3)));
+    assert_eq!(
+        cmd("/window #rete"),
+        Command::Buffer(BufferRef::Name(s("#rete")))
+    );
+    assert_eq!(err("/window"), "usage: /window <number|name>");
+    assert_eq!(
+        cmd("/query bob hi there"),
+        Command::Query {
+            nick: s("bob"),
+            text: Some(s("hi there"))
+        }
+    );
+    assert_eq!(
+        cmd("/query bob"),
+        Command::Query {
+            nick: s("bob"),
+            text: None
+        }
+    );
+    assert_eq!(err("/query"), "usage: /query <nick> [text]");
+    assert_eq!(cmd("/close"), Command::Close);
+    assert_eq!(err("/close now"), "usage: /close");
+    assert_eq!(cmd("/clear"), Command::Clear);
+    assert_eq!(cmd("/lastlog some text"), Command::Lastlog(s("some text")));
+    assert_eq!(err("/lastlog"), "usage: /lastlog <text>");
+    assert_eq!(cmd("/reconnect"), Command::Reconnect { network: None });
+    assert_eq!(
+        cmd("/reconnect libera"),
+        Command::Reconnect {
+            network: Some(s("libera"))
+        }
+    );
+    assert_eq!(cmd("/ignore"), Command::Ignore(None));
+    assert_eq!(cmd("/ignore *!*@h"), Command::Ignore(Some(s("*!*@h"))));
+    assert_eq!(err("/ignore a b"), "usage: /ignore [mask]");
+    assert_eq!(cmd("/unignore a"), Command::Unignore(s("a")));
+    assert_eq!(cmd("/reload"), Command::Reload);
+    assert_eq!(cmd("/raw"), Command::Raw);
+    assert_eq!(
+        cmd("/op a b"),
+        Command::Irc(IrcCommand::Rank {
+            adding: true,
+            mode: 'o',
+            nicks: vec![s("a"), s("b")]
+        })
+    );
+}
+
+#[test]
+fn display_settings() {
+    assert_eq!(
+        cmd("/set time_format %H:%M:%S"),
+        Command::Set(Setting::TimeFormat(s("%H:%M:%S")))
+    );
+    assert_eq!(
+        cmd("/set time_format %d %b %H:%M"),
+        Command::Set(Setting::TimeFormat(s("%d %b %H:%M")))
+    );
+    assert_eq!(
+        cmd("/set mirc_colours off"),
+        Command::Set(Setting::MircColours(false))
+    );
+    assert_eq!(
+        cmd("/set nicklist on"),
+        Command::Set(Setting::Nicklist(true))
+    );
+    assert_eq!(
+        cmd("/set highlights deploy,urgent"),
+        Command::Set(Setting::Highlights(vec![s("deploy"), s("urgent")]))
+    );
+    assert_eq!(
+        cmd("/set highlights none"),
+        Command::Set(Setting::Highlights(vec![]))
+    );
+    assert_eq!(err("/set nicklist maybe"), "nicklist must be on or off");
+}
+
+#[test]
+fn completion_offers_every_command() {
+    let names = command_names();
+    assert_eq!(names.len(), COMMANDS.len());
+    assert!(names.iter().any(|n| n == "window") && names.iter().any(|n| n == "ignore"));
 }

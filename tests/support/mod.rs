@@ -42,6 +42,7 @@ pub mod msg;
 pub mod ngircd;
 pub mod ports;
 pub mod process;
+pub mod pty_reterm;
 pub mod sasl_tests_session;
 pub mod server_scenarios;
 pub mod tls;

@@ -1,0 +1,36 @@
+//! Line mode: commands from stdin, every row printed as one line on stdout.
+//! Used when stdin or stdout is not a terminal, or with `--plain`, so
+//! scripts and pipes keep working.
+
+use super::{events, say, App};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::sync::broadcast::error::RecvError;
+
+/// Runs until `/quit`, end of input or Ctrl-C.
+pub async fn run(mut app: App) -> anyhow::Result<()> {
+    let mut events = match app.events.take() {
+        Some(e) => e,
+        None => app.rete.subscribe(),
+    };
+    let mut stdin = BufReader::new(tokio::io::stdin()).lines();
+    app.greet();
+    while !app.quit {
+        tokio::select! {
+            line = stdin.next_line() => match line {
+                Ok(Some(line)) => app.on_input(&line).await,
+                // End of input is a quit: reterm is line-driven.
+                Ok(None) | Err(_) => app.quit = true,
+            },
+            event = events.recv() => match event {
+                Ok(event) => {
+                    events::on_event(&mut app, event).await;
+                }
+                Err(RecvError::Lagged(n)) => say(&format!("-!- {n} events were not shown (output fell behind)")),
+                Err(RecvError::Closed) => app.quit = true,
+            },
+            _ = tokio::signal::ctrl_c() => app.quit = true,
+        }
+    }
+    app.stop().await;
+    Ok(())
+}

@@ -1,0 +1,194 @@
+//! Gathering one frame: the buffer list (for numbers and the activity
+//! list), then the focused buffer's visible rows, title, nick list and our
+//! nick, read inside its session actor in one closure that formats only the
+//! rows that fit.
+
+use super::super::buffers::{self, Entry, Key, OWN_LABEL};
+use super::super::dispatch::focused_key;
+use super::super::App;
+use super::state::Ui;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::Line;
+use rete_engine::buffer::BufferKind;
+use rete_engine::event::ConnState;
+use reterm::client::names::listed;
+use reterm::tui::lines::{visible_filled, with_notes, Viewport};
+use reterm::tui::model::{areas, InputLine, Screen};
+use reterm::tui::paste::question;
+use std::collections::HashMap;
+
+/// The title of reterm's own buffer.
+const OWN_TITLE: &str = "reterm — its own messages: /help lists every command";
+
+/// Builds the frame for a terminal of `area`, and the buffer list it used.
+pub async fn build(app: &App, ui: &mut Ui, area: Rect) -> (Screen, Vec<Entry>) {
+    let list = buffers::list(app).await;
+    let focused = focused_key(app).unwrap_or(Key::Own);
+    let number = buffers::number_of(&list, &focused).unwrap_or(1);
+    let mut activity: Vec<(usize, _)> = ui
+        .levels()
+        .filter(|(k, _)| **k != focused)
+        .filter_map(|(k, level)| buffers::number_of(&list, k).map(|n| (n, level)))
+        .collect();
+    activity.sort();
+    let answer_lines = if matches!(focused, Key::Own) {
+        0
+    } else {
+        ui.answer.len()
+    };
+    let with_nicks = areas(area, true);
+    let without = areas(area, false);
+    let look = app.look.clone();
+    let time_format = look.time_format().to_owned();
+    let scroll = ui.get(&focused).map(|b| b.scroll).unwrap_or(0);
+    let unread = ui.get(&focused).and_then(|b| b.unread_after);
+    let mut screen = Screen::default();
+    let mut scrolled = 0;
+    match &focused {
+        Key::Own => {
+            let height = without.body.height as usize;
+            let own = app.own.clone();
+            let lines = own
+                .map(|o| {
+                    o.with_rows(|rows| {
+                        let view = Viewport {
+                            width: without.body.width as usize,
+                            height,
+                            scroll: scroll.min(rows.len().saturating_sub(1)),
+                        };
+                        let (lines, used) =
+                            visible_filled(|| rows.iter().rev(), view, "", &look, unread);
+                        scrolled = used;
+                        lines
+                    })
+                })
+                .unwrap_or_default();
+            screen.title = OWN_TITLE.to_owned();
+            screen.lines = lines;
+            screen.status.label = OWN_LABEL.to_owned();
+            screen.input.prompt = format!("[{OWN_LABEL}] ");
+            ui.page = height;
+        }
+        Key::Engine(current) => {
+            let net = &app.networks[current.network];
+            let net_name = net.config.name.clone();
+            let id = current.buffer.clone();
+            let notes = app.notes.of(current.network, &current.buffer);
+            let cleared = app
+                .cleared
+                .get(&(current.network, current.buffer.clone()))
+                .copied()
+                .unwrap_or(0);
+            let nicklist_on = look.nicklist;
+            let ignores = app.ignores.clone();
+            let mut look = look.clone();
+            look.masks = app.masks[current.network].clone();
+            let read = net
+                .session
+                .reader()
+                .read(move |v| {
+                    let b = v.buffer(&id)?;
+                    let channel = v.channel(&id);
+                    let show_nicks = nicklist_on && channel.is_some() && with_nicks.nicks.is_some();
+                    let a = if show_nicks { with_nicks } else { without };
+                    let height = (a.body.height as usize).saturating_sub(answer_lines);
+                    let total = b.len();
+                    let view = Viewport {
+                        width: a.body.width as usize,
+                        height,
+                        scroll: scroll.min((total + notes.len()).saturating_sub(1)),
+                    };
+                    // With ignores, who is who comes from the member list, read once.
+                    let hosts: HashMap<String, (Option<String>, Option<String>)> =
+                        if ignores.is_empty() {
+                            HashMap::new()
+                        } else {
+                            v.members(&id)
+                                .unwrap_or_default()
+                                .into_iter()
+                                .map(|m| (m.nick.to_ascii_lowercase(), (m.user, m.host)))
+                                .collect()
+                        };
+                    let rows = || {
+                        with_notes(b.display().rev(), &notes)
+                            .take_while(|r| r.seq > cleared)
+                            .filter(|r| {
+                                let (user, host) = hosts
+                                    .get(&r.from.to_ascii_lowercase())
+                                    .cloned()
+                                    .unwrap_or_default();
+                                !ignores.hides(r, user.as_deref(), host.as_deref())
+                            })
+                    };
+                    let (lines, used) = visible_filled(rows, view, v.nick(), &look, unread);
+                    let nicks = if show_nicks {
+                        v.members(&id).map(|m| listed(&m, &v.isupport().prefix))
+                    } else {
+                        None
+                    };
+                    let title = match (b.kind(), channel.and_then(|c| c.topic.clone())) {
+                        (BufferKind::Channel, Some(topic)) if !topic.is_empty() => {
+                            format!("{}: {}", b.name(), rete_redact::display_escape(&topic))
+                        }
+                        (BufferKind::Server, _) => format!("{} (server)", b.name()),
+                        _ => b.name().to_owned(),
+                    };
+                    let state =
+                        (v.state() != ConnState::Connected).then(|| v.state().as_str().to_owned());
+                    let joined = channel.is_none_or(|c| c.joined);
+                    Some((
+                        lines,
+                        nicks,
+                        title,
+                        match v.user_modes() {
+                            "" => v.nick().to_owned(),
+                            modes => format!("{}(+{modes})", v.nick()),
+                        },
+                        b.name().to_owned(),
+                        state,
+                        used,
+                        height,
+                        joined,
+                    ))
+                })
+                .await
+                .ok()
+                .flatten();
+            if let Some((lines, nicks, title, nick, name, state, rows, height, joined)) = read {
+                scrolled = rows;
+                screen.lines = lines;
+                screen.nicklist = nicks;
+                screen.title = title;
+                screen.status.nick = nick;
+                screen.status.state = state;
+                screen.status.label = format!("{net_name}/{name}");
+                let note = if joined { "" } else { " (not joined)" };
+                screen.input.prompt = format!("[{}{note}] ", rete_redact::display_escape(&name));
+                ui.page = height;
+            }
+            if answer_lines > 0 {
+                let style = Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD);
+                screen.lines.extend(
+                    ui.answer
+                        .iter()
+                        .map(|a| Line::styled(format!("» {a}"), style)),
+                );
+            }
+        }
+    }
+    // Keep the scroll the frame could draw: inside the buffer, and at the
+    // top no further than a full screen of its oldest rows.
+    ui.of(&focused).scroll = scrolled;
+    screen.status.clock = chrono::Local::now().format(&time_format).to_string();
+    screen.status.number = number;
+    screen.status.activity = activity;
+    screen.status.more_below = ui.get(&focused).is_some_and(|b| b.scroll > 0);
+    screen.input = InputLine {
+        prompt: std::mem::take(&mut screen.input.prompt),
+        text: ui.editor.text().to_owned(),
+        cursor: ui.editor.cursor(),
+        question: ui.paste.as_ref().map(|lines| question(lines)),
+    };
+    (screen, list)
+}

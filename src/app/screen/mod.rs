@@ -1,0 +1,191 @@
+//! The full-screen frontend: a title line, the focused buffer's rows with
+//! their own scrollback, a status bar with the activity list, and an input
+//! line. It redraws only when something happened (a key, an event, the
+//! clock's minute), and at most one frame per 33 ms under a flood
+//! (`reterm::tui::pace`); idle, it waits in `select!` without a timer but
+//! the minute's.
+//!
+//! # Layout
+//! - `terminal.rs`: taking the terminal over and giving it back; key input.
+//! - `state.rs`: per-buffer activity, scroll and unread marker; the input line.
+//! - `frame.rs`: gathering one frame from the engine.
+//! - `input.rs`: what each key does.
+//! - this file: the loop.
+
+mod frame;
+mod input;
+mod state;
+mod terminal;
+
+use super::buffers::Key;
+use super::dispatch::focused_key;
+use super::events::{self, Noted};
+use super::{say, App, Current};
+use reterm::client::activity::Level;
+use reterm::tui::draw::draw;
+use reterm::tui::pace::{Pacer, FRAME};
+use state::Ui;
+use std::time::Duration;
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
+use tokio::time::Instant;
+
+/// Events handled before a frame is drawn, so a flood cannot starve keys.
+const EVENTS_PER_TURN: usize = 512;
+
+/// Runs until `/quit` or Ctrl-C.
+pub async fn run(mut app: App) -> anyhow::Result<()> {
+    let mut events = match app.events.take() {
+        Some(e) => e,
+        None => app.rete.subscribe(),
+    };
+    let Some(own) = app.own.clone() else {
+        anyhow::bail!("full screen started without reterm's buffer");
+    };
+    let mut term = terminal::Term::enter()?;
+    let mut keys = terminal::input()?;
+    let mut ui = Ui::default();
+    // A first run (or a config without networks) starts in reterm's own
+    // buffer, where the hint about the config file is.
+    if app.networks.is_empty() || app.loaded.created {
+        app.own_focused = true;
+    }
+    app.greet();
+    say("reterm: Alt+1…0 and Alt+Q…O switch buffers (this one is 1), PgUp/PgDn scroll, /help lists commands");
+    term.title("reterm");
+    let mut pacer = Pacer::new(FRAME);
+    let mut focused = focused_key(&app);
+    while !app.quit {
+        if pacer.due(std::time::Instant::now()) {
+            let area = term
+                .terminal
+                .size()
+                .map(|s| ratatui::layout::Rect::new(0, 0, s.width, s.height))?;
+            let (screen, _) = frame::build(&app, &mut ui, area).await;
+            term.terminal.draw(|f| draw(f, &screen))?;
+            pacer.drawn(std::time::Instant::now());
+        }
+        let redraw_at = pacer.wake_at().map(Instant::from_std);
+        let minute = next_minute();
+        tokio::select! {
+            key = keys.recv() => match key {
+                Some(event) => {
+                    input::on_terminal_event(&mut app, &mut ui, &mut term, &own, event).await;
+                    pacer.changed();
+                }
+                None => app.quit = true,
+            },
+            event = events.recv() => {
+                let mut next = Some(event);
+                let mut handled = 0;
+                while let Some(event) = next.take() {
+                    match event {
+                        Ok(event) => {
+                            let noted = events::on_event(&mut app, event).await;
+                            note(&app, &mut ui, &mut term, noted);
+                        }
+                        Err(RecvError::Lagged(n)) => say(&format!("-!- {n} events were not shown (the screen fell behind)")),
+                        Err(RecvError::Closed) => app.quit = true,
+                    }
+                    handled += 1;
+                    if handled < EVENTS_PER_TURN {
+                        next = match events.try_recv() {
+                            Ok(e) => Some(Ok(e)),
+                            Err(TryRecvError::Lagged(n)) => Some(Err(RecvError::Lagged(n))),
+                            Err(TryRecvError::Empty) => None,
+                            Err(TryRecvError::Closed) => Some(Err(RecvError::Closed)),
+                        };
+                    }
+                }
+                pacer.changed();
+            },
+            _ = own.wait() => {
+                if !app.own_focused {
+                    ui.raise(&Key::Own, Level::Events);
+                }
+                pacer.changed();
+            },
+            _ = sleep_until(redraw_at) => {},
+            _ = tokio::time::sleep_until(minute) => pacer.changed(),
+            _ = tokio::signal::ctrl_c() => app.quit = true,
+        }
+        // Whatever moved the focus (a key, /buffer, /join), the buffer left
+        // gets its unread marker and the one entered loses its activity.
+        let now = focused_key(&app);
+        if now != focused {
+            if let Some(old) = &focused {
+                let last = last_seq(&app, old).await;
+                ui.left(old, last);
+            }
+            if let Some(new) = &now {
+                ui.entered(new);
+            }
+            term.title("reterm");
+            focused = now;
+        }
+    }
+    drop(term);
+    app.stop().await;
+    Ok(())
+}
+
+/// Marks the buffer an event touched, and alerts on a highlight.
+fn note(app: &App, ui: &mut Ui, term: &mut terminal::Term, noted: Noted) {
+    let Noted::Row {
+        network,
+        buffer,
+        level,
+        highlight,
+    } = noted
+    else {
+        return;
+    };
+    let key = Key::Engine(Current { network, buffer });
+    if focused_key(app).as_ref() == Some(&key) {
+        // Scrolled back: stay on the same rows as new ones arrive below.
+        let b = ui.of(&key);
+        if b.scroll > 0 {
+            b.scroll += 1;
+        }
+    } else {
+        ui.raise(&key, level);
+    }
+    if highlight {
+        let net = &app.networks[network].config.name;
+        term.alert(&format!("reterm: highlight on {net}"));
+    }
+}
+
+/// The last seq of the buffer `key` names (0 when unknown).
+async fn last_seq(app: &App, key: &Key) -> u64 {
+    match key {
+        Key::Own => app.own.as_ref().map(|o| o.last_seq()).unwrap_or(0),
+        Key::Engine(c) => {
+            let id = c.buffer.clone();
+            app.networks[c.network]
+                .session
+                .reader()
+                .read(move |v| v.buffer(&id).map(|b| b.last_seq()))
+                .await
+                .ok()
+                .flatten()
+                .unwrap_or(0)
+        }
+    }
+}
+
+/// Sleeps until `at`, or forever without one.
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The next change of the clock's minute, for the status bar's time.
+fn next_minute() -> Instant {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let into = now.as_millis() % 60_000;
+    Instant::now() + Duration::from_millis((60_000 - into) as u64 + 5)
+}
