@@ -454,3 +454,36 @@ async fn a_cancelled_request_stops_between_sessions() {
     );
     assert!(c.access_log.rows()[0].ends_with(" list_sessions() → cancelled"));
 }
+
+#[tokio::test]
+async fn numbers_beyond_f64_saturate_instead_of_failing_to_parse() {
+    let c = ctx(rete(vec![]).await, OFF);
+    for limit in ["1e400", "-1e400", "123456789012345678901234567890"] {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"list_members","arguments":{{"buffer":"b","limit":{limit}}}}}}}"#
+        );
+        let r = handle(
+            RpcRequest {
+                headers: &headers(),
+                body: body.as_bytes(),
+            },
+            &ToolBox::new(),
+            &c,
+        )
+        .await;
+        assert_eq!(r.status, 200, "{limit}");
+        let v: Value = serde_json::from_slice(&r.body).unwrap();
+        // The limit was read (and clamped); the lookup is what fails.
+        assert_eq!(
+            v["result"]["content"][0]["text"],
+            json!("unknown buffer"),
+            "{limit}: {v}"
+        );
+    }
+    let rows = c.access_log.rows();
+    assert!(rows[0].contains("limit=1e+400"), "{rows:?}");
+    assert!(
+        rows[2].contains("limit=123456789012345678901234567890"),
+        "{rows:?}"
+    );
+}
