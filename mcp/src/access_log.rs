@@ -24,13 +24,18 @@
 //!
 //! Arguments appear in name order (the order a JSON object decodes to), as
 //! `name=value`. A name is shown bare when it is only ASCII letters, digits,
-//! `_`, `-` and `.`, else quoted like a string; names are cut to 64 bytes.
-//! A string value is quoted, with `"` and `\` backslash-escaped, its first
-//! 200 UTF-8 bytes kept and `…` added when it was cut. A top-level `line`
-//! string is masked ([`mask_line`]) and kept whole up to 4,606 bytes. An array
-//! or object is its compact JSON cut at 200 bytes (then `…`); numbers,
-//! booleans and `null` are their JSON text. At most 16 arguments are listed;
-//! the rest are counted as `+N more`.
+//! `_`, `-` and `.`, else quoted like a string; names (and the tool's name)
+//! are cut to 64 bytes, ending in `…` when cut. A string value is quoted,
+//! with `"` and `\` backslash-escaped, its first 200 UTF-8 bytes kept and `…`
+//! added when it was cut. A top-level `line` string is masked
+//! ([`mask_line`]) on every tool, and only send_raw's is kept whole up to
+//! 4,606 bytes (any other tool's is cut at 200 like every string). An array
+//! or object is its compact JSON cut at 200 bytes (then `…`); numbers are
+//! their digits as sent, never rounded through an `f64` (the workspace parses
+//! JSON with serde_json's `arbitrary_precision`; it writes an exponent as
+//! `e+N`, so `1e3` shows as `1e+3`), booleans and `null` their
+//! JSON text. At most 16 arguments are listed; the rest are counted as
+//! `+N more`.
 
 use crate::tools::args::cut_utf8;
 use parking_lot::Mutex;
@@ -140,8 +145,8 @@ impl AccessLog {
         let row = format!(
             "{} {}({}) → {}",
             iso_seconds(at),
-            escape_invisible(cut_utf8(tool, NAME_CAP)),
-            render_args(args),
+            escape_invisible(&cut_name(tool)),
+            render_args(tool, args),
             render_outcome(outcome)
         );
         self.push(row);
@@ -219,8 +224,12 @@ fn render_outcome(outcome: CallOutcome<'_>) -> String {
     }
 }
 
-/// The arguments as the row shows them (see the module docs).
-pub fn render_args(args: Option<&Value>) -> String {
+/// The tool whose top-level `line` is kept whole.
+const SEND_RAW: &str = "send_raw";
+
+/// The arguments of a call to `tool` as the row shows them (see the module
+/// docs).
+pub fn render_args(tool: &str, args: Option<&Value>) -> String {
     let map = match args {
         None | Some(Value::Null) => return String::new(),
         Some(Value::Object(map)) => map,
@@ -231,8 +240,13 @@ pub fn render_args(args: Option<&Value>) -> String {
         .take(MAX_LISTED)
         .map(|(name, value)| {
             let shown = if name == "line" {
+                let cap = if tool == SEND_RAW {
+                    LINE_CAP
+                } else {
+                    VALUE_CAP
+                };
                 match value {
-                    Value::String(s) => quote(&mask_line(s), LINE_CAP),
+                    Value::String(s) => quote(&mask_line(s), cap),
                     other => render_value(other),
                 }
             } else {
@@ -247,14 +261,23 @@ pub fn render_args(args: Option<&Value>) -> String {
     parts.join(", ")
 }
 
+/// A tool or argument name cut to [`NAME_CAP`] bytes, `…` added when cut.
+fn cut_name(name: &str) -> String {
+    let kept = cut_utf8(name, NAME_CAP);
+    if kept.len() < name.len() {
+        format!("{kept}…")
+    } else {
+        kept.to_owned()
+    }
+}
+
 fn render_name(name: &str) -> String {
-    let name = cut_utf8(name, NAME_CAP);
     let bare = !name.is_empty()
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
     if bare {
-        name.to_owned()
+        cut_name(name)
     } else {
         quote(name, NAME_CAP)
     }
@@ -485,18 +508,18 @@ mod tests {
     fn strings_are_cut_at_200_bytes_with_an_ellipsis() {
         let exact = "a".repeat(200);
         assert_eq!(
-            render_args(Some(&json!({ "q": exact }))),
+            render_args("tool", Some(&json!({ "q": exact }))),
             format!("q=\"{exact}\"")
         );
         let long = "a".repeat(201);
         assert_eq!(
-            render_args(Some(&json!({ "q": long }))),
+            render_args("tool", Some(&json!({ "q": long }))),
             format!("q=\"{}…\"", "a".repeat(200))
         );
         // A character straddling byte 200 is dropped whole.
         let straddle = format!("{}é", "a".repeat(199));
         assert_eq!(
-            render_args(Some(&json!({ "q": straddle }))),
+            render_args("tool", Some(&json!({ "q": straddle }))),
             format!("q=\"{}…\"", "a".repeat(199))
         );
     }
@@ -504,25 +527,41 @@ mod tests {
     #[test]
     fn a_top_level_line_is_kept_to_4606_bytes_and_masked() {
         let long = format!("PRIVMSG #c :{}", "x".repeat(5000));
-        let shown = render_args(Some(&json!({ "line": long })));
+        let shown = render_args("send_raw", Some(&json!({ "line": long })));
         assert_eq!(shown.len(), "line=\"".len() + LINE_CAP + "…\"".len());
         let fits = format!("PRIVMSG #c :{}", "x".repeat(4000));
         assert_eq!(
-            render_args(Some(&json!({ "line": fits }))),
+            render_args("send_raw", Some(&json!({ "line": fits }))),
             format!("line=\"{fits}\"")
         );
+        // Kept whole only on send_raw: any other tool's line is cut at 200
+        // bytes like every string, and masked all the same.
         assert_eq!(
-            render_args(Some(&json!({"line": "PASS hunter2", "session": "S"}))),
+            render_args("read_messages", Some(&json!({ "line": fits }))),
+            format!("line=\"{}…\"", &fits[..VALUE_CAP])
+        );
+        assert_eq!(
+            render_args(
+                "send_raw_",
+                Some(&json!({"line": format!("PASS {}", "p".repeat(300))}))
+            ),
+            "line=\"PASS :********\""
+        );
+        assert_eq!(
+            render_args(
+                "tool",
+                Some(&json!({"line": "PASS hunter2", "session": "S"}))
+            ),
             "line=\"PASS :********\", session=\"S\""
         );
         // A line nested in an object is shown as sent.
         assert_eq!(
-            render_args(Some(&json!({"raw": {"line": "PASS hunter2"}}))),
+            render_args("tool", Some(&json!({"raw": {"line": "PASS hunter2"}}))),
             "raw={\"line\":\"PASS hunter2\"}"
         );
         // Only a string line is masked; another argument name is not.
         assert_eq!(
-            render_args(Some(&json!({"text": "PASS hunter2"}))),
+            render_args("tool", Some(&json!({"text": "PASS hunter2"}))),
             "text=\"PASS hunter2\""
         );
     }
@@ -530,11 +569,11 @@ mod tests {
     #[test]
     fn arrays_and_objects_are_cut_as_a_whole() {
         let many: Vec<String> = (0..100).map(|i| format!("s{i}")).collect();
-        let shown = render_args(Some(&json!({ "kinds": many })));
+        let shown = render_args("tool", Some(&json!({ "kinds": many })));
         let json = serde_json::to_string(&many).unwrap();
         assert_eq!(shown, format!("kinds={}…", &json[..200]));
         assert_eq!(
-            render_args(Some(&json!({"kinds": ["privmsg", "join"]}))),
+            render_args("tool", Some(&json!({"kinds": ["privmsg", "join"]}))),
             "kinds=[\"privmsg\",\"join\"]"
         );
     }
@@ -545,9 +584,51 @@ mod tests {
         for i in 0..20 {
             map.insert(format!("a{i:02}"), json!(i));
         }
-        let shown = render_args(Some(&Value::Object(map)));
+        let shown = render_args("tool", Some(&Value::Object(map)));
         assert!(shown.starts_with("a00=0, a01=1,"), "{shown}");
         assert!(shown.ends_with("a15=15, +4 more"), "{shown}");
+    }
+
+    #[test]
+    fn names_cut_at_64_bytes_end_with_an_ellipsis() {
+        let long = "n".repeat(70);
+        let log = AccessLog::new();
+        log.record_call(
+            AT,
+            &long,
+            Some(&json!({ long.clone(): 1 })),
+            CallOutcome::Ok { bytes: 1 },
+        );
+        let cut = "n".repeat(64);
+        assert_eq!(
+            log.rows(),
+            [format!(
+                "2026-09-30T12:00:00Z {cut}…({cut}…=1) → ok, 1 bytes"
+            )]
+        );
+        // A quoted name ends its cut inside the quotes; 64 bytes exactly is not cut.
+        let quoted = format!("{} ", "q".repeat(69));
+        assert_eq!(
+            render_args("tool", Some(&json!({ quoted: 1 }))),
+            format!("\"{}…\"=1", "q".repeat(64))
+        );
+        let exact = "e".repeat(64);
+        assert_eq!(
+            render_args("tool", Some(&json!({ exact.clone(): 1 }))),
+            format!("{exact}=1")
+        );
+    }
+
+    #[test]
+    fn numbers_are_shown_as_sent() {
+        // Digit for digit as sent, never through an f64; the parser writes
+        // an exponent as e+N or e-N.
+        let body = r#"{"a":1e3,"b":12345678901234567890123,"c":50.0,"d":-0,"e":1e400,"f":[1E-2]}"#;
+        let v: Value = serde_json::from_str(body).unwrap();
+        assert_eq!(
+            render_args("tool", Some(&v)),
+            "a=1e+3, b=12345678901234567890123, c=50.0, d=-0, e=1e+400, f=[1e-2]"
+        );
     }
 
     #[test]
