@@ -207,6 +207,7 @@ async fn run_case(case: usize, world: &World) -> Result<()> {
         json!({"query": "", "count_only": true, "kinds": ["join"]}),
         json!({"query": "", "buffers": ids, "limit": 500}),
         json!({"query": "r", "context": 10, "limit": 500}),
+        json!({"query": "(r)\\1", "match": "regex", "buffers": ids, "count_only": true}),
     ] {
         let shown = args.to_string();
         let page = call(&ctx, "search_messages", args)
