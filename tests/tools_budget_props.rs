@@ -163,7 +163,8 @@ async fn run_case(case: usize, world: &World) -> Result<()> {
     .await?;
 
     let ctx = ToolContext {
-        rete: rete.clone(),
+        sessions: rete_actors::ReadOnlySessions::new(rete.clone()),
+        send: None,
         cancel: CancellationToken::new(),
         settings: Settings::default(),
         access_log: Arc::new(AccessLog::new()),

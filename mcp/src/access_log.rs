@@ -303,15 +303,12 @@ fn render_value(value: &Value) -> String {
 /// invisible characters escaped; `…` before the closing quote when cut.
 fn quote(s: &str, cap: usize) -> String {
     let kept = cut_utf8(s, cap);
-    let mut out = String::with_capacity(kept.len() + 2);
+    let quoted = kept.replace('\\', "\\\\").replace('"', "\\\"");
+    let mut out = String::with_capacity(quoted.len() + 2);
     out.push('"');
-    for c in kept.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c => push_escaped(&mut out, c),
-        }
-    }
+    // The escapes add backslashes only after the quoting above, so none of
+    // them is doubled.
+    out.push_str(&rete_redact::escape_invisible(&quoted));
     if kept.len() < s.len() {
         out.push('…');
     }
@@ -320,118 +317,28 @@ fn quote(s: &str, cap: usize) -> String {
 }
 
 /// `s` with every character that draws nothing, moves the cursor or
-/// reorders text escaped: `\n`, `\r`, `\t`, else `\u{HEX}`.
+/// reorders text escaped (`\n`, `\r`, `\t`, else `\u{HEX}`), by
+/// [`rete_redact::escape_invisible`]'s table.
 pub fn escape_invisible(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        push_escaped(&mut out, c);
-    }
-    out
+    rete_redact::escape_invisible(s).into_owned()
 }
 
-fn push_escaped(out: &mut String, c: char) {
-    match c {
-        '\n' => out.push_str("\\n"),
-        '\r' => out.push_str("\\r"),
-        '\t' => out.push_str("\\t"),
-        c if is_invisible(c) => {
-            let _ = write!(out, "\\u{{{:X}}}", u32::from(c));
-        }
-        c => out.push(c),
-    }
-}
-
-/// Controls (Cc), format characters (Cf), default-ignorable code points,
-/// bidi controls and the line and paragraph separators.
-pub fn is_invisible(c: char) -> bool {
-    let u = u32::from(c);
-    matches!(
-        u,
-        0x00..=0x1F
-            | 0x7F..=0x9F
-            | 0xAD
-            | 0x34F
-            | 0x600..=0x605
-            | 0x61C
-            | 0x6DD
-            | 0x70F
-            | 0x890..=0x891
-            | 0x8E2
-            | 0x115F..=0x1160
-            | 0x17B4..=0x17B5
-            | 0x180B..=0x180F
-            | 0x200B..=0x200F
-            | 0x2028..=0x202E
-            | 0x2060..=0x206F
-            | 0x3164
-            | 0xFE00..=0xFE0F
-            | 0xFEFF
-            | 0xFFA0
-            | 0xFFF0..=0xFFFB
-            | 0x110BD
-            | 0x110CD
-            | 0x13430..=0x1343F
-            | 0x1BCA0..=0x1BCA3
-            | 0x1D173..=0x1D17A
-            | 0xE0000..=0xE0FFF
-    )
-}
-
-/// The characters send_raw counts as line breaks; a secret after one is
-/// masked too.
-fn is_line_break(c: char) -> bool {
-    matches!(
-        c,
-        '\r' | '\n' | '\u{0B}' | '\u{0C}' | '\u{85}' | '\u{2028}' | '\u{2029}'
-    )
-}
-
-/// A raw line as the log shows it: PASS, OPER and AUTHENTICATE masked, each
-/// part between line breaks on its own.
-///
-/// The hook for send_raw's masking; service logins (the Redaction table) are
-/// a later issue. The command is read after any `@tags` word (not shown in
-/// the masked form) and `:prefix` word (kept), ignoring case:
-/// `PASS :********`, `OPER <name> ********` (`OPER ********` with one
-/// parameter), `AUTHENTICATE ********` for every AUTHENTICATE.
+/// A raw line as the log shows it: PASS, OPER and service logins masked by
+/// the shared rule, every AUTHENTICATE masked, each part between line breaks
+/// on its own ([`rete_redact::mask_sent_line`]).
 pub fn mask_line(line: &str) -> String {
-    let mut out = String::with_capacity(line.len());
-    let mut start = 0;
-    for (i, c) in line.char_indices() {
-        if is_line_break(c) {
-            out.push_str(&mask_one(&line[start..i]));
-            out.push(c);
-            start = i + c.len_utf8();
-        }
-    }
-    out.push_str(&mask_one(&line[start..]));
-    out
-}
-
-fn mask_one(line: &str) -> String {
-    let mut words = line.split(' ').filter(|w| !w.is_empty()).peekable();
-    if words.peek().is_some_and(|w| w.starts_with('@')) {
-        words.next();
-    }
-    let prefix = words.next_if(|w| w.starts_with(':'));
-    let Some(command) = words.next() else {
-        return line.to_owned();
-    };
-    // Sending's rule masks every AUTHENTICATE, mechanism line included;
-    // everything else (PASS, OPER, service logins) is the shared rule.
-    if !command.eq_ignore_ascii_case("AUTHENTICATE") {
-        return rete_redact::mask_line(line).into_owned();
-    }
-    match prefix {
-        Some(p) => format!("{p} AUTHENTICATE ********"),
-        None => String::from("AUTHENTICATE ********"),
-    }
+    rete_redact::mask_sent_line(line).into_owned()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Whether the log shows `c` escaped.
+    fn is_invisible(c: char) -> bool {
+        escape_invisible(&c.to_string()) != c.to_string()
+    }
 
     const AT: UnixMillis = UnixMillis(1_790_769_600_000);
 

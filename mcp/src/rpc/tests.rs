@@ -42,7 +42,8 @@ async fn rete(sessions: Vec<SessionSpec>) -> Arc<Rete> {
 
 fn ctx(rete: Arc<Rete>, settings: Settings) -> ToolContext {
     ToolContext {
-        rete,
+        sessions: rete_actors::ReadOnlySessions::new(rete),
+        send: None,
         cancel: CancellationToken::new(),
         settings,
         access_log: Arc::new(AccessLog::new()),

@@ -95,8 +95,7 @@ async fn run(ctx: &ToolContext, args: &Args) -> ToolOutcome {
 
 async fn read_sessions(ctx: &ToolContext) -> Result<Sessions, ToolOutcome> {
     let mut out = Sessions::new();
-    for session in ctx.rete.sessions_now() {
-        let reader = session.reader();
+    for reader in ctx.sessions.sessions() {
         let read = reader.read(|view| {
             (
                 view.state(),
@@ -108,7 +107,7 @@ async fn read_sessions(ctx: &ToolContext) -> Result<Sessions, ToolOutcome> {
             _ = ctx.cancel.cancelled() => return Err(ToolOutcome::Cancelled),
             r = read => r.ok(),
         };
-        out.insert(session.id().clone(), shown);
+        out.insert(reader.id().clone(), shown);
     }
     Ok(out)
 }
