@@ -37,7 +37,7 @@
 //! JSON text. At most 16 arguments are listed; the rest are counted as
 //! `+N more`.
 
-use crate::tools::args::cut_utf8;
+use crate::read::args::cut_utf8;
 use parking_lot::Mutex;
 use rete_engine::clock::UnixMillis;
 use rete_engine::timefmt::iso_seconds;

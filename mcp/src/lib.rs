@@ -6,6 +6,7 @@ pub mod access_log;
 pub mod http;
 mod listener;
 pub mod peer;
+mod read;
 pub mod rpc;
 pub mod server;
 pub mod token;

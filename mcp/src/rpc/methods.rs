@@ -4,12 +4,12 @@
 //! tools and nothing else.
 
 use crate::access_log::{wall_now, CallOutcome};
+use crate::read::args::Args;
+use crate::read::result::{encode, BUDGET, INTERNAL_ERROR as INTERNAL_ERROR_TEXT};
 use crate::rpc::headers::{LATEST_VERSION, SUPPORTED_VERSIONS};
 use crate::rpc::reply::{
     error_body, result_body, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND,
 };
-use crate::tools::args::Args;
-use crate::tools::result::{encode, BUDGET, INTERNAL_ERROR as INTERNAL_ERROR_TEXT};
 use crate::tools::{ToolBox, ToolContext, ToolOutcome};
 use serde_json::{json, Map, Value};
 

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::access_log::AccessLog;
-use crate::tools::result::BUDGET;
+use crate::read::result::BUDGET;
 use crate::tools::Settings;
 use rete_actors::{Rete, ReteOptions, SessionSpec};
 use rete_engine::ids::SessionId;

@@ -15,14 +15,14 @@
 //! server's case mapping: a nick exactly, or an IRC glob over
 //! `nick!user@host` where an unknown user or host is empty.
 
-use crate::tools::args::{ArgError, Args};
+use crate::read::args::{ArgError, Args};
+use crate::read::cursor::{self, Kind};
+use crate::read::matcher::Glob;
+use crate::read::result::{encoded_len, time, Offer, RowBudget, ToolOutcome, BUDGET};
+use crate::read::withheld::Withholder;
 use crate::tools::context::ToolContext;
-use crate::tools::cursor::{self, Kind};
 use crate::tools::registry::{BoxFuture, Tier, Tool};
-use crate::tools::result::{encoded_len, time, Offer, RowBudget, ToolOutcome, BUDGET};
 use crate::tools::schema;
-use crate::tools::search::matcher::Glob;
-use crate::tools::withheld::Withholder;
 use rete_actors::{ReteError, SessionReader};
 use rete_engine::buffer::BufferKind;
 use rete_engine::clock::UnixMillis;

@@ -1,10 +1,10 @@
 //! list_sessions: the running sessions, one row each, read through the
 //! read-only `SessionReader` only.
 
-use crate::tools::args::Args;
+use crate::read::args::Args;
+use crate::read::result::{encoded_len, Offer, RowBudget, ToolOutcome};
 use crate::tools::context::ToolContext;
 use crate::tools::registry::{BoxFuture, Tier, Tool};
-use crate::tools::result::{encoded_len, Offer, RowBudget, ToolOutcome};
 use crate::tools::schema;
 use rete_actors::{ReteError, SessionReader};
 use serde_json::{json, Map, Value};

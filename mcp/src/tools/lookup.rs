@@ -2,17 +2,13 @@
 //! session. Ids are matched exactly, as list_sessions and list_buffers spell
 //! them; anything else is the contract's `unknown session` / `unknown buffer`.
 
+use crate::read::result::ToolOutcome;
 use crate::tools::context::ToolContext;
-use crate::tools::result::ToolOutcome;
 use rete_actors::{ReteError, SessionReader};
 use rete_engine::ids::BufferId;
 use rete_engine::view::SessionView;
 
-/// The tool error for a session id no running session has.
-pub const UNKNOWN_SESSION: &str = "unknown session";
-
-/// The tool error for a buffer id no session lists.
-pub const UNKNOWN_BUFFER: &str = "unknown buffer";
+pub use crate::read::errors::{UNKNOWN_BUFFER, UNKNOWN_SESSION};
 
 /// The running session whose id is exactly `id`, or `unknown session`.
 pub async fn session(ctx: &ToolContext, id: &str) -> Result<SessionReader, ToolOutcome> {

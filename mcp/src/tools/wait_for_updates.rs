@@ -6,11 +6,11 @@
 //! registry is told at once and frees the wait's place.
 
 use crate::access_log::wall_now;
-use crate::tools::args::{self, Args};
+use crate::read::args::{self, Args};
+use crate::read::result::ToolOutcome;
 use crate::tools::context::ToolContext;
 use crate::tools::read_updates::{read_properties, read_spec};
 use crate::tools::registry::{BoxFuture, Tier, Tool};
-use crate::tools::result::ToolOutcome;
 use crate::tools::schema;
 use crate::tools::updates_call::{asked, UNKNOWN_SUBSCRIPTION};
 use crate::updates::actor::WaitAnswer;

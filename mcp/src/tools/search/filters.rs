@@ -4,7 +4,7 @@
 //! shown at: a row shown as `12:00:00Z` is "at" 12:00:00Z for both since
 //! and until, and a bound given with a fraction is cut to its second.
 
-use crate::tools::args::{cut_utf8, json_string, ArgError, ECHO_CAP};
+use crate::read::args::{cut_utf8, json_string, ArgError, ECHO_CAP};
 use rete_engine::clock::UnixMillis;
 use rete_engine::row::{Kind, Row};
 use rete_engine::timefmt::parse_server_time;

@@ -13,19 +13,19 @@
 //! [`search_rows`] runs steps 2 and 3 alone, for benchmarks and tests.
 
 pub mod filters;
-pub mod matcher;
+pub use crate::read::matcher;
 pub mod page;
 pub mod request;
 pub mod walk;
 pub mod window;
 
-use crate::tools::args::Args;
+use crate::read::args::Args;
+use crate::read::cursor;
+use crate::read::result::{ToolOutcome, BUDGET};
+use crate::read::withheld::Withholder;
 use crate::tools::context::ToolContext;
-use crate::tools::cursor;
 use crate::tools::registry::{BoxFuture, Tier, Tool};
-use crate::tools::result::{ToolOutcome, BUDGET};
 use crate::tools::schema;
-use crate::tools::withheld::Withholder;
 use matcher::Matcher;
 use page::{Page, Parts};
 use request::{Request, Resume};

@@ -21,8 +21,8 @@
 use super::request::{Request, Resume};
 use super::walk::{End, Pos, Walk};
 use super::window::{CopiedBuffer, Start};
-use crate::tools::message::message_json;
-use crate::tools::result::{encoded_len, time, Offer, RowBudget};
+use crate::read::message::message_json;
+use crate::read::result::{encoded_len, time, Offer, RowBudget};
 use rete_engine::clock::UnixMillis;
 use serde_json::{json, Map, Value};
 use std::ops::Range;
@@ -469,8 +469,8 @@ fn counted_buffers(buffers: &[CopiedBuffer], stop: Option<Pos>) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::args::Args;
-    use crate::tools::result::{encode, BUDGET};
+    use crate::read::args::Args;
+    use crate::read::result::{encode, BUDGET};
     use crate::tools::search::walk::{walk, Goal, Query};
     use rete_engine::clock::UnixMillis;
     use rete_engine::row::{Payload, Row};
@@ -500,7 +500,7 @@ mod tests {
 
     fn run(buffers: &[CopiedBuffer], req: &Request, left_out: Option<&str>, budget: usize) -> Page {
         let q = Query {
-            matcher: crate::tools::search::matcher::Matcher::new(req.mode, &req.query).unwrap(),
+            matcher: crate::read::matcher::Matcher::new(req.mode, &req.query).unwrap(),
             filters: req.filters.clone(),
         };
         let goal = if req.count_only {
