@@ -11,10 +11,10 @@
 //! - `listener`: the control supervisor, the listener actor (connection
 //!   slots, overrun accounting) and one task per connection under the
 //!   contract's deadlines.
-//! - [`http`]: pure pieces of HTTP: the strict head reader, the gate and
-//!   route, responses, the rate-limited refusal log. [`peer`]: the Linux
+//! - `http`: pure pieces of HTTP: the strict head reader, the gate and
+//!   route, responses, the rate-limited refusal log. `peer`: the Linux
 //!   check that a client's socket belongs to our user.
-//! - [`rpc`]: stateless JSON-RPC 2.0 over one request body (initialize,
+//! - `rpc`: stateless JSON-RPC 2.0 over one request body (initialize,
 //!   ping, tools/list, tools/call).
 //! - [`tools`]: the fixed allowlist and one module per tool. Tools reach
 //!   sessions only through [`rete_actors::ReadOnlySessions`].
@@ -32,11 +32,11 @@
 #![deny(missing_docs)]
 
 pub mod access_log;
-pub mod http;
+mod http;
 mod listener;
-pub mod peer;
+mod peer;
 mod read;
-pub mod rpc;
+mod rpc;
 pub mod server;
 pub mod token;
 pub mod tools;
