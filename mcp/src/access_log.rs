@@ -31,13 +31,15 @@
 //! ([`mask_line`]) on every tool, and only send_raw's is kept whole up to
 //! 4,606 bytes (any other tool's is cut at 200 like every string). An array
 //! or object is its compact JSON cut at 200 bytes (then `…`); numbers are
-//! their digits as sent, never rounded through an `f64` (the workspace parses
-//! JSON with serde_json's `arbitrary_precision`; it writes an exponent as
-//! `e+N`, so `1e3` shows as `1e+3`), booleans and `null` their
+//! their text exactly as sent (`1e3`, `12345678901234567890123`: the RPC layer
+//! reads the top-level numbers' text from the body, see [`SentNumbers`]; a
+//! number inside an array or object is shown as serde_json's
+//! `arbitrary_precision` keeps it, digit for digit with the exponent written
+//! `e+N`), booleans and `null` their
 //! JSON text. At most 16 arguments are listed; the rest are counted as
 //! `+N more`.
 
-use crate::read::args::cut_utf8;
+use crate::read::args::{cut_utf8, SentNumbers};
 use parking_lot::Mutex;
 use rete_engine::clock::UnixMillis;
 use rete_engine::timefmt::iso_seconds;
@@ -134,19 +136,21 @@ impl AccessLog {
         AccessLog::default()
     }
 
-    /// Records a tool call (or the end of a wait).
+    /// Records a tool call (or the end of a wait). `numbers` holds the text
+    /// its top-level numbers were sent as (see [`SentNumbers`]).
     pub fn record_call(
         &self,
         at: UnixMillis,
         tool: &str,
         args: Option<&Value>,
+        numbers: &SentNumbers,
         outcome: CallOutcome<'_>,
     ) {
         let row = format!(
             "{} {}({}) → {}",
             iso_seconds(at),
             escape_invisible(&cut_name(tool)),
-            render_args(tool, args),
+            render_sent_args(tool, args, numbers),
             render_outcome(outcome)
         );
         self.push(row);
@@ -154,8 +158,14 @@ impl AccessLog {
 
     /// Records that wait_for_updates started waiting; its end is a second
     /// [`record_call`](AccessLog::record_call).
-    pub fn record_wait_start(&self, at: UnixMillis, tool: &str, args: Option<&Value>) {
-        self.record_call(at, tool, args, CallOutcome::Waiting);
+    pub fn record_wait_start(
+        &self,
+        at: UnixMillis,
+        tool: &str,
+        args: Option<&Value>,
+        numbers: &SentNumbers,
+    ) {
+        self.record_call(at, tool, args, numbers, CallOutcome::Waiting);
     }
 
     /// Records a gate refusal, at most one row per class every
@@ -228,8 +238,14 @@ fn render_outcome(outcome: CallOutcome<'_>) -> String {
 const SEND_RAW: &str = "send_raw";
 
 /// The arguments of a call to `tool` as the row shows them (see the module
-/// docs).
+/// docs), numbers as parsed.
 pub fn render_args(tool: &str, args: Option<&Value>) -> String {
+    render_sent_args(tool, args, &SentNumbers::new())
+}
+
+/// [`render_args`], with each top-level number shown as `numbers` says it
+/// was sent.
+pub fn render_sent_args(tool: &str, args: Option<&Value>, numbers: &SentNumbers) -> String {
     let map = match args {
         None | Some(Value::Null) => return String::new(),
         Some(Value::Object(map)) => map,
@@ -250,7 +266,10 @@ pub fn render_args(tool: &str, args: Option<&Value>) -> String {
                     other => render_value(other),
                 }
             } else {
-                render_value(value)
+                match (value, numbers.get(name)) {
+                    (Value::Number(_), Some(text)) => escape_invisible(text),
+                    _ => render_value(value),
+                }
             };
             format!("{}={}", render_name(name), shown)
         })
@@ -344,7 +363,7 @@ mod tests {
 
     fn one_row(args: Value, outcome: CallOutcome<'_>) -> String {
         let log = AccessLog::new();
-        log.record_call(AT, "tool", Some(&args), outcome);
+        log.record_call(AT, "tool", Some(&args), &SentNumbers::new(), outcome);
         log.rows().remove(0)
     }
 
@@ -374,12 +393,14 @@ mod tests {
             AT,
             "x",
             None,
+            &SentNumbers::new(),
             CallOutcome::Refused("arguments must be an object"),
         );
         log.record_call(
             AT,
             "x",
             Some(&json!([1])),
+            &SentNumbers::new(),
             CallOutcome::Refused("arguments must be an object"),
         );
         assert_eq!(
@@ -395,11 +416,12 @@ mod tests {
     fn waits_log_twice() {
         let log = AccessLog::new();
         let args = json!({"timeout": 20});
-        log.record_wait_start(AT, "wait_for_updates", Some(&args));
+        log.record_wait_start(AT, "wait_for_updates", Some(&args), &SentNumbers::new());
         log.record_call(
             AT,
             "wait_for_updates",
             Some(&args),
+            &SentNumbers::new(),
             CallOutcome::Ok { bytes: 30 },
         );
         assert_eq!(
@@ -504,6 +526,7 @@ mod tests {
             AT,
             &long,
             Some(&json!({ long.clone(): 1 })),
+            &SentNumbers::new(),
             CallOutcome::Ok { bytes: 1 },
         );
         let cut = "n".repeat(64);
@@ -528,10 +551,25 @@ mod tests {
 
     #[test]
     fn numbers_are_shown_as_sent() {
-        // Digit for digit as sent, never through an f64; the parser writes
-        // an exponent as e+N or e-N.
-        let body = r#"{"a":1e3,"b":12345678901234567890123,"c":50.0,"d":-0,"e":1e400,"f":[1E-2]}"#;
+        let body = r#"{"a":1e3,"b":12345678901234567890123,"c":50.0,"d":-0,"e":1E+400,"f":[1E-2]}"#;
         let v: Value = serde_json::from_str(body).unwrap();
+        let sent: SentNumbers = [
+            ("a", "1e3"),
+            ("b", "12345678901234567890123"),
+            ("c", "50.0"),
+            ("d", "-0"),
+            ("e", "1E+400"),
+        ]
+        .into_iter()
+        .map(|(k, t)| (k.to_owned(), t.to_owned()))
+        .collect();
+        // Top-level numbers exactly as sent; one inside an array as the
+        // parser writes it (digit for digit, the exponent as e+N or e-N).
+        assert_eq!(
+            render_sent_args("tool", Some(&v), &sent),
+            "a=1e3, b=12345678901234567890123, c=50.0, d=-0, e=1E+400, f=[1e-2]"
+        );
+        // Without the sent text, never through an f64 either.
         assert_eq!(
             render_args("tool", Some(&v)),
             "a=1e+3, b=12345678901234567890123, c=50.0, d=-0, e=1e+400, f=[1e-2]"
@@ -555,6 +593,7 @@ mod tests {
             AT,
             "to\u{202e}ol\n",
             Some(&json!({"we\u{200f}ird": ["\u{61c}", "\u{7f}"]})),
+            &SentNumbers::new(),
             CallOutcome::Error("x\u{180e}"),
         );
         assert_eq!(
@@ -575,7 +614,13 @@ mod tests {
     fn the_ring_keeps_the_newest_2000() {
         let log = AccessLog::new();
         for i in 0..(CAPACITY + 5) {
-            log.record_call(AT, &format!("t{i}"), None, CallOutcome::Ok { bytes: 0 });
+            log.record_call(
+                AT,
+                &format!("t{i}"),
+                None,
+                &SentNumbers::new(),
+                CallOutcome::Ok { bytes: 0 },
+            );
         }
         let rows = log.rows();
         assert_eq!(rows.len(), CAPACITY);

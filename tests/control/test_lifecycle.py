@@ -358,6 +358,14 @@ def test_log_cuts_long_arguments(server):
     assert "q" * 190 in row and "q" * 201 not in row and "…" in row, row
 
 
+def test_log_shows_numbers_as_sent(server):
+    body = (b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_since",'
+            b'"arguments":{"buffer":"b","limit":1e3,"n":12345678901234567890123,"big":-1E400}}}')
+    post(server, body)  # a tool error (unknown argument): logged all the same
+    [row] = [r for r in log_rows(server) if "read_since" in r]
+    assert '(big=-1E400, buffer="b", limit=1e3, n=12345678901234567890123)' in row, row
+
+
 def test_log_lists_at_most_16_arguments(server):
     names = [f"arg_{i:02}" for i in range(20)]
     post(server, call("list_sessions", {n: 1 for n in names}))

@@ -11,7 +11,13 @@
 //!   are unknown, the first in byte order of their names is reported.
 
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 use std::fmt;
+
+/// The text of each top-level argument that is a number, exactly as the
+/// client wrote it (`1e3`, `1E+3`), by argument name: what the AI access log
+/// shows. The parsed value keeps the digits but writes an exponent as `e+N`.
+pub type SentNumbers = BTreeMap<String, String>;
 
 /// How many UTF-8 bytes of a client-chosen name an error echoes back.
 pub const ECHO_CAP: usize = 64;
@@ -51,6 +57,7 @@ impl std::error::Error for ArgError {}
 pub struct Args {
     map: Map<String, Value>,
     prefix: String,
+    numbers: SentNumbers,
 }
 
 /// The `arguments` value was present and neither an object nor `null`; the
@@ -64,7 +71,19 @@ impl Args {
         Args {
             map,
             prefix: String::new(),
+            numbers: SentNumbers::new(),
         }
+    }
+
+    /// These arguments with the text their numbers were sent as.
+    pub fn with_sent_numbers(mut self, numbers: SentNumbers) -> Args {
+        self.numbers = numbers;
+        self
+    }
+
+    /// The text each top-level number argument was sent as.
+    pub fn sent_numbers(&self) -> &SentNumbers {
+        &self.numbers
     }
 
     /// Arguments from the request's `arguments` member: absent or `null` is
@@ -164,6 +183,7 @@ impl Args {
             Some(Value::Object(map)) => Ok(Some(Args {
                 map: map.clone(),
                 prefix: format!("{}.", self.named(name)),
+                numbers: SentNumbers::new(),
             })),
             Some(_) => Err(self.wrong_type(name, "an object")),
         }

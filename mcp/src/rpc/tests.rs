@@ -459,7 +459,7 @@ async fn a_cancelled_request_stops_between_sessions() {
 #[tokio::test]
 async fn numbers_beyond_f64_saturate_instead_of_failing_to_parse() {
     let c = ctx(rete(vec![]).await, OFF);
-    for limit in ["1e400", "-1e400", "123456789012345678901234567890"] {
+    for limit in ["1e400", "-1e400", "123456789012345678901234567890", "1E+3"] {
         let body = format!(
             r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"list_members","arguments":{{"buffer":"b","limit":{limit}}}}}}}"#
         );
@@ -481,10 +481,13 @@ async fn numbers_beyond_f64_saturate_instead_of_failing_to_parse() {
             "{limit}: {v}"
         );
     }
+    // The access log shows each number as it was sent.
     let rows = c.access_log.rows();
-    assert!(rows[0].contains("limit=1e+400"), "{rows:?}");
+    assert!(rows[0].contains("(buffer=\"b\", limit=1e400)"), "{rows:?}");
+    assert!(rows[1].contains("limit=-1e400)"), "{rows:?}");
     assert!(
-        rows[2].contains("limit=123456789012345678901234567890"),
+        rows[2].contains("limit=123456789012345678901234567890)"),
         "{rows:?}"
     );
+    assert!(rows[3].contains("limit=1E+3)"), "{rows:?}");
 }

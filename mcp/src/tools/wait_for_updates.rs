@@ -79,8 +79,12 @@ async fn run(ctx: &ToolContext, args: &Args) -> ToolOutcome {
     let timeout = Duration::from_secs(timeout.unsigned_abs());
     let logged_args = (!args.as_map().is_empty()).then(|| Value::Object(args.as_map().clone()));
     let waiting = || {
-        ctx.access_log
-            .record_wait_start(wall_now(), NAME, logged_args.as_ref());
+        ctx.access_log.record_wait_start(
+            wall_now(),
+            NAME,
+            logged_args.as_ref(),
+            args.sent_numbers(),
+        );
     };
     match ctx.updates.wait(spec, timeout, &ctx.cancel, waiting).await {
         Ok(WaitAnswer::Ready(answer)) => ToolOutcome::Ok(answer),
