@@ -25,7 +25,8 @@
 //! - [`updates`]: live updates: the subscription registry actor and its
 //!   sans-IO parts (filters, inboxes, rendering).
 //! - [`access_log`]: the AI access log, memory only. [`token`]: the access
-//!   token and its private secrets file.
+//!   token and its private secrets file, written through [`private_file`]
+//!   (atomic replacement, which reterm's config writer uses too).
 //!
 //! Data flows one way: `listener` → `http` (gate) → `rpc` → `tools` →
 //! `read`/`updates` → the session actors, by read closures only.
@@ -35,6 +36,7 @@ pub mod access_log;
 mod http;
 mod listener;
 mod peer;
+pub mod private_file;
 mod read;
 mod rpc;
 pub mod server;
