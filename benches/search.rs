@@ -20,7 +20,7 @@ use rete_engine::clock::UnixMillis;
 use rete_engine::row::{Payload, Row};
 use rete_mcp::tools::args::Args;
 use rete_mcp::tools::result::BUDGET;
-use rete_mcp::tools::search::matcher::Matcher;
+use rete_mcp::tools::search::matcher::{Matcher, Mode, RowMatch, Scratch};
 use rete_mcp::tools::search::page::Page;
 use rete_mcp::tools::search::request::Request;
 use rete_mcp::tools::search::search_rows;
@@ -286,11 +286,14 @@ fn bench(c: &mut Criterion) {
 
     let substring = request(json!({"query": NEEDLE.to_lowercase()}));
     let regex = request(json!({"query": "(?i)kum+qu[a-z]t", "match": "regex"}));
+    // The same with a lookahead, so fancy-regex runs its backtracking engine
+    // (the plain pattern above is handed whole to the regex crate's).
+    let lookahead = request(json!({"query": "(?i)kum+qu[a-z]t(?!zz)", "match": "regex"}));
     let counting = request(json!({"query": NEEDLE, "count_only": true}));
     // Only common letters, so the rare-byte screen lets most fields through
     // to the lowercasing path; count_only so every row is walked.
     let common = request(json!({"query": "heart", "count_only": true}));
-    for r in [&substring, &regex] {
+    for r in [&substring, &regex, &lookahead] {
         let page = search(&buffers, r);
         assert_eq!(
             page.result["matches"].as_array().map(Vec::len),
@@ -308,6 +311,9 @@ fn bench(c: &mut Criterion) {
         b.iter(|| black_box(grep_count(file.path())))
     });
     g.bench_function("regex", |b| b.iter(|| black_box(search(&buffers, &regex))));
+    g.bench_function("regex_lookahead", |b| {
+        b.iter(|| black_box(search(&buffers, &lookahead)))
+    });
     g.bench_function("substring_count_only", |b| {
         b.iter(|| black_box(search(&buffers, &counting)))
     });
@@ -337,8 +343,29 @@ fn bench(c: &mut Criterion) {
     let re = median(&mut || {
         black_box(search(&buffers, &regex));
     });
+    let fancy = median(&mut || {
+        black_box(search(&buffers, &lookahead));
+    });
+    // The worst one field costs: 4,000 characters against an exponential
+    // pattern, stopped by the backtrack limit.
+    let worst = Matcher::new(Mode::Regex, "^(a|aa)+\\1c").expect("compiles");
+    let field = [Row {
+        seq: 1,
+        time: UnixMillis(0),
+        msgid: None,
+        from: String::new().into(),
+        history: false,
+        payload: Payload::Privmsg {
+            text: "a".repeat(4_000).into(),
+        },
+    }];
+    let limit = median(&mut || {
+        let r = worst.match_row(&field[0], &mut Scratch::default(), &mut |_| false);
+        assert_eq!(r, RowMatch::NotFullySearched);
+    });
     println!(
-        "medians: substring {ours:?}, grep -ci {grep:?} (ratio {:.2}), regex {re:?}",
+        "medians: substring {ours:?}, grep -ci {grep:?} (ratio {:.2}), regex {re:?}, \
+         regex with a lookahead {fancy:?}, one field at the backtrack limit {limit:?}",
         ours.as_secs_f64() / grep.as_secs_f64()
     );
 }

@@ -528,18 +528,26 @@ fn on_off(value: &str, error: &'static str) -> Result<bool, InputError> {
     }
 }
 
-/// Any run of digits is a number; out-of-range numbers are clamped (and say
-/// so) rather than rejected, as the nearest valid port is the likely intent.
+/// Any signed integer (`-5`, `+20300`, a run of digits) is a number;
+/// out-of-range numbers are clamped (and say so) rather than rejected, as the
+/// nearest valid port is the likely intent. Other text is refused, so the
+/// setting keeps its value.
 fn port(value: &str) -> Result<Setting, InputError> {
-    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
+    let (negative, digits) = match value.as_bytes().first() {
+        Some(b'-') => (true, &value[1..]),
+        Some(b'+') => (false, &value[1..]),
+        _ => (false, value),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return Err(InputError::Invalid("control.port must be a number"));
     }
-    let requested = value.parse::<u64>().unwrap_or(u64::MAX);
+    let magnitude = i128::from(digits.parse::<u64>().unwrap_or(u64::MAX));
+    let requested = if negative { -magnitude } else { magnitude };
     let (low, high) = (*CONTROL_PORT_RANGE.start(), *CONTROL_PORT_RANGE.end());
-    let port = u16::try_from(requested.clamp(u64::from(low), u64::from(high))).unwrap_or(high);
+    let port = u16::try_from(requested.clamp(i128::from(low), i128::from(high))).unwrap_or(high);
     Ok(Setting::ControlPort {
         port,
-        clamped: u64::from(port) != requested,
+        clamped: i128::from(port) != requested,
     })
 }
 

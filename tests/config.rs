@@ -539,3 +539,33 @@ fn set_control_refuses_bad_input_and_leaves_file_alone() {
     .expect_err("missing file");
     assert!(matches!(err, ConfigError::Io { .. }), "{err:?}");
 }
+
+#[test]
+fn a_control_port_below_1024_is_clamped_and_said_once() {
+    let (_dir, path) = with_file("[control]\nport = 80\n");
+    let loaded = load_or_create(&path).expect("load");
+    assert_eq!(loaded.config.control.port, 1024);
+    assert_eq!(
+        loaded.notices,
+        [format!(
+            "control.port 80 in {} is below 1024: using 1024",
+            path.display()
+        )]
+    );
+    // The file keeps what the user wrote.
+    assert!(fs::read_to_string(&path).unwrap().contains("port = 80"));
+    for (text, port) in [
+        ("port = 1023", 1024),
+        ("port = 1024", 1024),
+        ("port = 1", 1024),
+    ] {
+        let loaded = load(&format!("[control]\n{text}\n")).expect("load");
+        assert_eq!(loaded.config.control.port, port, "{text}");
+        assert_eq!(
+            loaded.notices.len(),
+            usize::from(text != "port = 1024"),
+            "{text}"
+        );
+    }
+    assert!(load("[control]\nport = 7422\n").unwrap().notices.is_empty());
+}

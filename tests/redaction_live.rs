@@ -276,7 +276,8 @@ async fn setup() -> Result<Fixture> {
     join_keyed(&mut keynick, KEYED, KEY).await?;
 
     let ctx = ToolContext {
-        rete,
+        sessions: rete_actors::ReadOnlySessions::new(rete),
+        send: None,
         cancel: CancellationToken::new(),
         settings: Settings::default(),
         access_log: Arc::new(AccessLog::new()),

@@ -40,7 +40,8 @@ impl Fixture {
         let session = rete.add_session(s).await?;
         Ok(Fixture {
             ctx: ToolContext {
-                rete,
+                sessions: rete_actors::ReadOnlySessions::new(rete),
+                send: None,
                 cancel: CancellationToken::new(),
                 settings: Settings::default(),
                 access_log: Arc::new(AccessLog::new()),

@@ -65,7 +65,8 @@ async fn setup() -> Result<Env> {
     let rete = Arc::new(Rete::start(ReteOptions::default()).await?);
     let session = rete.add_session(spec(config, plain(port))).await?;
     let ctx = ToolContext {
-        rete: rete.clone(),
+        sessions: rete_actors::ReadOnlySessions::new(rete.clone()),
+        send: None,
         cancel: CancellationToken::new(),
         settings: Settings::default(),
         access_log: Arc::new(AccessLog::new()),

@@ -8,6 +8,8 @@
 //! - `session_actor`: one actor per session; feeds the engine and drains it.
 //! - `connection`: the connection task, the only code that touches a socket.
 //! - [`hook`]: the raw-out hook an embedder registers.
+//! - `capabilities`: [`ReadOnlySessions`] and [`SendingSessions`], what a
+//!   component other than the embedder is handed instead of the [`Rete`].
 //!
 //! Actors never block or await long inside `handle`: connecting, reading and
 //! writing happen in the connection task, which talks to its actor by message.
@@ -52,6 +54,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod capabilities;
 mod connection;
 pub mod hook;
 pub mod rete;
@@ -59,6 +62,7 @@ mod session_actor;
 mod supervisor;
 
 pub use connection::MAX_LINES_IN_FLIGHT;
+pub use capabilities::{ReadOnlySessions, SendingSessions};
 pub use hook::{RawOutHook, Verdict};
 pub use rete::{
     Rete, ReteError, ReteOptions, SessionHandle, SessionReader, SessionSender, SessionSpec,

@@ -24,15 +24,22 @@
 //!
 //! Arguments appear in name order (the order a JSON object decodes to), as
 //! `name=value`. A name is shown bare when it is only ASCII letters, digits,
-//! `_`, `-` and `.`, else quoted like a string; names are cut to 64 bytes.
-//! A string value is quoted, with `"` and `\` backslash-escaped, its first
-//! 200 UTF-8 bytes kept and `…` added when it was cut. A top-level `line`
-//! string is masked ([`mask_line`]) and kept whole up to 4,606 bytes. An array
-//! or object is its compact JSON cut at 200 bytes (then `…`); numbers,
-//! booleans and `null` are their JSON text. At most 16 arguments are listed;
-//! the rest are counted as `+N more`.
+//! `_`, `-` and `.`, else quoted like a string; names (and the tool's name)
+//! are cut to 64 bytes, ending in `…` when cut. A string value is quoted,
+//! with `"` and `\` backslash-escaped, its first 200 UTF-8 bytes kept and `…`
+//! added when it was cut. A top-level `line` string is masked
+//! ([`mask_line`]) on every tool, and only send_raw's is kept whole up to
+//! 4,606 bytes (any other tool's is cut at 200 like every string). An array
+//! or object is its compact JSON cut at 200 bytes (then `…`); numbers are
+//! their text exactly as sent (`1e3`, `12345678901234567890123`: the RPC layer
+//! reads the top-level numbers' text from the body, see [`SentNumbers`]; a
+//! number inside an array or object is shown as serde_json's
+//! `arbitrary_precision` keeps it, digit for digit with the exponent written
+//! `e+N`), booleans and `null` their
+//! JSON text. At most 16 arguments are listed; the rest are counted as
+//! `+N more`.
 
-use crate::tools::args::cut_utf8;
+use crate::read::args::{cut_utf8, SentNumbers};
 use parking_lot::Mutex;
 use rete_engine::clock::UnixMillis;
 use rete_engine::timefmt::iso_seconds;
@@ -129,19 +136,21 @@ impl AccessLog {
         AccessLog::default()
     }
 
-    /// Records a tool call (or the end of a wait).
+    /// Records a tool call (or the end of a wait). `numbers` holds the text
+    /// its top-level numbers were sent as (see [`SentNumbers`]).
     pub fn record_call(
         &self,
         at: UnixMillis,
         tool: &str,
         args: Option<&Value>,
+        numbers: &SentNumbers,
         outcome: CallOutcome<'_>,
     ) {
         let row = format!(
             "{} {}({}) → {}",
             iso_seconds(at),
-            escape_invisible(cut_utf8(tool, NAME_CAP)),
-            render_args(args),
+            escape_invisible(&cut_name(tool)),
+            render_sent_args(tool, args, numbers),
             render_outcome(outcome)
         );
         self.push(row);
@@ -149,8 +158,14 @@ impl AccessLog {
 
     /// Records that wait_for_updates started waiting; its end is a second
     /// [`record_call`](AccessLog::record_call).
-    pub fn record_wait_start(&self, at: UnixMillis, tool: &str, args: Option<&Value>) {
-        self.record_call(at, tool, args, CallOutcome::Waiting);
+    pub fn record_wait_start(
+        &self,
+        at: UnixMillis,
+        tool: &str,
+        args: Option<&Value>,
+        numbers: &SentNumbers,
+    ) {
+        self.record_call(at, tool, args, numbers, CallOutcome::Waiting);
     }
 
     /// Records a gate refusal, at most one row per class every
@@ -219,8 +234,18 @@ fn render_outcome(outcome: CallOutcome<'_>) -> String {
     }
 }
 
-/// The arguments as the row shows them (see the module docs).
-pub fn render_args(args: Option<&Value>) -> String {
+/// The tool whose top-level `line` is kept whole.
+const SEND_RAW: &str = "send_raw";
+
+/// The arguments of a call to `tool` as the row shows them (see the module
+/// docs), numbers as parsed.
+pub fn render_args(tool: &str, args: Option<&Value>) -> String {
+    render_sent_args(tool, args, &SentNumbers::new())
+}
+
+/// [`render_args`], with each top-level number shown as `numbers` says it
+/// was sent.
+pub fn render_sent_args(tool: &str, args: Option<&Value>, numbers: &SentNumbers) -> String {
     let map = match args {
         None | Some(Value::Null) => return String::new(),
         Some(Value::Object(map)) => map,
@@ -231,12 +256,20 @@ pub fn render_args(args: Option<&Value>) -> String {
         .take(MAX_LISTED)
         .map(|(name, value)| {
             let shown = if name == "line" {
+                let cap = if tool == SEND_RAW {
+                    LINE_CAP
+                } else {
+                    VALUE_CAP
+                };
                 match value {
-                    Value::String(s) => quote(&mask_line(s), LINE_CAP),
+                    Value::String(s) => quote(&mask_line(s), cap),
                     other => render_value(other),
                 }
             } else {
-                render_value(value)
+                match (value, numbers.get(name)) {
+                    (Value::Number(_), Some(text)) => escape_invisible(text),
+                    _ => render_value(value),
+                }
             };
             format!("{}={}", render_name(name), shown)
         })
@@ -247,14 +280,23 @@ pub fn render_args(args: Option<&Value>) -> String {
     parts.join(", ")
 }
 
+/// A tool or argument name cut to [`NAME_CAP`] bytes, `…` added when cut.
+fn cut_name(name: &str) -> String {
+    let kept = cut_utf8(name, NAME_CAP);
+    if kept.len() < name.len() {
+        format!("{kept}…")
+    } else {
+        kept.to_owned()
+    }
+}
+
 fn render_name(name: &str) -> String {
-    let name = cut_utf8(name, NAME_CAP);
     let bare = !name.is_empty()
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
     if bare {
-        name.to_owned()
+        cut_name(name)
     } else {
         quote(name, NAME_CAP)
     }
@@ -280,15 +322,12 @@ fn render_value(value: &Value) -> String {
 /// invisible characters escaped; `…` before the closing quote when cut.
 fn quote(s: &str, cap: usize) -> String {
     let kept = cut_utf8(s, cap);
-    let mut out = String::with_capacity(kept.len() + 2);
+    let quoted = kept.replace('\\', "\\\\").replace('"', "\\\"");
+    let mut out = String::with_capacity(quoted.len() + 2);
     out.push('"');
-    for c in kept.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c => push_escaped(&mut out, c),
-        }
-    }
+    // The escapes add backslashes only after the quoting above, so none of
+    // them is doubled.
+    out.push_str(&rete_redact::escape_invisible(&quoted));
     if kept.len() < s.len() {
         out.push('…');
     }
@@ -297,112 +336,17 @@ fn quote(s: &str, cap: usize) -> String {
 }
 
 /// `s` with every character that draws nothing, moves the cursor or
-/// reorders text escaped: `\n`, `\r`, `\t`, else `\u{HEX}`.
+/// reorders text escaped (`\n`, `\r`, `\t`, else `\u{HEX}`), by
+/// [`rete_redact::escape_invisible`]'s table.
 pub fn escape_invisible(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        push_escaped(&mut out, c);
-    }
-    out
+    rete_redact::escape_invisible(s).into_owned()
 }
 
-fn push_escaped(out: &mut String, c: char) {
-    match c {
-        '\n' => out.push_str("\\n"),
-        '\r' => out.push_str("\\r"),
-        '\t' => out.push_str("\\t"),
-        c if is_invisible(c) => {
-            let _ = write!(out, "\\u{{{:X}}}", u32::from(c));
-        }
-        c => out.push(c),
-    }
-}
-
-/// Controls (Cc), format characters (Cf), default-ignorable code points,
-/// bidi controls and the line and paragraph separators.
-pub fn is_invisible(c: char) -> bool {
-    let u = u32::from(c);
-    matches!(
-        u,
-        0x00..=0x1F
-            | 0x7F..=0x9F
-            | 0xAD
-            | 0x34F
-            | 0x600..=0x605
-            | 0x61C
-            | 0x6DD
-            | 0x70F
-            | 0x890..=0x891
-            | 0x8E2
-            | 0x115F..=0x1160
-            | 0x17B4..=0x17B5
-            | 0x180B..=0x180F
-            | 0x200B..=0x200F
-            | 0x2028..=0x202E
-            | 0x2060..=0x206F
-            | 0x3164
-            | 0xFE00..=0xFE0F
-            | 0xFEFF
-            | 0xFFA0
-            | 0xFFF0..=0xFFFB
-            | 0x110BD
-            | 0x110CD
-            | 0x13430..=0x1343F
-            | 0x1BCA0..=0x1BCA3
-            | 0x1D173..=0x1D17A
-            | 0xE0000..=0xE0FFF
-    )
-}
-
-/// The characters send_raw counts as line breaks; a secret after one is
-/// masked too.
-fn is_line_break(c: char) -> bool {
-    matches!(
-        c,
-        '\r' | '\n' | '\u{0B}' | '\u{0C}' | '\u{85}' | '\u{2028}' | '\u{2029}'
-    )
-}
-
-/// A raw line as the log shows it: PASS, OPER and AUTHENTICATE masked, each
-/// part between line breaks on its own.
-///
-/// The hook for send_raw's masking; service logins (the Redaction table) are
-/// a later issue. The command is read after any `@tags` word (not shown in
-/// the masked form) and `:prefix` word (kept), ignoring case:
-/// `PASS :********`, `OPER <name> ********` (`OPER ********` with one
-/// parameter), `AUTHENTICATE ********` for every AUTHENTICATE.
+/// A raw line as the log shows it: PASS, OPER and service logins masked by
+/// the shared rule, every AUTHENTICATE masked, each part between line breaks
+/// on its own ([`rete_redact::mask_sent_line`]).
 pub fn mask_line(line: &str) -> String {
-    let mut out = String::with_capacity(line.len());
-    let mut start = 0;
-    for (i, c) in line.char_indices() {
-        if is_line_break(c) {
-            out.push_str(&mask_one(&line[start..i]));
-            out.push(c);
-            start = i + c.len_utf8();
-        }
-    }
-    out.push_str(&mask_one(&line[start..]));
-    out
-}
-
-fn mask_one(line: &str) -> String {
-    let mut words = line.split(' ').filter(|w| !w.is_empty()).peekable();
-    if words.peek().is_some_and(|w| w.starts_with('@')) {
-        words.next();
-    }
-    let prefix = words.next_if(|w| w.starts_with(':'));
-    let Some(command) = words.next() else {
-        return line.to_owned();
-    };
-    // Sending's rule masks every AUTHENTICATE, mechanism line included;
-    // everything else (PASS, OPER, service logins) is the shared rule.
-    if !command.eq_ignore_ascii_case("AUTHENTICATE") {
-        return rete_redact::mask_line(line).into_owned();
-    }
-    match prefix {
-        Some(p) => format!("{p} AUTHENTICATE ********"),
-        None => String::from("AUTHENTICATE ********"),
-    }
+    rete_redact::mask_sent_line(line).into_owned()
 }
 
 #[cfg(test)]
@@ -410,11 +354,16 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// Whether the log shows `c` escaped.
+    fn is_invisible(c: char) -> bool {
+        escape_invisible(&c.to_string()) != c.to_string()
+    }
+
     const AT: UnixMillis = UnixMillis(1_790_769_600_000);
 
     fn one_row(args: Value, outcome: CallOutcome<'_>) -> String {
         let log = AccessLog::new();
-        log.record_call(AT, "tool", Some(&args), outcome);
+        log.record_call(AT, "tool", Some(&args), &SentNumbers::new(), outcome);
         log.rows().remove(0)
     }
 
@@ -444,12 +393,14 @@ mod tests {
             AT,
             "x",
             None,
+            &SentNumbers::new(),
             CallOutcome::Refused("arguments must be an object"),
         );
         log.record_call(
             AT,
             "x",
             Some(&json!([1])),
+            &SentNumbers::new(),
             CallOutcome::Refused("arguments must be an object"),
         );
         assert_eq!(
@@ -465,11 +416,12 @@ mod tests {
     fn waits_log_twice() {
         let log = AccessLog::new();
         let args = json!({"timeout": 20});
-        log.record_wait_start(AT, "wait_for_updates", Some(&args));
+        log.record_wait_start(AT, "wait_for_updates", Some(&args), &SentNumbers::new());
         log.record_call(
             AT,
             "wait_for_updates",
             Some(&args),
+            &SentNumbers::new(),
             CallOutcome::Ok { bytes: 30 },
         );
         assert_eq!(
@@ -485,18 +437,18 @@ mod tests {
     fn strings_are_cut_at_200_bytes_with_an_ellipsis() {
         let exact = "a".repeat(200);
         assert_eq!(
-            render_args(Some(&json!({ "q": exact }))),
+            render_args("tool", Some(&json!({ "q": exact }))),
             format!("q=\"{exact}\"")
         );
         let long = "a".repeat(201);
         assert_eq!(
-            render_args(Some(&json!({ "q": long }))),
+            render_args("tool", Some(&json!({ "q": long }))),
             format!("q=\"{}…\"", "a".repeat(200))
         );
         // A character straddling byte 200 is dropped whole.
         let straddle = format!("{}é", "a".repeat(199));
         assert_eq!(
-            render_args(Some(&json!({ "q": straddle }))),
+            render_args("tool", Some(&json!({ "q": straddle }))),
             format!("q=\"{}…\"", "a".repeat(199))
         );
     }
@@ -504,25 +456,41 @@ mod tests {
     #[test]
     fn a_top_level_line_is_kept_to_4606_bytes_and_masked() {
         let long = format!("PRIVMSG #c :{}", "x".repeat(5000));
-        let shown = render_args(Some(&json!({ "line": long })));
+        let shown = render_args("send_raw", Some(&json!({ "line": long })));
         assert_eq!(shown.len(), "line=\"".len() + LINE_CAP + "…\"".len());
         let fits = format!("PRIVMSG #c :{}", "x".repeat(4000));
         assert_eq!(
-            render_args(Some(&json!({ "line": fits }))),
+            render_args("send_raw", Some(&json!({ "line": fits }))),
             format!("line=\"{fits}\"")
         );
+        // Kept whole only on send_raw: any other tool's line is cut at 200
+        // bytes like every string, and masked all the same.
         assert_eq!(
-            render_args(Some(&json!({"line": "PASS hunter2", "session": "S"}))),
+            render_args("read_messages", Some(&json!({ "line": fits }))),
+            format!("line=\"{}…\"", &fits[..VALUE_CAP])
+        );
+        assert_eq!(
+            render_args(
+                "send_raw_",
+                Some(&json!({"line": format!("PASS {}", "p".repeat(300))}))
+            ),
+            "line=\"PASS :********\""
+        );
+        assert_eq!(
+            render_args(
+                "tool",
+                Some(&json!({"line": "PASS hunter2", "session": "S"}))
+            ),
             "line=\"PASS :********\", session=\"S\""
         );
         // A line nested in an object is shown as sent.
         assert_eq!(
-            render_args(Some(&json!({"raw": {"line": "PASS hunter2"}}))),
+            render_args("tool", Some(&json!({"raw": {"line": "PASS hunter2"}}))),
             "raw={\"line\":\"PASS hunter2\"}"
         );
         // Only a string line is masked; another argument name is not.
         assert_eq!(
-            render_args(Some(&json!({"text": "PASS hunter2"}))),
+            render_args("tool", Some(&json!({"text": "PASS hunter2"}))),
             "text=\"PASS hunter2\""
         );
     }
@@ -530,11 +498,11 @@ mod tests {
     #[test]
     fn arrays_and_objects_are_cut_as_a_whole() {
         let many: Vec<String> = (0..100).map(|i| format!("s{i}")).collect();
-        let shown = render_args(Some(&json!({ "kinds": many })));
+        let shown = render_args("tool", Some(&json!({ "kinds": many })));
         let json = serde_json::to_string(&many).unwrap();
         assert_eq!(shown, format!("kinds={}…", &json[..200]));
         assert_eq!(
-            render_args(Some(&json!({"kinds": ["privmsg", "join"]}))),
+            render_args("tool", Some(&json!({"kinds": ["privmsg", "join"]}))),
             "kinds=[\"privmsg\",\"join\"]"
         );
     }
@@ -545,9 +513,67 @@ mod tests {
         for i in 0..20 {
             map.insert(format!("a{i:02}"), json!(i));
         }
-        let shown = render_args(Some(&Value::Object(map)));
+        let shown = render_args("tool", Some(&Value::Object(map)));
         assert!(shown.starts_with("a00=0, a01=1,"), "{shown}");
         assert!(shown.ends_with("a15=15, +4 more"), "{shown}");
+    }
+
+    #[test]
+    fn names_cut_at_64_bytes_end_with_an_ellipsis() {
+        let long = "n".repeat(70);
+        let log = AccessLog::new();
+        log.record_call(
+            AT,
+            &long,
+            Some(&json!({ long.clone(): 1 })),
+            &SentNumbers::new(),
+            CallOutcome::Ok { bytes: 1 },
+        );
+        let cut = "n".repeat(64);
+        assert_eq!(
+            log.rows(),
+            [format!(
+                "2026-09-30T12:00:00Z {cut}…({cut}…=1) → ok, 1 bytes"
+            )]
+        );
+        // A quoted name ends its cut inside the quotes; 64 bytes exactly is not cut.
+        let quoted = format!("{} ", "q".repeat(69));
+        assert_eq!(
+            render_args("tool", Some(&json!({ quoted: 1 }))),
+            format!("\"{}…\"=1", "q".repeat(64))
+        );
+        let exact = "e".repeat(64);
+        assert_eq!(
+            render_args("tool", Some(&json!({ exact.clone(): 1 }))),
+            format!("{exact}=1")
+        );
+    }
+
+    #[test]
+    fn numbers_are_shown_as_sent() {
+        let body = r#"{"a":1e3,"b":12345678901234567890123,"c":50.0,"d":-0,"e":1E+400,"f":[1E-2]}"#;
+        let v: Value = serde_json::from_str(body).unwrap();
+        let sent: SentNumbers = [
+            ("a", "1e3"),
+            ("b", "12345678901234567890123"),
+            ("c", "50.0"),
+            ("d", "-0"),
+            ("e", "1E+400"),
+        ]
+        .into_iter()
+        .map(|(k, t)| (k.to_owned(), t.to_owned()))
+        .collect();
+        // Top-level numbers exactly as sent; one inside an array as the
+        // parser writes it (digit for digit, the exponent as e+N or e-N).
+        assert_eq!(
+            render_sent_args("tool", Some(&v), &sent),
+            "a=1e3, b=12345678901234567890123, c=50.0, d=-0, e=1E+400, f=[1e-2]"
+        );
+        // Without the sent text, never through an f64 either.
+        assert_eq!(
+            render_args("tool", Some(&v)),
+            "a=1e+3, b=12345678901234567890123, c=50.0, d=-0, e=1e+400, f=[1e-2]"
+        );
     }
 
     #[test]
@@ -567,6 +593,7 @@ mod tests {
             AT,
             "to\u{202e}ol\n",
             Some(&json!({"we\u{200f}ird": ["\u{61c}", "\u{7f}"]})),
+            &SentNumbers::new(),
             CallOutcome::Error("x\u{180e}"),
         );
         assert_eq!(
@@ -587,7 +614,13 @@ mod tests {
     fn the_ring_keeps_the_newest_2000() {
         let log = AccessLog::new();
         for i in 0..(CAPACITY + 5) {
-            log.record_call(AT, &format!("t{i}"), None, CallOutcome::Ok { bytes: 0 });
+            log.record_call(
+                AT,
+                &format!("t{i}"),
+                None,
+                &SentNumbers::new(),
+                CallOutcome::Ok { bytes: 0 },
+            );
         }
         let rows = log.rows();
         assert_eq!(rows.len(), CAPACITY);

@@ -1,12 +1,44 @@
 //! The Rete control surface: an MCP server on 127.0.0.1 that lets an AI agent
 //! read a live session, behind a strict HTTP access gate.
+//!
+//! `../shared/spec/control-surface.md` is the contract: tool names, arguments,
+//! result fields, error strings, status codes and limits match it exactly.
+//!
+//! # Layout
+//! - [`server`]: [`ControlServer`](server::ControlServer), the lifecycle an
+//!   embedder drives (start, stop, the debug and send switches, token
+//!   regeneration, port moves); it refuses to run as root.
+//! - `listener`: the control supervisor, the listener actor (connection
+//!   slots, overrun accounting) and one task per connection under the
+//!   contract's deadlines.
+//! - `http`: pure pieces of HTTP: the strict head reader, the gate and
+//!   route, responses, the rate-limited refusal log. `peer`: the Linux
+//!   check that a client's socket belongs to our user.
+//! - `rpc`: stateless JSON-RPC 2.0 over one request body (initialize,
+//!   ping, tools/list, tools/call).
+//! - [`tools`]: the fixed allowlist and one module per tool. Tools reach
+//!   sessions only through [`rete_actors::ReadOnlySessions`].
+//! - `read`: the plumbing `tools` and `updates` share (arguments, the
+//!   60,000-byte budget, cursors, message objects, paging, the withholder,
+//!   the matcher); re-exported under [`tools`] (`tools::args`,
+//!   `tools::result`, …).
+//! - [`updates`]: live updates: the subscription registry actor and its
+//!   sans-IO parts (filters, inboxes, rendering).
+//! - [`access_log`]: the AI access log, memory only. [`token`]: the access
+//!   token and its private secrets file, written through [`private_file`]
+//!   (atomic replacement, which reterm's config writer uses too).
+//!
+//! Data flows one way: `listener` → `http` (gate) → `rpc` → `tools` →
+//! `read`/`updates` → the session actors, by read closures only.
 #![deny(missing_docs)]
 
 pub mod access_log;
-pub mod http;
+mod http;
 mod listener;
-pub mod peer;
-pub mod rpc;
+mod peer;
+pub mod private_file;
+mod read;
+mod rpc;
 pub mod server;
 pub mod token;
 pub mod tools;

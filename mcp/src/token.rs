@@ -6,14 +6,15 @@
 //! the old one, so the token is never readable by others, not even for a
 //! moment. Other keys in the file are kept.
 
+use crate::private_file::{self, FileMode};
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use base64::Engine as _;
 use rand::RngCore as _;
 use serde_json::{Map, Value};
 use std::fmt;
-use std::fs::{self, OpenOptions};
-use std::io::{self, Write as _};
-use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
+use std::fs;
+use std::io;
+use std::os::unix::fs::DirBuilderExt as _;
 use std::path::{Path, PathBuf};
 
 /// The key under which reterm's token is stored.
@@ -132,30 +133,8 @@ fn write(path: &Path, secrets: &Map<String, Value>) -> Result<(), TokenError> {
     }
     let body = serde_json::to_vec_pretty(&Value::Object(secrets.clone()))
         .map_err(|e| io_err(path)(io::Error::other(e)))?;
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        path.file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("secrets"),
-        std::process::id()
-    ));
-    let result = (|| {
-        // create_new with 0600 from the start: the bytes are never in a file
-        // others could read.
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        f.write_all(&body)?;
-        f.sync_all()?;
-        fs::rename(&tmp, path)?;
-        fs::File::open(dir)?.sync_all()
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result.map_err(io_err(path))
+    // 0600 from the start: the bytes are never in a file others could read.
+    private_file::replace(path, &body, FileMode::Exactly(0o600)).map_err(io_err(path))
 }
 
 #[cfg(test)]

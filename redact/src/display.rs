@@ -137,9 +137,53 @@ pub fn display_escape(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// The AI access log's escaping: every character [`display_escape`] escapes
+/// is escaped the same way, and nothing is stripped — mIRC formatting codes
+/// included (`\u{2}`), since the log shows what an agent sent, not text to
+/// draw. Text with nothing to escape is borrowed.
+pub fn escape_invisible(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(needs_escape) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if needs_escape(c) => {
+                // Writing to a String cannot fail.
+                let _ = write!(out, "\\u{{{:X}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn escape_invisible_escapes_what_display_escape_does_and_strips_nothing() {
+        assert_eq!(escape_invisible("plain é"), "plain é");
+        assert_eq!(
+            escape_invisible("a\u{2}b\u{3}4c\n\u{202E}\u{200B}"),
+            "a\\u{2}b\\u{3}4c\\n\\u{202E}\\u{200B}"
+        );
+        for c in [
+            '\u{1B}',
+            '\u{AD}',
+            '\u{FEFF}',
+            '\u{E0041}',
+            '\u{2028}',
+            '\u{FE0F}',
+        ] {
+            let t = c.to_string();
+            assert_eq!(escape_invisible(&t), display_escape(&t), "{:X}", c as u32);
+        }
+    }
 
     #[test]
     fn colour_arguments() {

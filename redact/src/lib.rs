@@ -9,13 +9,15 @@
 //! # Layout
 //! - `line`: reading a raw IRC line (tags, `:prefix`, command, parameters) and
 //!   [`mask_line`], masking at the source (PASS, AUTHENTICATE, OPER, service
-//!   logins and the NS/CS aliases).
+//!   logins and the NS/CS aliases); [`mask_sent_line`], the same for a line
+//!   an agent sends, with every AUTHENTICATE masked.
 //! - `service`: the service-login table, [`mask_service_login`].
 //! - `tripwire`: [`is_credential_shaped`], the last check on a raw line before
 //!   it is returned.
 //! - `json`: ReteCloud frames and log lines, [`mask_json`] and [`mask_frame`].
 //! - `display`: [`display_escape`], so text cannot draw on, hide or reorder
-//!   the row that shows it.
+//!   the row that shows it, and [`escape_invisible`], the same escapes with
+//!   nothing stripped (the AI access log).
 //! - `secrets`: [`SecretSet`], the way-out scan for a session's exact secrets.
 #![deny(missing_docs)]
 
@@ -26,9 +28,9 @@ mod secrets;
 mod service;
 mod tripwire;
 
-pub use display::display_escape;
+pub use display::{display_escape, escape_invisible};
 pub use json::{mask_frame, mask_json};
-pub use line::mask_line;
+pub use line::{mask_line, mask_sent_line};
 pub use secrets::SecretSet;
 pub use service::mask_service_login;
 pub use tripwire::is_credential_shaped;

@@ -114,22 +114,46 @@ fn is_line_break(c: char) -> bool {
 /// needs no masking is returned as it is (borrowed). Text holding line breaks
 /// is masked piece by piece, so a credential after a break is caught too.
 pub fn mask_line(line: &str) -> Cow<'_, str> {
+    piece_by_piece(line, mask_one)
+}
+
+/// A line an agent sends, as the AI access log (and sending's audit) records
+/// it: [`mask_line`]'s rules, except that every AUTHENTICATE is masked, the
+/// mechanism line included, as `[:prefix ]AUTHENTICATE ********`. Text
+/// holding line breaks is masked piece by piece, the breaks kept.
+pub fn mask_sent_line(line: &str) -> Cow<'_, str> {
+    piece_by_piece(line, mask_sent_one)
+}
+
+fn mask_sent_one(line: &str) -> Cow<'_, str> {
+    match header(line) {
+        Some(h) if h.command.eq_ignore_ascii_case("AUTHENTICATE") => Cow::Owned(match h.prefix {
+            Some(p) => format!("{p} AUTHENTICATE {MASK}"),
+            None => format!("AUTHENTICATE {MASK}"),
+        }),
+        _ => mask_one(line),
+    }
+}
+
+/// `mask` applied to each part of `line` between line breaks, the breaks
+/// kept; borrowed when nothing changed.
+fn piece_by_piece<'a>(line: &'a str, mask: fn(&str) -> Cow<'_, str>) -> Cow<'a, str> {
     if !line.contains(is_line_break) {
-        return mask_one(line);
+        return mask(line);
     }
     let mut out = String::with_capacity(line.len());
     let mut changed = false;
     let mut start = 0;
     for (i, c) in line.char_indices() {
         if is_line_break(c) {
-            let piece = mask_one(&line[start..i]);
+            let piece = mask(&line[start..i]);
             changed |= matches!(piece, Cow::Owned(_));
             out.push_str(&piece);
             out.push(c);
             start = i + c.len_utf8();
         }
     }
-    let piece = mask_one(&line[start..]);
+    let piece = mask(&line[start..]);
     changed |= matches!(piece, Cow::Owned(_));
     out.push_str(&piece);
     if changed {
@@ -213,6 +237,29 @@ fn mask_alias_line(h: &Header<'_>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sent_line_masks_every_authenticate_and_the_rest_as_at_the_source() {
+        assert_eq!(
+            mask_sent_line("AUTHENTICATE PLAIN"),
+            "AUTHENTICATE ********"
+        );
+        assert_eq!(mask_sent_line("authenticate +"), "AUTHENTICATE ********");
+        assert_eq!(
+            mask_sent_line(":me AUTHENTICATE x"),
+            ":me AUTHENTICATE ********"
+        );
+        assert_eq!(
+            mask_sent_line("@a=b AUTHENTICATE x"),
+            "AUTHENTICATE ********"
+        );
+        assert_eq!(mask_sent_line("PASS x"), mask_line("PASS x"));
+        assert_eq!(
+            mask_sent_line("PRIVMSG #c :hi\r\nAUTHENTICATE PLAIN"),
+            "PRIVMSG #c :hi\r\nAUTHENTICATE ********"
+        );
+        assert!(matches!(mask_sent_line("PRIVMSG #c :hi"), Cow::Borrowed(_)));
+    }
 
     #[test]
     fn header_skips_tags_and_keeps_prefix() {

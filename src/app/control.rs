@@ -25,6 +25,10 @@ enum State {
 pub struct Control {
     rete: Arc<Rete>,
     state: State,
+    /// control.debug and control.port as last applied, so a port change
+    /// after a failed start can start the server again.
+    debug: bool,
+    port: u16,
     /// control.send: never saved, off at every start.
     send: bool,
     /// Kept across stops and regenerations; gone when reterm quits.
@@ -37,6 +41,8 @@ impl Control {
         Control {
             rete,
             state: State::Off,
+            debug: false,
+            port: 0,
             send: false,
             access_log: Arc::new(AccessLog::new()),
         }
@@ -46,33 +52,34 @@ impl Control {
     /// and not running, stops it when disabled. Returns a notice to show
     /// when starting failed.
     pub async fn apply(&mut self, settings: &ControlConfig) -> Option<String> {
+        self.debug = settings.debug;
+        self.port = settings.port;
         match (settings.enabled, &self.state) {
             (true, State::On(_)) => None,
-            (true, _) => {
-                let result = match secrets_path() {
-                    Ok(secrets) => {
-                        let server_settings = ServerSettings {
-                            port: settings.port,
-                            debug: settings.debug,
-                            send: self.send,
-                            secrets,
-                        };
-                        ControlServer::start(
-                            self.rete.clone(),
-                            server_settings,
-                            self.access_log.clone(),
-                        )
-                        .await
-                    }
-                    Err(e) => Err(StartError::Token(e)),
-                };
-                self.settle(result)
-            }
+            (true, _) => self.start().await,
             (false, _) => {
                 self.stop().await;
                 None
             }
         }
+    }
+
+    /// Starts the server with the settings last applied.
+    async fn start(&mut self) -> Option<String> {
+        let result = match secrets_path() {
+            Ok(secrets) => {
+                let server_settings = ServerSettings {
+                    port: self.port,
+                    debug: self.debug,
+                    send: self.send,
+                    secrets,
+                };
+                ControlServer::start(self.rete.clone(), server_settings, self.access_log.clone())
+                    .await
+            }
+            Err(e) => Err(StartError::Token(e)),
+        };
+        self.settle(result)
     }
 
     /// Stops serving (control.enabled off, or quitting).
@@ -83,7 +90,8 @@ impl Control {
     }
 
     /// control.debug changed.
-    pub fn set_debug(&self, on: bool) {
+    pub fn set_debug(&mut self, on: bool) {
+        self.debug = on;
         if let State::On(server) = &self.state {
             server.set_debug(on);
         }
@@ -97,23 +105,25 @@ impl Control {
         }
     }
 
-    /// control.port changed: a running server moves to it.
+    /// control.port changed: a running server moves to it, and after a
+    /// failed start (so while enabled) the start is tried again on it.
     pub async fn set_port(&mut self, port: u16) -> Option<String> {
+        self.port = port;
         match std::mem::replace(&mut self.state, State::Off) {
             State::On(server) => {
                 let result = server.set_port(port).await;
                 self.settle(result)
             }
-            other => {
-                self.state = other;
-                None
-            }
+            State::Failed(_) => self.start().await,
+            State::Off => None,
         }
     }
 
     /// `/control token [regenerate]`.
     pub async fn token(&mut self, regenerate: bool) -> String {
-        if regenerate {
+        // Only a running server is taken out of the state: off, or a failed
+        // start and its reason, stay as they are.
+        if regenerate && matches!(self.state, State::On(_)) {
             if let State::On(server) = std::mem::replace(&mut self.state, State::Off) {
                 let result = server.regenerate_token().await;
                 if let Some(failure) = self.settle(result) {

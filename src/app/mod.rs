@@ -178,6 +178,9 @@ impl App {
                 buffer: server,
             });
         }
+        for notice in &app.loaded.notices {
+            say(&format!("-!- {notice}"));
+        }
         if let Some(failure) = app.control.apply(&app.loaded.config.control).await {
             say(&format!("-!- {failure}"));
         }

@@ -24,6 +24,9 @@ pub struct LoadedConfig {
     pub created: bool,
     /// How many network ids were generated and written to the file.
     pub ids_written: usize,
+    /// Values loading adjusted (a control.port below 1024, clamped), to be
+    /// told once.
+    pub notices: Vec<String>,
 }
 
 /// `~/.rete/reterm.toml`.
@@ -73,6 +76,7 @@ pub fn load_or_create(path: &Path) -> Result<LoadedConfig, ConfigError> {
         path: path.to_path_buf(),
         created,
         ids_written,
+        notices: validated.notices,
     })
 }
 

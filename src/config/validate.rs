@@ -21,10 +21,11 @@ pub(super) struct Context<'a> {
 }
 
 /// A config plus the networks whose ids were generated (index, id), which the
-/// caller writes back to the file.
+/// caller writes back to the file, and what was adjusted to tell the user once.
 pub(super) struct Validated {
     pub config: Config,
     pub generated_ids: Vec<(usize, String)>,
+    pub notices: Vec<String>,
 }
 
 /// Checks `raw`; `new_id` supplies ids for networks that have none.
@@ -33,7 +34,9 @@ pub(super) fn validate(
     ctx: &Context<'_>,
     mut new_id: impl FnMut() -> String,
 ) -> Result<Validated, ConfigError> {
-    let control = control(raw.control).map_err(|m| ConfigError::invalid(ctx.path, m))?;
+    let mut notices = Vec::new();
+    let control =
+        control(raw.control, ctx, &mut notices).map_err(|m| ConfigError::invalid(ctx.path, m))?;
     let mut networks = Vec::with_capacity(raw.networks.len());
     let mut generated_ids = Vec::new();
     let mut names = HashSet::new();
@@ -69,6 +72,7 @@ pub(super) fn validate(
             display: display(raw.display).map_err(|m| ConfigError::invalid(ctx.path, m))?,
         },
         generated_ids,
+        notices,
     })
 }
 
@@ -106,11 +110,26 @@ fn network_label(index: usize, name: &str) -> String {
     }
 }
 
-fn control(raw: RawControl) -> Result<ControlConfig, String> {
+/// The lowest port the control server listens on; a lower one in the file is
+/// clamped up to it, as `/set control.port` clamps.
+pub const LOWEST_CONTROL_PORT: u16 = 1024;
+
+fn control(
+    raw: RawControl,
+    ctx: &Context<'_>,
+    notices: &mut Vec<String>,
+) -> Result<ControlConfig, String> {
     let defaults = ControlConfig::default();
-    let port = raw.port.unwrap_or(defaults.port);
+    let mut port = raw.port.unwrap_or(defaults.port);
     if port == 0 {
         return Err("control: port must be between 1 and 65535".to_string());
+    }
+    if port < LOWEST_CONTROL_PORT {
+        notices.push(format!(
+            "control.port {port} in {} is below {LOWEST_CONTROL_PORT}: using {LOWEST_CONTROL_PORT}",
+            ctx.path.display()
+        ));
+        port = LOWEST_CONTROL_PORT;
     }
     Ok(ControlConfig {
         enabled: raw.enabled.unwrap_or(defaults.enabled),

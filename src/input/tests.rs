@@ -306,7 +306,21 @@ fn set_port_clamps() {
         err("/set control.port abc"),
         "control.port must be a number"
     );
-    assert_eq!(err("/set control.port -5"), "control.port must be a number");
+    // A signed integer is a number.
+    assert_eq!(port("/set control.port -5"), (1024, true));
+    assert_eq!(port("/set control.port +20300"), (20300, false));
+    assert_eq!(port("/set control.port -0"), (1024, true));
+    assert_eq!(
+        port("/set control.port -99999999999999999999999"),
+        (1024, true)
+    );
+    for bad in ["+", "-", "--5", "+-5", "5-", "1e3", "0x50", "５"] {
+        assert_eq!(
+            err(&format!("/set control.port {bad}")),
+            "control.port must be a number",
+            "{bad}"
+        );
+    }
 }
 
 #[test]

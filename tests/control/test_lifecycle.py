@@ -71,6 +71,54 @@ def test_port_in_use(start_reterm):
         assert proc.run("/control token") == [reason]
 
 
+def test_a_failed_start_keeps_its_reason(start_reterm):
+    """/control token regenerate after a failed start answers the reason, and
+    every /control answer after it still does (it used to replace the failure
+    with the off notice although control.enabled is on)."""
+    port = free_port()
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", port))
+        squatter.listen()
+        proc = start_reterm(port=port, serving=False)
+        reason = port_in_use_text(port)
+        proc.wait_line(lambda l: reason in l)
+        assert proc.run("/control token regenerate") == [reason]
+        assert proc.run("/control status") == [reason]
+        assert proc.run("/control token") == [reason]
+
+
+def test_a_port_change_after_a_failed_start_retries_the_start(start_reterm):
+    port = free_port()
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", port))
+        squatter.listen()
+        proc = start_reterm(port=port, serving=False)
+        proc.wait_line(lambda l: port_in_use_text(port) in l)
+        # Another taken port: retried, and the reason names the new port.
+        with socket.socket() as other:
+            other.bind(("127.0.0.1", 0))
+            other.listen()
+            taken = other.getsockname()[1]
+            proc.set("control.port", str(taken))
+            assert proc.status() == port_in_use_text(taken)
+        new_port = free_port()
+        proc.set("control.port", str(new_port))
+        proc.port = new_port
+        proc.wait_serving()
+        proc.fetch_token()
+        assert_served(post(proc, LIST_SESSIONS))
+
+
+def test_a_config_port_below_1024_is_clamped_and_said_once(start_reterm):
+    # Off, so nothing binds port 1024 (which another program may hold).
+    proc = start_reterm(port=80, enabled=False, serving=False)
+    notice = proc.wait_line(lambda l: "control.port 80" in l)
+    assert notice.startswith("-!- control.port 80 in ") and notice.endswith(
+        " is below 1024: using 1024"), notice
+    assert proc.run("/control status") == [OFF_NOTICE]
+    assert sum("control.port 80" in l for l in proc.lines if l) == 1
+
+
 def test_off_by_config(start_reterm):
     proc = start_reterm(enabled=False, serving=False)
     assert proc.run("/control status") == [OFF_NOTICE]
@@ -215,6 +263,16 @@ def test_set_port_moves_the_server(server):
     server.fetch_token()  # checks the command names the new port
 
 
+def test_set_port_takes_signed_numbers(server):
+    """A signed integer is a number: -5 is clamped, +N is N."""
+    new_port = free_port()
+    assert server.set("control.port", f"+{new_port}") == [f"control.port is {new_port}"]
+    server.port = new_port
+    server.wait_serving()
+    assert server.set("control.port", "abc") == ["error: control.port must be a number"]
+    assert server.status() == f"AI access on, port {new_port}", "text that is not a number reverts"
+
+
 def test_set_port_to_a_taken_port(server):
     port = free_port()
     with socket.socket() as squatter:
@@ -298,6 +356,14 @@ def test_log_cuts_long_arguments(server):
     post(server, call("list_sessions", {"a": "q" * 300}))
     [row] = [r for r in log_rows(server) if "list_sessions" in r]
     assert "q" * 190 in row and "q" * 201 not in row and "…" in row, row
+
+
+def test_log_shows_numbers_as_sent(server):
+    body = (b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_since",'
+            b'"arguments":{"buffer":"b","limit":1e3,"n":12345678901234567890123,"big":-1E400}}}')
+    post(server, body)  # a tool error (unknown argument): logged all the same
+    [row] = [r for r in log_rows(server) if "read_since" in r]
+    assert '(big=-1E400, buffer="b", limit=1e3, n=12345678901234567890123)' in row, row
 
 
 def test_log_lists_at_most_16_arguments(server):

@@ -57,12 +57,14 @@ impl Updating {
     pub async fn start() -> Result<Updating> {
         let rete = Arc::new(Rete::start(ReteOptions::default()).await?);
         let clock = Arc::new(ShiftedClock::new());
-        let updates = Updates::start(rete.clone(), clock.clone())
+        let sessions = rete_actors::ReadOnlySessions::new(rete.clone());
+        let updates = Updates::start(sessions.clone(), clock.clone())
             .await
             .map_err(anyhow::Error::msg)?;
         Ok(Updating {
             ctx: ToolContext {
-                rete: rete.clone(),
+                sessions,
+                send: None,
                 cancel: CancellationToken::new(),
                 settings: Settings::default(),
                 access_log: Arc::new(AccessLog::new()),

@@ -105,7 +105,9 @@ pub enum HeadError {
 }
 
 impl HeadError {
-    /// The status the client is answered with (empty body).
+    /// The status the client is answered with (empty body); the gate's
+    /// [`Refusal`](super::gate::Refusal) carries the same mapping at run time.
+    #[cfg(test)]
     pub fn status(self) -> u16 {
         match self {
             HeadError::BadRequest => 400,

@@ -9,6 +9,6 @@ pub mod refusal_log;
 pub mod response;
 
 pub use gate::{judge, route, Refusal};
-pub use head::{HeadError, HeadReader, RequestHead, MAX_BODY, MAX_HEAD};
+pub use head::{HeadReader, RequestHead};
 pub use refusal_log::RefusalLog;
 pub use response::{empty, with_body, CONTINUE};

@@ -27,6 +27,7 @@ struct ClassState {
 
 impl RefusalLog {
     /// An empty log: the first refusal of each class is reported at once.
+    #[cfg(test)]
     pub fn new() -> Self {
         Self::default()
     }

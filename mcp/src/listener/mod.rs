@@ -28,7 +28,7 @@ use crate::tools::{Settings, ToolContext};
 use crate::updates::Updates;
 use parking_lot::Mutex;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
-use rete_actors::Rete;
+use rete_actors::{ReadOnlySessions, Rete, SendingSessions};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -48,7 +48,10 @@ pub(crate) struct ConnCtx {
     pub(crate) port: u16,
     pub(crate) uid: u32,
     pub(crate) tools: ToolBox,
-    pub(crate) rete: Arc<Rete>,
+    /// What tools and the registry read sessions through.
+    pub(crate) sessions: ReadOnlySessions,
+    /// Handed to a request only while control.send is on.
+    sending: SendingSessions,
     pub(crate) debug: Arc<AtomicBool>,
     pub(crate) send: Arc<AtomicBool>,
     pub(crate) access_log: Arc<AccessLog>,
@@ -84,13 +87,15 @@ impl ConnCtx {
     /// The tool context for one request: settings read now, so a switch
     /// takes effect on the next request without a restart.
     pub(crate) fn tool_context(&self, cancel: CancellationToken) -> ToolContext {
+        let settings = Settings {
+            debug: self.debug.load(Ordering::Relaxed),
+            send: self.send.load(Ordering::Relaxed),
+        };
         ToolContext {
-            rete: self.rete.clone(),
+            sessions: self.sessions.clone(),
+            send: settings.send.then(|| self.sending.clone()),
             cancel,
-            settings: Settings {
-                debug: self.debug.load(Ordering::Relaxed),
-                send: self.send.load(Ordering::Relaxed),
-            },
+            settings,
             access_log: self.access_log.clone(),
             updates: self.updates.clone(),
         }
@@ -286,7 +291,8 @@ pub(crate) fn conn_ctx(
         // SAFETY: geteuid has no preconditions and cannot fail.
         uid: unsafe { libc::geteuid() },
         tools: ToolBox::new(),
-        rete,
+        sessions: ReadOnlySessions::new(rete.clone()),
+        sending: SendingSessions::new(rete),
         debug,
         send,
         access_log,

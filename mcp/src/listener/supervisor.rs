@@ -75,7 +75,7 @@ impl SupervisorState {
         myself: &ActorRef<SupervisorMsg>,
     ) -> Result<(), ActorProcessingErr> {
         let args = RegistryArgs {
-            rete: self.ctx.rete.clone(),
+            sessions: self.ctx.sessions.clone(),
             clock: Arc::new(SystemClock),
         };
         let (registry, _) =

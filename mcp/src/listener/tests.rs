@@ -55,13 +55,15 @@ async fn serve_until_cancelled() -> Served {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let token = Token::generate();
+    let rete = Arc::new(Rete::start(ReteOptions::default()).await.unwrap());
     let ctx = Arc::new(ConnCtx {
         token: token.clone(),
         port,
         // SAFETY: geteuid has no preconditions and cannot fail.
         uid: unsafe { libc::geteuid() },
         tools,
-        rete: Arc::new(Rete::start(ReteOptions::default()).await.unwrap()),
+        sessions: rete_actors::ReadOnlySessions::new(rete.clone()),
+        sending: rete_actors::SendingSessions::new(rete),
         debug: Arc::new(AtomicBool::new(false)),
         send: Arc::new(AtomicBool::new(false)),
         access_log: Arc::new(AccessLog::new()),

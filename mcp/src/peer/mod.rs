@@ -18,8 +18,6 @@ mod sock_diag;
 
 use std::net::{IpAddr, SocketAddr};
 
-pub use proc_table::parse_proc_net_tcp;
-
 /// `st` of a socket that is closing; it no longer belongs to anyone's client.
 pub const TCP_TIME_WAIT: u8 = 0x06;
 /// `st` of a connection not yet accepted; never the client's own socket.

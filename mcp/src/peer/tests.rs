@@ -1,3 +1,4 @@
+use super::proc_table::parse_proc_net_tcp;
 use super::*;
 use std::io;
 use std::net::{TcpListener, TcpStream};

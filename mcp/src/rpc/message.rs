@@ -11,9 +11,13 @@
 //! - without `method` but with `result` or `error`: a response;
 //! - anything else: `-32600`.
 
+use crate::read::args::SentNumbers;
 use crate::rpc::reply::{error_response, INVALID_REQUEST, PARSE_ERROR};
 use crate::rpc::RpcResponse;
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 
 /// One JSON-RPC message.
 #[derive(Debug, PartialEq)]
@@ -69,6 +73,42 @@ pub fn parse(body: &[u8]) -> Result<Message, RpcResponse> {
         return Ok(Message::Response);
     }
     Err(invalid("Invalid Request: not a JSON-RPC message"))
+}
+
+/// The text of each top-level number in a tools/call's `arguments`, exactly
+/// as sent, read from the body a second time with the arguments borrowed raw.
+/// Empty when there is nothing such to read (the call is then logged with
+/// its numbers as parsed).
+pub fn sent_numbers(body: &[u8]) -> SentNumbers {
+    #[derive(Deserialize)]
+    struct Call<'a> {
+        #[serde(borrow)]
+        params: Option<Params<'a>>,
+    }
+    #[derive(Deserialize)]
+    struct Params<'a> {
+        #[serde(borrow)]
+        arguments: Option<&'a RawValue>,
+    }
+    let Ok(Call {
+        params: Some(Params {
+            arguments: Some(raw),
+        }),
+    }) = serde_json::from_slice::<Call<'_>>(body)
+    else {
+        return SentNumbers::new();
+    };
+    let Ok(members) = serde_json::from_str::<BTreeMap<String, &RawValue>>(raw.get()) else {
+        return SentNumbers::new();
+    };
+    members
+        .into_iter()
+        .filter(|(_, v)| {
+            v.get()
+                .starts_with(|c: char| c == '-' || c.is_ascii_digit())
+        })
+        .map(|(k, v)| (k, v.get().to_owned()))
+        .collect()
 }
 
 fn is_request_id(id: &Value) -> bool {

@@ -4,12 +4,12 @@
 //! tools and nothing else.
 
 use crate::access_log::{wall_now, CallOutcome};
+use crate::read::args::{Args, SentNumbers};
+use crate::read::result::{encode, BUDGET, INTERNAL_ERROR as INTERNAL_ERROR_TEXT};
 use crate::rpc::headers::{LATEST_VERSION, SUPPORTED_VERSIONS};
 use crate::rpc::reply::{
     error_body, result_body, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND,
 };
-use crate::tools::args::Args;
-use crate::tools::result::{encode, BUDGET, INTERNAL_ERROR as INTERNAL_ERROR_TEXT};
 use crate::tools::{ToolBox, ToolContext, ToolOutcome};
 use serde_json::{json, Map, Value};
 
@@ -28,6 +28,7 @@ pub async fn dispatch(
     id: &Value,
     method: &str,
     params: &Map<String, Value>,
+    numbers: &SentNumbers,
     tools: &ToolBox,
     ctx: &ToolContext,
 ) -> Value {
@@ -35,7 +36,7 @@ pub async fn dispatch(
         "initialize" => result_body(id, initialize(params)),
         "ping" => result_body(id, json!({})),
         "tools/list" => result_body(id, json!({ "tools": tools.list(&ctx.settings) })),
-        "tools/call" => call_tool(id, params, tools, ctx).await,
+        "tools/call" => call_tool(id, params, numbers, tools, ctx).await,
         _ => error_body(id, METHOD_NOT_FOUND, "Method not found", None),
     }
 }
@@ -59,6 +60,7 @@ fn initialize(params: &Map<String, Value>) -> Value {
 async fn call_tool(
     id: &Value,
     params: &Map<String, Value>,
+    numbers: &SentNumbers,
     tools: &ToolBox,
     ctx: &ToolContext,
 ) -> Value {
@@ -76,10 +78,12 @@ async fn call_tool(
             wall_now(),
             name,
             sent,
+            numbers,
             CallOutcome::Refused(ARGUMENTS_NOT_AN_OBJECT),
         );
         return error_body(id, INTERNAL_ERROR, ARGUMENTS_NOT_AN_OBJECT, None);
     };
+    let args = args.with_sent_numbers(numbers.clone());
     let outcome = tools.call(name, ctx, &args).await;
     let (text, is_error) = match &outcome {
         ToolOutcome::Ok(value) => {
@@ -103,7 +107,8 @@ async fn call_tool(
         ToolOutcome::Stopped(_) => CallOutcome::Stopped { bytes: text.len() },
         ToolOutcome::Cancelled => CallOutcome::Cancelled,
     };
-    ctx.access_log.record_call(wall_now(), name, sent, logged);
+    ctx.access_log
+        .record_call(wall_now(), name, sent, args.sent_numbers(), logged);
     let mut result = json!({ "content": [{ "type": "text", "text": text }] });
     if is_error {
         result["isError"] = json!(true);

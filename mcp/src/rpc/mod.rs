@@ -52,7 +52,12 @@ pub async fn handle(req: RpcRequest<'_>, tools: &ToolBox, ctx: &ToolContext) -> 
         Err(refused) => refused,
         Ok(Message::Notification) | Ok(Message::Response) => reply::accepted(),
         Ok(Message::Request { id, method, params }) => {
-            let body = methods::dispatch(&id, &method, &params, tools, ctx).await;
+            let numbers = if method == "tools/call" {
+                message::sent_numbers(req.body)
+            } else {
+                Default::default()
+            };
+            let body = methods::dispatch(&id, &method, &params, &numbers, tools, ctx).await;
             reply::json_response(200, &body)
         }
     }

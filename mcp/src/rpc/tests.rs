@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::access_log::AccessLog;
-use crate::tools::result::BUDGET;
+use crate::read::result::BUDGET;
 use crate::tools::Settings;
 use rete_actors::{Rete, ReteOptions, SessionSpec};
 use rete_engine::ids::SessionId;
@@ -42,7 +42,8 @@ async fn rete(sessions: Vec<SessionSpec>) -> Arc<Rete> {
 
 fn ctx(rete: Arc<Rete>, settings: Settings) -> ToolContext {
     ToolContext {
-        rete,
+        sessions: rete_actors::ReadOnlySessions::new(rete),
+        send: None,
         cancel: CancellationToken::new(),
         settings,
         access_log: Arc::new(AccessLog::new()),
@@ -453,4 +454,40 @@ async fn a_cancelled_request_stops_between_sessions() {
         "internal error"
     );
     assert!(c.access_log.rows()[0].ends_with(" list_sessions() → cancelled"));
+}
+
+#[tokio::test]
+async fn numbers_beyond_f64_saturate_instead_of_failing_to_parse() {
+    let c = ctx(rete(vec![]).await, OFF);
+    for limit in ["1e400", "-1e400", "123456789012345678901234567890", "1E+3"] {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"list_members","arguments":{{"buffer":"b","limit":{limit}}}}}}}"#
+        );
+        let r = handle(
+            RpcRequest {
+                headers: &headers(),
+                body: body.as_bytes(),
+            },
+            &ToolBox::new(),
+            &c,
+        )
+        .await;
+        assert_eq!(r.status, 200, "{limit}");
+        let v: Value = serde_json::from_slice(&r.body).unwrap();
+        // The limit was read (and clamped); the lookup is what fails.
+        assert_eq!(
+            v["result"]["content"][0]["text"],
+            json!("unknown buffer"),
+            "{limit}: {v}"
+        );
+    }
+    // The access log shows each number as it was sent.
+    let rows = c.access_log.rows();
+    assert!(rows[0].contains("(buffer=\"b\", limit=1e400)"), "{rows:?}");
+    assert!(rows[1].contains("limit=-1e400)"), "{rows:?}");
+    assert!(
+        rows[2].contains("limit=123456789012345678901234567890)"),
+        "{rows:?}"
+    );
+    assert!(rows[3].contains("limit=1E+3)"), "{rows:?}");
 }

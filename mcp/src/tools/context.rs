@@ -1,9 +1,10 @@
-//! What a tool call may reach: the engine's read side, the request's
-//! cancellation, and the switches in force for this request.
+//! What a tool call may reach: the engine's read side (and, only while
+//! control.send is on, the sending capability), the request's cancellation,
+//! and the switches in force for this request.
 
 use crate::access_log::AccessLog;
 use crate::updates::Updates;
-use rete_actors::Rete;
+use rete_actors::{ReadOnlySessions, SendingSessions};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
@@ -21,9 +22,12 @@ pub struct Settings {
 /// Everything a tool call runs with. Built by the listener per request.
 #[derive(Clone)]
 pub struct ToolContext {
-    /// The running engine. Read tools reach sessions only through
-    /// `SessionReader`, never `SessionSender`.
-    pub rete: Arc<Rete>,
+    /// The running sessions, as readers only: this type cannot send, add or
+    /// remove a session, or stop the engine.
+    pub sessions: ReadOnlySessions,
+    /// The capability to make a session act, present only while
+    /// control.send is on for this request (send_raw will use it).
+    pub send: Option<SendingSessions>,
     /// Cancelled when the request is given up (client gone, deadline, server
     /// stopping); tools check it between sessions, buffers and messages.
     pub cancel: CancellationToken,

@@ -15,15 +15,15 @@
 //! server's case mapping: a nick exactly, or an IRC glob over
 //! `nick!user@host` where an unknown user or host is empty.
 
-use crate::tools::args::{ArgError, Args};
+use crate::read::args::{ArgError, Args};
+use crate::read::cursor::{self, Kind};
+use crate::read::matcher::Glob;
+use crate::read::result::{encoded_len, time, Offer, RowBudget, ToolOutcome, BUDGET};
+use crate::read::withheld::Withholder;
 use crate::tools::context::ToolContext;
-use crate::tools::cursor::{self, Kind};
 use crate::tools::registry::{BoxFuture, Tier, Tool};
-use crate::tools::result::{encoded_len, time, Offer, RowBudget, ToolOutcome, BUDGET};
 use crate::tools::schema;
-use crate::tools::search::matcher::Glob;
-use crate::tools::withheld::Withholder;
-use rete_actors::{ReteError, SessionHandle};
+use rete_actors::{ReteError, SessionReader};
 use rete_engine::buffer::BufferKind;
 use rete_engine::clock::UnixMillis;
 use rete_engine::ids::BufferId;
@@ -313,7 +313,7 @@ async fn walk_sessions(
     start: Option<Place>,
     walk: &mut Walk,
 ) -> Result<Option<Cut>, Cut> {
-    let sessions = ctx.rete.sessions().await.map_err(internal)?;
+    let sessions = ctx.sessions.sessions();
     let mut pending = start;
     if let Some(p) = &pending {
         if !sessions.iter().any(|s| s.id().as_str() == p.session) {
@@ -414,7 +414,7 @@ fn appearance(session: &str, channel: &Examined, found: &Found, last: Option<Uni
 /// The examination read: each channel's matching members, from `from`
 /// (a channel buffer id) on, the clock read before each channel.
 async fn examine(
-    session: &SessionHandle,
+    session: &SessionReader,
     who: &Who,
     from: Option<String>,
     walk: &mut Walk,
@@ -424,7 +424,6 @@ async fn examine(
     let deadline = walk.started + walk.limits.time_budget;
     let mut examined_any = walk.examined_any;
     let exam = session
-        .reader()
         .read(move |view| {
             // A member holding a session secret (in its nick, account, user
             // or host) is not returned, as list_members withholds it; this
@@ -479,7 +478,7 @@ async fn examine(
 /// of their newest privmsg, notice or action among the newest messages.
 /// None when the copy would pass the bound (and is not the call's first).
 async fn copy_recent(
-    session: &SessionHandle,
+    session: &SessionReader,
     batch: &[&Examined],
     walk: &mut Walk,
 ) -> Result<Option<Vec<Vec<Option<UnixMillis>>>>, ReteError> {
@@ -498,7 +497,6 @@ async fn copy_recent(
     let left = walk.limits.copy_bound.saturating_sub(walk.copied);
     let first = walk.copies == 0;
     let copied = session
-        .reader()
         .read(move |view| {
             let buffers: Vec<_> = wanted
                 .iter()

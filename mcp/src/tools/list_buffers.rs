@@ -5,13 +5,13 @@
 //! never removed from a session, so it stays valid; a channel created while
 //! a walk is in the queries is listed before them and missed by that walk.
 
-use crate::tools::args::Args;
+use crate::read::args::Args;
+use crate::read::cursor::Kind;
+use crate::read::paging::{frame_len, Binding};
+use crate::read::result::{Offer, RowBudget, ToolOutcome, BUDGET};
 use crate::tools::context::ToolContext;
-use crate::tools::cursor::Kind;
 use crate::tools::lookup::{self, UNKNOWN_SESSION};
-use crate::tools::paging::{frame_len, Binding};
 use crate::tools::registry::{BoxFuture, Tier, Tool};
-use crate::tools::result::{Offer, RowBudget, ToolOutcome, BUDGET};
 use crate::tools::schema;
 use rete_engine::buffer::Buffer;
 use serde_json::{json, Map, Value};
@@ -108,7 +108,7 @@ pub fn page(
         None => 0,
         Some(id) => match listed.iter().position(|b| b.id.as_bytes() == id) {
             Some(i) => i,
-            None => return ToolOutcome::error(crate::tools::cursor::INVALID),
+            None => return ToolOutcome::error(crate::read::cursor::INVALID),
         },
     };
     // Every buffer id has the same length, so any one sizes the cursor.
@@ -148,7 +148,7 @@ pub fn page(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::result::encode;
+    use crate::read::result::encode;
 
     fn listed(n: usize) -> Vec<Listed> {
         (0..n)

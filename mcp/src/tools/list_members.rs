@@ -7,15 +7,15 @@
 //! after it even when members joined or left in between. `limit` counts the
 //! members covered, so a page of withheld members still advances.
 
-use crate::tools::args::{self, Args};
+use crate::read::args::{self, Args};
+use crate::read::cursor::Kind;
+use crate::read::paging::{frame_len, Binding, MAX_POSITION};
+use crate::read::result::{Offer, RowBudget, ToolOutcome, BUDGET};
+use crate::read::withheld::Withholder;
 use crate::tools::context::ToolContext;
-use crate::tools::cursor::Kind;
 use crate::tools::lookup::{self, UNKNOWN_BUFFER};
-use crate::tools::paging::{frame_len, Binding, MAX_POSITION};
 use crate::tools::registry::{BoxFuture, Tier, Tool};
-use crate::tools::result::{Offer, RowBudget, ToolOutcome, BUDGET};
 use crate::tools::schema;
-use crate::tools::withheld::Withholder;
 use rete_engine::ids::BufferId;
 use rete_engine::view::{MemberView, SessionView};
 use serde_json::{json, Map, Value};
@@ -121,7 +121,7 @@ async fn checked(ctx: &ToolContext, args: &Args) -> Result<ToolOutcome, ToolOutc
         None => None,
         Some(c) => Some(
             String::from_utf8(binding.open(c)?)
-                .map_err(|_| ToolOutcome::error(crate::tools::cursor::INVALID))?,
+                .map_err(|_| ToolOutcome::error(crate::read::cursor::INVALID))?,
         ),
     };
     let limit = usize::try_from(limit).unwrap_or(1);
@@ -211,7 +211,7 @@ pub fn page(window: &Window, binding: &Binding, budget: usize) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::result::encode;
+    use crate::read::result::encode;
 
     fn m(nick: &str, host: &str) -> MemberView {
         MemberView {
@@ -361,6 +361,6 @@ mod tests {
     fn long_keys_are_cut_to_fit_a_cursor() {
         let key = "é".repeat(400);
         assert!(position(&key).len() <= MAX_POSITION);
-        assert!(binding().mint(position(&key)).len() <= crate::tools::cursor::MAX_LEN);
+        assert!(binding().mint(position(&key)).len() <= crate::read::cursor::MAX_LEN);
     }
 }

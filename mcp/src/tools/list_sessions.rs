@@ -1,12 +1,12 @@
 //! list_sessions: the running sessions, one row each, read through the
 //! read-only `SessionReader` only.
 
-use crate::tools::args::Args;
+use crate::read::args::Args;
+use crate::read::result::{encoded_len, Offer, RowBudget, ToolOutcome};
 use crate::tools::context::ToolContext;
 use crate::tools::registry::{BoxFuture, Tier, Tool};
-use crate::tools::result::{encoded_len, Offer, RowBudget, ToolOutcome};
 use crate::tools::schema;
-use rete_actors::{ReteError, SessionHandle};
+use rete_actors::{ReteError, SessionReader};
 use serde_json::{json, Map, Value};
 
 /// The list_sessions tool.
@@ -45,10 +45,7 @@ async fn run(ctx: &ToolContext, args: &Args) -> ToolOutcome {
     if let Err(e) = args.expect_only(&[]) {
         return e.into();
     }
-    let sessions = match ctx.rete.sessions().await {
-        Ok(s) => s,
-        Err(e) => return ToolOutcome::internal(e),
-    };
+    let sessions = ctx.sessions.sessions();
     let frame = encoded_len(&json!({"sessions": [], "truncated": true, "untrusted": true}));
     let mut page = RowBudget::new();
     // A row too large for any page has nowhere to be reported (this result
@@ -98,9 +95,8 @@ async fn run(ctx: &ToolContext, args: &Args) -> ToolOutcome {
     ToolOutcome::Ok(result)
 }
 
-async fn read_row(session: &SessionHandle) -> Result<Value, ReteError> {
+async fn read_row(session: &SessionReader) -> Result<Value, ReteError> {
     session
-        .reader()
         .read(|view| {
             json!({
                 "id": view.id().as_str(),

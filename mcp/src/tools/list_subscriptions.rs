@@ -5,10 +5,10 @@
 //! buffer_gone, active) needs the sessions, so it is worked out here, with
 //! one read of each session and only when some subscription names one.
 
-use crate::tools::args::Args;
+use crate::read::args::Args;
+use crate::read::result::{encoded_len, time, ToolOutcome, BUDGET};
 use crate::tools::context::ToolContext;
 use crate::tools::registry::{BoxFuture, Tier, Tool};
-use crate::tools::result::{encoded_len, time, ToolOutcome, BUDGET};
 use crate::tools::schema;
 use crate::tools::updates_call::asked;
 use crate::updates::registry::Listed;
@@ -95,8 +95,7 @@ async fn run(ctx: &ToolContext, args: &Args) -> ToolOutcome {
 
 async fn read_sessions(ctx: &ToolContext) -> Result<Sessions, ToolOutcome> {
     let mut out = Sessions::new();
-    for session in ctx.rete.sessions_now() {
-        let reader = session.reader();
+    for reader in ctx.sessions.sessions() {
         let read = reader.read(|view| {
             (
                 view.state(),
@@ -108,7 +107,7 @@ async fn read_sessions(ctx: &ToolContext) -> Result<Sessions, ToolOutcome> {
             _ = ctx.cancel.cancelled() => return Err(ToolOutcome::Cancelled),
             r = read => r.ok(),
         };
-        out.insert(session.id().clone(), shown);
+        out.insert(reader.id().clone(), shown);
     }
     Ok(out)
 }
@@ -243,10 +242,10 @@ mod tests {
     #[test]
     fn an_entry_leaves_out_last_read_until_a_read() {
         let mut l = listed(&[], &[]);
-        let e = crate::tools::result::encode(&entry(&l, "active"));
+        let e = crate::read::result::encode(&entry(&l, "active"));
         assert!(!e.contains("last_read"));
         l.last_read = Some(UnixMillis(1_790_769_600_000));
-        let e = crate::tools::result::encode(&entry(&l, "active"));
+        let e = crate::read::result::encode(&entry(&l, "active"));
         assert!(e.contains(r#""last_read":"2026-09-30T12:00:00Z""#), "{e}");
     }
 }

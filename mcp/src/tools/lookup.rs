@@ -2,22 +2,18 @@
 //! session. Ids are matched exactly, as list_sessions and list_buffers spell
 //! them; anything else is the contract's `unknown session` / `unknown buffer`.
 
+use crate::read::result::ToolOutcome;
 use crate::tools::context::ToolContext;
-use crate::tools::result::ToolOutcome;
-use rete_actors::{ReteError, SessionHandle};
+use rete_actors::{ReteError, SessionReader};
 use rete_engine::ids::BufferId;
 use rete_engine::view::SessionView;
 
-/// The tool error for a session id no running session has.
-pub const UNKNOWN_SESSION: &str = "unknown session";
-
-/// The tool error for a buffer id no session lists.
-pub const UNKNOWN_BUFFER: &str = "unknown buffer";
+pub use crate::read::errors::{UNKNOWN_BUFFER, UNKNOWN_SESSION};
 
 /// The running session whose id is exactly `id`, or `unknown session`.
-pub async fn session(ctx: &ToolContext, id: &str) -> Result<SessionHandle, ToolOutcome> {
-    let sessions = ctx.rete.sessions().await.map_err(ToolOutcome::internal)?;
-    sessions
+pub async fn session(ctx: &ToolContext, id: &str) -> Result<SessionReader, ToolOutcome> {
+    ctx.sessions
+        .sessions()
         .into_iter()
         .find(|s| s.id().as_str() == id)
         .ok_or_else(|| ToolOutcome::error(UNKNOWN_SESSION))
@@ -27,19 +23,18 @@ pub async fn session(ctx: &ToolContext, id: &str) -> Result<SessionHandle, ToolO
 /// Sessions are asked in order; one whose actor is restarting cannot list
 /// anything at this instant and is passed over. Cancellation is checked
 /// between sessions.
-pub async fn buffer(ctx: &ToolContext, id: &str) -> Result<(SessionHandle, BufferId), ToolOutcome> {
-    let sessions = ctx.rete.sessions().await.map_err(ToolOutcome::internal)?;
+pub async fn buffer(ctx: &ToolContext, id: &str) -> Result<(SessionReader, BufferId), ToolOutcome> {
+    let sessions = ctx.sessions.sessions();
     let wanted = BufferId::from_client(id);
     for session in sessions {
         if ctx.cancel.is_cancelled() {
             return Err(ToolOutcome::Cancelled);
         }
         let probe = wanted.clone();
-        let reader = session.reader();
         let listed = tokio::select! {
             biased;
             _ = ctx.cancel.cancelled() => return Err(ToolOutcome::Cancelled),
-            r = reader.read(move |view| view.buffer(&probe).is_some()) => r,
+            r = session.read(move |view| view.buffer(&probe).is_some()) => r,
         };
         match listed {
             Ok(true) => return Ok((session, wanted)),
@@ -56,7 +51,7 @@ pub async fn buffer(ctx: &ToolContext, id: &str) -> Result<(SessionHandle, Buffe
 /// truthful answer; any other failure is internal.
 pub async fn read<R, F>(
     ctx: &ToolContext,
-    session: &SessionHandle,
+    session: &SessionReader,
     unknown: &'static str,
     f: F,
 ) -> Result<R, ToolOutcome>
@@ -64,11 +59,10 @@ where
     R: Send + 'static,
     F: FnOnce(SessionView<'_>) -> R + Send + 'static,
 {
-    let reader = session.reader();
     let result = tokio::select! {
         biased;
         _ = ctx.cancel.cancelled() => return Err(ToolOutcome::Cancelled),
-        r = reader.read(f) => r,
+        r = session.read(f) => r,
     };
     match result {
         Ok(_) if ctx.cancel.is_cancelled() => Err(ToolOutcome::Cancelled),

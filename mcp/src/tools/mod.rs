@@ -1,30 +1,29 @@
-//! The tools: a fixed allowlist ([`registry`]), the argument and result
-//! layers every tool shares ([`args`], [`result`], [`schema`]), the context a
-//! call runs in ([`context`]), and the tools themselves.
+//! The tools: a fixed allowlist ([`registry`]), the schema helpers
+//! ([`schema`]), the context a call runs in ([`context`]), session and buffer
+//! lookup ([`lookup`]), and the tools themselves. The argument and result
+//! layers, cursors, message objects, paging and the withholder live in
+//! `crate::read`, shared with the live-update registry, and are re-exported
+//! here under their old paths.
 
-pub mod args;
+pub use crate::read::{args, cursor, message, paging, result, withheld};
+
 pub mod context;
-pub mod cursor;
 pub mod find_user;
 pub mod list_buffers;
 pub mod list_members;
 pub mod list_sessions;
 pub mod list_subscriptions;
 pub mod lookup;
-pub mod message;
-pub mod paging;
 pub mod read_messages;
 pub mod read_since;
 pub mod read_updates;
 pub mod registry;
-pub mod result;
 pub mod schema;
 pub mod search;
 pub mod subscribe;
 pub mod unsubscribe;
 pub mod updates_call;
 pub mod wait_for_updates;
-pub mod withheld;
 
 pub use args::{ArgError, Args};
 pub use context::{Settings, ToolContext};

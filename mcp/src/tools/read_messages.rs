@@ -7,15 +7,15 @@
 //! keeps the rows nearest the page's reference point: the newest ones for a
 //! plain page, the anchor and its nearest neighbours for `around`.
 
-use crate::tools::args::{self, Args};
+use crate::read::args::{self, Args};
+use crate::read::cursor::Kind;
+use crate::read::paging::{fill, frame_len, Binding};
+use crate::read::result::{time, ToolOutcome, BUDGET};
+use crate::read::withheld::Withholder;
 use crate::tools::context::ToolContext;
-use crate::tools::cursor::Kind;
 use crate::tools::lookup::{self, UNKNOWN_BUFFER};
-use crate::tools::paging::{fill, frame_len, Binding};
 use crate::tools::registry::{BoxFuture, Tier, Tool};
-use crate::tools::result::{time, ToolOutcome, BUDGET};
 use crate::tools::schema;
-use crate::tools::withheld::Withholder;
 use rete_engine::buffer::Buffer;
 use rete_engine::row::Row;
 use serde_json::{json, Map, Value};
@@ -287,7 +287,7 @@ pub fn page(window: &Window, binding: &Binding, budget: usize) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::result::encode;
+    use crate::read::result::encode;
     use rete_engine::buffer::{BufferKind, NewRow};
     use rete_engine::clock::UnixMillis;
     use rete_engine::ids::{BufferId, BufferKindTag, SessionId};

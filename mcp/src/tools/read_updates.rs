@@ -2,10 +2,10 @@
 //! buffer or as the events themselves. wait_for_updates takes the same
 //! arguments plus a timeout, so their parsing lives here too.
 
-use crate::tools::args::{self, Args};
+use crate::read::args::{self, Args};
+use crate::read::result::ToolOutcome;
 use crate::tools::context::ToolContext;
 use crate::tools::registry::{BoxFuture, Tier, Tool};
-use crate::tools::result::ToolOutcome;
 use crate::tools::schema;
 use crate::tools::updates_call::{asked, sub_id, UNKNOWN_SUBSCRIPTION};
 use crate::updates::actor::ReadSpec;

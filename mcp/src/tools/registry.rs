@@ -10,9 +10,9 @@
 //! 4. a name on the allowlist whose tool is not implemented yet: `unknown
 //!    tool` (it is in no tools/list either, so to a client it does not exist).
 
-use crate::tools::args::Args;
+use crate::read::args::Args;
+use crate::read::result::ToolOutcome;
 use crate::tools::context::{Settings, ToolContext};
-use crate::tools::result::ToolOutcome;
 use serde_json::Value;
 use std::future::Future;
 use std::pin::Pin;
@@ -170,9 +170,7 @@ impl Default for ToolBox {
 
 const UNKNOWN_TOOL: &str = "unknown tool";
 
-/// The tool error for a debug tool (or a debug-only argument, such as
-/// subscribe's raw and log) while control.debug is off.
-pub const DEBUG_DISABLED: &str = "debug tools are disabled";
+pub use crate::read::errors::DEBUG_DISABLED;
 
 #[cfg(test)]
 mod tests {

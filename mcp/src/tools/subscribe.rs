@@ -1,9 +1,9 @@
 //! subscribe: start collecting what matches the filters into a new inbox.
 
-use crate::tools::args::Args;
+use crate::read::args::Args;
+use crate::read::result::ToolOutcome;
 use crate::tools::context::ToolContext;
 use crate::tools::registry::{BoxFuture, Tier, Tool};
-use crate::tools::result::ToolOutcome;
 use crate::tools::schema;
 use crate::tools::updates_call::asked;
 use crate::updates::filter::Filter;

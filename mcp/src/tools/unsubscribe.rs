@@ -1,9 +1,9 @@
 //! unsubscribe: remove a subscription and everything its inbox held.
 
-use crate::tools::args::Args;
+use crate::read::args::Args;
+use crate::read::result::ToolOutcome;
 use crate::tools::context::ToolContext;
 use crate::tools::registry::{BoxFuture, Tier, Tool};
-use crate::tools::result::ToolOutcome;
 use crate::tools::schema;
 use crate::tools::updates_call::{asked, sub_id, UNKNOWN_SUBSCRIPTION};
 use serde_json::{json, Map, Value};

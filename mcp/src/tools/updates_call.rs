@@ -1,7 +1,7 @@
 //! What the five live-update tools share: the registry's failures as tool
 //! outcomes, and the subscription-id argument.
 
-use crate::tools::result::ToolOutcome;
+use crate::read::result::ToolOutcome;
 use crate::updates::handle::Asked;
 use crate::updates::SubId;
 

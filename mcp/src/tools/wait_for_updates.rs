@@ -6,11 +6,11 @@
 //! registry is told at once and frees the wait's place.
 
 use crate::access_log::wall_now;
-use crate::tools::args::{self, Args};
+use crate::read::args::{self, Args};
+use crate::read::result::ToolOutcome;
 use crate::tools::context::ToolContext;
 use crate::tools::read_updates::{read_properties, read_spec};
 use crate::tools::registry::{BoxFuture, Tier, Tool};
-use crate::tools::result::ToolOutcome;
 use crate::tools::schema;
 use crate::tools::updates_call::{asked, UNKNOWN_SUBSCRIPTION};
 use crate::updates::actor::WaitAnswer;
@@ -79,8 +79,12 @@ async fn run(ctx: &ToolContext, args: &Args) -> ToolOutcome {
     let timeout = Duration::from_secs(timeout.unsigned_abs());
     let logged_args = (!args.as_map().is_empty()).then(|| Value::Object(args.as_map().clone()));
     let waiting = || {
-        ctx.access_log
-            .record_wait_start(wall_now(), NAME, logged_args.as_ref());
+        ctx.access_log.record_wait_start(
+            wall_now(),
+            NAME,
+            logged_args.as_ref(),
+            args.sent_numbers(),
+        );
     };
     match ctx.updates.wait(spec, timeout, &ctx.cancel, waiting).await {
         Ok(WaitAnswer::Ready(answer)) => ToolOutcome::Ok(answer),

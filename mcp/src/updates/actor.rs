@@ -16,7 +16,7 @@ use super::registry::{Full, Listed, Registry, Unknown};
 use super::render::Detail;
 use super::{SubId, MAX_WAITS, SWEEP_EVERY};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
-use rete_actors::{Rete, SessionEvent};
+use rete_actors::{ReadOnlySessions, SessionEvent};
 use rete_engine::event::Event;
 use rete_engine::ids::{BufferId, SessionId};
 use serde_json::{json, Value};
@@ -115,8 +115,8 @@ pub struct Stats {
 
 /// What the registry starts with.
 pub struct RegistryArgs {
-    /// The engine whose sessions are collected.
-    pub rete: Arc<Rete>,
+    /// The sessions collected from, as readers only.
+    pub sessions: ReadOnlySessions,
     /// Where time is read.
     pub clock: Arc<dyn Clock>,
 }
@@ -129,7 +129,7 @@ struct Parked {
 
 /// The registry actor's state.
 pub struct RegistryState {
-    rete: Arc<Rete>,
+    sessions: ReadOnlySessions,
     clock: Arc<dyn Clock>,
     registry: Registry,
     parked: Vec<Parked>,
@@ -152,7 +152,7 @@ impl Actor for RegistryActor {
     ) -> Result<Self::State, ActorProcessingErr> {
         myself.send_interval(SWEEP_EVERY, || RegistryMsg::Sweep);
         Ok(RegistryState {
-            rete: args.rete,
+            sessions: args.sessions,
             clock: args.clock,
             registry: Registry::new(),
             parked: Vec::new(),
@@ -290,8 +290,8 @@ impl RegistryState {
     }
 
     fn running(&self) -> Vec<SessionId> {
-        self.rete
-            .sessions_now()
+        self.sessions
+            .sessions()
             .iter()
             .map(|s| s.id().clone())
             .collect()
@@ -404,7 +404,7 @@ impl RegistryState {
         if self.pump.as_ref().is_some_and(|p| !p.is_finished()) {
             return;
         }
-        let mut events = self.rete.subscribe();
+        let mut events = self.sessions.subscribe();
         let me = myself.clone();
         self.pump = Some(tokio::spawn(async move {
             // Everything already queued goes in one message, so a flood
@@ -473,11 +473,10 @@ impl RegistryState {
         request: BatchRequest,
     ) {
         let reader = self
-            .rete
-            .sessions_now()
+            .sessions
+            .sessions()
             .into_iter()
-            .find(|s| s.id() == session)
-            .map(|s| s.reader());
+            .find(|s| s.id() == session);
         let Some(reader) = reader else {
             let _ = myself.cast(RegistryMsg::BatchFailed(session.clone(), request));
             return;

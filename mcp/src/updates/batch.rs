@@ -7,7 +7,7 @@
 //! afterwards, in the registry, off the IRC connection's path.
 
 use super::collector::Range;
-use crate::tools::withheld::Withholder;
+use crate::read::withheld::Withholder;
 use rete_engine::buffer::BufferKind;
 use rete_engine::ids::BufferId;
 use rete_engine::row::{Kind, Row};

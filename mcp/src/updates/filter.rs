@@ -24,11 +24,11 @@
 //! release tools accept, so they are refused as unknown too.
 
 use super::mention;
-use crate::tools::args::{cut_utf8, json_string, ArgError, Args, ECHO_CAP};
-use crate::tools::lookup::{UNKNOWN_BUFFER, UNKNOWN_SESSION};
-use crate::tools::registry::DEBUG_DISABLED;
-use crate::tools::result::ToolOutcome;
-use crate::tools::search::matcher::Scratch;
+use crate::read::args::{cut_utf8, json_string, ArgError, Args, ECHO_CAP};
+use crate::read::errors::DEBUG_DISABLED;
+use crate::read::errors::{UNKNOWN_BUFFER, UNKNOWN_SESSION};
+use crate::read::matcher::Scratch;
+use crate::read::result::ToolOutcome;
 use rete_engine::buffer::BufferKind;
 use rete_engine::ids::{BufferId, SessionId};
 use rete_engine::row::{Kind, Row};

@@ -11,7 +11,7 @@ use super::registry::{Full, Listed, Unknown};
 use super::SubId;
 use parking_lot::RwLock;
 use ractor::{Actor, ActorRef, RpcReplyPort};
-use rete_actors::Rete;
+use rete_actors::ReadOnlySessions;
 use serde_json::Value;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -48,9 +48,12 @@ impl Updates {
     /// Starts a registry of its own (not under the control server's
     /// supervisor), for an embedding host or a test. Stop it with
     /// [`Updates::stop`].
-    pub async fn start(rete: Arc<Rete>, clock: Arc<dyn Clock>) -> Result<Updates, String> {
+    pub async fn start(
+        sessions: ReadOnlySessions,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Updates, String> {
         let updates = Updates::unstarted();
-        let (actor, _) = Actor::spawn(None, RegistryActor, RegistryArgs { rete, clock })
+        let (actor, _) = Actor::spawn(None, RegistryActor, RegistryArgs { sessions, clock })
             .await
             .map_err(|e| e.to_string())?;
         updates.set(Some(actor));

@@ -5,14 +5,14 @@
 //! precomputed `size` and small frames measured once — so a page costs
 //! O(events) however many events are offered, never a re-encode per event.
 //! The page always reserves room for its top-level `"truncated":true`, like
-//! [`crate::tools::result::RowBudget`], so it never overshoots.
+//! [`crate::read::result::RowBudget`], so it never overshoots.
 
 mod digest;
 mod full;
 
 use super::inbox::Inbox;
 use super::SubId;
-use crate::tools::result::{encoded_len, BUDGET};
+use crate::read::result::{encoded_len, BUDGET};
 use serde_json::{Map, Value};
 
 /// How much of each inbox a read returns.

@@ -4,10 +4,12 @@
 //! shown at: a row shown as `12:00:00Z` is "at" 12:00:00Z for both since
 //! and until, and a bound given with a fraction is cut to its second.
 
-use crate::tools::args::{cut_utf8, json_string, ArgError, ECHO_CAP};
+use crate::read::args::{cut_utf8, json_string, ArgError, ECHO_CAP};
 use rete_engine::clock::UnixMillis;
 use rete_engine::row::{Kind, Row};
 use rete_engine::timefmt::parse_server_time;
+use time::format_description::well_known::Iso8601;
+use time::{Date, OffsetDateTime, PrimitiveDateTime};
 
 /// The filters of one search; `None` is no filter.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -89,23 +91,35 @@ pub fn parse_time(name: &str, value: Option<&str>) -> Result<Option<i64>, ArgErr
     }
 }
 
-/// Parses the ISO-8601 forms an agent is likely to send: RFC 3339
-/// (`2026-09-30T12:00:00Z`, with a fraction or an offset), a date and time
-/// without an offset (taken as UTC), and a bare date (its midnight UTC).
+/// Parses the ISO-8601 forms a client sends: RFC 3339 (`2026-09-30T12:00:00Z`,
+/// lowercase `t`/`z` too), and through the `time` crate's ISO-8601 parser the
+/// extended and basic formats (`20261201T173600Z`), with or without seconds,
+/// a fraction of the last component (`.250` or `,5`), `Z` or an offset
+/// (`+02:00`, `+0200`, `+02`), ordinal and week dates. A date and time
+/// without an offset is taken as UTC, a bare date as its midnight UTC.
+/// Anything else (mixed basic and extended, hours alone, text) is `None`.
 pub fn iso8601(text: &str) -> Option<UnixMillis> {
     if let Some(t) = parse_server_time(text) {
         return Some(t);
     }
-    let bytes = text.as_bytes();
-    if bytes.len() == 10 && bytes[4] == b'-' && bytes[7] == b'-' {
-        return parse_server_time(&format!("{text}T00:00:00Z"));
-    }
-    let time_part = text.get(11..)?;
-    let has_offset = time_part.contains(['Z', 'z', '+', '-']);
-    if has_offset {
-        return None;
-    }
-    parse_server_time(&format!("{text}Z"))
+    let utc = if let Ok(t) = OffsetDateTime::parse(text, &Iso8601::DEFAULT) {
+        t
+    } else if let Some((_, clock)) = text.split_once('T') {
+        if clock.contains(['Z', 'z', '+', '-']) {
+            // An offset the parser refused: never silently dropped.
+            return None;
+        }
+        PrimitiveDateTime::parse(text, &Iso8601::DEFAULT)
+            .ok()?
+            .assume_utc()
+    } else {
+        Date::parse(text, &Iso8601::DEFAULT)
+            .ok()?
+            .midnight()
+            .assume_utc()
+    };
+    let ms = utc.unix_timestamp_nanos().div_euclid(1_000_000);
+    i64::try_from(ms).ok().map(UnixMillis)
 }
 
 #[cfg(test)]
@@ -196,6 +210,27 @@ mod tests {
         assert_eq!(at("2026-09-30T14:00:00+02:00"), Some(NOON));
         assert_eq!(at("2026-09-30T12:00:00"), Some(NOON));
         assert_eq!(at("2026-09-30"), Some(NOON - 12 * 3_600_000));
+        assert_eq!(at("2026-09-30t12:00:00z"), Some(NOON));
+        // Without seconds, with or without an offset.
+        assert_eq!(at("2026-09-30T12:00Z"), Some(NOON));
+        assert_eq!(at("2026-09-30T12:00"), Some(NOON));
+        assert_eq!(at("2026-09-30T14:00+02:00"), Some(NOON));
+        assert_eq!(at("2026-09-30T11:30-00:30"), Some(NOON));
+        // Fractions of the last component.
+        assert_eq!(at("2026-09-30T12:00:00,5Z"), Some(NOON + 500));
+        assert_eq!(at("2026-09-30T12:00:00.123456789Z"), Some(NOON + 123));
+        assert_eq!(at("2026-09-30T12:00:00.5"), Some(NOON + 500));
+        // The basic format.
+        assert_eq!(at("20260930T120000Z"), Some(NOON));
+        assert_eq!(at("20260930T1200Z"), Some(NOON));
+        assert_eq!(at("20260930T140000+0200"), Some(NOON));
+        assert_eq!(at("20260930T140000+02"), Some(NOON));
+        assert_eq!(at("20260930T120000"), Some(NOON));
+        assert_eq!(at("20260930"), Some(NOON - 12 * 3_600_000));
+        assert_eq!(at("20261201T173600Z"), Some(1_796_146_560_000));
+        // Ordinal and week dates are ISO-8601 too.
+        assert_eq!(at("2026-273T12:00Z"), Some(NOON));
+        assert_eq!(at("2026-W40-3T12:00Z"), Some(NOON));
         for bad in [
             "",
             "yesterday",
@@ -203,6 +238,13 @@ mod tests {
             "2026-09-30T25:00:00Z",
             "12:00",
             "1790769600",
+            "2026-09-30T120000Z",
+            "20260930T12:00:00Z",
+            "2026-09-30T12:00:00Zjunk",
+            "2026-09-30T12:00:00+2",
+            "2026-09-30T12:00:00 +02:00",
+            "2026-09-30T",
+            "T12:00:00Z",
         ] {
             assert_eq!(at(bad), None, "{bad}");
         }

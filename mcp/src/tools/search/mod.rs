@@ -13,23 +13,23 @@
 //! [`search_rows`] runs steps 2 and 3 alone, for benchmarks and tests.
 
 pub mod filters;
-pub mod matcher;
+pub use crate::read::matcher;
 pub mod page;
 pub mod request;
 pub mod walk;
 pub mod window;
 
-use crate::tools::args::Args;
+use crate::read::args::Args;
+use crate::read::cursor;
+use crate::read::result::{ToolOutcome, BUDGET};
+use crate::read::withheld::Withholder;
 use crate::tools::context::ToolContext;
-use crate::tools::cursor;
 use crate::tools::registry::{BoxFuture, Tier, Tool};
-use crate::tools::result::{ToolOutcome, BUDGET};
 use crate::tools::schema;
-use crate::tools::withheld::Withholder;
 use matcher::Matcher;
 use page::{Page, Parts};
 use request::{Request, Resume};
-use rete_actors::{ReteError, SessionHandle};
+use rete_actors::{ReteError, SessionReader};
 use rete_engine::ids::SessionId;
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;
@@ -306,7 +306,7 @@ async fn copy(
     resume: Option<Resume>,
     bound: usize,
 ) -> Result<Copied, ToolOutcome> {
-    let sessions = ctx.rete.sessions().await.map_err(ToolOutcome::internal)?;
+    let sessions = ctx.sessions.sessions();
     let running: HashSet<String> = sessions
         .iter()
         .map(|s| s.id().as_str().to_owned())
@@ -387,14 +387,13 @@ async fn copy(
 /// One session's read: lists its buffers and copies the ones in scope,
 /// from the resume point on.
 async fn read_session(
-    session: &SessionHandle,
+    session: &SessionReader,
     mut copier: Copier,
     scope: Arc<Scope>,
     mut pending: Option<Resume>,
     cancel: CancellationToken,
 ) -> Result<SessionCopy, ReteError> {
     session
-        .reader()
         .read(move |view| {
             let whole = scope.session(view.id().as_str());
             let withholder = Withholder::for_view(&view);

@@ -21,8 +21,8 @@
 use super::request::{Request, Resume};
 use super::walk::{End, Pos, Walk};
 use super::window::{CopiedBuffer, Start};
-use crate::tools::message::message_json;
-use crate::tools::result::{encoded_len, time, Offer, RowBudget};
+use crate::read::message::message_json;
+use crate::read::result::{encoded_len, time, Offer, RowBudget};
 use rete_engine::clock::UnixMillis;
 use serde_json::{json, Map, Value};
 use std::ops::Range;
@@ -361,6 +361,13 @@ fn longest_cursor(p: &Parts<'_>) -> String {
 
 /// A count_only result: counts for every buffer searched, no matches and
 /// never a cursor.
+///
+/// The counts come first: every searched buffer's, else (short of room) the
+/// non-zero ones, else as many non-zero ones as fit (truncated). They are
+/// measured against a frame whose coverage is already bounded: when the full
+/// coverage would take more than a quarter of the budget, only the entries of
+/// buffers with a shown non-zero count are kept, in search order, in what the
+/// counts leave of that quarter, and coverage_omitted counts the rest.
 pub fn counts_page(p: &Parts<'_>) -> Page {
     let walk = p.walk;
     let stopped = matches!(walk.end, End::OutOfTime { .. });
@@ -370,22 +377,18 @@ pub fn counts_page(p: &Parts<'_>) -> Page {
     let regex_skipped = walk.regex_skipped.len();
 
     let full_len = list_len(covered.entries.iter().map(|(_, v)| v));
-    let (coverage, omitted) = if full_len > p.budget / 4 {
-        let keep: Vec<Value> = covered
-            .entries
-            .iter()
-            .filter(|(b, _)| walk.counts[*b] > 0)
-            .map(|(_, v)| v.clone())
-            .collect();
-        let omitted = covered.entries.len() - keep.len();
-        (keep, Some(omitted))
-    } else {
-        (
-            covered.entries.iter().map(|(_, v)| v.clone()).collect(),
-            None,
-        )
-    };
-    let mut result = frame(&covered, coverage, omitted, regex_skipped, stopped);
+    let partial = full_len > p.budget / 4;
+    let all_entries = || covered.entries.iter().map(|(_, v)| v.clone()).collect();
+    // The frame with the coverage it keeps in any case: all of it, or none
+    // (with the largest omitted count, so its digits are never short).
+    let base_coverage = if partial { Vec::new() } else { all_entries() };
+    let mut result = frame(
+        &covered,
+        base_coverage,
+        partial.then_some(covered.entries.len()),
+        regex_skipped,
+        stopped,
+    );
     result.insert("counts".into(), json!({}));
     // Measured with "truncated":false, the longer of the two.
     let frame_len = encoded_len(&Value::Object(result.clone()));
@@ -394,10 +397,10 @@ pub fn counts_page(p: &Parts<'_>) -> Page {
         // `"<id>":<n>` as it encodes inside the object.
         encoded_len(&json!(p.buffers[b].id)) + 1 + walk.counts[b].to_string().len()
     };
-    let fits = |list: &[usize]| {
-        frame_len + list.iter().map(|&b| entry(b)).sum::<usize>() + list.len().saturating_sub(1)
-            <= p.budget
+    let counts_len = |list: &[usize]| {
+        list.iter().map(|&b| entry(b)).sum::<usize>() + list.len().saturating_sub(1)
     };
+    let fits = |list: &[usize]| frame_len + counts_len(list) <= p.budget;
     let mut truncated = stopped || p.left_out.is_some();
     let shown: Vec<usize> = if fits(&counted) {
         counted
@@ -421,6 +424,29 @@ pub fn counts_page(p: &Parts<'_>) -> Page {
             keep
         }
     };
+    if partial {
+        // What the counts leave, and never more than a quarter of the budget.
+        let room = p
+            .budget
+            .saturating_sub(frame_len + counts_len(&shown))
+            .min(p.budget / 4);
+        let mut kept = Vec::new();
+        let mut kept_len = 0usize;
+        for (b, v) in &covered.entries {
+            if walk.counts[*b] == 0 || !shown.contains(b) {
+                continue;
+            }
+            let len = encoded_len(v) + usize::from(!kept.is_empty());
+            if kept_len + len > room {
+                break;
+            }
+            kept_len += len;
+            kept.push(v.clone());
+        }
+        let omitted = covered.entries.len() - kept.len();
+        result.insert("coverage_omitted".into(), json!(omitted));
+        result.insert("coverage".into(), Value::Array(kept));
+    }
     let counts: Map<String, Value> = shown
         .into_iter()
         .map(|b| (p.buffers[b].id.clone(), json!(walk.counts[b])))
@@ -443,8 +469,8 @@ fn counted_buffers(buffers: &[CopiedBuffer], stop: Option<Pos>) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::args::Args;
-    use crate::tools::result::{encode, BUDGET};
+    use crate::read::args::Args;
+    use crate::read::result::{encode, BUDGET};
     use crate::tools::search::walk::{walk, Goal, Query};
     use rete_engine::clock::UnixMillis;
     use rete_engine::row::{Payload, Row};
@@ -474,7 +500,7 @@ mod tests {
 
     fn run(buffers: &[CopiedBuffer], req: &Request, left_out: Option<&str>, budget: usize) -> Page {
         let q = Query {
-            matcher: crate::tools::search::matcher::Matcher::new(req.mode, &req.query).unwrap(),
+            matcher: crate::read::matcher::Matcher::new(req.mode, &req.query).unwrap(),
             filters: req.filters.clone(),
         };
         let goal = if req.count_only {
@@ -717,13 +743,57 @@ mod tests {
     }
 
     #[test]
+    fn counts_over_hundreds_of_buffers_keep_every_count_and_bound_the_coverage() {
+        // One row in each buffer, all counted: the counts alone fit, the
+        // coverage of every buffer would not (issue 10: 540 buffers built a
+        // 93,684-byte result; 400 kept 349 counts; 300 said
+        // coverage_truncated with coverage_omitted 0).
+        let req = request(json!({"query": "", "count_only": true}));
+        for n in [120, 300, 400, 540, 1_000] {
+            let bufs: Vec<CopiedBuffer> = (0..n)
+                .map(|i| CopiedBuffer::of_rows(id(i), rows(1, |_| "x".into())))
+                .collect();
+            let page = run(&bufs, &req, None, BUDGET);
+            let len = encode(&page.result).len();
+            assert!(len <= BUDGET, "{n}: {len}");
+            assert_eq!(page.result["truncated"], json!(false), "{n}");
+            let counts = page.result["counts"].as_object().unwrap();
+            assert_eq!(counts.len(), n, "{n}: every count is kept");
+            let kept = page.result["coverage"].as_array().unwrap().len();
+            let full = list_len(
+                cover(&bufs, &examined(&bufs, None))
+                    .entries
+                    .iter()
+                    .map(|(_, v)| v),
+            );
+            if full > BUDGET / 4 {
+                assert_eq!(page.result["coverage_truncated"], json!(true), "{n}");
+                let omitted = page.result["coverage_omitted"].as_u64().unwrap() as usize;
+                assert_eq!(kept + omitted, n, "{n}: omitted counts what was left out");
+                assert!(omitted > 0, "{n}");
+                let coverage_len = encoded_len(&page.result["coverage"]);
+                assert!(coverage_len <= BUDGET / 4 + 2, "{n}: {coverage_len}");
+            } else {
+                assert!(page.result.get("coverage_truncated").is_none(), "{n}");
+                assert_eq!(kept, n);
+            }
+        }
+    }
+
+    #[test]
     fn counts_that_do_not_fit_are_cut_and_truncated() {
         let bufs: Vec<CopiedBuffer> = (0..4)
             .map(|n| CopiedBuffer::of_rows(id(n), rows(1, |_| "hit".into())))
             .collect();
         let req = request(json!({"query": "hit", "count_only": true}));
         let all = run(&bufs, &req, None, BUDGET);
-        let tight = encode(&all.result).len() - 60;
+        // Short of room even for the counts with no coverage at all: the
+        // coverage gives way first, then the counts are cut.
+        let mut bare = all.result.clone();
+        bare["coverage"] = json!([]);
+        bare["coverage_truncated"] = json!(true);
+        bare["coverage_omitted"] = json!(4);
+        let tight = encode(&bare).len() - 30;
         let page = run(&bufs, &req, None, tight);
         let n = page.result["counts"].as_object().unwrap().len();
         assert!((1..4).contains(&n), "{n}");

@@ -2,10 +2,10 @@
 //! are bound to and positioned by.
 
 use super::filters::{parse_from, parse_kinds, parse_time, Filters};
-use super::matcher::Mode;
 use super::window::Start;
-use crate::tools::args::{clamp, limit, ArgError, Args};
-use crate::tools::cursor::{self, Kind};
+use crate::read::args::{clamp, limit, ArgError, Args};
+use crate::read::cursor::{self, Kind};
+use crate::read::matcher::Mode;
 
 /// Every argument search_messages takes.
 pub const ARGUMENTS: [&str; 12] = [

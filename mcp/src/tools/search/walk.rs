@@ -9,8 +9,8 @@
 //! call examines at least one message and a cursor always moves.
 
 use super::filters::Filters;
-use super::matcher::{Matcher, RowMatch, Scratch};
 use super::window::CopiedBuffer;
+use crate::read::matcher::{Matcher, RowMatch, Scratch};
 
 /// The work one message stands for, in bytes, when the clock is asked
 /// before it (filters, the sender and short fields).
@@ -169,7 +169,7 @@ pub fn walk(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::search::matcher::Mode;
+    use crate::read::matcher::Mode;
     use rete_engine::clock::UnixMillis;
     use rete_engine::row::{Payload, Row};
 

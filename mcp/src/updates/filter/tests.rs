@@ -1,5 +1,5 @@
 use super::*;
-use crate::tools::result::encode;
+use crate::read::result::encode;
 use rete_engine::clock::UnixMillis;
 use rete_engine::row::Payload;
 use serde_json::json;

@@ -2,7 +2,7 @@
 //! subscription takes, kept with the text it was compiled from so the
 //! filters can echo it back.
 
-use crate::tools::search::matcher::{Matcher, Mode, RowMatch, Scratch};
+use crate::read::matcher::{Matcher, Mode, RowMatch, Scratch};
 use rete_engine::row::Row;
 
 /// How a subscription's match is compared (regex is search-only: a

@@ -1,5 +1,5 @@
 use super::*;
-use crate::tools::result::encoded_len;
+use crate::read::result::encoded_len;
 use serde_json::json;
 
 /// A collected privmsg in buffer `buffer` (named `#<buffer>` lower-cased)

@@ -2,9 +2,9 @@
 //! secrets, coverage, evicted ranges, limits and idle expiry.
 
 use super::*;
-use crate::tools::args::Args;
-use crate::tools::result::encode;
-use crate::tools::withheld::Withholder;
+use crate::read::args::Args;
+use crate::read::result::encode;
+use crate::read::withheld::Withholder;
 use crate::updates::batch::{BatchRequest, BufferRows};
 use crate::updates::collector::Range;
 use rete_engine::row::Payload;

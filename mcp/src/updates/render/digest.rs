@@ -6,7 +6,7 @@
 //! the longest prefix of that order that fits; the rest stays pending.
 
 use super::{digits, Page, TRUNCATED_FLAG};
-use crate::tools::result::encoded_len;
+use crate::read::result::encoded_len;
 use crate::updates::inbox::{BufferCounters, Inbox};
 use crate::updates::{Event, SubId};
 use rete_engine::ids::BufferId;

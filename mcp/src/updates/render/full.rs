@@ -2,7 +2,7 @@
 //! subscription's counters summed over its buffers.
 
 use super::{alone_room, digits, Page};
-use crate::tools::result::encoded_len;
+use crate::read::result::encoded_len;
 use crate::updates::inbox::Inbox;
 use crate::updates::SubId;
 use serde_json::{Map, Value};

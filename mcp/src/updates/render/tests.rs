@@ -1,5 +1,5 @@
 use super::*;
-use crate::tools::result::encode;
+use crate::read::result::encode;
 use crate::updates::inbox::tests::event;
 use crate::updates::Event;
 use rete_engine::ids::BufferId;

@@ -11,7 +11,13 @@
 //!   are unknown, the first in byte order of their names is reported.
 
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 use std::fmt;
+
+/// The text of each top-level argument that is a number, exactly as the
+/// client wrote it (`1e3`, `1E+3`), by argument name: what the AI access log
+/// shows. The parsed value keeps the digits but writes an exponent as `e+N`.
+pub type SentNumbers = BTreeMap<String, String>;
 
 /// How many UTF-8 bytes of a client-chosen name an error echoes back.
 pub const ECHO_CAP: usize = 64;
@@ -51,6 +57,7 @@ impl std::error::Error for ArgError {}
 pub struct Args {
     map: Map<String, Value>,
     prefix: String,
+    numbers: SentNumbers,
 }
 
 /// The `arguments` value was present and neither an object nor `null`; the
@@ -64,7 +71,19 @@ impl Args {
         Args {
             map,
             prefix: String::new(),
+            numbers: SentNumbers::new(),
         }
+    }
+
+    /// These arguments with the text their numbers were sent as.
+    pub fn with_sent_numbers(mut self, numbers: SentNumbers) -> Args {
+        self.numbers = numbers;
+        self
+    }
+
+    /// The text each top-level number argument was sent as.
+    pub fn sent_numbers(&self) -> &SentNumbers {
+        &self.numbers
     }
 
     /// Arguments from the request's `arguments` member: absent or `null` is
@@ -164,6 +183,7 @@ impl Args {
             Some(Value::Object(map)) => Ok(Some(Args {
                 map: map.clone(),
                 prefix: format!("{}.", self.named(name)),
+                numbers: SentNumbers::new(),
             })),
             Some(_) => Err(self.wrong_type(name, "an object")),
         }
@@ -184,20 +204,72 @@ impl Args {
 
 /// A JSON number as an integer: `None` when it has a fractional part.
 /// Numbers beyond the `i64` range saturate to its ends.
+///
+/// serde_json keeps every number's text as sent (its `arbitrary_precision`
+/// feature), so a number beyond even `f64` (`1e400`) parses, and the text is
+/// read exactly here rather than through a lossy `f64`.
 fn int_of(n: &serde_json::Number) -> Option<i64> {
-    if let Some(i) = n.as_i64() {
-        return Some(i);
-    }
-    if n.as_u64().is_some() {
-        // Only u64 values above i64::MAX reach here.
-        return Some(i64::MAX);
-    }
-    let f = n.as_f64()?;
-    if f.fract() != 0.0 {
+    n.as_i64().or_else(|| integer_of_text(&n.to_string()))
+}
+
+/// The integer a JSON number's text denotes, saturated to `i64`; `None` when
+/// it has a non-zero fraction (or is not a JSON number).
+pub fn integer_of_text(text: &str) -> Option<i64> {
+    let (negative, rest) = match text.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, text),
+    };
+    let (mantissa, exponent) = match rest.find(['e', 'E']) {
+        Some(i) => (&rest[..i], saturating_exponent(&rest[i + 1..])?),
+        None => (rest, 0),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if int.is_empty() || !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit()) {
         return None;
     }
-    // `as` saturates at the i64 ends, which is the contract's rule.
-    Some(f as i64)
+    // All the digits, and where the decimal point falls among them.
+    let digits = format!("{int}{frac}");
+    let significant = digits.trim_start_matches('0');
+    let point = int.len() as i64 - (digits.len() - significant.len()) as i64 + exponent;
+    let significant = significant.trim_end_matches('0');
+    if significant.is_empty() {
+        return Some(0);
+    }
+    if point < significant.len() as i64 {
+        // A non-zero digit falls after the point.
+        return None;
+    }
+    let saturated = if negative { i64::MIN } else { i64::MAX };
+    if point > 19 {
+        return Some(saturated);
+    }
+    // At most 19 digits: fits an i128 with room to spare.
+    let zeros = (point - significant.len() as i64) as u32;
+    let magnitude: i128 = significant.parse::<i128>().ok()? * 10i128.pow(zeros);
+    let value = if negative { -magnitude } else { magnitude };
+    Some(i64::try_from(value).unwrap_or(saturated))
+}
+
+/// An exponent's digits (with an optional sign), saturated far beyond any
+/// digit count a request can carry.
+fn saturating_exponent(text: &str) -> Option<i64> {
+    let (negative, digits) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    const FAR: i64 = 1 << 40;
+    let magnitude = digits
+        .bytes()
+        .try_fold(0i64, |acc, b| {
+            let next = acc * 10 + i64::from(b - b'0');
+            (next < FAR).then_some(next)
+        })
+        .unwrap_or(FAR);
+    Some(if negative { -magnitude } else { magnitude })
 }
 
 /// Bounds an integer argument: `min` below, `max` above (limits use 1…max,
@@ -350,6 +422,37 @@ mod tests {
             parse("1e-3").unwrap_err().to_string(),
             "invalid arguments: n must be an integer"
         );
+    }
+
+    #[test]
+    fn numbers_beyond_f64_saturate_and_are_read_exactly() {
+        let parse = |text: &str| {
+            let v: Value = serde_json::from_str(&format!("{{\"n\":{text}}}")).unwrap();
+            args(v).opt_int("n")
+        };
+        assert_eq!(parse("1e400"), Ok(Some(i64::MAX)));
+        assert_eq!(parse("-1e400"), Ok(Some(i64::MIN)));
+        assert_eq!(parse("1E+99999999999999999999999"), Ok(Some(i64::MAX)));
+        assert_eq!(parse("12345678901234567890123"), Ok(Some(i64::MAX)));
+        assert_eq!(parse("-12345678901234567890123.000"), Ok(Some(i64::MIN)));
+        assert_eq!(parse("1.5e1"), Ok(Some(15)));
+        assert_eq!(parse("100e-2"), Ok(Some(1)));
+        assert_eq!(parse("0.00e-99999999999999999999"), Ok(Some(0)));
+        assert_eq!(parse("9223372036854775807.0"), Ok(Some(i64::MAX)));
+        assert_eq!(parse("-9223372036854775808e0"), Ok(Some(i64::MIN)));
+        assert_eq!(parse("922337203685477580.7e1"), Ok(Some(i64::MAX)));
+        for fractional in [
+            "1e-400",
+            "1.0000000000000000000001",
+            "12345678901234567890.5",
+            "5e-1",
+        ] {
+            assert_eq!(
+                parse(fractional).unwrap_err().to_string(),
+                "invalid arguments: n must be an integer",
+                "{fractional}"
+            );
+        }
     }
 
     #[test]

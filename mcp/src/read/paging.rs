@@ -2,9 +2,9 @@
 //! it reads, and filling a page of rows where a withheld or oversized row is
 //! covered (so paging moves past it) without being returned.
 
-use crate::tools::cursor::{self, Kind};
-use crate::tools::result::{encoded_len, Offer, RowBudget, ToolOutcome};
-use crate::tools::withheld::Withholder;
+use crate::read::cursor::{self, Kind};
+use crate::read::result::{encoded_len, Offer, RowBudget, ToolOutcome};
+use crate::read::withheld::Withholder;
 use serde_json::{json, Value};
 
 /// What a cursor is minted for: the tool, and the session and buffer (when
@@ -124,7 +124,7 @@ where
             out.covered = i + 1;
             continue;
         }
-        match page.offer(crate::tools::message::message_json(row), size) {
+        match page.offer(crate::read::message::message_json(row), size) {
             Offer::Taken => taken.push(i),
             Offer::TooLarge => {
                 page.skip(json!(row.seq));
@@ -151,8 +151,8 @@ pub fn frame_len(value: &Value) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::cursor::INVALID;
-    use crate::tools::result::encode;
+    use crate::read::cursor::INVALID;
+    use crate::read::result::encode;
     use rete_engine::clock::UnixMillis;
     use rete_engine::row::{Payload, Row};
 

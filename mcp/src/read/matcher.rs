@@ -6,21 +6,32 @@
 //!   fast path), so an empty query is in every field.
 //! - glob: an IRC glob over each whole field, ignoring case the same way:
 //!   `*` any run, `?` one character, no escape.
-//! - regex: the `regex` crate, unanchored, case-sensitive unless the pattern
-//!   says `(?i)`, at most 256 UTF-8 bytes. A field over 4,096 UTF-16 units is
-//!   not tried, and a message that did not match with such a field was not
-//!   fully searched (the caller counts it in regex_skipped).
+//! - regex: the contract's dialect is NSRegularExpression (ICU), so the
+//!   engine is `fancy-regex`: backreferences, lookahead and lookbehind,
+//!   atomic groups and possessive quantifiers are valid, and a pattern that
+//!   needs none of them is handed whole to the `regex` crate's engines
+//!   (linear time, the speed the README measures). Unanchored, case-sensitive
+//!   unless the pattern says `(?i)`, at most 256 UTF-8 bytes. A field over
+//!   4,096 UTF-16 units is not tried, and a message that did not match with
+//!   such a field was not fully searched (the caller counts it in
+//!   regex_skipped). PCRE2 would be the other maintained choice; it means a C
+//!   library and FFI, and its Rust binding exposes neither a match limit nor
+//!   callouts, so it gives no better control of a match's cost.
 //!
-//! The time budget "inside a regex match" is approximated: the regex crate
-//! cannot be interrupted mid-match, so the clock is asked before each field a
-//! regex is tried on, told the field's length as the work about to be done.
-//! Its matching is linear in the field (no backtracking), and a field is at
-//! most 4,096 UTF-16 units, so one field costs a bounded amount and the
-//! overrun past the budget is at most one field's match (plus what the
-//! caller's clock lets through between readings; see `search_rows`).
+//! The time budget inside a match. Neither engine can be interrupted
+//! mid-match, so a match's own cost is bounded instead, and the clock is
+//! asked before each field a regex is tried on (told the field's length as
+//! the work about to be done). A delegated pattern is linear in the field,
+//! at most 4,096 UTF-16 units. A backtracking pattern stops after
+//! [`BACKTRACK_LIMIT`] backtracks (a few milliseconds at worst, see the
+//! search benchmark); a field it gave up on counts as not fully searched, so
+//! the message is reported in regex_skipped rather than silently missed. So
+//! no pattern can stall a call: the overrun past the budget is at most one
+//! bounded match (plus what the caller's clock lets through between
+//! readings; see `search_rows`).
 
+use fancy_regex::{Regex, RegexBuilder};
 use memchr::memmem::Finder;
-use regex::{Regex, RegexBuilder};
 use rete_engine::row::Row;
 
 /// The longest regex accepted, in UTF-8 bytes.
@@ -36,8 +47,17 @@ pub const REGEX_TOO_LONG: &str = "regex rejected: pattern too long";
 pub const REGEX_INVALID: &str = "regex rejected: invalid pattern";
 
 /// Compiled programs larger than this are refused as invalid, so a short
-/// pattern with nested counted repetitions cannot take a lot of memory.
-const REGEX_SIZE_LIMIT: usize = 1 << 20;
+/// pattern with nested counted repetitions (`((a{100}){100}){100}`) cannot
+/// take a lot of memory. 256-byte patterns such as `(?:\w+\W+){20}zzz` or
+/// `(?i)(\b\w+\b\W*){20}QQ` (Unicode classes, counted) fit.
+const REGEX_SIZE_LIMIT: usize = 16 << 20;
+
+/// The lazy DFA's cache, per delegated expression.
+const REGEX_DFA_SIZE_LIMIT: usize = 4 << 20;
+
+/// Backtracks one match of a backtracking pattern may take before it gives
+/// up on the field (fancy-regex's own default is 1,000,000).
+pub const BACKTRACK_LIMIT: usize = 100_000;
 
 /// The match mode an argument names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -134,7 +154,11 @@ impl Matcher {
                     } else if out_of_time(field.len()) {
                         late = true;
                     } else {
-                        found = re.is_match(field);
+                        match re.is_match(field) {
+                            Ok(hit) => found = hit,
+                            // Past the backtrack limit: not fully searched.
+                            Err(_) => skipped = true,
+                        }
                     }
                 }
             }
@@ -158,8 +182,9 @@ fn compile_regex(pattern: &str) -> Result<Regex, &'static str> {
         return Err(REGEX_TOO_LONG);
     }
     RegexBuilder::new(pattern)
-        .size_limit(REGEX_SIZE_LIMIT)
-        .dfa_size_limit(REGEX_SIZE_LIMIT)
+        .backtrack_limit(BACKTRACK_LIMIT)
+        .delegate_size_limit(REGEX_SIZE_LIMIT)
+        .delegate_dfa_size_limit(REGEX_DFA_SIZE_LIMIT)
         .build()
         .map_err(|_| REGEX_INVALID)
 }
@@ -517,6 +542,63 @@ mod tests {
             Matcher::new(Mode::Regex, "(((a{100}){100}){100})").err(),
             Some(REGEX_INVALID),
             "a program past the size limit is refused"
+        );
+    }
+
+    #[test]
+    fn the_icu_syntax_is_accepted() {
+        // Backreferences, lookaround, atomic groups, possessive quantifiers.
+        assert!(hit(Mode::Regex, "(a)\\1", &say("xaay")));
+        assert!(!hit(Mode::Regex, "(a)\\1", &say("xay")));
+        assert!(hit(Mode::Regex, "hello(?= there)", &say("hello there")));
+        assert!(!hit(Mode::Regex, "hello(?= there)", &say("hello you")));
+        assert!(hit(Mode::Regex, "(?=hello)", &say("oh hello")));
+        assert!(hit(Mode::Regex, "(?<!x)abc", &say("yabc")));
+        assert!(!hit(Mode::Regex, "(?<!x)abc", &say("xabc")));
+        assert!(hit(Mode::Regex, "(?<=x)abc", &say("xabc")));
+        assert!(hit(Mode::Regex, "(?>a+)b", &say("aab")));
+        assert!(
+            !hit(Mode::Regex, "(?>a+)a", &say("aaa")),
+            "atomic: no giving back"
+        );
+        assert!(
+            !hit(Mode::Regex, "a++a", &say("aaa")),
+            "possessive: no giving back"
+        );
+        assert!(hit(Mode::Regex, "a*+b", &say("aab")));
+        // Valid 256-byte patterns that a compiled-size limit used to refuse.
+        let words = "w ".repeat(20);
+        assert!(hit(
+            Mode::Regex,
+            "(?:\\w+\\W+){20}zzz",
+            &say(&format!("{words}zzz"))
+        ));
+        assert!(hit(
+            Mode::Regex,
+            "(?i)(\\b\\w+\\b\\W*){20}QQ",
+            &say(&format!("{words}qq"))
+        ));
+        assert!(!hit(
+            Mode::Regex,
+            "(?i)(\\b\\w+\\b\\W*){20}QQ",
+            &say("w w qq")
+        ));
+    }
+
+    #[test]
+    fn a_catastrophic_backtrack_gives_up_on_the_field() {
+        // Exponential for a backtracking engine: the backreference keeps it
+        // off the linear engines. It stops at the backtrack limit; the message
+        // was not fully searched.
+        let field = "a".repeat(4_000);
+        let r = run(Mode::Regex, "^(a|aa)+\\1c", &say(&field));
+        assert_eq!(r, RowMatch::NotFullySearched);
+        // A match in another field still counts.
+        let m = Matcher::new(Mode::Regex, "^(a|aa)+\\1c|^ali").unwrap();
+        let mut never = |_| false;
+        assert_eq!(
+            m.match_row(&say(&field), &mut Scratch::default(), &mut never),
+            RowMatch::Match
         );
     }
 

@@ -42,8 +42,8 @@ impl ToolOutcome {
     }
 }
 
-impl From<crate::tools::args::ArgError> for ToolOutcome {
-    fn from(e: crate::tools::args::ArgError) -> ToolOutcome {
+impl From<crate::read::args::ArgError> for ToolOutcome {
+    fn from(e: crate::read::args::ArgError) -> ToolOutcome {
         ToolOutcome::Error(e.to_string())
     }
 }

@@ -1,0 +1,16 @@
+//! The read plumbing the tools and the live-update registry share, so
+//! neither imports the other's internals: the argument layer ([`args`]), the
+//! result and the 60,000-byte budget ([`result`]), opaque cursors
+//! ([`cursor`]), message objects ([`message`]), paging a buffer under the
+//! budget ([`paging`]), what a read must not return ([`withheld`]), the
+//! match modes of search and subscribe ([`matcher`]), and the shared error
+//! texts ([`errors`]). Nothing here depends on `tools/` or `updates/`.
+
+pub mod args;
+pub mod cursor;
+pub mod errors;
+pub mod matcher;
+pub mod message;
+pub mod paging;
+pub mod result;
+pub mod withheld;
