@@ -18,7 +18,7 @@ use crate::rpc::{self, RpcRequest};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::io::{AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 use tokio::time::{sleep_until, timeout_at, Instant};
 use tokio_util::sync::CancellationToken;
@@ -29,14 +29,33 @@ const ANSWER_DEADLINE: Duration = Duration::from_secs(25);
 const HANDLER_DEADLINE: Duration = Duration::from_secs(30);
 const OVERRUN_GRACE: Duration = Duration::from_secs(60);
 
-/// Serves one accepted connection to its end. `slot` is released when this
-/// returns, or earlier when the handler overruns.
+/// Serves one accepted connection to its end. `slot` is released when the
+/// work has ended, before the client can see the end of the answer or the
+/// close, or earlier when the handler overruns.
 pub(super) async fn serve(
     mut stream: TcpStream,
     peer: SocketAddr,
     ctx: Arc<ConnCtx>,
     cancel: CancellationToken,
     slot: SlotGuard,
+) {
+    let mut slot = Some(slot);
+    serve_request(&mut stream, peer, &ctx, cancel, &mut slot).await;
+    // A client that sees the close may connect again at once: its slot must
+    // be free by then.
+    drop(slot);
+    drop(stream);
+}
+
+/// The request on `stream`. `slot` is taken (and so given back) by
+/// [`answer`] just before the last byte of an answer is written, and by
+/// [`finish_handler`] when a handler overruns.
+async fn serve_request(
+    stream: &mut TcpStream,
+    peer: SocketAddr,
+    ctx: &ConnCtx,
+    cancel: CancellationToken,
+    slot: &mut Option<SlotGuard>,
 ) {
     let accepted = Instant::now();
     let Ok(local) = stream.local_addr() else {
@@ -48,28 +67,22 @@ pub(super) async fn serve(
         PeerCheck::OtherUser => return ctx.refused(Refusal::PeerOtherUser),
         PeerCheck::Unchecked => return ctx.refused(Refusal::PeerUnchecked),
     }
+    // See `answer`: its last byte must not wait for an acknowledgement.
+    let _ = stream.set_nodelay(true);
 
-    let (head, mut body) = match read_head(&mut stream, accepted + HEAD_DEADLINE).await {
+    let (head, mut body) = match read_head(stream, accepted + HEAD_DEADLINE).await {
         HeadOutcome::Head(head, leftover) => (head, leftover),
-        HeadOutcome::Refused(refusal) => {
-            if let Some(status) = refusal.status() {
-                let _ = stream.write_all(&http::empty(status)).await;
-            }
-            return ctx.refused(refusal);
-        }
+        HeadOutcome::Refused(refusal) => return refuse(stream, ctx, refusal, slot).await,
         HeadOutcome::Gone => return,
     };
     if let Err(refusal) = judge(&head, ctx.token.expose(), ctx.port).and_then(|()| route(&head)) {
-        if let Some(status) = refusal.status() {
-            let _ = stream.write_all(&http::empty(status)).await;
-        }
-        return ctx.refused(refusal);
+        return refuse(stream, ctx, refusal, slot).await;
     }
     if head.expects_continue() && stream.write_all(http::CONTINUE).await.is_err() {
         return;
     }
     let length = head.content_length().unwrap_or(0) as usize;
-    match read_body(&mut stream, &mut body, length, accepted + REQUEST_DEADLINE).await {
+    match read_body(stream, &mut body, length, accepted + REQUEST_DEADLINE).await {
         Ok(()) => {}
         Err(BodyError::Deadline) => return ctx.refused(Refusal::ReadDeadline),
         Err(BodyError::Gone) => return,
@@ -90,7 +103,7 @@ pub(super) async fn serve(
         &tool_ctx,
     );
     let mut handler = std::pin::pin!(handler);
-    let (mut reader, mut writer) = stream.into_split();
+    let (mut reader, mut writer) = stream.split();
     let mut sink = [0u8; 512];
 
     // Wait for the answer, the client leaving, the answer deadline or a stop.
@@ -101,7 +114,7 @@ pub(super) async fn serve(
                 // A client that closes (or only shuts its sending side) is gone.
                 Ok(0) | Err(_) => {
                     handler_cancel.cancel();
-                    finish_handler(handler.as_mut(), complete, &ctx, slot).await;
+                    finish_handler(handler.as_mut(), complete, ctx, slot).await;
                     return;
                 }
                 Ok(_) => continue,
@@ -112,7 +125,7 @@ pub(super) async fn serve(
             }
             _ = cancel.cancelled() => {
                 handler_cancel.cancel();
-                finish_handler(handler.as_mut(), complete, &ctx, slot).await;
+                finish_handler(handler.as_mut(), complete, ctx, slot).await;
                 return;
             }
         }
@@ -123,8 +136,7 @@ pub(super) async fn serve(
                 Some(ct) => http::with_body(response.status, ct, &response.body, &[]),
                 None => http::empty(response.status),
             };
-            let _ = writer.write_all(&bytes).await;
-            let _ = writer.shutdown().await;
+            answer(&mut writer, &bytes, slot).await;
         }
         None => {
             // Cancelled at 25 s: answer 504 once the tool calls have stopped,
@@ -132,16 +144,52 @@ pub(super) async fn serve(
             let stopped = timeout_at(complete + HANDLER_DEADLINE, &mut handler)
                 .await
                 .is_ok();
-            if !stopped {
-                ctx.refused(Refusal::HandlerDeadline);
+            if stopped {
+                return answer(&mut writer, &http::empty(504), slot).await;
             }
+            // The handler still runs, so the connection keeps its slot
+            // through the 504 and after it, until the handler returns.
+            ctx.refused(Refusal::HandlerDeadline);
             let _ = writer.write_all(&http::empty(504)).await;
             let _ = writer.shutdown().await;
-            drop(writer);
-            if !stopped {
-                finish_handler(handler.as_mut(), complete, &ctx, slot).await;
-            }
+            finish_handler(handler.as_mut(), complete, ctx, slot).await;
         }
+    }
+}
+
+/// Refuses the request: counted first, then answered with its status, if it
+/// has one (a connection closed unanswered has none).
+async fn refuse(
+    stream: &mut TcpStream,
+    ctx: &ConnCtx,
+    refusal: Refusal,
+    slot: &mut Option<SlotGuard>,
+) {
+    ctx.refused(refusal);
+    if let Some(status) = refusal.status() {
+        answer(stream, &http::empty(status), slot).await;
+    }
+}
+
+/// Writes the answer of a request whose work has ended, and closes the
+/// sending side.
+///
+/// The slot is given back between the answer's last byte and the rest: a
+/// client reads to the end of the answer and may open its next connection
+/// at once, so the slot must be free before it can see that end; and until
+/// the rest has been taken by the socket, a client that does not read still
+/// holds its slot. The socket sends without delay (`TCP_NODELAY`), so the
+/// last byte does not wait for an acknowledgement of the rest.
+async fn answer<W: AsyncWrite + Unpin>(writer: &mut W, bytes: &[u8], slot: &mut Option<SlotGuard>) {
+    let Some((last, rest)) = bytes.split_last() else {
+        return;
+    };
+    if writer.write_all(rest).await.is_err() {
+        return;
+    }
+    drop(slot.take());
+    if writer.write_all(std::slice::from_ref(last)).await.is_ok() {
+        let _ = writer.shutdown().await;
     }
 }
 
@@ -152,14 +200,14 @@ async fn finish_handler<F: std::future::Future>(
     mut handler: std::pin::Pin<&mut F>,
     complete: Instant,
     ctx: &ConnCtx,
-    slot: SlotGuard,
+    slot: &mut Option<SlotGuard>,
 ) {
     let overrun_at = complete + HANDLER_DEADLINE + OVERRUN_GRACE;
     if timeout_at(overrun_at, handler.as_mut()).await.is_ok() {
         return;
     }
     ctx.refused(Refusal::HandlerOverran);
-    let overrun = slot.into_overrun();
+    let overrun = slot.take().map(SlotGuard::into_overrun);
     handler.await;
     drop(overrun);
 }
