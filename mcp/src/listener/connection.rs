@@ -15,10 +15,12 @@ use super::{ConnCtx, SlotGuard};
 use crate::http::{self, judge, route, HeadReader, Refusal};
 use crate::peer::{check_peer, PeerCheck};
 use crate::rpc::{self, RpcRequest};
+use socket2::SockRef;
+use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _, Interest};
 use tokio::net::TcpStream;
 use tokio::time::{sleep_until, timeout_at, Instant};
 use tokio_util::sync::CancellationToken;
@@ -29,18 +31,31 @@ const ANSWER_DEADLINE: Duration = Duration::from_secs(25);
 const HANDLER_DEADLINE: Duration = Duration::from_secs(30);
 const OVERRUN_GRACE: Duration = Duration::from_secs(60);
 
+/// What the accept loop knows about a connection's addresses.
+#[derive(Clone, Copy)]
+pub(super) struct Addrs {
+    /// The client's end.
+    pub(super) peer: SocketAddr,
+    /// Our end, when the listener knows it (bound to one address); else
+    /// asked of the socket.
+    pub(super) local: Option<SocketAddr>,
+    /// Whether the socket already sends without delay, inherited from the
+    /// listener.
+    pub(super) nodelay: bool,
+}
+
 /// Serves one accepted connection to its end. `slot` is released when the
 /// work has ended, before the client can see the end of the answer or the
 /// close, or earlier when the handler overruns.
 pub(super) async fn serve(
     mut stream: TcpStream,
-    peer: SocketAddr,
+    addrs: Addrs,
     ctx: Arc<ConnCtx>,
     cancel: CancellationToken,
     slot: SlotGuard,
 ) {
     let mut slot = Some(slot);
-    serve_request(&mut stream, peer, &ctx, cancel, &mut slot).await;
+    serve_request(&mut stream, addrs, &ctx, cancel, &mut slot).await;
     // A client that sees the close may connect again at once: its slot must
     // be free by then.
     drop(slot);
@@ -52,23 +67,25 @@ pub(super) async fn serve(
 /// [`finish_handler`] when a handler overruns.
 async fn serve_request(
     stream: &mut TcpStream,
-    peer: SocketAddr,
+    addrs: Addrs,
     ctx: &ConnCtx,
     cancel: CancellationToken,
     slot: &mut Option<SlotGuard>,
 ) {
     let accepted = Instant::now();
-    let Ok(local) = stream.local_addr() else {
+    let Some(local) = addrs.local.or_else(|| stream.local_addr().ok()) else {
         return;
     };
     // Before reading a byte: the client must be our own user.
-    match check_peer(peer, local, ctx.uid) {
+    match check_peer(addrs.peer, local, ctx.uid) {
         PeerCheck::SameUser => {}
         PeerCheck::OtherUser => return ctx.refused(Refusal::PeerOtherUser),
         PeerCheck::Unchecked => return ctx.refused(Refusal::PeerUnchecked),
     }
     // See `answer`: its last byte must not wait for an acknowledgement.
-    let _ = stream.set_nodelay(true);
+    if !addrs.nodelay {
+        let _ = stream.set_nodelay(true);
+    }
 
     let (head, mut body) = match read_head(stream, accepted + HEAD_DEADLINE).await {
         HeadOutcome::Head(head, leftover) => (head, leftover),
@@ -103,14 +120,13 @@ async fn serve_request(
         &tool_ctx,
     );
     let mut handler = std::pin::pin!(handler);
-    let (mut reader, mut writer) = stream.split();
-    let mut sink = [0u8; 512];
+    let mut sink = [0u8; 64];
 
     // Wait for the answer, the client leaving, the answer deadline or a stop.
     let outcome = loop {
         tokio::select! {
             done = &mut handler => break Some(done),
-            read = reader.read(&mut sink) => match read {
+            read = stream.read(&mut sink) => match read {
                 // A client that closes (or only shuts its sending side) is gone.
                 Ok(0) | Err(_) => {
                     handler_cancel.cancel();
@@ -136,7 +152,7 @@ async fn serve_request(
                 Some(ct) => http::with_body(response.status, ct, &response.body, &[]),
                 None => http::empty(response.status),
             };
-            answer(&mut writer, &bytes, slot).await;
+            answer(stream, &bytes, slot).await;
         }
         None => {
             // Cancelled at 25 s: answer 504 once the tool calls have stopped,
@@ -145,13 +161,13 @@ async fn serve_request(
                 .await
                 .is_ok();
             if stopped {
-                return answer(&mut writer, &http::empty(504), slot).await;
+                return answer(stream, &http::empty(504), slot).await;
             }
             // The handler still runs, so the connection keeps its slot
             // through the 504 and after it, until the handler returns.
             ctx.refused(Refusal::HandlerDeadline);
-            let _ = writer.write_all(&http::empty(504)).await;
-            let _ = writer.shutdown().await;
+            let _ = stream.write_all(&http::empty(504)).await;
+            let _ = stream.shutdown().await;
             finish_handler(handler.as_mut(), complete, ctx, slot).await;
         }
     }
@@ -178,19 +194,42 @@ async fn refuse(
 /// client reads to the end of the answer and may open its next connection
 /// at once, so the slot must be free before it can see that end; and until
 /// the rest has been taken by the socket, a client that does not read still
-/// holds its slot. The socket sends without delay (`TCP_NODELAY`), so the
-/// last byte does not wait for an acknowledgement of the rest.
-async fn answer<W: AsyncWrite + Unpin>(writer: &mut W, bytes: &[u8], slot: &mut Option<SlotGuard>) {
+/// holds its slot. The rest is sent with `MSG_MORE`, so the kernel holds it
+/// back for the last byte and the client gets the answer in one segment, not
+/// two; and the socket sends without delay (`TCP_NODELAY`), so in an answer
+/// longer than a segment the tail does not wait for an acknowledgement.
+async fn answer(stream: &mut TcpStream, bytes: &[u8], slot: &mut Option<SlotGuard>) {
     let Some((last, rest)) = bytes.split_last() else {
         return;
     };
-    if writer.write_all(rest).await.is_err() {
+    if send_all(stream, rest, libc::MSG_MORE).await.is_err() {
         return;
     }
     drop(slot.take());
-    if writer.write_all(std::slice::from_ref(last)).await.is_ok() {
-        let _ = writer.shutdown().await;
+    if send_all(stream, std::slice::from_ref(last), 0)
+        .await
+        .is_ok()
+    {
+        let _ = stream.shutdown().await;
     }
+}
+
+/// Writes all of `bytes` with `send(2)` and `flags`, waiting while the
+/// socket's buffer is full.
+async fn send_all(stream: &TcpStream, mut bytes: &[u8], flags: libc::c_int) -> io::Result<()> {
+    while !bytes.is_empty() {
+        stream.writable().await?;
+        let sent = stream.try_io(Interest::WRITABLE, || {
+            SockRef::from(stream).send_with_flags(bytes, flags | libc::MSG_NOSIGNAL)
+        });
+        match sent {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => bytes = &bytes[n..],
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// Waits for a cancelled handler to return, keeping the slot until the
@@ -218,16 +257,21 @@ enum HeadOutcome {
     Gone,
 }
 
+/// Room for a typical head in one read. On the heap, as the body is: the
+/// connection's future is moved when its task is spawned, so it is kept small.
+const HEAD_READ: usize = 4096;
+
 async fn read_head(stream: &mut TcpStream, deadline: Instant) -> HeadOutcome {
     let mut reader = HeadReader::new();
-    let mut buf = [0u8; 4096];
+    let mut buf = Vec::with_capacity(HEAD_READ);
     loop {
-        let n = match timeout_at(deadline, stream.read(&mut buf)).await {
+        buf.clear();
+        match timeout_at(deadline, stream.read_buf(&mut buf)).await {
             Err(_) => return HeadOutcome::Refused(Refusal::HeadDeadline),
             Ok(Ok(0)) | Ok(Err(_)) => return HeadOutcome::Gone,
-            Ok(Ok(n)) => n,
-        };
-        match reader.push(&buf[..n]) {
+            Ok(Ok(_)) => {}
+        }
+        match reader.push(&buf) {
             Ok(Some((head, leftover))) => return HeadOutcome::Head(head, leftover),
             Ok(None) => continue,
             Err(e) => return HeadOutcome::Refused(Refusal::from(e)),
@@ -240,18 +284,19 @@ enum BodyError {
     Gone,
 }
 
+/// Reads until `body` holds `length` bytes, straight into it.
 async fn read_body(
     stream: &mut TcpStream,
     body: &mut Vec<u8>,
     length: usize,
     deadline: Instant,
 ) -> Result<(), BodyError> {
-    let mut buf = [0u8; 8192];
+    body.reserve(length.saturating_sub(body.len()));
     while body.len() < length {
-        match timeout_at(deadline, stream.read(&mut buf)).await {
+        match timeout_at(deadline, stream.read_buf(body)).await {
             Err(_) => return Err(BodyError::Deadline),
             Ok(Ok(0)) | Ok(Err(_)) => return Err(BodyError::Gone),
-            Ok(Ok(n)) => body.extend_from_slice(&buf[..n]),
+            Ok(Ok(_)) => {}
         }
     }
     Ok(())

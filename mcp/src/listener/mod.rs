@@ -29,6 +29,8 @@ use crate::updates::Updates;
 use parking_lot::Mutex;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use rete_actors::Rete;
+use socket2::SockRef;
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -248,6 +250,10 @@ async fn accept_loop(
     tracker: TaskTracker,
     closed: CancellationToken,
 ) {
+    let local = own_address(&listener);
+    // Accepted sockets inherit TCP_NODELAY (on Linux), so setting it once
+    // here spares every connection a system call; see `connection::answer`.
+    let nodelay = SockRef::from(&listener).set_tcp_nodelay(true).is_ok();
     loop {
         let accepted = tokio::select! {
             _ = closed.cancelled() => return,
@@ -258,7 +264,13 @@ async fn accept_loop(
                 let Some(slot) = ctx.slots.try_take() else {
                     continue;
                 };
-                let task = connection::serve(stream, peer, ctx.clone(), cancel.child_token(), slot);
+                let addrs = connection::Addrs {
+                    peer,
+                    local,
+                    nodelay,
+                };
+                let task =
+                    connection::serve(stream, addrs, ctx.clone(), cancel.child_token(), slot);
                 tracker.spawn(task);
             }
             Err(e) => {
@@ -268,6 +280,16 @@ async fn accept_loop(
             }
         }
     }
+}
+
+/// The address every accepted connection's local end has: the listener's
+/// own, when it is bound to one address (as the control port always is);
+/// None for a wildcard, when each connection asks its socket.
+fn own_address(listener: &TcpListener) -> Option<SocketAddr> {
+    listener
+        .local_addr()
+        .ok()
+        .filter(|addr| !addr.ip().is_unspecified())
 }
 
 /// Builds the shared connection context.
