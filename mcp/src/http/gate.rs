@@ -119,7 +119,12 @@ pub fn judge(head: &RequestHead, token: &str, port: u16) -> Result<(), Refusal> 
         [offered] if bearer_matches(offered, token) => {}
         _ => return Err(Refusal::Token),
     }
-    let host_ok = |v: &str| v == format!("127.0.0.1:{port}") || v == format!("localhost:{port}");
+    // Compared without building the two names per request.
+    let host_ok = |v: &str| {
+        v.strip_prefix("127.0.0.1:")
+            .or_else(|| v.strip_prefix("localhost:"))
+            .is_some_and(|p| is_port(p, port))
+    };
     match head.header_values("host").as_slice() {
         [host] if host_ok(host) => {}
         _ => return Err(Refusal::Host),
@@ -133,6 +138,23 @@ pub fn judge(head: &RequestHead, token: &str, port: u16) -> Result<(), Refusal> 
         return Err(Refusal::Options);
     }
     Ok(())
+}
+
+/// True when `text` is exactly `port` in decimal, as `format!` writes it
+/// (no sign, no leading zero).
+fn is_port(text: &str, port: u16) -> bool {
+    let mut digits = [0u8; 5];
+    let mut n = port;
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    text.as_bytes() == &digits[start..]
 }
 
 /// After the gate: path exactly "/mcp" (query ignored) else UnknownPath
