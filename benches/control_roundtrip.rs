@@ -276,22 +276,33 @@ fn control_vs_hyper(c: &mut Criterion) {
 /// The connection limit the contract sets.
 const SLOTS: usize = 8;
 /// Rounds of the side-by-side table; each measures both servers in turn.
-const ROUNDS: usize = 5;
+const ROUNDS: usize = 7;
 /// Requests per server, round and client count.
-const PER_RUN: u64 = 4_000;
+const PER_RUN: u64 = 3_000;
 
 /// One server at one client count over the rounds.
 #[derive(Default)]
 struct Runs {
     throughputs: Vec<f64>,
     latencies: Vec<Duration>,
+    /// The process's CPU time (user and system, every thread: servers and
+    /// clients) per answered request, one entry per round.
+    cpu_per_request: Vec<Duration>,
     unanswered: usize,
 }
 
 impl Runs {
-    fn record(&mut self, elapsed: Duration, latencies: Vec<Duration>, unanswered: usize) {
+    fn record(
+        &mut self,
+        elapsed: Duration,
+        cpu: Duration,
+        latencies: Vec<Duration>,
+        unanswered: usize,
+    ) {
+        let answered = latencies.len().max(1) as u32;
         self.throughputs
             .push(latencies.len() as f64 / elapsed.as_secs_f64());
+        self.cpu_per_request.push(cpu / answered);
         self.latencies.extend(latencies);
         self.unanswered += unanswered;
     }
@@ -302,11 +313,29 @@ impl Runs {
         self.throughputs[self.throughputs.len() / 2]
     }
 
+    /// The median round's CPU time per request.
+    fn cpu(&mut self) -> Duration {
+        self.cpu_per_request.sort();
+        self.cpu_per_request[self.cpu_per_request.len() / 2]
+    }
+
     /// The median request's latency over every round.
     fn median(&mut self) -> Duration {
         self.latencies.sort();
         self.latencies[self.latencies.len() / 2]
     }
+}
+
+/// The CPU time this process has used so far, user and system, all threads.
+fn process_cpu() -> Duration {
+    // SAFETY: getrusage only writes the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: RUSAGE_SELF with a valid pointer cannot fail.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    let time = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    time(usage.ru_utime) + time(usage.ru_stime)
 }
 
 /// Both servers at 1, 4 and 8 clients, in interleaved rounds so that a
@@ -326,29 +355,40 @@ fn side_by_side() {
                     (&peers.control, &mut control[i]),
                     (&peers.hyper, &mut hyper[i]),
                 ] {
-                    let start = Instant::now();
+                    let (start, cpu) = (Instant::now(), process_cpu());
                     let (latencies, unanswered) =
                         from_clients(*addr, request, clients, PER_RUN).await;
-                    runs.record(start.elapsed(), latencies, unanswered);
+                    runs.record(start.elapsed(), process_cpu() - cpu, latencies, unanswered);
                 }
             }
         }
     });
     println!(
         "\nside by side, {ROUNDS} interleaved rounds of {PER_RUN} requests per server \
-         (median round's req/s; median latency over all rounds):"
+         (median round's req/s and CPU per request; median latency over all rounds; \
+         CPU is the whole process's, clients included):"
     );
-    println!("| clients | control server | bare hyper | throughput ratio | median ratio | closed unanswered (control) |");
-    println!("|---|---|---|---|---|---|");
+    println!("| clients | control server | bare hyper | throughput, hyper ÷ control | median, control ÷ hyper | CPU per request, control ÷ hyper | closed unanswered (control) |");
+    println!("|---|---|---|---|---|---|---|");
     for (i, clients) in counts.iter().enumerate() {
         let (c, h) = (&mut control[i], &mut hyper[i]);
-        let (ct, ht, cm, hm) = (c.throughput(), h.throughput(), c.median(), h.median());
+        let (ct, ht, cm, hm, cc, hc) = (
+            c.throughput(),
+            h.throughput(),
+            c.median(),
+            h.median(),
+            c.cpu(),
+            h.cpu(),
+        );
         println!(
-            "| {clients} | {ct:.0} req/s, median {} µs | {ht:.0} req/s, median {} µs | {:.2}x | {:.2}x | {} of {} |",
+            "| {clients} | {ct:.0} req/s, median {} µs, CPU {} µs | {ht:.0} req/s, median {} µs, CPU {} µs | {:.2}x | {:.2}x | {:.2}x | {} of {} |",
             cm.as_micros(),
+            cc.as_micros(),
             hm.as_micros(),
+            hc.as_micros(),
             ht / ct,
             cm.as_secs_f64() / hm.as_secs_f64(),
+            cc.as_secs_f64() / hc.as_secs_f64(),
             c.unanswered,
             ROUNDS as u64 * PER_RUN,
         );

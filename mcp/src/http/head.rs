@@ -170,7 +170,13 @@ impl HeadReader {
     fn scan(&mut self) -> Result<Option<usize>, HeadError> {
         let limit = self.buf.len().min(MAX_HEAD);
         while self.scanned < limit {
-            let i = self.scanned;
+            // Only CR and LF need looking at: skip straight to the next one.
+            let Some(offset) = memchr::memchr2(b'\r', b'\n', &self.buf[self.scanned..limit]) else {
+                self.scanned = limit;
+                break;
+            };
+            let i = self.scanned + offset;
+            self.scanned = i;
             match self.buf[i] {
                 b'\r' => match self.buf.get(i + 1) {
                     None => return Ok(None),

@@ -12,7 +12,7 @@
 //!   as overrunning until it returns.
 
 use super::{ConnCtx, SlotGuard};
-use crate::http::{self, judge, route, HeadReader, Refusal};
+use crate::http::{self, route, HeadReader, Refusal};
 use crate::peer::{check_peer, PeerCheck};
 use crate::rpc::{self, RpcRequest};
 use socket2::SockRef;
@@ -92,7 +92,7 @@ async fn serve_request(
         HeadOutcome::Refused(refusal) => return refuse(stream, ctx, refusal, slot).await,
         HeadOutcome::Gone => return,
     };
-    if let Err(refusal) = judge(&head, ctx.token.expose(), ctx.port).and_then(|()| route(&head)) {
+    if let Err(refusal) = ctx.gate.judge(&head).and_then(|()| route(&head)) {
         return refuse(stream, ctx, refusal, slot).await;
     }
     if head.expects_continue() && stream.write_all(http::CONTINUE).await.is_err() {
@@ -107,7 +107,10 @@ async fn serve_request(
     body.truncate(length);
 
     let complete = Instant::now();
-    let handler_cancel = cancel.child_token();
+    // The connection's own token, a child of the listener's: cancelling it
+    // for this request reaches no other connection, and a token of its own
+    // below it would cost a node in the listener's token tree per request.
+    let handler_cancel = cancel.clone();
     let tool_ctx = ctx.tool_context(handler_cancel.clone());
     // Polled by this task itself, not spawned: one task per connection, and
     // the handler keeps being polled after a 504 until it has really stopped.

@@ -21,7 +21,7 @@ mod tests;
 pub(crate) use supervisor::{ControlSupervisor, SupervisorArgs, SupervisorMsg};
 
 use crate::access_log::{self, AccessLog};
-use crate::http::{Refusal, RefusalLog};
+use crate::http::{Gate, Refusal, RefusalLog};
 use crate::token::Token;
 use crate::tools::ToolBox;
 use crate::tools::{Settings, ToolContext};
@@ -46,8 +46,8 @@ const STOP_GRACE: Duration = Duration::from_secs(2);
 
 /// What a connection task needs, shared by all of them.
 pub(crate) struct ConnCtx {
-    pub(crate) token: Token,
-    pub(crate) port: u16,
+    /// The token's digest and the port, as the access gate compares them.
+    pub(crate) gate: Gate,
     pub(crate) uid: u32,
     pub(crate) tools: ToolBox,
     pub(crate) rete: Arc<Rete>,
@@ -303,8 +303,7 @@ pub(crate) fn conn_ctx(
     updates: Updates,
 ) -> Arc<ConnCtx> {
     Arc::new(ConnCtx {
-        token,
-        port,
+        gate: Gate::new(token.expose(), port),
         // SAFETY: geteuid has no preconditions and cannot fail.
         uid: unsafe { libc::geteuid() },
         tools: ToolBox::new(),

@@ -67,8 +67,7 @@ async fn serve_tools(tools: ToolBox) -> (u16, Token, ActorRef<SupervisorMsg>) {
     let port = listener.local_addr().unwrap().port();
     let token = Token::generate();
     let ctx = Arc::new(ConnCtx {
-        token: token.clone(),
-        port,
+        gate: Gate::new(token.expose(), port),
         // SAFETY: geteuid has no preconditions and cannot fail.
         uid: unsafe { libc::geteuid() },
         tools,
