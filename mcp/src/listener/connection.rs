@@ -260,9 +260,12 @@ enum HeadOutcome {
     Gone,
 }
 
-/// Room for a typical head in one read. On the heap, as the body is: the
-/// connection's future is moved when its task is spawned, so it is kept small.
-const HEAD_READ: usize = 4096;
+/// Room for a typical head in one read; a longer one takes more. On the
+/// heap, as the body is: the connection's future is moved when its task is
+/// spawned, so it is kept small. Under 1 KiB, which glibc's allocator serves
+/// from its per-thread cache, where 4 KiB cost a heap consolidation per
+/// connection.
+const HEAD_READ: usize = 1000;
 
 async fn read_head(stream: &mut TcpStream, deadline: Instant) -> HeadOutcome {
     let mut reader = HeadReader::new();

@@ -96,8 +96,12 @@ mod netlink {
 
     /// `INET_DIAG_NOCOOKIE`: match the socket by its addresses alone.
     const NO_COOKIE: [u8; 8] = [0xff; 8];
-    /// An answer is one socket's header and a few small attributes.
-    const ANSWER_CAPACITY: usize = 8 * 1024;
+    /// An answer is one socket's header and a few small attributes, about a
+    /// hundred bytes; a larger one is an error (`MSG_TRUNC`), so /proc is read
+    /// instead. Kept under 1 KiB, which glibc's allocator serves from its
+    /// per-thread cache, where a larger buffer cost a heap consolidation
+    /// per connection.
+    const ANSWER_CAPACITY: usize = 768;
 
     thread_local! {
         /// This thread's socket, kept between checks: opening, connecting
