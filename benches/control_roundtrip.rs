@@ -12,7 +12,8 @@
 //! median, and connections closed unanswered, which must be 0).
 //!
 //! `CONTROL_PROFILE=control` (or `hyper`) instead serves a fixed number of
-//! requests from 8 clients and exits, for a profiler such as callgrind.
+//! requests from 8 clients and exits, for a profiler such as callgrind:
+//! `scripts/bench-control callgrind control` runs it so.
 //!
 //! The control server refuses to run as root, so run this as an ordinary
 //! user: `scripts/bench-control` builds it and runs it as `nobody` when
