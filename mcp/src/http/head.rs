@@ -212,7 +212,8 @@ fn parse_complete(head: &[u8]) -> Result<RequestHead, HeadError> {
     if head.starts_with(b"\r\n") {
         return Err(HeadError::BadRequest);
     }
-    let line_count = head.windows(2).filter(|w| *w == b"\r\n").count();
+    // Every LF was checked to follow a CR, so LFs count the lines.
+    let line_count = memchr::memchr_iter(b'\n', head).count();
     let mut slots = vec![httparse::EMPTY_HEADER; line_count];
     let mut req = httparse::Request::new(&mut slots);
     match req.parse(head) {
