@@ -3,13 +3,23 @@
 //! hyper server answering a fixed 200, both on loopback, one request per
 //! connection, measured side by side in one run.
 //!
-//! Target: the control server within 1.5x of the bare hyper server.
+//! Target: the control server within 1.5x of the bare hyper server one
+//! request at a time; with 8 clients at once (the contract's connection
+//! limit), each opening its next connection as soon as it has read an
+//! answer, within 1.2x of its throughput, and within 1.1x of its median at
+//! one client. After criterion's groups, a side-by-side table measures both
+//! servers at 1, 4 and 8 clients in interleaved rounds (requests per second,
+//! median, and connections closed unanswered, which must be 0).
+//!
+//! `CONTROL_PROFILE=control` (or `hyper`) instead serves a fixed number of
+//! requests from 8 clients and exits, for a profiler such as callgrind:
+//! `scripts/bench-control callgrind control` runs it so.
 //!
 //! The control server refuses to run as root, so run this as an ordinary
 //! user: `scripts/bench-control` builds it and runs it as `nobody` when
 //! started as root.
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, Criterion, Throughput};
 use http_body_util::Full;
 use hyper::body::Bytes;
 use hyper::service::service_fn;
@@ -31,21 +41,27 @@ use tokio::runtime::Runtime;
 const BODY: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_sessions","arguments":{}}}"#;
 
 /// Sends one request on a fresh connection, reads the answer up to its
-/// Content-Length, then resets the connection.
+/// Content-Length, then resets the connection. None when the connection was
+/// closed before the answer was complete (closed unanswered).
 ///
 /// The reset (SO_LINGER 0) keeps thousands of benchmark connections from
 /// piling up in TIME_WAIT: they would fill the kernel's socket table, which
 /// the control server's peer check reads on every connection, and measure
 /// that pile-up rather than the server.
-async fn round_trip(addr: SocketAddr, request: &[u8]) -> usize {
+async fn round_trip(addr: SocketAddr, request: &[u8]) -> Option<usize> {
     let mut stream = TcpStream::connect(addr).await.expect("connect");
-    stream.write_all(request).await.expect("write");
+    if stream.write_all(request).await.is_err() {
+        return None;
+    }
     let mut answer = Vec::with_capacity(1024);
     let mut buf = [0u8; 4096];
     loop {
-        let n = stream.read(&mut buf).await.expect("read");
+        let n = match stream.read(&mut buf).await {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => n,
+        };
         answer.extend_from_slice(&buf[..n]);
-        if n == 0 || response_complete(&answer) {
+        if response_complete(&answer) {
             break;
         }
     }
@@ -55,7 +71,45 @@ async fn round_trip(addr: SocketAddr, request: &[u8]) -> usize {
         String::from_utf8_lossy(&answer)
     );
     stream.set_zero_linger().expect("linger");
-    answer.len()
+    Some(answer.len())
+}
+
+/// `total` requests from `clients` clients at once, each sending its next
+/// request on a fresh connection as soon as it has read the last answer.
+/// Returns every answered request's latency and the count closed unanswered.
+async fn from_clients(
+    addr: SocketAddr,
+    request: &Arc<[u8]>,
+    clients: usize,
+    total: u64,
+) -> (Vec<Duration>, usize) {
+    let tasks: Vec<_> = (0..clients as u64)
+        .map(|i| {
+            let request = request.clone();
+            // Share `total` out; the first clients take the remainder.
+            let mine = total / clients as u64 + u64::from(i < total % clients as u64);
+            tokio::spawn(async move {
+                let mut latencies = Vec::with_capacity(mine as usize);
+                let mut unanswered = 0;
+                for _ in 0..mine {
+                    let sent = Instant::now();
+                    match round_trip(addr, &request).await {
+                        Some(_) => latencies.push(sent.elapsed()),
+                        None => unanswered += 1,
+                    }
+                }
+                (latencies, unanswered)
+            })
+        })
+        .collect();
+    let mut latencies = Vec::with_capacity(total as usize);
+    let mut unanswered = 0;
+    for task in tasks {
+        let (mine, lost) = task.await.expect("client");
+        latencies.extend(mine);
+        unanswered += lost;
+    }
+    (latencies, unanswered)
 }
 
 /// True once the head and Content-Length bytes of body have arrived.
@@ -147,39 +201,230 @@ fn free_port() -> u16 {
         .expect("a free port")
 }
 
-fn control_vs_hyper(c: &mut Criterion) {
-    let rt = Runtime::new().expect("runtime");
-    let (server, control_addr) = rt.block_on(start_control());
-    let hyper_addr = rt.block_on(start_bare_hyper());
-    let control_request = request(control_addr.port(), server.token().expose());
-    let hyper_request = request(hyper_addr.port(), "unused");
+/// Both servers, started once, and the request each is sent.
+struct Peers {
+    rt: Runtime,
+    server: ControlServer,
+    control: (SocketAddr, Arc<[u8]>),
+    hyper: (SocketAddr, Arc<[u8]>),
+}
 
+impl Peers {
+    fn start() -> Peers {
+        let rt = Runtime::new().expect("runtime");
+        let (server, control_addr) = rt.block_on(start_control());
+        let hyper_addr = rt.block_on(start_bare_hyper());
+        let control_request = request(control_addr.port(), server.token().expose()).into();
+        let hyper_request = request(hyper_addr.port(), "unused").into();
+        Peers {
+            rt,
+            server,
+            control: (control_addr, control_request),
+            hyper: (hyper_addr, hyper_request),
+        }
+    }
+
+    fn stop(self) {
+        self.rt.block_on(self.server.stop());
+    }
+}
+
+fn control_vs_hyper(c: &mut Criterion) {
+    let peers = Peers::start();
+    let rt = &peers.rt;
     let mut group = c.benchmark_group("loopback_round_trip");
-    group.bench_function("list_sessions_through_the_gate", |b| {
-        b.iter_custom(|iters| {
-            rt.block_on(async {
-                let start = Instant::now();
-                for _ in 0..iters {
-                    round_trip(control_addr, &control_request).await;
-                }
-                start.elapsed()
+    for (name, (addr, request)) in [
+        ("list_sessions_through_the_gate", &peers.control),
+        ("bare_hyper_fixed_200", &peers.hyper),
+    ] {
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                rt.block_on(async {
+                    let start = Instant::now();
+                    for _ in 0..iters {
+                        round_trip(*addr, request).await.expect("answered");
+                    }
+                    start.elapsed()
+                })
             })
-        })
-    });
-    group.bench_function("bare_hyper_fixed_200", |b| {
-        b.iter_custom(|iters| {
-            rt.block_on(async {
-                let start = Instant::now();
-                for _ in 0..iters {
-                    round_trip(hyper_addr, &hyper_request).await;
-                }
-                start.elapsed()
-            })
-        })
-    });
+        });
+    }
     group.finish();
-    rt.block_on(server.stop());
+
+    // The same requests from as many clients at once as there are slots;
+    // criterion's time per iteration is the inverse of the throughput.
+    let mut group = c.benchmark_group("eight_clients_at_once");
+    group.throughput(Throughput::Elements(1));
+    for (name, (addr, request)) in [
+        ("list_sessions_through_the_gate", &peers.control),
+        ("bare_hyper_fixed_200", &peers.hyper),
+    ] {
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                rt.block_on(async {
+                    let start = Instant::now();
+                    let (_, unanswered) = from_clients(*addr, request, SLOTS, iters).await;
+                    assert_eq!(unanswered, 0, "connections closed unanswered");
+                    start.elapsed()
+                })
+            })
+        });
+    }
+    group.finish();
+    peers.stop();
+}
+
+/// The connection limit the contract sets.
+const SLOTS: usize = 8;
+/// Rounds of the side-by-side table; each measures both servers in turn.
+const ROUNDS: usize = 7;
+/// Requests per server, round and client count.
+const PER_RUN: u64 = 3_000;
+
+/// One server at one client count over the rounds.
+#[derive(Default)]
+struct Runs {
+    throughputs: Vec<f64>,
+    latencies: Vec<Duration>,
+    /// The process's CPU time (user and system, every thread: servers and
+    /// clients) per answered request, one entry per round.
+    cpu_per_request: Vec<Duration>,
+    unanswered: usize,
+}
+
+impl Runs {
+    fn record(
+        &mut self,
+        elapsed: Duration,
+        cpu: Duration,
+        latencies: Vec<Duration>,
+        unanswered: usize,
+    ) {
+        let answered = latencies.len().max(1) as u32;
+        self.throughputs
+            .push(latencies.len() as f64 / elapsed.as_secs_f64());
+        self.cpu_per_request.push(cpu / answered);
+        self.latencies.extend(latencies);
+        self.unanswered += unanswered;
+    }
+
+    /// The median round's requests per second.
+    fn throughput(&mut self) -> f64 {
+        self.throughputs.sort_by(f64::total_cmp);
+        self.throughputs[self.throughputs.len() / 2]
+    }
+
+    /// The median round's CPU time per request.
+    fn cpu(&mut self) -> Duration {
+        self.cpu_per_request.sort();
+        self.cpu_per_request[self.cpu_per_request.len() / 2]
+    }
+
+    /// The median request's latency over every round.
+    fn median(&mut self) -> Duration {
+        self.latencies.sort();
+        self.latencies[self.latencies.len() / 2]
+    }
+}
+
+/// The CPU time this process has used so far, user and system, all threads.
+fn process_cpu() -> Duration {
+    // SAFETY: getrusage only writes the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: RUSAGE_SELF with a valid pointer cannot fail.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    let time = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    time(usage.ru_utime) + time(usage.ru_stime)
+}
+
+/// Both servers at 1, 4 and 8 clients, in interleaved rounds so that a
+/// change in the machine's load falls on both, printed as a table.
+fn side_by_side() {
+    let peers = Peers::start();
+    let counts = [1, 4, SLOTS];
+    let mut control: Vec<Runs> = counts.iter().map(|_| Runs::default()).collect();
+    let mut hyper: Vec<Runs> = counts.iter().map(|_| Runs::default()).collect();
+    peers.rt.block_on(async {
+        // Warm both up.
+        from_clients(peers.control.0, &peers.control.1, SLOTS, 1_000).await;
+        from_clients(peers.hyper.0, &peers.hyper.1, SLOTS, 1_000).await;
+        for _ in 0..ROUNDS {
+            for (i, &clients) in counts.iter().enumerate() {
+                for ((addr, request), runs) in [
+                    (&peers.control, &mut control[i]),
+                    (&peers.hyper, &mut hyper[i]),
+                ] {
+                    let (start, cpu) = (Instant::now(), process_cpu());
+                    let (latencies, unanswered) =
+                        from_clients(*addr, request, clients, PER_RUN).await;
+                    runs.record(start.elapsed(), process_cpu() - cpu, latencies, unanswered);
+                }
+            }
+        }
+    });
+    println!(
+        "\nside by side, {ROUNDS} interleaved rounds of {PER_RUN} requests per server \
+         (median round's req/s and CPU per request; median latency over all rounds; \
+         CPU is the whole process's, clients included):"
+    );
+    println!("| clients | control server | bare hyper | throughput, hyper ÷ control | median, control ÷ hyper | CPU per request, control ÷ hyper | closed unanswered (control) |");
+    println!("|---|---|---|---|---|---|---|");
+    for (i, clients) in counts.iter().enumerate() {
+        let (c, h) = (&mut control[i], &mut hyper[i]);
+        let (ct, ht, cm, hm, cc, hc) = (
+            c.throughput(),
+            h.throughput(),
+            c.median(),
+            h.median(),
+            c.cpu(),
+            h.cpu(),
+        );
+        println!(
+            "| {clients} | {ct:.0} req/s, median {} µs, CPU {} µs | {ht:.0} req/s, median {} µs, CPU {} µs | {:.2}x | {:.2}x | {:.2}x | {} of {} |",
+            cm.as_micros(),
+            cc.as_micros(),
+            hm.as_micros(),
+            hc.as_micros(),
+            ht / ct,
+            cm.as_secs_f64() / hm.as_secs_f64(),
+            cc.as_secs_f64() / hc.as_secs_f64(),
+            c.unanswered,
+            ROUNDS as u64 * PER_RUN,
+        );
+    }
+    peers.stop();
+}
+
+/// `CONTROL_PROFILE=control|hyper`: a fixed load on one server from 8
+/// clients, nothing else, so that a profiler's counts divide by a known
+/// number of requests.
+fn profile(which: &str) {
+    const WARM_UP: u64 = 200;
+    const REQUESTS: u64 = 2_000;
+    let peers = Peers::start();
+    let (addr, request) = match which {
+        "control" => &peers.control,
+        "hyper" => &peers.hyper,
+        other => panic!("CONTROL_PROFILE is control or hyper, not {other:?}"),
+    };
+    peers.rt.block_on(async {
+        from_clients(*addr, request, SLOTS, WARM_UP).await;
+        let (_, unanswered) = from_clients(*addr, request, SLOTS, REQUESTS).await;
+        assert_eq!(unanswered, 0, "connections closed unanswered");
+    });
+    println!("{REQUESTS} requests from {SLOTS} clients to the {which} server (after {WARM_UP} to warm up)");
+    peers.stop();
 }
 
 criterion_group!(benches, control_vs_hyper);
-criterion_main!(benches);
+
+fn main() {
+    if let Ok(which) = std::env::var("CONTROL_PROFILE") {
+        return profile(&which);
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+    side_by_side();
+}

@@ -61,8 +61,8 @@ pub mod rete;
 mod session_actor;
 mod supervisor;
 
-pub use connection::MAX_LINES_IN_FLIGHT;
 pub use capabilities::{ReadOnlySessions, SendingSessions};
+pub use connection::MAX_LINES_IN_FLIGHT;
 pub use hook::{RawOutHook, Verdict};
 pub use rete::{
     Rete, ReteError, ReteOptions, SessionHandle, SessionReader, SessionSender, SessionSpec,

@@ -114,25 +114,86 @@ impl From<HeadError> for Refusal {
 /// `http://localhost:<port>`; method not OPTIONS (case-sensitive, so
 /// "options" passes here and gets 405 from [`route`]). Values were already
 /// trimmed by the head reader, so an empty `token` can never match.
+/// The listener prepares a [`Gate`] once instead; this form is for tests.
+#[cfg(test)]
 pub fn judge(head: &RequestHead, token: &str, port: u16) -> Result<(), Refusal> {
-    match head.header_values("authorization").as_slice() {
-        [offered] if bearer_matches(offered, token) => {}
-        _ => return Err(Refusal::Token),
+    Gate::new(token, port).judge(head)
+}
+
+/// What the gate compares a head with, prepared once per listener so that a
+/// request pays for one digest (its own), not two. It holds the digest of
+/// "Bearer " + token, never the token, and has no `Debug`.
+pub struct Gate {
+    bearer: [u8; 32],
+    has_token: bool,
+    port: u16,
+}
+
+impl Gate {
+    /// The gate for `token` on `port`.
+    pub fn new(token: &str, port: u16) -> Gate {
+        let bearer = Sha256::new()
+            .chain_update(b"Bearer ")
+            .chain_update(token.as_bytes())
+            .finalize()
+            .into();
+        Gate {
+            bearer,
+            has_token: !token.is_empty(),
+            port,
+        }
     }
-    let host_ok = |v: &str| v == format!("127.0.0.1:{port}") || v == format!("localhost:{port}");
-    match head.header_values("host").as_slice() {
-        [host] if host_ok(host) => {}
-        _ => return Err(Refusal::Host),
+
+    /// [`judge`], against this gate's token and port.
+    pub fn judge(&self, head: &RequestHead) -> Result<(), Refusal> {
+        match head.header_values("authorization").as_slice() {
+            [offered] if self.bearer_matches(offered) => {}
+            _ => return Err(Refusal::Token),
+        }
+        // Compared without building the two names per request.
+        let host_ok = |v: &str| {
+            v.strip_prefix("127.0.0.1:")
+                .or_else(|| v.strip_prefix("localhost:"))
+                .is_some_and(|p| is_port(p, self.port))
+        };
+        match head.header_values("host").as_slice() {
+            [host] if host_ok(host) => {}
+            _ => return Err(Refusal::Host),
+        }
+        match head.header_values("origin").as_slice() {
+            [] => {}
+            [origin] if origin.strip_prefix("http://").is_some_and(host_ok) => {}
+            _ => return Err(Refusal::Origin),
+        }
+        if head.method == "OPTIONS" {
+            return Err(Refusal::Options);
+        }
+        Ok(())
     }
-    match head.header_values("origin").as_slice() {
-        [] => {}
-        [origin] if origin.strip_prefix("http://").is_some_and(host_ok) => {}
-        _ => return Err(Refusal::Origin),
+
+    /// Compares SHA-256 digests so the time taken depends on neither where
+    /// the first difference lies nor how long the offered value is.
+    fn bearer_matches(&self, offered: &str) -> bool {
+        let got = Sha256::digest(offered.as_bytes());
+        self.has_token && bool::from(got.as_slice().ct_eq(&self.bearer))
     }
-    if head.method == "OPTIONS" {
-        return Err(Refusal::Options);
+}
+
+/// True when `text` is exactly `port` in decimal, as `format!` writes it
+/// (no sign, no leading zero).
+fn is_port(text: &str, port: u16) -> bool {
+    let mut digits = [0u8; 5];
+    let mut n = port;
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
     }
-    Ok(())
+    text.as_bytes() == &digits[start..]
 }
 
 /// After the gate: path exactly "/mcp" (query ignored) else UnknownPath
@@ -145,17 +206,6 @@ pub fn route(head: &RequestHead) -> Result<(), Refusal> {
         return Err(Refusal::Method);
     }
     Ok(())
-}
-
-/// Compares SHA-256 digests so the time taken depends on neither where the
-/// first difference lies nor how long the offered value is.
-fn bearer_matches(offered: &str, token: &str) -> bool {
-    let want = Sha256::new()
-        .chain_update(b"Bearer ")
-        .chain_update(token.as_bytes())
-        .finalize();
-    let got = Sha256::digest(offered.as_bytes());
-    !token.is_empty() && bool::from(got.as_slice().ct_eq(want.as_slice()))
 }
 
 #[cfg(test)]

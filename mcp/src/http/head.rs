@@ -172,7 +172,13 @@ impl HeadReader {
     fn scan(&mut self) -> Result<Option<usize>, HeadError> {
         let limit = self.buf.len().min(MAX_HEAD);
         while self.scanned < limit {
-            let i = self.scanned;
+            // Only CR and LF need looking at: skip straight to the next one.
+            let Some(offset) = memchr::memchr2(b'\r', b'\n', &self.buf[self.scanned..limit]) else {
+                self.scanned = limit;
+                break;
+            };
+            let i = self.scanned + offset;
+            self.scanned = i;
             match self.buf[i] {
                 b'\r' => match self.buf.get(i + 1) {
                     None => return Ok(None),
@@ -208,7 +214,8 @@ fn parse_complete(head: &[u8]) -> Result<RequestHead, HeadError> {
     if head.starts_with(b"\r\n") {
         return Err(HeadError::BadRequest);
     }
-    let line_count = head.windows(2).filter(|w| *w == b"\r\n").count();
+    // Every LF was checked to follow a CR, so LFs count the lines.
+    let line_count = memchr::memchr_iter(b'\n', head).count();
     let mut slots = vec![httparse::EMPTY_HEADER; line_count];
     let mut req = httparse::Request::new(&mut slots);
     match req.parse(head) {

@@ -8,7 +8,7 @@ pub mod head;
 pub mod refusal_log;
 pub mod response;
 
-pub use gate::{judge, route, Refusal};
+pub use gate::{route, Gate, Refusal};
 pub use head::{HeadReader, RequestHead};
 pub use refusal_log::RefusalLog;
 pub use response::{empty, with_body, CONTINUE};

@@ -1,6 +1,8 @@
 //! Response bytes: the server answers one request per connection, so every
 //! response says `Connection: close` and carries an exact `Content-Length`.
 
+use std::io::Write as _;
+
 /// The interim answer to `Expect: 100-continue`, sent only once the head has
 /// passed the gate, the route and the method check.
 pub const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
@@ -30,24 +32,28 @@ pub fn with_body(
 }
 
 fn build(status: u16, content_type: Option<&str>, body: &[u8], extra: &[(&str, &str)]) -> Vec<u8> {
-    let mut out = format!("HTTP/1.1 {status} {}\r\n", reason(status));
-    let mut add = |name: &str, value: &str| {
+    // Written straight into the answer's one buffer: this runs for every
+    // request, and a `format!` string per line cost more than the rest.
+    // Writing to a Vec cannot fail.
+    let mut out = Vec::with_capacity(160 + body.len());
+    let _ = write!(out, "HTTP/1.1 {status} {}\r\n", reason(status));
+    let add = |out: &mut Vec<u8>, name: &str, value: &str| {
         if !has_line_break(name) && !has_line_break(value) {
-            out.push_str(&format!("{name}: {value}\r\n"));
+            let _ = write!(out, "{name}: {value}\r\n");
         }
     };
     if let Some(ct) = content_type {
-        add("Content-Type", ct);
+        add(&mut out, "Content-Type", ct);
     }
-    add("Content-Length", &body.len().to_string());
-    add("Connection", "close");
+    // Digits only: no line break to check for.
+    let _ = write!(out, "Content-Length: {}\r\n", body.len());
+    add(&mut out, "Connection", "close");
     for (name, value) in extra {
-        add(name, value);
+        add(&mut out, name, value);
     }
-    out.push_str("\r\n");
-    let mut bytes = out.into_bytes();
-    bytes.extend_from_slice(body);
-    bytes
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(body);
+    out
 }
 
 fn has_line_break(text: &str) -> bool {

@@ -12,13 +12,15 @@
 //!   as overrunning until it returns.
 
 use super::{ConnCtx, SlotGuard};
-use crate::http::{self, judge, route, HeadReader, Refusal};
+use crate::http::{self, route, HeadReader, Refusal};
 use crate::peer::{check_peer, PeerCheck};
 use crate::rpc::{self, RpcRequest};
+use socket2::SockRef;
+use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _, Interest};
 use tokio::net::TcpStream;
 use tokio::time::{sleep_until, timeout_at, Instant};
 use tokio_util::sync::CancellationToken;
@@ -29,47 +31,75 @@ const ANSWER_DEADLINE: Duration = Duration::from_secs(25);
 const HANDLER_DEADLINE: Duration = Duration::from_secs(30);
 const OVERRUN_GRACE: Duration = Duration::from_secs(60);
 
-/// Serves one accepted connection to its end. `slot` is released when this
-/// returns, or earlier when the handler overruns.
+/// What the accept loop knows about a connection's addresses.
+#[derive(Clone, Copy)]
+pub(super) struct Addrs {
+    /// The client's end.
+    pub(super) peer: SocketAddr,
+    /// Our end, when the listener knows it (bound to one address); else
+    /// asked of the socket.
+    pub(super) local: Option<SocketAddr>,
+    /// Whether the socket already sends without delay, inherited from the
+    /// listener.
+    pub(super) nodelay: bool,
+}
+
+/// Serves one accepted connection to its end. `slot` is released when the
+/// work has ended, before the client can see the end of the answer or the
+/// close, or earlier when the handler overruns.
 pub(super) async fn serve(
     mut stream: TcpStream,
-    peer: SocketAddr,
+    addrs: Addrs,
     ctx: Arc<ConnCtx>,
     cancel: CancellationToken,
     slot: SlotGuard,
 ) {
+    let mut slot = Some(slot);
+    serve_request(&mut stream, addrs, &ctx, cancel, &mut slot).await;
+    // A client that sees the close may connect again at once: its slot must
+    // be free by then.
+    drop(slot);
+    drop(stream);
+}
+
+/// The request on `stream`. `slot` is taken (and so given back) by
+/// [`answer`] just before the last byte of an answer is written, and by
+/// [`finish_handler`] when a handler overruns.
+async fn serve_request(
+    stream: &mut TcpStream,
+    addrs: Addrs,
+    ctx: &ConnCtx,
+    cancel: CancellationToken,
+    slot: &mut Option<SlotGuard>,
+) {
     let accepted = Instant::now();
-    let Ok(local) = stream.local_addr() else {
+    let Some(local) = addrs.local.or_else(|| stream.local_addr().ok()) else {
         return;
     };
     // Before reading a byte: the client must be our own user.
-    match check_peer(peer, local, ctx.uid) {
+    match check_peer(addrs.peer, local, ctx.uid) {
         PeerCheck::SameUser => {}
         PeerCheck::OtherUser => return ctx.refused(Refusal::PeerOtherUser),
         PeerCheck::Unchecked => return ctx.refused(Refusal::PeerUnchecked),
     }
+    // See `answer`: its last byte must not wait for an acknowledgement.
+    if !addrs.nodelay {
+        let _ = stream.set_nodelay(true);
+    }
 
-    let (head, mut body) = match read_head(&mut stream, accepted + HEAD_DEADLINE).await {
+    let (head, mut body) = match read_head(stream, accepted + HEAD_DEADLINE).await {
         HeadOutcome::Head(head, leftover) => (head, leftover),
-        HeadOutcome::Refused(refusal) => {
-            if let Some(status) = refusal.status() {
-                let _ = stream.write_all(&http::empty(status)).await;
-            }
-            return ctx.refused(refusal);
-        }
+        HeadOutcome::Refused(refusal) => return refuse(stream, ctx, refusal, slot).await,
         HeadOutcome::Gone => return,
     };
-    if let Err(refusal) = judge(&head, ctx.token.expose(), ctx.port).and_then(|()| route(&head)) {
-        if let Some(status) = refusal.status() {
-            let _ = stream.write_all(&http::empty(status)).await;
-        }
-        return ctx.refused(refusal);
+    if let Err(refusal) = ctx.gate.judge(&head).and_then(|()| route(&head)) {
+        return refuse(stream, ctx, refusal, slot).await;
     }
     if head.expects_continue() && stream.write_all(http::CONTINUE).await.is_err() {
         return;
     }
     let length = head.content_length().unwrap_or(0) as usize;
-    match read_body(&mut stream, &mut body, length, accepted + REQUEST_DEADLINE).await {
+    match read_body(stream, &mut body, length, accepted + REQUEST_DEADLINE).await {
         Ok(()) => {}
         Err(BodyError::Deadline) => return ctx.refused(Refusal::ReadDeadline),
         Err(BodyError::Gone) => return,
@@ -77,7 +107,10 @@ pub(super) async fn serve(
     body.truncate(length);
 
     let complete = Instant::now();
-    let handler_cancel = cancel.child_token();
+    // The connection's own token, a child of the listener's: cancelling it
+    // for this request reaches no other connection, and a token of its own
+    // below it would cost a node in the listener's token tree per request.
+    let handler_cancel = cancel.clone();
     let tool_ctx = ctx.tool_context(handler_cancel.clone());
     // Polled by this task itself, not spawned: one task per connection, and
     // the handler keeps being polled after a 504 until it has really stopped.
@@ -90,18 +123,17 @@ pub(super) async fn serve(
         &tool_ctx,
     );
     let mut handler = std::pin::pin!(handler);
-    let (mut reader, mut writer) = stream.into_split();
-    let mut sink = [0u8; 512];
+    let mut sink = [0u8; 64];
 
     // Wait for the answer, the client leaving, the answer deadline or a stop.
     let outcome = loop {
         tokio::select! {
             done = &mut handler => break Some(done),
-            read = reader.read(&mut sink) => match read {
+            read = stream.read(&mut sink) => match read {
                 // A client that closes (or only shuts its sending side) is gone.
                 Ok(0) | Err(_) => {
                     handler_cancel.cancel();
-                    finish_handler(handler.as_mut(), complete, &ctx, slot).await;
+                    finish_handler(handler.as_mut(), complete, ctx, slot).await;
                     return;
                 }
                 Ok(_) => continue,
@@ -112,7 +144,7 @@ pub(super) async fn serve(
             }
             _ = cancel.cancelled() => {
                 handler_cancel.cancel();
-                finish_handler(handler.as_mut(), complete, &ctx, slot).await;
+                finish_handler(handler.as_mut(), complete, ctx, slot).await;
                 return;
             }
         }
@@ -123,8 +155,7 @@ pub(super) async fn serve(
                 Some(ct) => http::with_body(response.status, ct, &response.body, &[]),
                 None => http::empty(response.status),
             };
-            let _ = writer.write_all(&bytes).await;
-            let _ = writer.shutdown().await;
+            answer(stream, &bytes, slot).await;
         }
         None => {
             // Cancelled at 25 s: answer 504 once the tool calls have stopped,
@@ -132,17 +163,76 @@ pub(super) async fn serve(
             let stopped = timeout_at(complete + HANDLER_DEADLINE, &mut handler)
                 .await
                 .is_ok();
-            if !stopped {
-                ctx.refused(Refusal::HandlerDeadline);
+            if stopped {
+                return answer(stream, &http::empty(504), slot).await;
             }
-            let _ = writer.write_all(&http::empty(504)).await;
-            let _ = writer.shutdown().await;
-            drop(writer);
-            if !stopped {
-                finish_handler(handler.as_mut(), complete, &ctx, slot).await;
-            }
+            // The handler still runs, so the connection keeps its slot
+            // through the 504 and after it, until the handler returns.
+            ctx.refused(Refusal::HandlerDeadline);
+            let _ = stream.write_all(&http::empty(504)).await;
+            let _ = stream.shutdown().await;
+            finish_handler(handler.as_mut(), complete, ctx, slot).await;
         }
     }
+}
+
+/// Refuses the request: counted first, then answered with its status, if it
+/// has one (a connection closed unanswered has none).
+async fn refuse(
+    stream: &mut TcpStream,
+    ctx: &ConnCtx,
+    refusal: Refusal,
+    slot: &mut Option<SlotGuard>,
+) {
+    ctx.refused(refusal);
+    if let Some(status) = refusal.status() {
+        answer(stream, &http::empty(status), slot).await;
+    }
+}
+
+/// Writes the answer of a request whose work has ended, and closes the
+/// sending side.
+///
+/// The slot is given back between the answer's last byte and the rest: a
+/// client reads to the end of the answer and may open its next connection
+/// at once, so the slot must be free before it can see that end; and until
+/// the rest has been taken by the socket, a client that does not read still
+/// holds its slot. The rest is sent with `MSG_MORE`, so the kernel holds it
+/// back for the last byte and the client gets the answer in one segment, not
+/// two; and the socket sends without delay (`TCP_NODELAY`), so in an answer
+/// longer than a segment the tail does not wait for an acknowledgement.
+async fn answer(stream: &mut TcpStream, bytes: &[u8], slot: &mut Option<SlotGuard>) {
+    let Some((last, rest)) = bytes.split_last() else {
+        return;
+    };
+    if send_all(stream, rest, libc::MSG_MORE).await.is_err() {
+        return;
+    }
+    drop(slot.take());
+    if send_all(stream, std::slice::from_ref(last), 0)
+        .await
+        .is_ok()
+    {
+        let _ = stream.shutdown().await;
+    }
+}
+
+/// Writes all of `bytes` with `send(2)` and `flags`, waiting while the
+/// socket's buffer is full.
+async fn send_all(stream: &TcpStream, mut bytes: &[u8], flags: libc::c_int) -> io::Result<()> {
+    while !bytes.is_empty() {
+        stream.writable().await?;
+        let sent = stream.try_io(Interest::WRITABLE, || {
+            SockRef::from(stream).send_with_flags(bytes, flags | libc::MSG_NOSIGNAL)
+        });
+        match sent {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => bytes = &bytes[n..],
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// Waits for a cancelled handler to return, keeping the slot until the
@@ -152,14 +242,14 @@ async fn finish_handler<F: std::future::Future>(
     mut handler: std::pin::Pin<&mut F>,
     complete: Instant,
     ctx: &ConnCtx,
-    slot: SlotGuard,
+    slot: &mut Option<SlotGuard>,
 ) {
     let overrun_at = complete + HANDLER_DEADLINE + OVERRUN_GRACE;
     if timeout_at(overrun_at, handler.as_mut()).await.is_ok() {
         return;
     }
     ctx.refused(Refusal::HandlerOverran);
-    let overrun = slot.into_overrun();
+    let overrun = slot.take().map(SlotGuard::into_overrun);
     handler.await;
     drop(overrun);
 }
@@ -170,16 +260,24 @@ enum HeadOutcome {
     Gone,
 }
 
+/// Room for a typical head in one read; a longer one takes more. On the
+/// heap, as the body is: the connection's future is moved when its task is
+/// spawned, so it is kept small. Under 1 KiB, which glibc's allocator serves
+/// from its per-thread cache, where 4 KiB cost a heap consolidation per
+/// connection.
+const HEAD_READ: usize = 1000;
+
 async fn read_head(stream: &mut TcpStream, deadline: Instant) -> HeadOutcome {
     let mut reader = HeadReader::new();
-    let mut buf = [0u8; 4096];
+    let mut buf = Vec::with_capacity(HEAD_READ);
     loop {
-        let n = match timeout_at(deadline, stream.read(&mut buf)).await {
+        buf.clear();
+        match timeout_at(deadline, stream.read_buf(&mut buf)).await {
             Err(_) => return HeadOutcome::Refused(Refusal::HeadDeadline),
             Ok(Ok(0)) | Ok(Err(_)) => return HeadOutcome::Gone,
-            Ok(Ok(n)) => n,
-        };
-        match reader.push(&buf[..n]) {
+            Ok(Ok(_)) => {}
+        }
+        match reader.push(&buf) {
             Ok(Some((head, leftover))) => return HeadOutcome::Head(head, leftover),
             Ok(None) => continue,
             Err(e) => return HeadOutcome::Refused(Refusal::from(e)),
@@ -192,18 +290,19 @@ enum BodyError {
     Gone,
 }
 
+/// Reads until `body` holds `length` bytes, straight into it.
 async fn read_body(
     stream: &mut TcpStream,
     body: &mut Vec<u8>,
     length: usize,
     deadline: Instant,
 ) -> Result<(), BodyError> {
-    let mut buf = [0u8; 8192];
+    body.reserve(length.saturating_sub(body.len()));
     while body.len() < length {
-        match timeout_at(deadline, stream.read(&mut buf)).await {
+        match timeout_at(deadline, stream.read_buf(body)).await {
             Err(_) => return Err(BodyError::Deadline),
             Ok(Ok(0)) | Ok(Err(_)) => return Err(BodyError::Gone),
-            Ok(Ok(n)) => body.extend_from_slice(&buf[..n]),
+            Ok(Ok(_)) => {}
         }
     }
     Ok(())

@@ -21,7 +21,7 @@ mod tests;
 pub(crate) use supervisor::{ControlSupervisor, SupervisorArgs, SupervisorMsg};
 
 use crate::access_log::{self, AccessLog};
-use crate::http::{Refusal, RefusalLog};
+use crate::http::{Gate, Refusal, RefusalLog};
 use crate::token::Token;
 use crate::tools::ToolBox;
 use crate::tools::{Settings, ToolContext};
@@ -29,6 +29,8 @@ use crate::updates::Updates;
 use parking_lot::Mutex;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use rete_actors::{ReadOnlySessions, Rete, SendingSessions};
+use socket2::SockRef;
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -44,8 +46,8 @@ const STOP_GRACE: Duration = Duration::from_secs(2);
 
 /// What a connection task needs, shared by all of them.
 pub(crate) struct ConnCtx {
-    pub(crate) token: Token,
-    pub(crate) port: u16,
+    /// The token's digest and the port, as the access gate compares them.
+    pub(crate) gate: Gate,
     pub(crate) uid: u32,
     pub(crate) tools: ToolBox,
     /// What tools and the registry read sessions through.
@@ -253,6 +255,10 @@ async fn accept_loop(
     tracker: TaskTracker,
     closed: CancellationToken,
 ) {
+    let local = own_address(&listener);
+    // Accepted sockets inherit TCP_NODELAY (on Linux), so setting it once
+    // here spares every connection a system call; see `connection::answer`.
+    let nodelay = SockRef::from(&listener).set_tcp_nodelay(true).is_ok();
     loop {
         let accepted = tokio::select! {
             _ = closed.cancelled() => return,
@@ -263,7 +269,13 @@ async fn accept_loop(
                 let Some(slot) = ctx.slots.try_take() else {
                     continue;
                 };
-                let task = connection::serve(stream, peer, ctx.clone(), cancel.child_token(), slot);
+                let addrs = connection::Addrs {
+                    peer,
+                    local,
+                    nodelay,
+                };
+                let task =
+                    connection::serve(stream, addrs, ctx.clone(), cancel.child_token(), slot);
                 tracker.spawn(task);
             }
             Err(e) => {
@@ -273,6 +285,16 @@ async fn accept_loop(
             }
         }
     }
+}
+
+/// The address every accepted connection's local end has: the listener's
+/// own, when it is bound to one address (as the control port always is);
+/// None for a wildcard, when each connection asks its socket.
+fn own_address(listener: &TcpListener) -> Option<SocketAddr> {
+    listener
+        .local_addr()
+        .ok()
+        .filter(|addr| !addr.ip().is_unspecified())
 }
 
 /// Builds the shared connection context.
@@ -286,8 +308,7 @@ pub(crate) fn conn_ctx(
     updates: Updates,
 ) -> Arc<ConnCtx> {
     Arc::new(ConnCtx {
-        token,
-        port,
+        gate: Gate::new(token.expose(), port),
         // SAFETY: geteuid has no preconditions and cannot fail.
         uid: unsafe { libc::geteuid() },
         tools: ToolBox::new(),

@@ -52,13 +52,23 @@ async fn serve_until_cancelled() -> Served {
         cancelled_at: cancelled_at.clone(),
     })])
     .unwrap_or_else(|_| panic!("wait_for_updates is allowlisted"));
+    let (port, token, supervisor) = serve_tools(tools).await;
+    Served {
+        port,
+        token,
+        cancelled_at,
+        supervisor,
+    }
+}
+
+/// Starts a listener under its supervisor serving `tools` on a free port.
+async fn serve_tools(tools: ToolBox) -> (u16, Token, ActorRef<SupervisorMsg>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let token = Token::generate();
     let rete = Arc::new(Rete::start(ReteOptions::default()).await.unwrap());
     let ctx = Arc::new(ConnCtx {
-        token: token.clone(),
-        port,
+        gate: Gate::new(token.expose(), port),
         // SAFETY: geteuid has no preconditions and cannot fail.
         uid: unsafe { libc::geteuid() },
         tools,
@@ -77,12 +87,7 @@ async fn serve_until_cancelled() -> Served {
         ctx,
     };
     let (supervisor, _) = Actor::spawn(None, ControlSupervisor, args).await.unwrap();
-    Served {
-        port,
-        token,
-        cancelled_at,
-        supervisor,
-    }
+    (port, token, supervisor)
 }
 
 async fn send_call(served: &Served) -> TcpStream {
@@ -151,4 +156,101 @@ async fn no_answer_in_25_seconds_is_504_once_the_tool_has_stopped() {
         "504 was sent before the tool stopped"
     );
     let _ = ractor::call!(served.supervisor, SupervisorMsg::Stop);
+}
+
+/// What one request on a fresh connection came to.
+#[derive(Debug, PartialEq, Eq)]
+enum Seen {
+    /// The whole answer (its head and Content-Length bytes of body) arrived.
+    Answered,
+    /// The connection was closed before the answer was complete.
+    ClosedUnanswered,
+}
+
+/// Sends `request` on a fresh connection and reads the answer only up to its
+/// Content-Length: the moment the client has seen the end of it, it resets
+/// the connection and is free to open the next one.
+async fn one_request(port: u16, request: &[u8]) -> Seen {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    if stream.write_all(request).await.is_err() {
+        return Seen::ClosedUnanswered;
+    }
+    let mut answer = Vec::with_capacity(1024);
+    let mut buf = [0u8; 4096];
+    let seen = loop {
+        match stream.read(&mut buf).await {
+            Ok(0) | Err(_) => break Seen::ClosedUnanswered,
+            Ok(n) => answer.extend_from_slice(&buf[..n]),
+        }
+        if answer_complete(&answer) {
+            assert!(
+                answer.starts_with(b"HTTP/1.1 200"),
+                "{}",
+                String::from_utf8_lossy(&answer)
+            );
+            break Seen::Answered;
+        }
+    };
+    // A reset, not a FIN: 8,000 connections in TIME_WAIT would only slow
+    // the peer check down.
+    let _ = stream.set_zero_linger();
+    seen
+}
+
+/// True once the head and Content-Length bytes of body have arrived.
+fn answer_complete(answer: &[u8]) -> bool {
+    let Some(end) = answer.windows(4).position(|w| w == b"\r\n\r\n") else {
+        return false;
+    };
+    let head = String::from_utf8_lossy(&answer[..end]).to_ascii_lowercase();
+    let length = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .expect("an answer with a body has a Content-Length");
+    answer.len() >= end + 4 + length
+}
+
+/// As many clients as there are slots, each opening its next connection the
+/// moment it has seen the end of the last answer: the slot must already be
+/// free by then, so not one connection is closed unanswered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slots_clients_in_a_row_are_all_answered() {
+    const PER_CLIENT: usize = 1_000;
+    let (port, token, supervisor) = serve_tools(ToolBox::new()).await;
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_sessions","arguments":{}}}"#;
+    let request: Arc<[u8]> = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: application/json\r\nAccept: application/json\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        token.expose(),
+        body.len()
+    )
+    .into_bytes()
+    .into();
+    let clients: Vec<_> = (0..SLOTS)
+        .map(|_| {
+            let request = request.clone();
+            tokio::spawn(async move {
+                let mut unanswered = 0;
+                for _ in 0..PER_CLIENT {
+                    if one_request(port, &request).await == Seen::ClosedUnanswered {
+                        unanswered += 1;
+                    }
+                }
+                unanswered
+            })
+        })
+        .collect();
+    let mut unanswered = 0;
+    for client in clients {
+        unanswered += client.await.unwrap();
+    }
+    assert_eq!(
+        unanswered,
+        0,
+        "{unanswered} of {} connections closed unanswered",
+        SLOTS * PER_CLIENT
+    );
+    let _ = ractor::call!(supervisor, SupervisorMsg::Stop);
 }

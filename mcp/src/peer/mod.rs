@@ -92,7 +92,9 @@ pub fn check_peer(client: SocketAddr, server: SocketAddr, our_uid: u32) -> PeerC
 /// True when `rows` hold at least one live socket for the client, so a
 /// source listed after them need not be consulted.
 fn has_live_socket(rows: &[TcpRow], client: SocketAddr, server: SocketAddr) -> bool {
-    !live_sockets(rows, client, server).is_empty()
+    let (want_local, want_remote) = (canonical(client), canonical(server));
+    rows.iter()
+        .any(|r| is_live_client_row(r, want_local, want_remote))
 }
 
 /// The distinct live sockets among `rows` whose local end is the client and
@@ -100,18 +102,24 @@ fn has_live_socket(rows: &[TcpRow], client: SocketAddr, server: SocketAddr) -> b
 fn live_sockets(rows: &[TcpRow], client: SocketAddr, server: SocketAddr) -> Vec<&TcpRow> {
     let (want_local, want_remote) = (canonical(client), canonical(server));
     let mut live: Vec<&TcpRow> = Vec::new();
-    let candidates = rows.iter().filter(|r| {
-        r.state != TCP_TIME_WAIT
-            && r.state != TCP_SYN_RECV
-            && canonical(r.local) == want_local
-            && canonical(r.remote) == want_remote
-    });
+    let candidates = rows
+        .iter()
+        .filter(|r| is_live_client_row(r, want_local, want_remote));
     for row in candidates {
         if !live.iter().any(|seen| same_socket(seen, row)) {
             live.push(row);
         }
     }
     live
+}
+
+/// A row for the client's socket (local end the client, remote end the
+/// server) that is neither closing nor not yet accepted.
+fn is_live_client_row(row: &TcpRow, want_local: (IpAddr, u16), want_remote: (IpAddr, u16)) -> bool {
+    row.state != TCP_TIME_WAIT
+        && row.state != TCP_SYN_RECV
+        && canonical(row.local) == want_local
+        && canonical(row.remote) == want_remote
 }
 
 /// An address as compared: an IPv4-mapped IPv6 address (a dual-stack client

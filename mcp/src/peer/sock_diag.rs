@@ -24,14 +24,15 @@ pub(super) fn client_rows(client: SocketAddr, server: SocketAddr) -> io::Result<
     if lookups.is_empty() {
         return Ok(rows);
     }
-    let diag = netlink::Diag::open()?;
-    for lookup in lookups {
-        rows.extend(diag.find(&lookup)?);
-        if has_live_socket(&rows, client, server) {
-            break;
+    netlink::with_diag(|diag| {
+        for lookup in lookups {
+            rows.extend(diag.find(&lookup)?);
+            if has_live_socket(&rows, client, server) {
+                break;
+            }
         }
-    }
-    Ok(rows)
+        Ok(rows)
+    })
 }
 
 /// One exact lookup: the client's socket as the kernel would key it.
@@ -82,27 +83,58 @@ mod netlink {
     };
     use netlink_packet_sock_diag::SockDiagMessage;
     use netlink_sys::{protocols::NETLINK_SOCK_DIAG, Socket, SocketAddr as NetlinkAddr};
+    use std::cell::{Cell, RefCell};
     use std::io;
     use std::net::SocketAddr;
 
-    /// Marks our request's answer; the socket is ours alone and connected
-    /// to the kernel, so this is a consistency check, not a defence.
-    const SEQUENCE: u32 = 1;
+    /// A sock_diag socket connected to the kernel, and the sequence number
+    /// its last request carried.
+    pub(super) struct Diag {
+        socket: Socket,
+        sequence: Cell<u32>,
+    }
+
     /// `INET_DIAG_NOCOOKIE`: match the socket by its addresses alone.
     const NO_COOKIE: [u8; 8] = [0xff; 8];
-    /// An answer is one socket's header and a few small attributes.
-    const ANSWER_CAPACITY: usize = 8 * 1024;
+    /// An answer is one socket's header and a few small attributes, about a
+    /// hundred bytes; a larger one is an error (`MSG_TRUNC`), so /proc is read
+    /// instead. Kept under 1 KiB, which glibc's allocator serves from its
+    /// per-thread cache, where a larger buffer cost a heap consolidation
+    /// per connection.
+    const ANSWER_CAPACITY: usize = 768;
 
-    /// A sock_diag socket connected to the kernel.
-    pub(super) struct Diag(Socket);
+    thread_local! {
+        /// This thread's socket, kept between checks: opening, connecting
+        /// and closing one per connection cost three system calls.
+        static DIAG: RefCell<Option<Diag>> = const { RefCell::new(None) };
+    }
+
+    /// Runs `check` with this thread's socket, opening it first if needed.
+    /// After an error the socket is closed, so that no answer left in it can
+    /// be taken for the next request's, and the next check opens a new one.
+    pub(super) fn with_diag<T>(check: impl FnOnce(&Diag) -> io::Result<T>) -> io::Result<T> {
+        DIAG.with(|cell| {
+            let mut slot = cell.borrow_mut();
+            let diag = match slot.take() {
+                Some(diag) => diag,
+                None => Diag::open()?,
+            };
+            let outcome = check(&diag);
+            if outcome.is_ok() {
+                *slot = Some(diag);
+            }
+            outcome
+        })
+    }
 
     impl Diag {
-        /// Opens a fresh socket per check, so no answer to an earlier
-        /// request can be waiting in it.
-        pub(super) fn open() -> io::Result<Self> {
+        fn open() -> io::Result<Self> {
             let socket = Socket::new(NETLINK_SOCK_DIAG)?;
             socket.connect(&NetlinkAddr::new(0, 0))?;
-            Ok(Self(socket))
+            Ok(Self {
+                socket,
+                sequence: Cell::new(0),
+            })
         }
 
         /// The socket the kernel finds for `lookup`, `None` if it has none.
@@ -110,26 +142,29 @@ mod netlink {
         /// The kernel serves a sock_diag request while it is being sent, so
         /// the answer is already queued when `send` returns: it is read
         /// without waiting, and its absence is an error rather than a stall
-        /// of the caller's thread.
+        /// of the caller's thread. Each request carries a new sequence
+        /// number and the answer must carry it too.
         pub(super) fn find(&self, lookup: &Lookup) -> io::Result<Option<TcpRow>> {
-            self.0.send(&request(lookup), 0)?;
+            let sequence = self.sequence.get().wrapping_add(1);
+            self.sequence.set(sequence);
+            self.socket.send(&request(lookup, sequence), 0)?;
             let mut answer = Vec::with_capacity(ANSWER_CAPACITY);
             let size = self
-                .0
+                .socket
                 .recv(&mut answer, libc::MSG_DONTWAIT | libc::MSG_TRUNC)?;
             if size > answer.len() {
                 return Err(malformed("the answer was larger than expected"));
             }
-            parse_answer(&answer)
+            parse_answer(&answer, sequence)
         }
     }
 
     /// The request for one socket: no dump flag, so the kernel looks the
     /// exact address pair up instead of listing every socket.
-    fn request(lookup: &Lookup) -> Vec<u8> {
+    fn request(lookup: &Lookup, sequence: u32) -> Vec<u8> {
         let mut header = NetlinkHeader::default();
         header.flags = NLM_F_REQUEST;
-        header.sequence_number = SEQUENCE;
+        header.sequence_number = sequence;
         let inet = InetRequest {
             family: if lookup.ipv6 { AF_INET6 } else { AF_INET },
             protocol: IPPROTO_TCP,
@@ -154,14 +189,14 @@ mod netlink {
     /// Reads the kernel's answer: exactly one message, ours, either the
     /// socket or ENOENT. Any other error the kernel reports, or anything
     /// else in the datagram, is an error.
-    fn parse_answer(datagram: &[u8]) -> io::Result<Option<TcpRow>> {
+    fn parse_answer(datagram: &[u8], sequence: u32) -> io::Result<Option<TcpRow>> {
         let message = NetlinkMessage::<SockDiagMessage>::deserialize(datagram)
             .map_err(|err| malformed(&err.to_string()))?;
         let length = message.header.length as usize;
         if length.next_multiple_of(4) != datagram.len().next_multiple_of(4) {
             return Err(malformed("the answer is not exactly one message"));
         }
-        if message.header.sequence_number != SEQUENCE {
+        if message.header.sequence_number != sequence {
             return Err(malformed("the answer is not to our request"));
         }
         match message.payload {
@@ -195,6 +230,8 @@ mod netlink {
         use netlink_packet_core::ErrorMessage;
         use std::num::NonZeroI32;
 
+        const SEQUENCE: u32 = 7;
+
         /// A datagram holding one NLMSG_ERROR with `code` (0: an ACK).
         fn error_answer(code: i32, sequence: u32) -> Vec<u8> {
             let mut header = NetlinkHeader::default();
@@ -212,27 +249,30 @@ mod netlink {
         #[test]
         fn no_such_socket_is_no_row() {
             let answer = error_answer(-libc::ENOENT, SEQUENCE);
-            assert_eq!(parse_answer(&answer).unwrap(), None);
+            assert_eq!(parse_answer(&answer, SEQUENCE).unwrap(), None);
         }
 
         #[test]
         fn other_kernel_errors_are_errors() {
             let answer = error_answer(-libc::EPERM, SEQUENCE);
-            let err = parse_answer(&answer).unwrap_err();
+            let err = parse_answer(&answer, SEQUENCE).unwrap_err();
             assert_eq!(err.raw_os_error(), Some(libc::EPERM));
-            assert!(parse_answer(&error_answer(0, SEQUENCE)).is_err(), "an ACK");
+            assert!(
+                parse_answer(&error_answer(0, SEQUENCE), SEQUENCE).is_err(),
+                "an ACK"
+            );
         }
 
         #[test]
         fn unexpected_datagrams_are_errors() {
             let other_request = error_answer(-libc::ENOENT, SEQUENCE + 1);
-            assert!(parse_answer(&other_request).is_err());
+            assert!(parse_answer(&other_request, SEQUENCE).is_err());
             let mut two = error_answer(-libc::ENOENT, SEQUENCE);
             two.extend(error_answer(-libc::ENOENT, SEQUENCE));
-            assert!(parse_answer(&two).is_err());
+            assert!(parse_answer(&two, SEQUENCE).is_err());
             let answer = error_answer(-libc::ENOENT, SEQUENCE);
-            assert!(parse_answer(&answer[..answer.len() - 4]).is_err());
-            assert!(parse_answer(&[]).is_err());
+            assert!(parse_answer(&answer[..answer.len() - 4], SEQUENCE).is_err());
+            assert!(parse_answer(&[], SEQUENCE).is_err());
         }
     }
 }
@@ -246,11 +286,12 @@ mod netlink {
     /// Stands in for the Linux socket; it cannot be opened.
     pub(super) struct Diag;
 
-    impl Diag {
-        pub(super) fn open() -> io::Result<Self> {
-            Err(io::ErrorKind::Unsupported.into())
-        }
+    /// There is no socket to run `check` with.
+    pub(super) fn with_diag<T>(_check: impl FnOnce(&Diag) -> io::Result<T>) -> io::Result<T> {
+        Err(io::ErrorKind::Unsupported.into())
+    }
 
+    impl Diag {
         pub(super) fn find(&self, _lookup: &Lookup) -> io::Result<Option<TcpRow>> {
             Err(io::ErrorKind::Unsupported.into())
         }

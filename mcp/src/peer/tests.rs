@@ -582,3 +582,24 @@ fn peer_check_timing() {
     });
     println!("check_peer median of 1000: {fast:?}; /proc fallback median of 100: {slow:?}");
 }
+
+/// The sock_diag socket is kept per thread between checks: every answer
+/// must still be the one to its own lookup, found or not found, in any order.
+#[cfg(target_os = "linux")]
+#[test]
+fn one_threads_sock_diag_socket_answers_each_lookup_with_its_own_socket() {
+    let connections: Vec<_> = (0..3).map(|_| live_connection()).collect();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let nobody_there = SocketAddr::new("127.0.0.1".parse().unwrap(), 9);
+    let server_without_client = listener.local_addr().unwrap();
+    for round in 0..20 {
+        for (i, (_, _, _, client, server)) in connections.iter().enumerate() {
+            let rows = sock_diag::client_rows(*client, *server).unwrap();
+            assert_eq!(rows.len(), 1, "round {round}, connection {i}: {rows:?}");
+            assert_eq!((rows[0].local, rows[0].remote), (*client, *server));
+            // A lookup the kernel answers "no such socket" in between.
+            let none = sock_diag::client_rows(nobody_there, server_without_client).unwrap();
+            assert_eq!(none, [], "round {round}");
+        }
+    }
+}

@@ -50,8 +50,9 @@ impl From<crate::read::args::ArgError> for ToolOutcome {
 
 /// A value as compact JSON with sorted keys.
 pub fn encode(value: &Value) -> String {
-    // Display of a Value is its compact serialization and cannot fail.
-    value.to_string()
+    // The same compact serialization as `Display`, without going through a
+    // formatter; it cannot fail for a Value.
+    serde_json::to_string(value).unwrap_or_default()
 }
 
 /// The encoded size of a value in bytes: what [`encode`] would produce,

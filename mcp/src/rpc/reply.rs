@@ -38,10 +38,15 @@ pub fn result_body(id: &Value, result: Value) -> Value {
 
 /// A JSON body with this status.
 pub fn json_response(status: u16, body: &Value) -> RpcResponse {
+    // The same compact bytes as `Display`, written straight into the Vec
+    // rather than through a formatter (measured: half the cost). Writing a
+    // Value to a Vec cannot fail.
+    let mut bytes = Vec::with_capacity(256);
+    let _ = serde_json::to_writer(&mut bytes, body);
     RpcResponse {
         status,
         content_type: Some(JSON),
-        body: body.to_string().into_bytes(),
+        body: bytes,
     }
 }
 

@@ -8,6 +8,7 @@ use crate::tools::registry::{BoxFuture, Tier, Tool};
 use crate::tools::schema;
 use rete_actors::{ReteError, SessionReader};
 use serde_json::{json, Map, Value};
+use tokio::sync::oneshot;
 
 /// The list_sessions tool.
 pub struct ListSessions;
@@ -51,20 +52,20 @@ async fn run(ctx: &ToolContext, args: &Args) -> ToolOutcome {
     // A row too large for any page has nowhere to be reported (this result
     // has no skipped), so it counts as cut off.
     let mut cut = false;
-    // Ask every session at once; each answer is awaited in listing order.
-    let mut reads: Vec<_> = sessions
-        .into_iter()
-        .map(|session| tokio::spawn(async move { read_row(&session).await }))
-        .collect();
-    let reads = AbortAll(&mut reads);
-    for read in reads.0.iter_mut() {
-        let row = tokio::select! {
-            biased;
-            _ = ctx.cancel.cancelled() => return ToolOutcome::Cancelled,
-            row = read => match row {
-                Ok(row) => row,
-                Err(e) => return ToolOutcome::internal(e),
+    // Ask every session at once (each read is queued in its actor before
+    // the next is asked), then take the answers in listing order. No task
+    // per read: a queued read needs nothing polled to run, and a task each
+    // cost a spawn and a wake-up per session per request.
+    let reads: Vec<_> = sessions.iter().map(queue_row).collect();
+    for read in reads {
+        let row = match read {
+            Ok(answer) => tokio::select! {
+                biased;
+                _ = ctx.cancel.cancelled() => return ToolOutcome::Cancelled,
+                // A read dropped unrun: its actor stopped, as `read` says.
+                row = answer => row.map_err(|_| ReteError::Restarting),
             },
+            Err(e) => Err(e),
         };
         let row = match row {
             Ok(row) => row,
@@ -95,29 +96,19 @@ async fn run(ctx: &ToolContext, args: &Args) -> ToolOutcome {
     ToolOutcome::Ok(result)
 }
 
-async fn read_row(session: &SessionReader) -> Result<Value, ReteError> {
-    session
-        .read(|view| {
-            json!({
-                "id": view.id().as_str(),
-                "name": view.name(),
-                "network": view.network(),
-                "transport": "irc",
-                "state": view.state().as_str(),
-                "nick": view.nick(),
-            })
-        })
-        .await
-}
-
-/// Aborts the reads still running when the tool returns early (cancelled,
-/// or the page is full).
-struct AbortAll<'a, T>(&'a mut Vec<tokio::task::JoinHandle<T>>);
-
-impl<T> Drop for AbortAll<'_, T> {
-    fn drop(&mut self) {
-        for read in self.0.iter() {
-            read.abort();
-        }
-    }
+/// Queues the read of one session's row in its actor; the row arrives on
+/// the returned channel, which closes unanswered if the actor stops first.
+fn queue_row(session: &SessionReader) -> Result<oneshot::Receiver<Value>, ReteError> {
+    let (tx, rx) = oneshot::channel();
+    session.read_detached(move |view| {
+        let _ = tx.send(json!({
+            "id": view.id().as_str(),
+            "name": view.name(),
+            "network": view.network(),
+            "transport": "irc",
+            "state": view.state().as_str(),
+            "nick": view.nick(),
+        }));
+    })?;
+    Ok(rx)
 }

@@ -315,3 +315,15 @@ fn head_errors_map_to_their_classes() {
         assert_eq!(Refusal::from(err).status(), Some(err.status()));
     }
 }
+
+#[test]
+fn the_port_is_compared_as_written() {
+    for (port, ok) in [(1, "1"), (80, "80"), (65535, "65535"), (0, "0")] {
+        let h = replacing("Host", &[&format!("127.0.0.1:{ok}")]);
+        assert_eq!(judge(&h, TOKEN, port), Ok(()), "{ok}");
+    }
+    for bad in ["+7422", "7422 ", "74220", "742", "07422", "7422a", "٧٤٢٢"] {
+        let h = replacing("Host", &[&format!("localhost:{bad}")]);
+        assert_eq!(judge(&h, TOKEN, PORT), Err(Refusal::Host), "{bad}");
+    }
+}
