@@ -103,6 +103,9 @@ async fn run_case(case: usize, world: &World) -> Result<()> {
         name: channel.clone(),
         key: None,
     }];
+    // Every case's queries must open buffers: the engine's default cap on
+    // query buffers others can open (500) is below the largest case.
+    config.max_query_buffers = 1_000;
     let session = rete.add_session(spec(config, plain(port))).await?;
     let reader = session.reader();
     let name = channel.clone();
