@@ -2,6 +2,7 @@
 //! the session to do. It is the only way, besides the protocol's own answers,
 //! that a line reaches the wire.
 
+use super::queued_line::QueuedLine;
 use super::Session;
 use crate::buffer::NewRow;
 use crate::clock::Mono;
@@ -35,11 +36,22 @@ pub enum CommandError {
 }
 
 /// A secret message sent with `/smsg`, awaiting its echo-message copy.
-#[derive(Clone, Debug)]
+/// `Debug` masks the text.
+#[derive(Clone)]
 pub(crate) struct PendingSecret {
     pub target_folded: String,
     pub text: String,
     pub expires: Mono,
+}
+
+impl std::fmt::Debug for PendingSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingSecret")
+            .field("target_folded", &self.target_folded)
+            .field("text", &"********")
+            .field("expires", &self.expires)
+            .finish()
+    }
 }
 
 /// Borrowed mutable access to a session for sending. Obtained from
@@ -211,7 +223,7 @@ impl<'a> Commands<'a> {
         self.connected()?;
         self.s
             .outbox
-            .push(raw.to_owned(), crate::flood::Priority::Normal);
+            .push(QueuedLine(raw.to_owned()), crate::flood::Priority::Normal);
         Ok(())
     }
 
@@ -274,7 +286,10 @@ impl<'a> Commands<'a> {
         let wire = out
             .to_wire()
             .map_err(|e| CommandError::Invalid(e.to_string()))?;
-        self.s.outbox.push(wire, crate::flood::Priority::Normal);
+        self.s.outbox.push(
+            super::queued_line::QueuedLine(wire),
+            crate::flood::Priority::Normal,
+        );
         Ok(())
     }
 

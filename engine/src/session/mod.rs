@@ -32,6 +32,7 @@ mod commands;
 mod config;
 mod messages;
 mod nick_choice;
+mod queued_line;
 mod refusal;
 mod registration;
 mod store;
@@ -104,9 +105,10 @@ pub struct Session {
     /// and channels we were kicked from.
     /// Joined again after a reconnect. Keyed by case-folded name.
     pub(crate) wanted_channels: BTreeMap<String, ChannelSpec>,
-    /// Outgoing lines, paced. Skipped in serialization: lines may hold secrets.
+    /// Outgoing lines, paced. Skipped in serialization and masked in
+    /// `Debug`: lines may hold secrets.
     #[serde(skip)]
-    pub(crate) outbox: FloodThrottle<String>,
+    pub(crate) outbox: FloodThrottle<queued_line::QueuedLine>,
     #[serde(skip)]
     pub(crate) events: VecDeque<Event>,
     /// `/smsg` texts whose echo-message copy is still expected.
@@ -320,10 +322,12 @@ impl Session {
     /// The next line to write to the wire now, if the throttle allows one.
     #[must_use]
     pub fn poll_transmit(&mut self, now: Mono) -> Option<String> {
-        if self.closing {
-            return self.outbox.pop_unpaced();
-        }
-        self.outbox.poll_send(now)
+        let line = if self.closing {
+            self.outbox.pop_unpaced()
+        } else {
+            self.outbox.poll_send(now)
+        };
+        line.map(|queued| queued.0)
     }
 
     /// The next change notification.
@@ -410,7 +414,7 @@ impl Session {
         // Lines are built by the engine from validated parts; a line that
         // still fails to serialize is dropped rather than sent malformed.
         match line.to_wire() {
-            Ok(wire) => self.outbox.push(wire, prio),
+            Ok(wire) => self.outbox.push(queued_line::QueuedLine(wire), prio),
             Err(e) => self.status(&format!("Not sent: {e}")),
         }
     }
@@ -527,5 +531,7 @@ fn configured_secrets(config: &SessionConfig) -> rete_redact::SecretSet {
     )
 }
 
+#[cfg(test)]
+mod debug_tests;
 #[cfg(test)]
 mod tests;
