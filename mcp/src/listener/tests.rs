@@ -11,10 +11,15 @@ use serde_json::{json, Value};
 use std::time::Instant as StdInstant;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
+use tokio::sync::Notify;
 
 /// Runs until its request is cancelled, and records when that happened.
+/// `started` and `cancelled` let a test wait for each moment instead of
+/// sleeping.
 struct UntilCancelled {
     cancelled_at: Arc<PlMutex<Option<StdInstant>>>,
+    started: Arc<Notify>,
+    cancelled: Arc<Notify>,
 }
 
 impl Tool for UntilCancelled {
@@ -32,8 +37,10 @@ impl Tool for UntilCancelled {
 
     fn call<'a>(&'a self, ctx: &'a ToolContext, _args: &'a Args) -> BoxFuture<'a, ToolOutcome> {
         Box::pin(async move {
+            self.started.notify_one();
             ctx.cancel.cancelled().await;
             *self.cancelled_at.lock() = Some(StdInstant::now());
+            self.cancelled.notify_one();
             ToolOutcome::Cancelled
         })
     }
@@ -43,13 +50,19 @@ struct Served {
     port: u16,
     token: Token,
     cancelled_at: Arc<PlMutex<Option<StdInstant>>>,
+    started: Arc<Notify>,
+    cancelled: Arc<Notify>,
     supervisor: ActorRef<SupervisorMsg>,
 }
 
 async fn serve_until_cancelled() -> Served {
     let cancelled_at = Arc::new(PlMutex::new(None));
+    let started = Arc::new(Notify::new());
+    let cancelled = Arc::new(Notify::new());
     let tools = ToolBox::with_tools(vec![Box::new(UntilCancelled {
         cancelled_at: cancelled_at.clone(),
+        started: started.clone(),
+        cancelled: cancelled.clone(),
     })])
     .unwrap_or_else(|_| panic!("wait_for_updates is allowlisted"));
     let (port, token, supervisor) = serve_tools(tools).await;
@@ -57,6 +70,8 @@ async fn serve_until_cancelled() -> Served {
         port,
         token,
         cancelled_at,
+        started,
+        cancelled,
         supervisor,
     }
 }
@@ -112,22 +127,23 @@ async fn send_call(served: &Served) -> TcpStream {
 async fn a_client_that_leaves_cancels_its_request_at_once() {
     let served = serve_until_cancelled().await;
     let stream = send_call(&served).await;
-    // Let the request reach its tool, then leave.
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Wait until the request has reached its tool, then leave.
+    tokio::time::timeout(Duration::from_secs(10), served.started.notified())
+        .await
+        .expect("the request reached its tool");
     assert!(
         served.cancelled_at.lock().is_none(),
         "cancelled before the client left"
     );
     let left = StdInstant::now();
     drop(stream);
-    let deadline = left + Duration::from_secs(2);
-    let cancelled = loop {
-        if let Some(at) = *served.cancelled_at.lock() {
-            break at;
-        }
-        assert!(StdInstant::now() < deadline, "the tool was not cancelled");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    };
+    tokio::time::timeout(Duration::from_secs(2), served.cancelled.notified())
+        .await
+        .expect("the tool was cancelled");
+    let cancelled = served
+        .cancelled_at
+        .lock()
+        .expect("the tool recorded when it was cancelled");
     let after = cancelled.duration_since(left);
     assert!(
         after < Duration::from_millis(100),
