@@ -146,7 +146,7 @@ async fn start() -> Rig {
         engine_clock,
     };
     // Every channel buffer exists before anything is measured.
-    let session = rig.rete.sessions_now().remove(0);
+    let session = rig.rete.sessions().remove(0);
     let deadline = Instant::now() + Duration::from_secs(10);
     while session
         .reader()

@@ -27,7 +27,7 @@ impl ReadOnlySessions {
     /// Every running session's reader, in the order the sessions were added.
     pub fn sessions(&self) -> Vec<SessionReader> {
         self.rete
-            .sessions_now()
+            .sessions()
             .into_iter()
             .map(|s| s.reader())
             .collect()
@@ -54,7 +54,7 @@ impl SendingSessions {
     /// The sender of the running session with this id, if there is one.
     pub fn sender(&self, id: &SessionId) -> Option<SessionSender> {
         self.rete
-            .sessions_now()
+            .sessions()
             .into_iter()
             .find(|s| s.id() == id)
             .map(|s| s.sender())

@@ -134,14 +134,9 @@ impl Rete {
         }
     }
 
-    /// Every session, in the order added.
-    pub async fn sessions(&self) -> Result<Vec<SessionHandle>, ReteError> {
-        Ok(self.sessions_now())
-    }
-
-    /// Every session, in the order added, without awaiting: for actors,
-    /// which must not await inside their message handlers.
-    pub fn sessions_now(&self) -> Vec<SessionHandle> {
+    /// Every session, in the order added. It never awaits, so actors may
+    /// call it inside their message handlers.
+    pub fn sessions(&self) -> Vec<SessionHandle> {
         self.sessions
             .lock()
             .iter()
@@ -153,7 +148,6 @@ impl Rete {
     /// The session with this id.
     pub async fn session(&self, id: &SessionId) -> Result<SessionHandle, ReteError> {
         self.sessions()
-            .await?
             .into_iter()
             .find(|s| s.id() == id)
             .ok_or(ReteError::UnknownSession)
@@ -167,22 +161,21 @@ impl Rete {
     /// Disconnects every session (with QUIT) and stops the tree, waiting up to
     /// `grace` for QUITs to go out.
     pub async fn shutdown(&self, grace: Duration) {
-        if let Ok(sessions) = self.sessions().await {
-            // Subscribe before asking, so no state change is missed.
-            let mut events = self.events.subscribe();
-            for s in &sessions {
-                s.sender().disconnect(Some("Leaving".into()));
-            }
-            let all_down = async {
-                while sessions.iter().any(SessionHandle::is_connected_now) {
-                    match events.recv().await {
-                        Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
-                        Err(broadcast::error::RecvError::Closed) => break,
-                    }
-                }
-            };
-            let _ = tokio::time::timeout(grace, all_down).await;
+        let sessions = self.sessions();
+        // Subscribe before asking, so no state change is missed.
+        let mut events = self.events.subscribe();
+        for s in &sessions {
+            s.sender().disconnect(Some("Leaving".into()));
         }
+        let all_down = async {
+            while sessions.iter().any(SessionHandle::is_connected_now) {
+                match events.recv().await {
+                    Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(broadcast::error::RecvError::Closed) => break,
+                }
+            }
+        };
+        let _ = tokio::time::timeout(grace, all_down).await;
         self.root.stop(None);
         let join = self.join.lock().take();
         if let Some(join) = join {

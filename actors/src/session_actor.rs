@@ -342,7 +342,6 @@ impl SessionState {
         let now = self.shared.now();
         let mut engine = self.shared.engine.lock();
         engine.handle_disconnected(now, reason);
-        engine.set_disconnected();
         drop(engine);
         self.drain(myself);
     }

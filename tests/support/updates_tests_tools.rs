@@ -162,7 +162,7 @@ impl Updating {
     pub async fn subscribe_settled(&self, args: Value) -> Result<String> {
         let before = self.stats().await?.batches;
         let id = self.subscribe(args).await?;
-        if !self.rete.sessions_now().is_empty() {
+        if !self.rete.sessions().is_empty() {
             eventually("the starting-point batch", WAIT, || async {
                 (self.stats().await.ok()?.batches > before).then_some(())
             })

@@ -243,11 +243,6 @@ impl Session {
         self.set_state(ConnState::Disconnected);
     }
 
-    /// The user gave up on the session (no more reconnects).
-    pub fn set_disconnected(&mut self) {
-        self.set_state(ConnState::Disconnected);
-    }
-
     /// Timers: WHO timeouts and polls. Flood pacing is handled by `poll_transmit`.
     pub fn handle_timeout(&mut self, now: Now) {
         self.now = now;
