@@ -241,13 +241,40 @@ fn sasl_failure_is_reported_and_registration_continues() {
     t.feed(":srv 001 rete :Welcome");
     assert_eq!(t.s.view().state(), ConnState::Connected);
     let texts = t.server_texts();
+    // The server's 904 text repeats our prefix: it is said once.
     assert!(
         texts
+            .iter()
+            .any(|l| l.trim_end().ends_with("SASL authentication failed")),
+        "{texts:?}"
+    );
+    assert!(
+        !texts
             .iter()
             .any(|l| l.contains("SASL authentication failed: SASL authentication failed")),
         "{texts:?}"
     );
     assert!(!texts.iter().any(|l| l.contains("s3cret-pw")));
+}
+
+#[test]
+fn a_sasl_failure_reason_that_adds_something_keeps_it() {
+    let mut t = T::new(sasl_config(Mechanism::Plain));
+    t.connect();
+    t.feed(":srv CAP * LS :sasl");
+    t.sent();
+    t.feed(":srv CAP * ACK :sasl");
+    t.sent();
+    t.feed("AUTHENTICATE +");
+    t.sent();
+    t.feed(":srv 904 rete :SASL authentication failed: account suspended");
+    let texts = t.server_texts();
+    assert!(
+        texts.iter().any(|l| l
+            .trim_end()
+            .ends_with("SASL authentication failed: account suspended")),
+        "{texts:?}"
+    );
 }
 
 #[test]
