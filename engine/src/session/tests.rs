@@ -325,6 +325,39 @@ fn join_names_who_and_modes_track_members() {
 }
 
 #[test]
+fn the_topic_keeps_its_setter_and_set_time() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    t.feed(":rete!u@me JOIN #rete");
+    t.feed(":srv 332 rete #rete :the topic");
+    t.feed(":srv 333 rete #rete alice!a@ahost 1790000000");
+    let topic = |t: &T| {
+        let v = t.s.view();
+        let id = v.find_buffer(BufferKind::Channel, "#rete").unwrap().clone();
+        let c = v.channel(&id).unwrap();
+        (c.topic.clone(), c.topic_set_by.clone(), c.topic_set_at)
+    };
+    assert_eq!(
+        topic(&t),
+        (
+            Some("the topic".to_owned()),
+            Some("alice".to_owned()),
+            Some(UnixMillis(1_790_000_000_000))
+        )
+    );
+    // A TOPIC line sets it at the line's time.
+    t.feed("@time=2026-09-30T12:00:00.000Z :bob!b@bhost TOPIC #rete :new one");
+    let at = crate::timefmt::parse_server_time("2026-09-30T12:00:00.000Z");
+    assert_eq!(
+        topic(&t),
+        (Some("new one".to_owned()), Some("bob".to_owned()), at)
+    );
+    // A set time that is not a number is not invented.
+    t.feed(":srv 333 rete #rete carol 12:00");
+    assert_eq!(topic(&t).2, None);
+}
+
+#[test]
 fn messages_land_in_channel_and_query_buffers() {
     let mut t = T::new(config());
     t.register(OFFER);
