@@ -367,7 +367,7 @@ impl SessionState {
             return;
         }
         let delay = self.shared.backoff.lock().next_delay(&mut rand::rng());
-        self.shared.engine.lock().handle_connecting(now, true);
+        self.shared.engine.lock().handle_reconnecting_in(now, delay);
         self.drain(myself);
         let generation = self.generation;
         myself.send_after(delay, move || SessionMsg::Retry { generation });

@@ -74,6 +74,11 @@ impl<'a> SessionView<'a> {
         self.s.connection.registration_refused.as_deref()
     }
 
+    /// While reconnecting, the host's wait before its next attempt.
+    pub fn retry_in(&self) -> Option<std::time::Duration> {
+        self.s.connection.retry_in
+    }
+
     /// Why the last connection ended, when it did.
     pub fn last_error(&self) -> Option<&'a str> {
         self.s.connection.last_error.as_deref()

@@ -78,6 +78,11 @@ pub struct Connection {
     /// address banned, so the host does not reconnect after it; cleared when
     /// a connection opens.
     pub registration_refused: Option<String>,
+    /// While reconnecting: how long the host waits before the next attempt
+    /// (its backoff), so a person reads "reconnecting in 4 s". The host's
+    /// timer, not the engine's: the engine only reports it.
+    #[serde(skip)]
+    pub retry_in: Option<std::time::Duration>,
 }
 
 /// One IRC session. See the module docs for the input/output protocol.
@@ -184,12 +189,20 @@ impl Session {
     /// The transport is about to connect (or retry): records the state.
     pub fn handle_connecting(&mut self, now: Now, reconnect: bool) {
         self.now = now;
+        self.connection.retry_in = None;
         let state = if reconnect {
             ConnState::Reconnecting
         } else {
             ConnState::Connecting
         };
         self.set_state(state);
+    }
+
+    /// The connection was lost and the host tries again after `delay` (its
+    /// backoff): the state becomes reconnecting, and the view says when.
+    pub fn handle_reconnecting_in(&mut self, now: Now, delay: std::time::Duration) {
+        self.handle_connecting(now, true);
+        self.connection.retry_in = Some(delay);
     }
 
     /// The transport connected to `peer` (over TLS when the server's
@@ -205,6 +218,7 @@ impl Session {
         self.now = now;
         self.reset_connection_state(now.mono);
         self.connection.registration_refused = None;
+        self.connection.retry_in = None;
         self.set_state(ConnState::Connecting);
         match tls_fingerprint {
             Some(fp) => self.status(&format!(
@@ -219,6 +233,7 @@ impl Session {
     pub fn handle_disconnected(&mut self, now: Now, reason: &str) {
         self.now = now;
         let was_up = self.connection.state != ConnState::Disconnected;
+        self.connection.retry_in = None;
         self.connection.last_error = Some(reason.to_owned());
         self.note_closed_before_welcome();
         self.reset_connection_state(now.mono);

@@ -358,6 +358,30 @@ fn the_topic_keeps_its_setter_and_set_time() {
 }
 
 #[test]
+fn a_reconnect_says_the_hosts_delay_until_it_connects() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    t.events();
+    t.s.handle_disconnected(t.now, "connection reset");
+    assert_eq!(t.s.view().retry_in(), None);
+    t.s.handle_reconnecting_in(t.now, std::time::Duration::from_secs(4));
+    assert_eq!(t.s.view().state(), ConnState::Reconnecting);
+    assert_eq!(
+        t.s.view().retry_in(),
+        Some(std::time::Duration::from_secs(4))
+    );
+    assert!(t.events().contains(&Event::State(ConnState::Reconnecting)));
+    // The attempt starts: the wait is over.
+    t.connect();
+    assert_eq!(t.s.view().retry_in(), None);
+    // A person's /disconnect during the wait ends it too.
+    t.s.handle_disconnected(t.now, "gone");
+    t.s.handle_reconnecting_in(t.now, std::time::Duration::from_secs(8));
+    t.s.handle_disconnected(t.now, "the person disconnected");
+    assert_eq!(t.s.view().retry_in(), None);
+}
+
+#[test]
 fn messages_land_in_channel_and_query_buffers() {
     let mut t = T::new(config());
     t.register(OFFER);
