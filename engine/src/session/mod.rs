@@ -99,6 +99,10 @@ pub struct Session {
     pub(crate) users: Users,
     pub(crate) batches: Batches,
     pub(crate) who: WhoQueue,
+    /// The lag probe of this connection. Not serialized: a measurement of
+    /// the moment, not state to restore.
+    #[serde(skip)]
+    pub(crate) lag: crate::lag::Lag,
     /// The nick last chosen with `/nick` and confirmed by the server: tried
     /// first on the next connection, before the configured one.
     pub(crate) preferred_nick: Option<String>,
@@ -167,6 +171,7 @@ impl Session {
             users: Users::new(),
             batches: Batches::default(),
             who: WhoQueue::new(DEFAULT_WHOX_TOKEN, config.who_poll_interval_ms),
+            lag: crate::lag::Lag::default(),
             preferred_nick: None,
             requested_nick: None,
             wanted_channels,
@@ -234,6 +239,7 @@ impl Session {
         self.now = now;
         let was_up = self.connection.state != ConnState::Disconnected;
         self.connection.retry_in = None;
+        self.lag.stop();
         self.connection.last_error = Some(reason.to_owned());
         self.note_closed_before_welcome();
         self.reset_connection_state(now.mono);
@@ -280,6 +286,9 @@ impl Session {
             );
         }
         self.pump_who(now.mono);
+        if let Some(token) = self.lag.poll_probe(now.mono) {
+            self.send_urgent(OutLine::new("PING").param(&token));
+        }
     }
 
     /// One line from the server, without its CR LF.
@@ -308,7 +317,11 @@ impl Session {
                 let token = line.param(0).unwrap_or("");
                 self.send_urgent(OutLine::new("PONG").param(token));
             }
-            "PONG" => {}
+            // PONGs are never rows; the one answering our lag probe is measured.
+            "PONG" => {
+                let token = line.params().last().copied().unwrap_or("");
+                self.lag.on_pong(now.mono, token);
+            }
             "CAP" => self.on_cap(&line),
             "AUTHENTICATE" => self.on_authenticate(&line),
             "BATCH" => self.on_batch(&line),
@@ -351,15 +364,12 @@ impl Session {
     #[must_use]
     pub fn poll_timeout(&self, now: Mono) -> Option<Mono> {
         let flood = self.outbox.poll_timeout(now);
-        let who = if self.connection.state == ConnState::Connected {
-            self.who.poll_timeout(now)
+        let (who, lag) = if self.connection.state == ConnState::Connected {
+            (self.who.poll_timeout(now), self.lag.poll_timeout())
         } else {
-            None
+            (None, None)
         };
-        match (flood, who) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [flood, who, lag].into_iter().flatten().min()
     }
 
     /// An embedder's raw-out hook vetoed a line the engine produced.

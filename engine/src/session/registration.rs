@@ -371,6 +371,7 @@ impl Session {
         self.registration.step = RegStep::Registered;
         self.registration.cap_end_sent = true;
         self.outbox.refill();
+        self.lag.start(self.now.mono);
         self.set_state(ConnState::Connected);
         self.events.push_back(Event::Registered);
         self.push_server_reply("001", line);

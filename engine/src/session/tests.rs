@@ -382,6 +382,48 @@ fn a_reconnect_says_the_hosts_delay_until_it_connects() {
 }
 
 #[test]
+fn lag_is_probed_on_a_timer_and_its_pong_reaches_no_buffer() {
+    use crate::lag::PROBE_INTERVAL_MS;
+    let mut t = T::new(config());
+    t.register(OFFER);
+    t.sent();
+    let rows_before = t.server_texts().len();
+    assert_eq!(t.s.view().lag_ms(), None);
+    // (step, input, sent, lag)
+    let due = t.s.poll_timeout(t.now.mono).expect("a probe is scheduled");
+    assert!(due.ms_since(t.now.mono) <= PROBE_INTERVAL_MS);
+    t.tick(PROBE_INTERVAL_MS - 1);
+    t.s.handle_timeout(t.now);
+    assert!(t.sent().is_empty(), "not due yet");
+    t.tick(1);
+    t.s.handle_timeout(t.now);
+    assert_eq!(t.sent(), ["PING rete-lag-1"]);
+    t.tick(180);
+    t.feed(":srv PONG srv :rete-lag-1");
+    assert_eq!(t.s.view().lag_ms(), Some(180));
+    // A PONG that is not ours does not measure.
+    t.tick(20);
+    t.feed(":srv PONG srv :somebody-else");
+    assert_eq!(t.s.view().lag_ms(), Some(180));
+    // Neither PONG became a row.
+    assert_eq!(
+        t.server_texts().len(),
+        rows_before,
+        "{:?}",
+        t.server_texts()
+    );
+    // The next probe, unanswered, shows a growing lag; a disconnect clears it.
+    t.tick(PROBE_INTERVAL_MS);
+    t.s.handle_timeout(t.now);
+    assert_eq!(t.sent(), ["PING rete-lag-2"]);
+    t.tick(5_000);
+    t.feed(":srv NOTICE rete :still here");
+    assert_eq!(t.s.view().lag_ms(), Some(5_000));
+    t.s.handle_disconnected(t.now, "gone");
+    assert_eq!(t.s.view().lag_ms(), None);
+}
+
+#[test]
 fn messages_land_in_channel_and_query_buffers() {
     let mut t = T::new(config());
     t.register(OFFER);

@@ -143,6 +143,7 @@ pub async fn build(app: &App, ui: &mut Ui, area: Rect) -> (Screen, Vec<Entry>) {
                     let state =
                         (v.state() != ConnState::Connected).then(|| v.state().as_str().to_owned());
                     let joined = channel.is_none_or(|c| c.joined);
+                    let lag = v.lag_ms();
                     Some((
                         lines,
                         nicks,
@@ -156,12 +157,15 @@ pub async fn build(app: &App, ui: &mut Ui, area: Rect) -> (Screen, Vec<Entry>) {
                         used,
                         height,
                         joined,
+                        lag,
                     ))
                 })
                 .await
                 .ok()
                 .flatten();
-            if let Some((lines, nicks, title, nick, name, state, rows, height, joined)) = read {
+            if let Some((lines, nicks, title, nick, name, state, rows, height, joined, lag)) = read
+            {
+                screen.status.lag_ms = lag;
                 scrolled = rows;
                 screen.lines = lines;
                 screen.nicklist = nicks;
