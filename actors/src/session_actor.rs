@@ -48,6 +48,8 @@ pub struct SessionShared {
     pub(crate) connect: ConnectConfig,
     pub(crate) events: broadcast::Sender<SessionEvent>,
     pub(crate) hook: Option<Arc<dyn RawOutHook>>,
+    /// The raw tap: lines in and out, masked, for an observer when one is set.
+    pub(crate) raw: Arc<crate::raw_tap::RawTap>,
     /// The zero of the engine's monotonic clock.
     pub(crate) origin: Instant,
     /// True while the session should be connected (autoconnect or `/connect`,
@@ -241,7 +243,11 @@ impl Actor for SessionActor {
                 permit,
             } if generation == state.generation => {
                 let now = state.shared.now();
-                state.shared.engine.lock().handle_line(now, &line);
+                let shared = &state.shared;
+                shared
+                    .raw
+                    .see(&shared.id, crate::raw_tap::Direction::In, &line);
+                shared.engine.lock().handle_line(now, &line);
                 state.drain(&myself);
                 drop(permit);
             }
@@ -389,6 +395,10 @@ impl SessionState {
                 continue;
             }
             if let Some(wire) = &self.wire {
+                let shared = &self.shared;
+                shared
+                    .raw
+                    .see(&shared.id, crate::raw_tap::Direction::Out, &line);
                 let _ = wire.send(line);
             }
         }
