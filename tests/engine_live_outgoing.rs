@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::Result;
-use rete_actors::{RawOutHook, ReteOptions, Verdict};
+use rete_actors::{Direction, RawObserver, RawOutHook, ReteOptions, Verdict};
 use rete_engine::event::ConnState;
 use rete_engine::flood::FloodConfig;
 use rete_engine::ids::SessionId;
@@ -188,5 +188,76 @@ async fn a_burst_of_messages_arrives_complete_and_in_order() -> Result<()> {
         })
         .collect();
     assert_eq!(stored, expected);
+    Ok(())
+}
+
+/// Records what the raw tap hands over.
+#[derive(Default)]
+struct RawSeen(Mutex<Vec<(Direction, String)>>);
+
+impl RawObserver for RawSeen {
+    fn on_raw(&self, _: &SessionId, direction: Direction, line: &str) {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((direction, line.to_owned()));
+    }
+}
+
+impl RawSeen {
+    fn lines(&self) -> Vec<(Direction, String)> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_raw_tap_sees_lines_in_and_out_masked_and_nothing_once_cleared() -> Result<()> {
+    let ircd = Inspircd::start(InspircdConfig::new()).await?;
+    let port = ircd.port();
+    let mut config = session_config(ME);
+    config.channels = channels(&["#tap"]);
+    let mut bot = Bot::connect(port, "tapbot").await?;
+    bot.join("#tap").await?;
+    let seen = Arc::new(RawSeen::default());
+    let rete = rete_actors::Rete::start(ReteOptions::default()).await?;
+    rete.set_raw_observer(Some(seen.clone()));
+    let handle = rete.add_session(spec(config, plain(port))).await?;
+    sees_us_join(&mut bot, "#tap").await?;
+
+    let sender = handle.sender();
+    sender
+        .command(|c| c.privmsg("NickServ", "IDENTIFY hunter2-tap"))
+        .await?;
+    sender.command(|c| c.privmsg("#tap", "tapped")).await?;
+    bot.wait_for(|l| l.contains("PRIVMSG #tap :tapped"), DEFAULT_TIMEOUT)
+        .await?;
+    let lines = seen.lines();
+    let has = |d: Direction, f: &dyn Fn(&str) -> bool| lines.iter().any(|(x, l)| *x == d && f(l));
+    assert!(
+        has(Direction::Out, &|l| l.starts_with("NICK ")),
+        "{lines:#?}"
+    );
+    assert!(has(Direction::In, &|l| l.contains(" 001 ")), "{lines:#?}");
+    assert!(
+        has(Direction::Out, &|l| l == "PRIVMSG #tap tapped"),
+        "{lines:#?}"
+    );
+    assert!(
+        has(Direction::Out, &|l| l
+            .starts_with("PRIVMSG NickServ :IDENTIFY ")),
+        "{lines:#?}"
+    );
+    assert!(
+        !lines.iter().any(|(_, l)| l.contains("hunter2-tap")),
+        "a secret reached the tap unmasked: {lines:#?}"
+    );
+
+    // Cleared: the next lines are not handed over.
+    rete.set_raw_observer(None);
+    let before = seen.lines().len();
+    sender.command(|c| c.privmsg("#tap", "untapped")).await?;
+    bot.wait_for(|l| l.contains("PRIVMSG #tap :untapped"), DEFAULT_TIMEOUT)
+        .await?;
+    assert_eq!(seen.lines().len(), before, "{:#?}", seen.lines());
     Ok(())
 }

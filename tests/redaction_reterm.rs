@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{bail, ensure, Context, Result};
-use support::cli_tests_reterm::{parse_row, RetermProcess};
+use support::cli_tests_reterm::{parse_row, state_of, RetermProcess};
 use support::{Atheme, Bot, Inspircd, InspircdConfig, Msg};
 use tempfile::TempDir;
 use tokio::time::Instant;
@@ -92,7 +92,7 @@ async fn identify_is_masked_on_screen_and_in_transcripts_but_reaches_nickserv() 
     let home = home_with_config(ircd.port())?;
     let mut reterm = RetermProcess::spawn(home.path(), &[])?;
     reterm
-        .wait_for_line(|l| l == format!("[{NET}] -!- connected"), WAIT)
+        .wait_for_line(|l| state_of(l, NET) == Some("connected"), WAIT)
         .await?;
 
     reterm

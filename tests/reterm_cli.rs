@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{ensure, Context, Result};
-use support::cli_tests_reterm::{clock_is_near_now, parse_row, reterm_command, RetermProcess};
+use support::cli_tests_reterm::{
+    clock_is_near_now, parse_row, reterm_command, state_of, RetermProcess,
+};
 use support::{Bot, Inspircd, InspircdConfig, Msg};
 use tempfile::TempDir;
 
@@ -181,7 +183,7 @@ async fn start_session_with(server: InspircdConfig) -> Result<Session> {
     let home = home_with_config(&network_config(ircd.port(), &["#rete"]))?;
     let mut reterm = RetermProcess::spawn(home.path(), &[])?;
     reterm
-        .wait_for_line(|l| l == format!("[{NET}] -!- connected"), WAIT)
+        .wait_for_line(|l| state_of(l, NET) == Some("connected"), WAIT)
         .await?;
     // Printed after the buffer opened, so the focus has moved to #rete by now.
     reterm.wait_for_line(own_join_row("#rete"), WAIT).await?;
@@ -591,11 +593,15 @@ async fn survives_a_server_restart() -> Result<()> {
     ircd.stop();
     drop(bot);
     reterm
-        .wait_for_line(|l| l == format!("[{NET}] -!- disconnected"), WAIT)
+        .wait_for_line(|l| state_of(l, NET) == Some("disconnected"), WAIT)
         .await?;
-    reterm
-        .wait_for_line(|l| l == format!("[{NET}] -!- reconnecting"), WAIT)
+    let reconnecting = reterm
+        .wait_for_line(
+            |l| state_of(l, NET).is_some_and(|s| s.starts_with("reconnecting")),
+            WAIT,
+        )
         .await?;
+    assert_reconnect_line(&reconnecting);
     // Three failed attempts while the server is down push the next retry 4-8 s out, so the
     // new bot is in #rete before reterm comes back and sees its JOIN (not only NAMES).
     let mut failures = reterm
@@ -617,7 +623,7 @@ async fn survives_a_server_restart() -> Result<()> {
     bot.join("#rete").await?;
     reterm
         .wait_for_line(
-            |l| l == format!("[{NET}] -!- connected"),
+            |l| state_of(l, NET) == Some("connected"),
             Duration::from_secs(30),
         )
         .await?;
@@ -635,6 +641,19 @@ async fn survives_a_server_restart() -> Result<()> {
     bot.wait_for(privmsg_from_reterm("#rete", "glad to be back"), BOT_WAIT)
         .await?;
     Ok(())
+}
+
+/// A reconnecting line says when (now) and the wait before the next
+/// attempt, in whole seconds within the session's backoff.
+fn assert_reconnect_line(line: &str) {
+    let clock = line.get(NET.len() + 3..NET.len() + 11).unwrap_or_default();
+    assert!(clock_is_near_now(clock, Duration::from_secs(120)), "{line}");
+    let secs: u64 = state_of(line, NET)
+        .and_then(|s| s.strip_prefix("reconnecting in "))
+        .and_then(|s| s.strip_suffix(" s"))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no delay in {line:?}"));
+    assert!((1..=300).contains(&secs), "{line}");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -657,9 +676,13 @@ async fn unreachable_server_is_reported_and_retried() -> Result<()> {
         reason.to_ascii_lowercase().contains("refused"),
         "reason does not say why: {first}"
     );
-    reterm
-        .wait_for_line(|l| l == format!("[{NET}] -!- reconnecting"), WAIT)
+    let reconnecting = reterm
+        .wait_for_line(
+            |l| state_of(l, NET).is_some_and(|s| s.starts_with("reconnecting")),
+            WAIT,
+        )
         .await?;
+    assert_reconnect_line(&reconnecting);
     // A second attempt fails the same way: reterm keeps trying.
     let second = reterm.wait_for_line(is_disconnect_row, WAIT).await?;
     assert!(second.to_ascii_lowercase().contains("refused"), "{second}");
@@ -668,7 +691,7 @@ async fn unreachable_server_is_reported_and_retried() -> Result<()> {
         !reterm
             .lines()
             .iter()
-            .any(|l| l == &format!("[{NET}] -!- connected")),
+            .any(|l| state_of(l, NET) == Some("connected")),
         "connected to nothing?"
     );
 

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{ensure, Context, Result};
-use support::cli_tests_reterm::{parse_row, reterm_command, RetermProcess};
+use support::cli_tests_reterm::{parse_row, reterm_command, state_of, RetermProcess};
 use support::{Bot, Inspircd, InspircdConfig, Msg};
 use tempfile::TempDir;
 
@@ -167,7 +167,7 @@ async fn commands_that_do_nothing_say_so() -> Result<()> {
         .await?;
     reterm.send("/disconnect").await?;
     reterm
-        .wait_for_line(|l| l == format!("[{NET}] -!- disconnected"), WAIT)
+        .wait_for_line(|l| state_of(l, NET) == Some("disconnected"), WAIT)
         .await?;
     reterm.send("/disconnect").await?;
     reterm

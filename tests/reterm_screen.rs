@@ -76,6 +76,12 @@ async fn full_screen_session() -> Result<()> {
             WAIT,
         )
         .await?;
+    // The title names the setter and the date the server gave (333).
+    let year = chrono::Local::now().format(" %Y ").to_string();
+    ensure!(
+        rows[0].starts_with("#one: welcome to one (set by alice, ") && rows[0].contains(&year),
+        "title: {rows:#?}"
+    );
     ensure!(status(&rows).contains("[3:test/#one]"), "status: {rows:#?}");
     ensure!(status(&rows).contains("[rt]"), "status: {rows:#?}");
     // The nick list pane, ops first.

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{bail, ensure, Context, Result};
-use support::cli_tests_reterm::{parse_row, RetermProcess};
+use support::cli_tests_reterm::{parse_row, state_of, RetermProcess};
 use support::ports::free_port;
 use support::{Bot, Inspircd, InspircdConfig, Msg};
 use tempfile::TempDir;
@@ -167,7 +167,7 @@ async fn start_session(top: &str, net: &str, channel: &str) -> Result<Session> {
     let home = home_with_config(&config(top, net, ircd.port(), &[channel]))?;
     let mut reterm = RetermProcess::spawn(home.path(), &[])?;
     reterm
-        .wait_for_line(|l| l == format!("[{net}] -!- connected"), WAIT)
+        .wait_for_line(|l| state_of(l, &net) == Some("connected"), WAIT)
         .await?;
     reterm.wait_for_line(own_join(net, channel), WAIT).await?;
     bot.wait_for(

@@ -57,6 +57,7 @@
 mod capabilities;
 mod connection;
 pub mod hook;
+pub mod raw_tap;
 pub mod rete;
 mod session_actor;
 mod supervisor;
@@ -64,6 +65,7 @@ mod supervisor;
 pub use capabilities::{ReadOnlySessions, SendingSessions};
 pub use connection::MAX_LINES_IN_FLIGHT;
 pub use hook::{RawOutHook, Verdict};
+pub use raw_tap::{Direction, RawObserver};
 pub use rete::{
     Rete, ReteError, ReteOptions, SessionHandle, SessionReader, SessionSender, SessionSpec,
 };

@@ -74,6 +74,7 @@ pub struct Rete {
     events: broadcast::Sender<SessionEvent>,
     origin: Instant,
     hook: Option<Arc<dyn RawOutHook>>,
+    raw: Arc<crate::raw_tap::RawTap>,
     join: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
@@ -90,8 +91,16 @@ impl Rete {
             events,
             origin: Instant::now(),
             hook: options.raw_out_hook,
+            raw: Arc::default(),
             join: Mutex::new(Some(join)),
         })
+    }
+
+    /// Sets (or, with `None`, clears) the observer of every session's raw
+    /// lines in and out, masked with `rete_redact::mask_line`. While none
+    /// is set a line costs one atomic load: nothing is masked or copied.
+    pub fn set_raw_observer(&self, observer: Option<Arc<dyn crate::raw_tap::RawObserver>>) {
+        self.raw.set(observer);
     }
 
     /// Adds a session (connecting it when `autoconnect`).
@@ -102,6 +111,7 @@ impl Rete {
             connect: spec.connect,
             events: self.events.clone(),
             hook: self.hook.clone(),
+            raw: self.raw.clone(),
             origin: self.origin,
             wants_connection: Mutex::new(spec.autoconnect),
             backoff: Mutex::new(spec.reconnect),

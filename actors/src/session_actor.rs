@@ -48,6 +48,8 @@ pub struct SessionShared {
     pub(crate) connect: ConnectConfig,
     pub(crate) events: broadcast::Sender<SessionEvent>,
     pub(crate) hook: Option<Arc<dyn RawOutHook>>,
+    /// The raw tap: lines in and out, masked, for an observer when one is set.
+    pub(crate) raw: Arc<crate::raw_tap::RawTap>,
     /// The zero of the engine's monotonic clock.
     pub(crate) origin: Instant,
     /// True while the session should be connected (autoconnect or `/connect`,
@@ -241,7 +243,11 @@ impl Actor for SessionActor {
                 permit,
             } if generation == state.generation => {
                 let now = state.shared.now();
-                state.shared.engine.lock().handle_line(now, &line);
+                let shared = &state.shared;
+                shared
+                    .raw
+                    .see(&shared.id, crate::raw_tap::Direction::In, &line);
+                shared.engine.lock().handle_line(now, &line);
                 state.drain(&myself);
                 drop(permit);
             }
@@ -366,7 +372,7 @@ impl SessionState {
             return;
         }
         let delay = self.shared.backoff.lock().next_delay(&mut rand::rng());
-        self.shared.engine.lock().handle_connecting(now, true);
+        self.shared.engine.lock().handle_reconnecting_in(now, delay);
         self.drain(myself);
         let generation = self.generation;
         myself.send_after(delay, move || SessionMsg::Retry { generation });
@@ -388,6 +394,10 @@ impl SessionState {
                 continue;
             }
             if let Some(wire) = &self.wire {
+                let shared = &self.shared;
+                shared
+                    .raw
+                    .see(&shared.id, crate::raw_tap::Direction::Out, &line);
                 let _ = wire.send(line);
             }
         }

@@ -26,6 +26,7 @@ pub mod event;
 pub mod flood;
 pub mod ids;
 pub mod isupport;
+pub mod lag;
 pub mod line;
 pub mod members;
 pub mod row;

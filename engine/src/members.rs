@@ -45,6 +45,10 @@ pub struct Channel {
     pub topic: Option<String>,
     /// Who set the topic, when known.
     pub topic_set_by: Option<String>,
+    /// When the topic was set (RPL_TOPICWHOTIME on join, or the TOPIC
+    /// line's time), when known.
+    #[serde(default)]
+    pub topic_set_at: Option<crate::clock::UnixMillis>,
     /// Members by case-folded nick, so iteration is sorted.
     pub members: BTreeMap<String, Membership>,
     /// NAMES replies being collected until RPL_ENDOFNAMES replaces `members`.

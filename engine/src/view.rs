@@ -74,6 +74,17 @@ impl<'a> SessionView<'a> {
         self.s.connection.registration_refused.as_deref()
     }
 
+    /// The server's lag in milliseconds as of the latest input: the last
+    /// probe's round trip, or how long an unanswered one has been out.
+    pub fn lag_ms(&self) -> Option<u64> {
+        self.s.lag.current_ms(self.s.now.mono)
+    }
+
+    /// While reconnecting, the host's wait before its next attempt.
+    pub fn retry_in(&self) -> Option<std::time::Duration> {
+        self.s.connection.retry_in
+    }
+
     /// Why the last connection ended, when it did.
     pub fn last_error(&self) -> Option<&'a str> {
         self.s.connection.last_error.as_deref()

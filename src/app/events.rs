@@ -3,12 +3,12 @@
 //! buffer (full screen); a topic or member list someone asked for is shown;
 //! state changes are said.
 
-use super::render::render_row;
+use super::render::{render_row, state_line};
 use super::transcript::Target;
 use super::{say, App, Mode};
 use rete_actors::SessionEvent;
 use rete_engine::buffer::BufferKind;
-use rete_engine::event::Event;
+use rete_engine::event::{ConnState, Event};
 use rete_engine::ids::BufferId;
 use rete_engine::row::Payload;
 use reterm::client::activity::{level_of, Level};
@@ -156,7 +156,20 @@ pub async fn on_event(app: &mut App, event: SessionEvent) -> Noted {
             }
         }
         Event::State(state) => {
-            say(&format!("[{network}] -!- {}", state.as_str()));
+            let retry_in = if state == ConnState::Reconnecting {
+                app.networks[index]
+                    .session
+                    .reader()
+                    .read(|v| v.retry_in())
+                    .await
+                    .ok()
+                    .flatten()
+            } else {
+                None
+            };
+            // Full-screen rows carry their time already; a line-mode line says it.
+            let clock = (app.mode == Mode::Line).then(super::render::clock_now);
+            say(&state_line(&network, clock.as_deref(), state, retry_in));
             Noted::Changed
         }
         Event::BufferOpened(buffer) => {

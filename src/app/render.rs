@@ -64,6 +64,29 @@ pub fn render_row(network: &str, buffer_name: &str, kind: BufferKind, row: &Row)
     format!("[{}] {where_} {clock}{history} {body}", escape(network))
 }
 
+/// A connection-state line: `[net] 12:00:01 -!- reconnecting in 4 s`, the
+/// time left out where the frontend shows one, the wait said while a retry
+/// is pending (rounded up: "in 0 s" would be a lie).
+pub fn state_line(
+    network: &str,
+    clock: Option<&str>,
+    state: rete_engine::event::ConnState,
+    retry_in: Option<std::time::Duration>,
+) -> String {
+    let mut line = format!("[{}] ", escape(network));
+    if let Some(clock) = clock {
+        line.push_str(clock);
+        line.push(' ');
+    }
+    line.push_str("-!- ");
+    line.push_str(state.as_str());
+    if let Some(wait) = retry_in {
+        let secs = wait.as_millis().div_ceil(1000).max(1);
+        line.push_str(&format!(" in {secs} s"));
+    }
+    line
+}
+
 /// The time now as rows print it (`HH:MM:SS`, UTC).
 pub fn clock_now() -> String {
     let ms = std::time::SystemTime::now()
@@ -91,6 +114,29 @@ pub fn escape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn state_lines_say_the_time_and_the_wait() {
+        use rete_engine::event::ConnState;
+        use std::time::Duration;
+        assert_eq!(
+            state_line("net", Some("12:00:01"), ConnState::Connected, None),
+            "[net] 12:00:01 -!- connected"
+        );
+        assert_eq!(
+            state_line(
+                "net",
+                None,
+                ConnState::Reconnecting,
+                Some(Duration::from_millis(3_200))
+            ),
+            "[net] -!- reconnecting in 4 s"
+        );
+        assert_eq!(
+            state_line("net", None, ConnState::Reconnecting, Some(Duration::ZERO)),
+            "[net] -!- reconnecting in 1 s"
+        );
+    }
     use rete_engine::clock::UnixMillis;
 
     fn row(from: &str, payload: Payload) -> Row {

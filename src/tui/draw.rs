@@ -67,6 +67,14 @@ pub fn status_line(s: &Status) -> Line<'static> {
     if let Some(state) = &s.state {
         spans.push(Span::raw(format!(" ({state})")));
     }
+    if let Some(ms) = s.lag_ms {
+        // irssi's habit: seconds with two decimals.
+        spans.push(Span::raw(format!(
+            " [Lag: {}.{:02}]",
+            ms / 1000,
+            ms % 1000 / 10
+        )));
+    }
     if !s.activity.is_empty() {
         spans.push(Span::raw(" [Act: "));
         for (i, (n, level)) in s.activity.iter().enumerate() {
@@ -262,6 +270,19 @@ mod tests {
             activity_style(Level::Events),
             activity_style(Level::Message)
         );
+    }
+
+    #[test]
+    fn the_status_bar_shows_the_lag() {
+        let mut s = base();
+        s.status.lag_ms = Some(1_234);
+        let mut t = terminal(60, 6);
+        t.draw(|f| draw(f, &s)).unwrap();
+        let text = screen_text(&t);
+        assert!(text[4].contains("[2:test/#rete] [Lag: 1.23]"), "{text:?}");
+        s.status.lag_ms = None;
+        t.draw(|f| draw(f, &s)).unwrap();
+        assert!(!screen_text(&t)[4].contains("Lag"), "unmeasured: not shown");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! # Layout
 //! - `look.rs`: display settings (time format, mIRC formatting, highlight words).
 //! - `rows.rs`: one engine row as a styled line.
+//! - `title.rs`: the title line (a topic with its setter and date).
 //! - `wrap.rs`: splitting a styled line at the terminal width, by display width.
 //! - `lines.rs`: the visible part of a buffer, with scrollback, the unread
 //!   marker and day-changed lines.
@@ -21,4 +22,5 @@ pub mod model;
 pub mod pace;
 pub mod paste;
 pub mod rows;
+pub mod title;
 pub mod wrap;

@@ -40,6 +40,8 @@ pub struct Status {
     pub label: String,
     /// Connection state when not connected.
     pub state: Option<String>,
+    /// The server's lag in milliseconds, once measured (the engine's probe).
+    pub lag_ms: Option<u64>,
     /// Buffers with activity: (number, level), in number order.
     pub activity: Vec<(usize, Level)>,
     /// The view is scrolled back: rows are hidden below.

@@ -294,3 +294,20 @@ pub fn clock_is_near_now(clock: &str, slack: Duration) -> bool {
     let diff = shown.abs_diff(now);
     diff.min(86_400 - diff.min(86_400)) <= slack.as_secs()
 }
+
+/// The state a line-mode connection-state line of `net` says
+/// (`[net] HH:MM:SS -!- reconnecting in 4 s` gives `reconnecting in 4 s`),
+/// checking its clock is a time of day; `None` for any other line.
+pub fn state_of<'a>(line: &'a str, net: &str) -> Option<&'a str> {
+    let rest = line
+        .strip_prefix('[')?
+        .strip_prefix(net)?
+        .strip_prefix("] ")?;
+    let (clock, state) = rest.split_once(" -!- ")?;
+    let clock_ok = clock.len() == 8
+        && clock.char_indices().all(|(i, c)| match i {
+            2 | 5 => c == ':',
+            _ => c.is_ascii_digit(),
+        });
+    clock_ok.then_some(state)
+}

@@ -375,11 +375,6 @@ impl Session {
         let setter = line.source_nick().unwrap_or("");
         let key = self.fold(chan);
         let buffer = self.channel_buffer(chan);
-        if let Some(channel) = self.channels.get_mut(&key) {
-            channel.topic = Some(topic.to_owned());
-            channel.topic_set_by = Some(setter.to_owned());
-        }
-        self.events.push_back(Event::Topic(buffer.clone()));
         let row = self.row_for(
             line,
             setter,
@@ -387,6 +382,12 @@ impl Session {
                 topic: topic.into(),
             },
         );
+        if let Some(channel) = self.channels.get_mut(&key) {
+            channel.topic = Some(topic.to_owned());
+            channel.topic_set_by = Some(setter.to_owned());
+            channel.topic_set_at = Some(row.time);
+        }
+        self.events.push_back(Event::Topic(buffer.clone()));
         self.push_row(&buffer, row);
     }
 
@@ -485,13 +486,20 @@ impl Session {
                     self.events.push_back(Event::Topic(id.clone()));
                 }
             }
+            // RPL_TOPICWHOTIME: <me> <chan> <setter> <set time in Unix seconds>
             "333" => {
                 let (Some(chan), Some(setter)) = (line.param(1), line.param(2)) else {
                     return;
                 };
+                let set_at = line
+                    .param(3)
+                    .and_then(|t| t.parse::<i64>().ok())
+                    .and_then(|secs| secs.checked_mul(1000))
+                    .map(crate::clock::UnixMillis);
                 let key = self.fold(chan);
                 if let Some(c) = self.channels.get_mut(&key) {
                     c.topic_set_by = Some(split_mask(setter).0.to_owned());
+                    c.topic_set_at = set_at;
                 }
             }
             "353" => self.on_names(line),

@@ -79,6 +79,11 @@ pub struct Connection {
     /// address banned, so the host does not reconnect after it; cleared when
     /// a connection opens.
     pub registration_refused: Option<String>,
+    /// While reconnecting: how long the host waits before the next attempt
+    /// (its backoff), so a person reads "reconnecting in 4 s". The host's
+    /// timer, not the engine's: the engine only reports it.
+    #[serde(skip)]
+    pub retry_in: Option<std::time::Duration>,
 }
 
 /// One IRC session. See the module docs for the input/output protocol.
@@ -95,6 +100,10 @@ pub struct Session {
     pub(crate) users: Users,
     pub(crate) batches: Batches,
     pub(crate) who: WhoQueue,
+    /// The lag probe of this connection. Not serialized: a measurement of
+    /// the moment, not state to restore.
+    #[serde(skip)]
+    pub(crate) lag: crate::lag::Lag,
     /// The nick last chosen with `/nick` and confirmed by the server: tried
     /// first on the next connection, before the configured one.
     pub(crate) preferred_nick: Option<String>,
@@ -164,6 +173,7 @@ impl Session {
             users: Users::new(),
             batches: Batches::default(),
             who: WhoQueue::new(DEFAULT_WHOX_TOKEN, config.who_poll_interval_ms),
+            lag: crate::lag::Lag::default(),
             preferred_nick: None,
             requested_nick: None,
             wanted_channels,
@@ -186,12 +196,20 @@ impl Session {
     /// The transport is about to connect (or retry): records the state.
     pub fn handle_connecting(&mut self, now: Now, reconnect: bool) {
         self.now = now;
+        self.connection.retry_in = None;
         let state = if reconnect {
             ConnState::Reconnecting
         } else {
             ConnState::Connecting
         };
         self.set_state(state);
+    }
+
+    /// The connection was lost and the host tries again after `delay` (its
+    /// backoff): the state becomes reconnecting, and the view says when.
+    pub fn handle_reconnecting_in(&mut self, now: Now, delay: std::time::Duration) {
+        self.handle_connecting(now, true);
+        self.connection.retry_in = Some(delay);
     }
 
     /// The transport connected to `peer` (over TLS when the server's
@@ -207,6 +225,7 @@ impl Session {
         self.now = now;
         self.reset_connection_state(now.mono);
         self.connection.registration_refused = None;
+        self.connection.retry_in = None;
         self.set_state(ConnState::Connecting);
         match tls_fingerprint {
             Some(fp) => self.status(&format!(
@@ -221,6 +240,8 @@ impl Session {
     pub fn handle_disconnected(&mut self, now: Now, reason: &str) {
         self.now = now;
         let was_up = self.connection.state != ConnState::Disconnected;
+        self.connection.retry_in = None;
+        self.lag.stop();
         self.connection.last_error = Some(reason.to_owned());
         self.note_closed_before_welcome();
         self.reset_connection_state(now.mono);
@@ -262,6 +283,9 @@ impl Session {
             );
         }
         self.pump_who(now.mono);
+        if let Some(token) = self.lag.poll_probe(now.mono) {
+            self.send_urgent(OutLine::new("PING").param(&token));
+        }
     }
 
     /// One line from the server, without its CR LF.
@@ -290,7 +314,11 @@ impl Session {
                 let token = line.param(0).unwrap_or("");
                 self.send_urgent(OutLine::new("PONG").param(token));
             }
-            "PONG" => {}
+            // PONGs are never rows; the one answering our lag probe is measured.
+            "PONG" => {
+                let token = line.params().last().copied().unwrap_or("");
+                self.lag.on_pong(now.mono, token);
+            }
             "CAP" => self.on_cap(&line),
             "AUTHENTICATE" => self.on_authenticate(&line),
             "BATCH" => self.on_batch(&line),
@@ -335,15 +363,12 @@ impl Session {
     #[must_use]
     pub fn poll_timeout(&self, now: Mono) -> Option<Mono> {
         let flood = self.outbox.poll_timeout(now);
-        let who = if self.connection.state == ConnState::Connected {
-            self.who.poll_timeout(now)
+        let (who, lag) = if self.connection.state == ConnState::Connected {
+            (self.who.poll_timeout(now), self.lag.poll_timeout())
         } else {
-            None
+            (None, None)
         };
-        match (flood, who) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [flood, who, lag].into_iter().flatten().min()
     }
 
     /// An embedder's raw-out hook vetoed a line the engine produced.

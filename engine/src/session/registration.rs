@@ -311,7 +311,7 @@ impl Session {
     fn sasl_failed(&mut self, why: &str) {
         self.sasl.outcome = SaslOutcome::Failed(why.to_owned());
         self.sasl.client = None;
-        self.status(&format!("SASL authentication failed: {why}"));
+        self.status(&sasl_failure_line(why));
         self.end_cap();
     }
 
@@ -371,6 +371,7 @@ impl Session {
         self.registration.step = RegStep::Registered;
         self.registration.cap_end_sent = true;
         self.outbox.refill();
+        self.lag.start(self.now.mono);
         self.set_state(ConnState::Connected);
         self.events.push_back(Event::Registered);
         self.push_server_reply("001", line);
@@ -543,5 +544,24 @@ impl Session {
             self.events.push_back(Event::BufferOpened(id.clone()));
         }
         id
+    }
+}
+
+/// The status line for a failed SASL exchange. Servers commonly give 904
+/// the text "SASL authentication failed" itself; prefixing it again read
+/// "SASL authentication failed: SASL authentication failed", so a reason
+/// that repeats the prefix keeps only what it adds.
+fn sasl_failure_line(why: &str) -> String {
+    const PREFIX: &str = "SASL authentication failed";
+    let why = why.trim();
+    let rest = match why.get(..PREFIX.len()) {
+        Some(head) if head.eq_ignore_ascii_case(PREFIX) => why[PREFIX.len()..]
+            .trim_start_matches(|c: char| c == ':' || c == '-' || c == '.' || c.is_whitespace()),
+        _ => why,
+    };
+    if rest.is_empty() {
+        PREFIX.to_owned()
+    } else {
+        format!("{PREFIX}: {rest}")
     }
 }

@@ -241,13 +241,40 @@ fn sasl_failure_is_reported_and_registration_continues() {
     t.feed(":srv 001 rete :Welcome");
     assert_eq!(t.s.view().state(), ConnState::Connected);
     let texts = t.server_texts();
+    // The server's 904 text repeats our prefix: it is said once.
     assert!(
         texts
+            .iter()
+            .any(|l| l.trim_end().ends_with("SASL authentication failed")),
+        "{texts:?}"
+    );
+    assert!(
+        !texts
             .iter()
             .any(|l| l.contains("SASL authentication failed: SASL authentication failed")),
         "{texts:?}"
     );
     assert!(!texts.iter().any(|l| l.contains("s3cret-pw")));
+}
+
+#[test]
+fn a_sasl_failure_reason_that_adds_something_keeps_it() {
+    let mut t = T::new(sasl_config(Mechanism::Plain));
+    t.connect();
+    t.feed(":srv CAP * LS :sasl");
+    t.sent();
+    t.feed(":srv CAP * ACK :sasl");
+    t.sent();
+    t.feed("AUTHENTICATE +");
+    t.sent();
+    t.feed(":srv 904 rete :SASL authentication failed: account suspended");
+    let texts = t.server_texts();
+    assert!(
+        texts.iter().any(|l| l
+            .trim_end()
+            .ends_with("SASL authentication failed: account suspended")),
+        "{texts:?}"
+    );
 }
 
 #[test]
@@ -295,6 +322,105 @@ fn join_names_who_and_modes_track_members() {
     assert_eq!(nicks, vec!["alice", "rete"]);
     let kinds: Vec<Kind> = v.buffer(&id).unwrap().display().map(|r| r.kind()).collect();
     assert_eq!(kinds, vec![Kind::Join, Kind::Mode, Kind::Nick, Kind::Kick]);
+}
+
+#[test]
+fn the_topic_keeps_its_setter_and_set_time() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    t.feed(":rete!u@me JOIN #rete");
+    t.feed(":srv 332 rete #rete :the topic");
+    t.feed(":srv 333 rete #rete alice!a@ahost 1790000000");
+    let topic = |t: &T| {
+        let v = t.s.view();
+        let id = v.find_buffer(BufferKind::Channel, "#rete").unwrap().clone();
+        let c = v.channel(&id).unwrap();
+        (c.topic.clone(), c.topic_set_by.clone(), c.topic_set_at)
+    };
+    assert_eq!(
+        topic(&t),
+        (
+            Some("the topic".to_owned()),
+            Some("alice".to_owned()),
+            Some(UnixMillis(1_790_000_000_000))
+        )
+    );
+    // A TOPIC line sets it at the line's time.
+    t.feed("@time=2026-09-30T12:00:00.000Z :bob!b@bhost TOPIC #rete :new one");
+    let at = crate::timefmt::parse_server_time("2026-09-30T12:00:00.000Z");
+    assert_eq!(
+        topic(&t),
+        (Some("new one".to_owned()), Some("bob".to_owned()), at)
+    );
+    // A set time that is not a number is not invented.
+    t.feed(":srv 333 rete #rete carol 12:00");
+    assert_eq!(topic(&t).2, None);
+}
+
+#[test]
+fn a_reconnect_says_the_hosts_delay_until_it_connects() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    t.events();
+    t.s.handle_disconnected(t.now, "connection reset");
+    assert_eq!(t.s.view().retry_in(), None);
+    t.s.handle_reconnecting_in(t.now, std::time::Duration::from_secs(4));
+    assert_eq!(t.s.view().state(), ConnState::Reconnecting);
+    assert_eq!(
+        t.s.view().retry_in(),
+        Some(std::time::Duration::from_secs(4))
+    );
+    assert!(t.events().contains(&Event::State(ConnState::Reconnecting)));
+    // The attempt starts: the wait is over.
+    t.connect();
+    assert_eq!(t.s.view().retry_in(), None);
+    // A person's /disconnect during the wait ends it too.
+    t.s.handle_disconnected(t.now, "gone");
+    t.s.handle_reconnecting_in(t.now, std::time::Duration::from_secs(8));
+    t.s.handle_disconnected(t.now, "the person disconnected");
+    assert_eq!(t.s.view().retry_in(), None);
+}
+
+#[test]
+fn lag_is_probed_on_a_timer_and_its_pong_reaches_no_buffer() {
+    use crate::lag::PROBE_INTERVAL_MS;
+    let mut t = T::new(config());
+    t.register(OFFER);
+    t.sent();
+    let rows_before = t.server_texts().len();
+    assert_eq!(t.s.view().lag_ms(), None);
+    // (step, input, sent, lag)
+    let due = t.s.poll_timeout(t.now.mono).expect("a probe is scheduled");
+    assert!(due.ms_since(t.now.mono) <= PROBE_INTERVAL_MS);
+    t.tick(PROBE_INTERVAL_MS - 1);
+    t.s.handle_timeout(t.now);
+    assert!(t.sent().is_empty(), "not due yet");
+    t.tick(1);
+    t.s.handle_timeout(t.now);
+    assert_eq!(t.sent(), ["PING rete-lag-1"]);
+    t.tick(180);
+    t.feed(":srv PONG srv :rete-lag-1");
+    assert_eq!(t.s.view().lag_ms(), Some(180));
+    // A PONG that is not ours does not measure.
+    t.tick(20);
+    t.feed(":srv PONG srv :somebody-else");
+    assert_eq!(t.s.view().lag_ms(), Some(180));
+    // Neither PONG became a row.
+    assert_eq!(
+        t.server_texts().len(),
+        rows_before,
+        "{:?}",
+        t.server_texts()
+    );
+    // The next probe, unanswered, shows a growing lag; a disconnect clears it.
+    t.tick(PROBE_INTERVAL_MS);
+    t.s.handle_timeout(t.now);
+    assert_eq!(t.sent(), ["PING rete-lag-2"]);
+    t.tick(5_000);
+    t.feed(":srv NOTICE rete :still here");
+    assert_eq!(t.s.view().lag_ms(), Some(5_000));
+    t.s.handle_disconnected(t.now, "gone");
+    assert_eq!(t.s.view().lag_ms(), None);
 }
 
 #[test]

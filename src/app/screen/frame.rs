@@ -16,6 +16,7 @@ use reterm::client::names::listed;
 use reterm::tui::lines::{visible_filled, with_notes, Viewport};
 use reterm::tui::model::{areas, InputLine, Screen};
 use reterm::tui::paste::question;
+use reterm::tui::title::{channel_title, Topic};
 use std::collections::HashMap;
 
 /// The title of reterm's own buffer.
@@ -127,9 +128,14 @@ pub async fn build(app: &App, ui: &mut Ui, area: Rect) -> (Screen, Vec<Entry>) {
                     } else {
                         None
                     };
-                    let title = match (b.kind(), channel.and_then(|c| c.topic.clone())) {
-                        (BufferKind::Channel, Some(topic)) if !topic.is_empty() => {
-                            format!("{}: {}", b.name(), rete_redact::display_escape(&topic))
+                    let title = match (b.kind(), channel) {
+                        (BufferKind::Channel, Some(c)) => {
+                            let topic = Topic {
+                                text: c.topic.as_deref(),
+                                set_by: c.topic_set_by.as_deref(),
+                                set_at: c.topic_set_at,
+                            };
+                            channel_title(b.name(), &topic, &look)
                         }
                         (BufferKind::Server, _) => format!("{} (server)", b.name()),
                         _ => b.name().to_owned(),
@@ -137,6 +143,7 @@ pub async fn build(app: &App, ui: &mut Ui, area: Rect) -> (Screen, Vec<Entry>) {
                     let state =
                         (v.state() != ConnState::Connected).then(|| v.state().as_str().to_owned());
                     let joined = channel.is_none_or(|c| c.joined);
+                    let lag = v.lag_ms();
                     Some((
                         lines,
                         nicks,
@@ -150,12 +157,15 @@ pub async fn build(app: &App, ui: &mut Ui, area: Rect) -> (Screen, Vec<Entry>) {
                         used,
                         height,
                         joined,
+                        lag,
                     ))
                 })
                 .await
                 .ok()
                 .flatten();
-            if let Some((lines, nicks, title, nick, name, state, rows, height, joined)) = read {
+            if let Some((lines, nicks, title, nick, name, state, rows, height, joined, lag)) = read
+            {
+                screen.status.lag_ms = lag;
                 scrolled = rows;
                 screen.lines = lines;
                 screen.nicklist = nicks;
