@@ -91,6 +91,7 @@ fn frame(s: &Session, terminal: &mut Terminal<TestBackend>, scroll: usize, look:
             number: 3,
             label: "bench/#bench".into(),
             state: None,
+            lag_ms: Some(180),
             activity: vec![
                 (1, Level::Events),
                 (4, Level::Message),
