@@ -109,8 +109,16 @@ fn run(config: Option<PathBuf>, mode: app::Mode) -> anyhow::Result<()> {
     // Load before starting the runtime: a bad config exits at once.
     let loaded = reterm::config::load_or_create(&path)?;
     let runtime = tokio::runtime::Runtime::new()?;
-    runtime.block_on(async {
+    let result = runtime.block_on(async {
         let app = app::App::start(loaded, mode).await?;
         app.run().await
-    })
+    });
+    // Dropping a runtime waits for every blocking task without limit (a
+    // stdin read among them); everything worth waiting for has been flushed
+    // by now, so a blocked one must not keep reterm alive after /quit.
+    runtime.shutdown_timeout(EXIT_GRACE);
+    result
 }
+
+/// How long exiting waits for blocking tasks still running after shutdown.
+const EXIT_GRACE: std::time::Duration = std::time::Duration::from_millis(500);

@@ -14,6 +14,9 @@ const NICK: &str = "rt";
 /// How long reterm gets to draw what is expected (connecting includes InspIRCd's 1 Hz
 /// registration timer).
 const WAIT: Duration = Duration::from_secs(15);
+/// How long /quit may take to end the process: it stops the control server and
+/// waits up to 2 s for QUIT to go out, and a loaded CI machine stretches both.
+const EXIT_WAIT: Duration = Duration::from_secs(30);
 
 fn config(port: u16) -> String {
     format!(
@@ -354,7 +357,7 @@ async fn full_screen_session() -> Result<()> {
     ensure!(rows.iter().all(|r| r.chars().count() <= 70), "{rows:#?}");
 
     term.line("/quit bye")?;
-    let ok = term.wait_exit(Duration::from_secs(10)).await?;
+    let ok = term.wait_exit(EXIT_WAIT).await?;
     ensure!(ok, "reterm exited with a failure");
     drop(ircd);
     Ok(())
@@ -369,10 +372,7 @@ async fn plain_flag_keeps_line_mode_on_a_terminal() -> Result<()> {
     let rows = term.wait_text("Created", WAIT).await?;
     ensure!(!rows.iter().any(|r| r.contains("[1:reterm]")), "{rows:#?}");
     term.line("/quit")?;
-    ensure!(
-        term.wait_exit(Duration::from_secs(10)).await?,
-        "exit status"
-    );
+    ensure!(term.wait_exit(EXIT_WAIT).await?, "exit status");
     Ok(())
 }
 
@@ -407,9 +407,6 @@ async fn first_run_shows_reterms_own_buffer() -> Result<()> {
     term.keys("\r")?;
     term.wait_text("/quit [reason]", WAIT).await?;
     term.line("/quit")?;
-    ensure!(
-        term.wait_exit(Duration::from_secs(10)).await?,
-        "exit status"
-    );
+    ensure!(term.wait_exit(EXIT_WAIT).await?, "exit status");
     Ok(())
 }
