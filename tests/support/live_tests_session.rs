@@ -2,11 +2,10 @@
 //! `engine_live_*` tests: builds a [`SessionSpec`] for a test server, starts one session in its
 //! own [`Rete`], records the session's events, and waits on reads without fixed sleeps.
 
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use rete_actors::{Rete, ReteOptions, SessionHandle, SessionSpec};
 use rete_engine::buffer::{Buffer, BufferKind};
 use rete_engine::event::{ConnState, Event};
@@ -16,15 +15,12 @@ use rete_engine::session::SessionConfig;
 use rete_engine::view::{MemberView, SessionView};
 use rete_transports::{Backoff, ConnectConfig};
 use std::sync::Mutex;
-use tokio::time::Instant;
 
 use super::bot::{Bot, DEFAULT_TIMEOUT};
 use super::msg::Msg;
 
 /// How long a session read may take to come true (registration alone takes up to a second).
 pub const WAIT: Duration = Duration::from_secs(10);
-/// How often a waited-for read is tried again.
-const POLL: Duration = Duration::from_millis(25);
 
 /// A fresh session config: a random id, the network name "test" and `nick`.
 pub fn session_config(nick: &str) -> SessionConfig {
@@ -55,24 +51,7 @@ pub fn spec(config: SessionConfig, connect: ConnectConfig) -> SessionSpec {
     }
 }
 
-/// Polls `f` every few milliseconds until it yields `Some`, or fails after `timeout` saying
-/// `what` was awaited.
-pub async fn eventually<T, F, Fut>(what: &str, timeout: Duration, mut f: F) -> Result<T>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(v) = f().await {
-            return Ok(v);
-        }
-        if Instant::now() >= deadline {
-            bail!("timed out after {timeout:?} waiting for {what}");
-        }
-        tokio::time::sleep(POLL).await;
-    }
-}
+pub use super::eventually::eventually;
 
 /// One session in its own engine, with every event it emitted so far.
 pub struct Live {

@@ -1,10 +1,9 @@
 //! Driving one engine session through the `Rete` facade for the SASL tests, and reading what
 //! it shows: status rows, server replies, and the serialized state (to look for leaks).
 
-use std::future::Future;
 use std::time::Duration;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use rete_actors::{Rete, ReteOptions, SessionHandle, SessionSpec};
 use rete_engine::event::ConnState;
 use rete_engine::ids::SessionId;
@@ -13,33 +12,14 @@ use rete_engine::sasl::{Credentials, Mechanism};
 use rete_engine::session::{SaslSettings, SessionConfig};
 use rete_engine::view::SessionView;
 use rete_transports::{Backoff, ConnectConfig};
-use tokio::time::Instant;
 
 /// How long a test waits for the engine to reach an expected state. Generous: registration
 /// on InspIRCd completes on a 1 Hz timer, and Atheme answers SASL over the server link.
 pub const WAIT: Duration = Duration::from_secs(15);
-/// How often a wait looks again.
-const POLL: Duration = Duration::from_millis(20);
 /// The prefix of the engine's SASL verdict status line ("succeeded" or "failed: why").
 pub const VERDICT: &str = "SASL authentication ";
 
-/// Polls `probe` until it yields a value or `timeout` passes.
-pub async fn eventually<T, F, Fut>(what: &str, timeout: Duration, mut probe: F) -> Result<T>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<Option<T>>>,
-{
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(value) = probe().await? {
-            return Ok(value);
-        }
-        if Instant::now() >= deadline {
-            bail!("timed out after {timeout:?} waiting for {what}");
-        }
-        tokio::time::sleep(POLL).await;
-    }
-}
+pub use super::eventually::eventually;
 
 /// A plain connection to `127.0.0.1:port`.
 pub fn plain(port: u16) -> ConnectConfig {
