@@ -265,7 +265,14 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
             sender.connect();
             Ok(())
         }
-        Command::Raw => bail!("the raw buffer is not built yet: /quote sends a raw line"),
+        Command::Raw { network } => {
+            let i = match network {
+                Some(n) => network_named(app, &n)?,
+                None => current_network(app)?,
+            };
+            show_raw(app, i);
+            Ok(())
+        }
         Command::Ignore(None) => {
             if app.loaded.config.ignores.is_empty() {
                 say("-!- nothing is ignored");
@@ -567,4 +574,36 @@ async fn lastlog(app: &mut App, text: &str) -> Result<()> {
         say(&line);
     }
     Ok(())
+}
+
+/// How many raw lines `/raw` prints.
+const RAW_SHOWN: usize = 200;
+
+/// `/raw`: prints the network's recent raw lines, oldest first, each marked
+/// `<<` (in) or `>>` (out), with the person's service-login words masked
+/// and display-escaped like any other text. Printed as reterm's own lines,
+/// so they never reach a transcript.
+fn show_raw(app: &App, net: usize) {
+    let name = &app.networks[net].config.name;
+    let (lines, dropped) = app.raw.last(app.networks[net].session.id(), RAW_SHOWN);
+    if lines.is_empty() {
+        say(&format!("-!- raw {name}: no lines yet"));
+        return;
+    }
+    let older = if dropped > 0 {
+        format!(", {dropped} older lines dropped")
+    } else {
+        String::new()
+    };
+    say(&format!(
+        "-!- raw {name}: the last {} lines{older}",
+        lines.len()
+    ));
+    for line in lines {
+        let masked = app.masks[net].mask(&line.marked()).into_owned();
+        say(&format!(
+            "-!- raw {name} {}",
+            rete_redact::display_escape(&masked)
+        ));
+    }
 }

@@ -111,6 +111,9 @@ pub struct App {
     ignores: reterm::client::ignore::Ignores,
     /// Buffers `/clear`ed, with the last seq hidden.
     cleared: HashMap<(usize, BufferId), u64>,
+    /// Every session's recent raw lines (`/raw`), fed by the engine's raw
+    /// tap; in memory only.
+    raw: Arc<reterm::client::raw_ring::RawRings>,
     /// Where rows are also written; `None` unless `logging = true`.
     transcripts: Option<Transcripts>,
     /// The dates transcripts were last written at.
@@ -128,6 +131,9 @@ impl App {
                 .context("starting the engine")?,
         );
         let events = Some(rete.subscribe());
+        // Set before any session starts, so `/raw` shows registration too.
+        let raw = Arc::new(reterm::client::raw_ring::RawRings::default());
+        rete.set_raw_observer(Some(raw.clone()));
         let loaded_logging = loaded.config.logging;
         let mut networks = Vec::new();
         for net in &loaded.config.networks {
@@ -163,6 +169,7 @@ impl App {
             masks: vec![Default::default(); network_count],
             ignores,
             cleared: HashMap::new(),
+            raw,
             transcripts: start_transcripts(loaded_logging),
             dates: transcript_dates::Dates::default(),
             quit: false,

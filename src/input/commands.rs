@@ -231,8 +231,8 @@ pub(crate) mod spec {
     command!(
         RAW,
         "raw",
-        "/raw",
-        "a raw buffer of lines in and out: not built yet (the engine has no raw-in hook)"
+        "/raw [network]",
+        "the network's recent lines in (<<) and out (>>), masked; kept in memory only"
     );
     command!(
         QUIT,
