@@ -1,7 +1,8 @@
 //! `/raw` in `reterm` (the binary, line mode, against a real InspIRCd with Atheme): it prints
 //! the session's lines out (`>>`: our NICK and USER) and in (`<<`: the 001 welcome), masked at
 //! the source, so `/msg NickServ IDENTIFY <password>` shows there as `********` — and the raw
-//! lines are never written to a transcript.
+//! lines are never written to a transcript. In full screen `/raw` opens the network's raw
+//! buffer, drawn like any other.
 
 mod support;
 
@@ -11,6 +12,7 @@ use std::time::Duration;
 
 use anyhow::{ensure, Context, Result};
 use support::cli_tests_reterm::{state_of, RetermProcess};
+use support::pty_reterm::PtyReterm;
 use support::{Atheme, Inspircd, InspircdConfig};
 use tempfile::TempDir;
 
@@ -189,5 +191,64 @@ async fn raw_shows_lines_in_and_out_masked_and_never_in_a_transcript() -> Result
             path.display()
         );
     }
+    Ok(())
+}
+
+/// Full screen: `/raw` opens the network's raw buffer as an entry of the numbered list,
+/// titled as such, showing our NICK out and the 001 in; typed text there is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn full_screen_raw_opens_the_raw_buffer() -> Result<()> {
+    let ircd = Inspircd::start(InspircdConfig::new()).await?;
+    let home = tempfile::Builder::new()
+        .prefix("reterm-raw-screen-")
+        .tempdir()?;
+    let dir = home.path().join(".rete");
+    fs::create_dir_all(&dir)?;
+    fs::write(
+        dir.join("reterm.toml"),
+        format!(
+            "[[networks]]\nname = \"{NET}\"\nhost = \"127.0.0.1\"\nport = {}\n\
+             nick = \"{NICK}\"\nchannels = [\"#rete\"]\nautoconnect = true\n",
+            ircd.port()
+        ),
+    )?;
+    // Tall and wide, so registration's lines fit on one screen.
+    let mut term = PtyReterm::spawn(home.path(), &[], 120, 250)?;
+    term.wait_screen("#rete focused", |rows| rows[0].starts_with("#rete"), WAIT)
+        .await?;
+    term.line("/raw")?;
+    let rows = term
+        .wait_screen(
+            "the raw buffer with NICK out and 001 in",
+            |rows| {
+                rows[0].starts_with(&format!("{NET}: raw lines"))
+                    && rows[rows.len() - 2].contains(&format!(":{NET}/raw]"))
+                    && rows.iter().any(|r| r.contains(&format!(">> NICK {NICK}")))
+                    && rows
+                        .iter()
+                        .any(|r| r.contains("<< ") && r.contains(&format!(" 001 {NICK} :Welcome")))
+            },
+            WAIT,
+        )
+        .await?;
+    // Buffer 1 is reterm's, 2 the server, 3 #rete, 4 the raw buffer.
+    let status = &rows[rows.len() - 2];
+    ensure!(
+        status.contains(&format!("[4:{NET}/raw]")),
+        "status bar: {status:?}"
+    );
+
+    // It is a numbered buffer entry; text typed there goes nowhere.
+    term.line("hello")?;
+    term.wait_text("this is the raw buffer", WAIT).await?;
+    term.line("/buffers")?;
+    term.wait_text(&format!("[{NET}] raw (raw lines in and out)"), WAIT)
+        .await?;
+
+    term.keys("\x03")?;
+    ensure!(
+        term.wait_exit(EXIT_WAIT).await?,
+        "reterm did not exit on Ctrl-C"
+    );
     Ok(())
 }

@@ -27,6 +27,9 @@ pub async fn dispatch(app: &mut App, input: Input) -> Result<()> {
 /// reterm's own, and a channel we are not in (parted, kicked), going by the
 /// engine's view of joined channels.
 pub async fn say_text(app: &mut App, text: String) -> Result<()> {
+    if app.raw_focused.is_some() {
+        bail!("this is the raw buffer: /quote sends a raw line; switch to a channel to talk");
+    }
     if app.own_focused {
         bail!("this is reterm's buffer: switch to a channel (Alt+2, /buffer) to talk");
     }
@@ -233,6 +236,9 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
             Ok(())
         }
         Command::Clear => {
+            if app.raw_focused.is_some() {
+                bail!("the raw buffer keeps the last 2,000 lines and cannot be cleared");
+            }
             if app.own_focused {
                 if let Some(notices) = &app.own {
                     notices.clear();
@@ -270,7 +276,12 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
                 Some(n) => network_named(app, &n)?,
                 None => current_network(app)?,
             };
-            show_raw(app, i);
+            if app.mode == Mode::Screen {
+                app.raw_open.insert(i);
+                switch_to(app, &Key::Raw(i));
+            } else {
+                show_raw(app, i);
+            }
             Ok(())
         }
         Command::Ignore(None) => {
@@ -474,6 +485,9 @@ where
 
 /// The key of what the person looks at now.
 pub fn focused_key(app: &App) -> Option<Key> {
+    if let Some(net) = app.raw_focused {
+        return Some(Key::Raw(net));
+    }
     if app.own_focused {
         return Some(Key::Own);
     }
@@ -483,7 +497,14 @@ pub fn focused_key(app: &App) -> Option<Key> {
 /// Shows the buffer `key` names.
 pub fn switch_to(app: &mut App, key: &Key) {
     match key {
-        Key::Own => app.own_focused = true,
+        Key::Own => {
+            app.own_focused = true;
+            app.raw_focused = None;
+        }
+        Key::Raw(net) => {
+            app.own_focused = true;
+            app.raw_focused = Some(*net);
+        }
         Key::Engine(current) => app.focus(current.clone()),
     }
 }

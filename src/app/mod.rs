@@ -85,6 +85,11 @@ pub struct App {
     /// Full screen only: reterm's own buffer is shown (`current` still names
     /// the network commands go to).
     own_focused: bool,
+    /// Full screen: the raw buffer of this network is shown (with
+    /// `own_focused` set, so it behaves as reterm's buffer for typed text).
+    raw_focused: Option<usize>,
+    /// Full screen: networks whose raw buffer `/raw` opened.
+    raw_open: std::collections::BTreeSet<usize>,
     mode: Mode,
     /// A channel the person just joined: focus it when its buffer opens.
     focus_next: Option<(usize, String)>,
@@ -157,6 +162,8 @@ impl App {
             networks,
             current: None,
             own_focused: false,
+            raw_focused: None,
+            raw_open: Default::default(),
             mode,
             focus_next: None,
             asked_topic: HashSet::new(),
@@ -310,6 +317,7 @@ impl App {
         self.closed.remove(&(to.network, to.buffer.clone()));
         self.current = Some(to);
         self.own_focused = false;
+        self.raw_focused = None;
     }
 
     /// The current buffer's network, name and kind.

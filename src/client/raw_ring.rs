@@ -4,6 +4,7 @@
 //! buffer (so `list_buffers` never lists it) and never a transcript.
 
 use rete_actors::{Direction, RawObserver};
+use rete_engine::clock::UnixMillis;
 use rete_engine::ids::SessionId;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
@@ -18,6 +19,8 @@ pub struct RawLine {
     pub direction: Direction,
     /// The line without CR LF, masked at the source.
     pub text: String,
+    /// When reterm saw it (wall clock).
+    pub time: UnixMillis,
 }
 
 impl RawLine {
@@ -63,6 +66,7 @@ impl RawRing {
         self.lines.push_back(RawLine {
             direction,
             text: text.to_owned(),
+            time: now(),
         });
     }
 
@@ -86,6 +90,15 @@ impl RawRing {
     pub fn dropped(&self) -> u64 {
         self.dropped
     }
+}
+
+/// The wall clock now.
+fn now() -> UnixMillis {
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0);
+    UnixMillis(ms)
 }
 
 /// Every session's ring; the observer reterm sets at start-up.

@@ -232,7 +232,7 @@ pub(crate) mod spec {
         RAW,
         "raw",
         "/raw [network]",
-        "the network's recent lines in (<<) and out (>>), masked; kept in memory only"
+        "the network's raw lines in (<<) and out (>>), masked: its raw buffer (full screen) or the last 200 (line mode)"
     );
     command!(
         QUIT,

@@ -99,7 +99,7 @@ pub async fn run(mut app: App) -> anyhow::Result<()> {
                 pacer.changed();
             },
             _ = own.wait() => {
-                if !app.own_focused {
+                if focused_key(&app) != Some(Key::Own) {
                     ui.raise(&Key::Own, Level::Events);
                 }
                 pacer.changed();
@@ -159,6 +159,7 @@ fn note(app: &App, ui: &mut Ui, term: &mut terminal::Term, noted: Noted) {
 async fn last_seq(app: &App, key: &Key) -> u64 {
     match key {
         Key::Own => app.own.as_ref().map(|o| o.last_seq()).unwrap_or(0),
+        Key::Raw(_) => 0,
         Key::Engine(c) => {
             let id = c.buffer.clone();
             app.networks[c.network]
