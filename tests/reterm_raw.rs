@@ -239,6 +239,20 @@ async fn full_screen_raw_opens_the_raw_buffer() -> Result<()> {
     );
 
     // It is a numbered buffer entry; text typed there goes nowhere.
+    // A line sent from the raw buffer shows there, and the server's answer after it.
+    term.line("/quote PING :live-check")?;
+    term.wait_screen(
+        "our PING and its PONG",
+        |rows| {
+            let ping = rows.iter().position(|r| r.contains(">> PING :live-check"));
+            let pong = rows
+                .iter()
+                .position(|r| r.contains("<< ") && r.contains("PONG") && r.contains("live-check"));
+            matches!((ping, pong), (Some(a), Some(b)) if a < b)
+        },
+        WAIT,
+    )
+    .await?;
     term.line("hello")?;
     term.wait_text("this is the raw buffer", WAIT).await?;
     term.line("/buffers")?;
