@@ -110,6 +110,9 @@ fn now() -> UnixMillis {
 pub struct RawRings {
     cap: usize,
     by_session: Mutex<HashMap<SessionId, RawRing>>,
+    /// Woken after each line, so a shown raw buffer is redrawn as lines
+    /// come (a permit is kept while nobody waits: one wake, not one per line).
+    arrived: tokio::sync::Notify,
 }
 
 impl Default for RawRings {
@@ -124,7 +127,13 @@ impl RawRings {
         RawRings {
             cap,
             by_session: Mutex::new(HashMap::new()),
+            arrived: tokio::sync::Notify::new(),
         }
+    }
+
+    /// Returns once a line arrived since the last wait returned.
+    pub async fn wait(&self) {
+        self.arrived.notified().await;
     }
 
     /// The last `n` lines of `session` (oldest first) and how many were
@@ -140,11 +149,14 @@ impl RawRings {
 
 impl RawObserver for RawRings {
     fn on_raw(&self, session: &SessionId, direction: Direction, line: &str) {
-        let mut rings = self.by_session.lock().unwrap_or_else(|e| e.into_inner());
-        rings
-            .entry(session.clone())
-            .or_insert_with(|| RawRing::new(self.cap))
-            .push(direction, line);
+        {
+            let mut rings = self.by_session.lock().unwrap_or_else(|e| e.into_inner());
+            rings
+                .entry(session.clone())
+                .or_insert_with(|| RawRing::new(self.cap))
+                .push(direction, line);
+        }
+        self.arrived.notify_one();
     }
 }
 
@@ -195,6 +207,25 @@ mod tests {
         let (two, _) = rings.last(&id(2), 10);
         assert_eq!(two[0].text, ":srv 001 other :Welcome");
         assert!(rings.last(&id(3), 10).0.is_empty());
+    }
+
+    #[tokio::test]
+    async fn wait_returns_once_a_line_arrived() {
+        let rings = std::sync::Arc::new(RawRings::new(4));
+        let waiting = tokio::spawn({
+            let rings = rings.clone();
+            async move { rings.wait().await }
+        });
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished(), "woke without a line");
+        rings.on_raw(&id(1), Direction::In, "PING :x");
+        waiting.await.unwrap();
+        // Lines that came while nobody waited leave one wake, not one each.
+        rings.on_raw(&id(1), Direction::In, "a");
+        rings.on_raw(&id(1), Direction::In, "b");
+        rings.wait().await;
+        let again = tokio::time::timeout(std::time::Duration::ZERO, rings.wait()).await;
+        assert!(again.is_err(), "a second wake was stored");
     }
 
     #[test]

@@ -53,6 +53,7 @@ pub async fn run(mut app: App) -> anyhow::Result<()> {
     say("reterm: Alt+1…0 and Alt+Q…O switch buffers (this one is 1), PgUp/PgDn scroll, /help lists commands");
     term.title("reterm");
     let mut pacer = Pacer::new(FRAME);
+    let raw = app.raw.clone();
     let mut focused = focused_key(&app);
     while !app.quit {
         if pacer.due(std::time::Instant::now()) {
@@ -104,6 +105,8 @@ pub async fn run(mut app: App) -> anyhow::Result<()> {
                 }
                 pacer.changed();
             },
+            // Only a shown raw buffer is redrawn for its lines.
+            _ = raw.wait(), if app.raw_focused.is_some() => pacer.changed(),
             _ = sleep_until(redraw_at) => {},
             _ = tokio::time::sleep_until(minute) => pacer.changed(),
             _ = tokio::signal::ctrl_c() => app.quit = true,
