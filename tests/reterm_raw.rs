@@ -259,6 +259,25 @@ async fn full_screen_raw_opens_the_raw_buffer() -> Result<()> {
     term.wait_text(&format!("[{NET}] raw (raw lines in and out)"), WAIT)
         .await?;
 
+    // /raw focuses it again; /close takes it out of the list, back to the server buffer.
+    term.line("/raw")?;
+    term.wait_screen(
+        "the raw buffer again",
+        |rows| rows[rows.len() - 2].contains(&format!("[4:{NET}/raw]")),
+        WAIT,
+    )
+    .await?;
+    term.line("/close")?;
+    term.wait_screen(
+        "the server buffer after /close",
+        |rows| rows[rows.len() - 2].contains(&format!("[2:{NET}/")),
+        WAIT,
+    )
+    .await?;
+    // It left the numbered list: 1 reterm, 2 the server, 3 #rete, and no 4.
+    term.line("/buffer 4")?;
+    term.wait_text("no such buffer: see /buffers", WAIT).await?;
+
     term.keys("\x03")?;
     ensure!(
         term.wait_exit(EXIT_WAIT).await?,

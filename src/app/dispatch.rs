@@ -208,6 +208,25 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
                 (None, None) => bail!("no buffer with {nick} yet: /query {nick} <text> opens one"),
             }
         }
+        Command::Close if app.raw_focused.is_some() => {
+            // The raw buffer leaves the list; its ring keeps filling.
+            let net = app.raw_focused.take().unwrap_or_default();
+            app.raw_open.remove(&net);
+            let server = app.networks[net]
+                .session
+                .reader()
+                .read(|v| v.server_buffer().clone())
+                .await?;
+            app.focus(Current {
+                network: net,
+                buffer: server,
+            });
+            say(&format!(
+                "-!- closed {}'s raw buffer",
+                app.networks[net].config.name
+            ));
+            Ok(())
+        }
         Command::Close => {
             let (net, name, kind) = current(app).await?;
             match kind {
