@@ -145,8 +145,11 @@ pub enum Command {
         /// Network name, if given.
         network: Option<String>,
     },
-    /// `/raw`: the current network's raw buffer.
-    Raw,
+    /// `/raw [network]`: the network's recent raw lines in and out.
+    Raw {
+        /// Network name, if given (else the current network).
+        network: Option<String>,
+    },
     /// `/ignore [mask]`: add a mask, or list them.
     Ignore(Option<String>),
     /// `/unignore mask`.
@@ -389,10 +392,9 @@ fn parse_command(name: &str, args: &str) -> Result<Command, InputError> {
         "reconnect" => Command::Reconnect {
             network: optional_word(args, &cmd::RECONNECT)?.map(str::to_string),
         },
-        "raw" => {
-            no_args(args, &cmd::RAW)?;
-            Command::Raw
-        }
+        "raw" => Command::Raw {
+            network: optional_word(args, &cmd::RAW)?.map(str::to_string),
+        },
         "ignore" => Command::Ignore(optional_word(args, &cmd::IGNORE)?.map(str::to_string)),
         "unignore" => Command::Unignore(one_word(args, &cmd::UNIGNORE)?.to_string()),
         "reload" => {

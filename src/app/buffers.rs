@@ -1,6 +1,7 @@
 //! The numbered buffer list behind `/buffers`, `/buffer N|name`, `/window N`
 //! and the switching keys: every network's buffers in config order (server,
-//! channels, queries). In full screen reterm's own buffer comes first, as 1.
+//! channels, queries). In full screen reterm's own buffer comes first, as 1,
+//! and a network's raw buffer, once `/raw` opened it, follows its buffers.
 
 use super::{App, Current, Mode};
 use anyhow::{anyhow, bail, Result};
@@ -14,6 +15,9 @@ pub enum Key {
     Own,
     /// A network's buffer.
     Engine(Current),
+    /// A network's raw buffer (full screen, once `/raw` opened it): kept
+    /// in reterm's memory, never an engine buffer.
+    Raw(usize),
 }
 
 /// One entry of the list.
@@ -28,6 +32,9 @@ pub struct Entry {
     /// The buffer's name.
     pub name: String,
 }
+
+/// The name of a network's raw buffer in the list.
+pub const RAW_NAME: &str = "raw";
 
 /// The label of reterm's own buffer.
 pub const OWN_LABEL: &str = "reterm";
@@ -71,6 +78,14 @@ pub async fn list(app: &App) -> Vec<Entry> {
             network: net.clone(),
             name,
         }));
+        if app.mode == Mode::Screen && app.raw_open.contains(&i) {
+            out.push(Entry {
+                key: Key::Raw(i),
+                label: format!("[{net}] {RAW_NAME} (raw lines in and out)"),
+                network: net.clone(),
+                name: RAW_NAME.to_owned(),
+            });
+        }
     }
     out
 }

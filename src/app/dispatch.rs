@@ -27,6 +27,9 @@ pub async fn dispatch(app: &mut App, input: Input) -> Result<()> {
 /// reterm's own, and a channel we are not in (parted, kicked), going by the
 /// engine's view of joined channels.
 pub async fn say_text(app: &mut App, text: String) -> Result<()> {
+    if app.raw_focused.is_some() {
+        bail!("this is the raw buffer: /quote sends a raw line; switch to a channel to talk");
+    }
     if app.own_focused {
         bail!("this is reterm's buffer: switch to a channel (Alt+2, /buffer) to talk");
     }
@@ -205,6 +208,25 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
                 (None, None) => bail!("no buffer with {nick} yet: /query {nick} <text> opens one"),
             }
         }
+        Command::Close if app.raw_focused.is_some() => {
+            // The raw buffer leaves the list; its ring keeps filling.
+            let net = app.raw_focused.take().unwrap_or_default();
+            app.raw_open.remove(&net);
+            let server = app.networks[net]
+                .session
+                .reader()
+                .read(|v| v.server_buffer().clone())
+                .await?;
+            app.focus(Current {
+                network: net,
+                buffer: server,
+            });
+            say(&format!(
+                "-!- closed {}'s raw buffer",
+                app.networks[net].config.name
+            ));
+            Ok(())
+        }
         Command::Close => {
             let (net, name, kind) = current(app).await?;
             match kind {
@@ -233,6 +255,9 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
             Ok(())
         }
         Command::Clear => {
+            if app.raw_focused.is_some() {
+                bail!("the raw buffer keeps the last 2,000 lines and cannot be cleared");
+            }
             if app.own_focused {
                 if let Some(notices) = &app.own {
                     notices.clear();
@@ -265,7 +290,19 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
             sender.connect();
             Ok(())
         }
-        Command::Raw => bail!("the raw buffer is not built yet: /quote sends a raw line"),
+        Command::Raw { network } => {
+            let i = match network {
+                Some(n) => network_named(app, &n)?,
+                None => current_network(app)?,
+            };
+            if app.mode == Mode::Screen {
+                app.raw_open.insert(i);
+                switch_to(app, &Key::Raw(i));
+            } else {
+                show_raw(app, i);
+            }
+            Ok(())
+        }
         Command::Ignore(None) => {
             if app.loaded.config.ignores.is_empty() {
                 say("-!- nothing is ignored");
@@ -467,6 +504,9 @@ where
 
 /// The key of what the person looks at now.
 pub fn focused_key(app: &App) -> Option<Key> {
+    if let Some(net) = app.raw_focused {
+        return Some(Key::Raw(net));
+    }
     if app.own_focused {
         return Some(Key::Own);
     }
@@ -476,7 +516,14 @@ pub fn focused_key(app: &App) -> Option<Key> {
 /// Shows the buffer `key` names.
 pub fn switch_to(app: &mut App, key: &Key) {
     match key {
-        Key::Own => app.own_focused = true,
+        Key::Own => {
+            app.own_focused = true;
+            app.raw_focused = None;
+        }
+        Key::Raw(net) => {
+            app.own_focused = true;
+            app.raw_focused = Some(*net);
+        }
         Key::Engine(current) => app.focus(current.clone()),
     }
 }
@@ -567,4 +614,36 @@ async fn lastlog(app: &mut App, text: &str) -> Result<()> {
         say(&line);
     }
     Ok(())
+}
+
+/// How many raw lines `/raw` prints.
+const RAW_SHOWN: usize = 200;
+
+/// `/raw`: prints the network's recent raw lines, oldest first, each marked
+/// `<<` (in) or `>>` (out), with the person's service-login words masked
+/// and display-escaped like any other text. Printed as reterm's own lines,
+/// so they never reach a transcript.
+fn show_raw(app: &App, net: usize) {
+    let name = &app.networks[net].config.name;
+    let (lines, dropped) = app.raw.last(app.networks[net].session.id(), RAW_SHOWN);
+    if lines.is_empty() {
+        say(&format!("-!- raw {name}: no lines yet"));
+        return;
+    }
+    let older = if dropped > 0 {
+        format!(", {dropped} older lines dropped")
+    } else {
+        String::new()
+    };
+    say(&format!(
+        "-!- raw {name}: the last {} lines{older}",
+        lines.len()
+    ));
+    for line in lines {
+        let masked = app.masks[net].mask(&line.marked()).into_owned();
+        say(&format!(
+            "-!- raw {name} {}",
+            rete_redact::display_escape(&masked)
+        ));
+    }
 }

@@ -85,6 +85,11 @@ pub struct App {
     /// Full screen only: reterm's own buffer is shown (`current` still names
     /// the network commands go to).
     own_focused: bool,
+    /// Full screen: the raw buffer of this network is shown (with
+    /// `own_focused` set, so it behaves as reterm's buffer for typed text).
+    raw_focused: Option<usize>,
+    /// Full screen: networks whose raw buffer `/raw` opened.
+    raw_open: std::collections::BTreeSet<usize>,
     mode: Mode,
     /// A channel the person just joined: focus it when its buffer opens.
     focus_next: Option<(usize, String)>,
@@ -111,6 +116,9 @@ pub struct App {
     ignores: reterm::client::ignore::Ignores,
     /// Buffers `/clear`ed, with the last seq hidden.
     cleared: HashMap<(usize, BufferId), u64>,
+    /// Every session's recent raw lines (`/raw`), fed by the engine's raw
+    /// tap; in memory only.
+    raw: Arc<reterm::client::raw_ring::RawRings>,
     /// Where rows are also written; `None` unless `logging = true`.
     transcripts: Option<Transcripts>,
     /// The dates transcripts were last written at.
@@ -128,6 +136,9 @@ impl App {
                 .context("starting the engine")?,
         );
         let events = Some(rete.subscribe());
+        // Set before any session starts, so `/raw` shows registration too.
+        let raw = Arc::new(reterm::client::raw_ring::RawRings::default());
+        rete.set_raw_observer(Some(raw.clone()));
         let loaded_logging = loaded.config.logging;
         let mut networks = Vec::new();
         for net in &loaded.config.networks {
@@ -151,6 +162,8 @@ impl App {
             networks,
             current: None,
             own_focused: false,
+            raw_focused: None,
+            raw_open: Default::default(),
             mode,
             focus_next: None,
             asked_topic: HashSet::new(),
@@ -163,6 +176,7 @@ impl App {
             masks: vec![Default::default(); network_count],
             ignores,
             cleared: HashMap::new(),
+            raw,
             transcripts: start_transcripts(loaded_logging),
             dates: transcript_dates::Dates::default(),
             quit: false,
@@ -303,6 +317,7 @@ impl App {
         self.closed.remove(&(to.network, to.buffer.clone()));
         self.current = Some(to);
         self.own_focused = false;
+        self.raw_focused = None;
     }
 
     /// The current buffer's network, name and kind.

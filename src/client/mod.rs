@@ -11,6 +11,7 @@
 //! - `mirc.rs`: mIRC formatting codes as styled segments.
 //! - `colour.rs`: a nick's colour from a stable hash.
 //! - `names.rs`: the names summary shown on join and `/names` in columns.
+//! - `raw_ring.rs`: each session's recent raw lines, behind `/raw`.
 //! - `switch.rs`: buffer numbers behind Alt+1…0 and Alt+Q…O.
 
 pub mod activity;
@@ -22,4 +23,5 @@ pub mod highlight;
 pub mod ignore;
 pub mod mirc;
 pub mod names;
+pub mod raw_ring;
 pub mod switch;

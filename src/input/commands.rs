@@ -231,8 +231,8 @@ pub(crate) mod spec {
     command!(
         RAW,
         "raw",
-        "/raw",
-        "a raw buffer of lines in and out: not built yet (the engine has no raw-in hook)"
+        "/raw [network]",
+        "the network's raw lines in (<<) and out (>>), masked: its raw buffer (full screen) or the last 200 (line mode)"
     );
     command!(
         QUIT,

@@ -437,7 +437,13 @@ fn client_commands() {
     assert_eq!(err("/ignore a b"), "usage: /ignore [mask]");
     assert_eq!(cmd("/unignore a"), Command::Unignore(s("a")));
     assert_eq!(cmd("/reload"), Command::Reload);
-    assert_eq!(cmd("/raw"), Command::Raw);
+    assert_eq!(cmd("/raw"), Command::Raw { network: None });
+    assert_eq!(
+        cmd("/raw libera"),
+        Command::Raw {
+            network: Some("libera".into())
+        }
+    );
     assert_eq!(
         cmd("/op a b"),
         Command::Irc(IrcCommand::Rank {

@@ -3,7 +3,7 @@
 //! nick, read inside its session actor in one closure that formats only the
 //! rows that fit.
 
-use super::super::buffers::{self, Entry, Key, OWN_LABEL};
+use super::super::buffers::{self, Entry, Key, OWN_LABEL, RAW_NAME};
 use super::super::dispatch::focused_key;
 use super::super::App;
 use super::state::Ui;
@@ -12,7 +12,9 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Line;
 use rete_engine::buffer::BufferKind;
 use rete_engine::event::ConnState;
+use rete_engine::row::{Payload, Row};
 use reterm::client::names::listed;
+use reterm::client::raw_ring::RAW_KEEP;
 use reterm::tui::lines::{visible_filled, with_notes, Viewport};
 use reterm::tui::model::{areas, InputLine, Screen};
 use reterm::tui::paste::question;
@@ -21,6 +23,40 @@ use std::collections::HashMap;
 
 /// The title of reterm's own buffer.
 const OWN_TITLE: &str = "reterm — its own messages: /help lists every command";
+
+/// The title of a network's raw buffer, after its name.
+const RAW_TITLE: &str = "raw lines, << in and >> out, masked; kept in memory only";
+
+/// A network's raw lines as rows reterm draws (oldest first), with the
+/// person's service-login words masked too; drawing escapes them.
+fn raw_rows(app: &App, net: usize) -> Vec<Row> {
+    let (lines, _) = app.raw.last(app.networks[net].session.id(), RAW_KEEP);
+    let masks = &app.masks[net];
+    lines
+        .iter()
+        .enumerate()
+        .map(|(i, line)| Row {
+            seq: i as u64 + 1,
+            time: line.time,
+            msgid: None,
+            from: "".into(),
+            history: false,
+            payload: Payload::ClientStatus {
+                text: masks.mask(&line.marked()).into_owned().into(),
+            },
+        })
+        .collect()
+}
+
+/// The last command's answer, under the rows.
+fn push_answer(screen: &mut Screen, ui: &Ui) {
+    let style = Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD);
+    screen.lines.extend(
+        ui.answer
+            .iter()
+            .map(|a| Line::styled(format!("» {a}"), style)),
+    );
+}
 
 /// Builds the frame for a terminal of `area`, and the buffer list it used.
 pub async fn build(app: &App, ui: &mut Ui, area: Rect) -> (Screen, Vec<Entry>) {
@@ -69,6 +105,24 @@ pub async fn build(app: &App, ui: &mut Ui, area: Rect) -> (Screen, Vec<Entry>) {
             screen.lines = lines;
             screen.status.label = OWN_LABEL.to_owned();
             screen.input.prompt = format!("[{OWN_LABEL}] ");
+            ui.page = height;
+        }
+        Key::Raw(net) => {
+            let height = (without.body.height as usize).saturating_sub(ui.answer.len());
+            let rows = raw_rows(app, *net);
+            let view = Viewport {
+                width: without.body.width as usize,
+                height,
+                scroll: scroll.min(rows.len().saturating_sub(1)),
+            };
+            let (lines, used) = visible_filled(|| rows.iter().rev(), view, "", &look, None);
+            scrolled = used;
+            let name = &app.networks[*net].config.name;
+            screen.title = format!("{name}: {RAW_TITLE}");
+            screen.lines = lines;
+            push_answer(&mut screen, ui);
+            screen.status.label = format!("{name}/{RAW_NAME}");
+            screen.input.prompt = format!("[{name} {RAW_NAME}] ");
             ui.page = height;
         }
         Key::Engine(current) => {
@@ -178,12 +232,7 @@ pub async fn build(app: &App, ui: &mut Ui, area: Rect) -> (Screen, Vec<Entry>) {
                 ui.page = height;
             }
             if answer_lines > 0 {
-                let style = Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD);
-                screen.lines.extend(
-                    ui.answer
-                        .iter()
-                        .map(|a| Line::styled(format!("» {a}"), style)),
-                );
+                push_answer(&mut screen, ui);
             }
         }
     }

@@ -153,12 +153,14 @@ async fn on_action(app: &mut App, ui: &mut Ui, term: &mut Term, own: &Arc<Notice
 /// buffer's rows, or reterm's buffer for a longer answer.
 fn show_answer(app: &mut App, ui: &mut Ui, own: &Arc<Notices>) {
     let fresh = own.take_fresh();
-    if app.own_focused || fresh.is_empty() {
+    let own_shown = app.own_focused && app.raw_focused.is_none();
+    if own_shown || fresh.is_empty() {
         ui.answer.clear();
         return;
     }
     if fresh.len() > ANSWER_LINES {
         app.own_focused = true;
+        app.raw_focused = None;
         ui.answer.clear();
     } else {
         ui.answer = fresh

@@ -53,6 +53,7 @@ pub async fn run(mut app: App) -> anyhow::Result<()> {
     say("reterm: Alt+1…0 and Alt+Q…O switch buffers (this one is 1), PgUp/PgDn scroll, /help lists commands");
     term.title("reterm");
     let mut pacer = Pacer::new(FRAME);
+    let raw = app.raw.clone();
     let mut focused = focused_key(&app);
     while !app.quit {
         if pacer.due(std::time::Instant::now()) {
@@ -99,11 +100,13 @@ pub async fn run(mut app: App) -> anyhow::Result<()> {
                 pacer.changed();
             },
             _ = own.wait() => {
-                if !app.own_focused {
+                if focused_key(&app) != Some(Key::Own) {
                     ui.raise(&Key::Own, Level::Events);
                 }
                 pacer.changed();
             },
+            // Only a shown raw buffer is redrawn for its lines.
+            _ = raw.wait(), if app.raw_focused.is_some() => pacer.changed(),
             _ = sleep_until(redraw_at) => {},
             _ = tokio::time::sleep_until(minute) => pacer.changed(),
             _ = tokio::signal::ctrl_c() => app.quit = true,
@@ -159,6 +162,7 @@ fn note(app: &App, ui: &mut Ui, term: &mut terminal::Term, noted: Noted) {
 async fn last_seq(app: &App, key: &Key) -> u64 {
     match key {
         Key::Own => app.own.as_ref().map(|o| o.last_seq()).unwrap_or(0),
+        Key::Raw(_) => 0,
         Key::Engine(c) => {
             let id = c.buffer.clone();
             app.networks[c.network]
