@@ -569,3 +569,21 @@ fn a_control_port_below_1024_is_clamped_and_said_once() {
     }
     assert!(load("[control]\nport = 7422\n").unwrap().notices.is_empty());
 }
+
+#[test]
+fn max_query_buffers_is_read_per_network_and_must_be_positive() {
+    let loaded = load(&format!("{NET}max_query_buffers = 20\n")).expect("load");
+    assert_eq!(loaded.config.networks[0].max_query_buffers, Some(20));
+    let loaded = load(NET).expect("load");
+    assert_eq!(loaded.config.networks[0].max_query_buffers, None);
+    for bad in ["0", "-3"] {
+        let err = load_err(&format!("{NET}max_query_buffers = {bad}\n"));
+        assert!(
+            err.contains(&format!("max_query_buffers must be at least 1 (got {bad})")),
+            "{err}"
+        );
+    }
+    // Not a number: refused at its position, like any mistyped key.
+    let err = load_err(&format!("{NET}max_query_buffers = \"many\"\n"));
+    assert!(err.contains("reterm.toml:5:21: invalid type"), "{err}");
+}

@@ -23,6 +23,9 @@ pub fn session_spec(net: &NetworkConfig) -> anyhow::Result<SessionSpec> {
     config.username = net.username.clone();
     config.realname = net.realname.clone();
     config.password = net.password.clone();
+    if let Some(max) = net.max_query_buffers {
+        config.max_query_buffers = max;
+    }
     config.channels = net
         .channels
         .iter()
@@ -57,4 +60,35 @@ pub fn session_spec(net: &NetworkConfig) -> anyhow::Result<SessionSpec> {
         autoconnect: net.autoconnect,
         reconnect: Backoff::new(RECONNECT_BASE, RECONNECT_MAX),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::session_spec;
+
+    fn network(extra: &str) -> reterm::config::NetworkConfig {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("reterm.toml");
+        let text = format!(
+            "[[networks]]\nid = \"0F8E2B1A-3C4D-4E5F-8A9B-0C1D2E3F4A5B\"\nname = \"a\"\n\
+             host = \"irc.example\"\nnick = \"me\"\n{extra}"
+        );
+        std::fs::write(&path, text).expect("write config");
+        let loaded = reterm::config::load_or_create(&path).expect("load");
+        loaded.config.networks[0].clone()
+    }
+
+    #[test]
+    fn max_query_buffers_reaches_the_engine_and_defaults_to_its_own() {
+        let spec = session_spec(&network("max_query_buffers = 7\n")).expect("spec");
+        assert_eq!(spec.config.max_query_buffers, 7);
+        let default = rete_engine::session::SessionConfig::new(
+            rete_engine::ids::SessionId::parse("0F8E2B1A-3C4D-4E5F-8A9B-0C1D2E3F4A5B").expect("id"),
+            "a",
+            "me",
+        )
+        .max_query_buffers;
+        let spec = session_spec(&network("")).expect("spec");
+        assert_eq!(spec.config.max_query_buffers, default);
+    }
 }

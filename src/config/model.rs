@@ -115,6 +115,9 @@ pub struct NetworkConfig {
     pub channels: Vec<ChannelConfig>,
     /// Connect at start-up.
     pub autoconnect: bool,
+    /// Query buffers others may open on this network; `None` is the engine's
+    /// default. Past it their messages stay in the server buffer.
+    pub max_query_buffers: Option<usize>,
 }
 
 impl fmt::Debug for NetworkConfig {
@@ -134,6 +137,7 @@ impl fmt::Debug for NetworkConfig {
             .field("sasl", &self.sasl)
             .field("channels", &self.channels)
             .field("autoconnect", &self.autoconnect)
+            .field("max_query_buffers", &self.max_query_buffers)
             .finish()
     }
 }

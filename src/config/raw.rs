@@ -68,6 +68,7 @@ pub(super) struct RawNetwork {
     #[serde(default)]
     pub channels: Vec<RawChannel>,
     pub autoconnect: Option<bool>,
+    pub max_query_buffers: Option<i64>,
 }
 
 /// `sasl = { ... }`.

@@ -59,6 +59,8 @@ port = 7422       # the port on 127.0.0.1
 #   channels        joined after connecting, e.g.
 #                     channels = ["#rete", { name = "#secret", key = "k3y" }]
 #   autoconnect     connect when reterm starts (default true)
+#   max_query_buffers  private-message buffers others may open (default 500);
+#                   past it their messages stay in the server buffer
 #
 # This file may hold passwords: it is created readable by you only (0600).
 #

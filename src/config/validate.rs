@@ -178,6 +178,13 @@ fn network(
         .map(|sasl| sasl_config(sasl, tls_cert.is_some()))
         .transpose()?;
     let channels = channels(raw.channels)?;
+    let max_query_buffers = raw
+        .max_query_buffers
+        .map(|n| match usize::try_from(n) {
+            Ok(n) if n >= 1 => Ok(n),
+            _ => Err(format!("max_query_buffers must be at least 1 (got {n})")),
+        })
+        .transpose()?;
     Ok(NetworkConfig {
         id,
         name,
@@ -193,6 +200,7 @@ fn network(
         sasl,
         channels,
         autoconnect: raw.autoconnect.unwrap_or(true),
+        max_query_buffers,
     })
 }
 
