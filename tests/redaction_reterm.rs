@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{bail, ensure, Context, Result};
-use support::cli_tests_reterm::{parse_row, state_of, RetermProcess};
+use support::cli_tests_reterm::{all_files, parse_row, state_of, RetermProcess};
 use support::{Atheme, Bot, Inspircd, InspircdConfig, Msg};
 use tempfile::TempDir;
 use tokio::time::Instant;
@@ -36,26 +36,6 @@ fn home_with_config(port: u16) -> Result<TempDir> {
     fs::create_dir_all(path.parent().context("config dir")?)?;
     fs::write(&path, config)?;
     Ok(home)
-}
-
-/// Every regular file under `dir` (recursively), with its contents.
-fn all_files(dir: &Path) -> Result<Vec<(PathBuf, String)>> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_owned()];
-    while let Some(d) = stack.pop() {
-        for entry in fs::read_dir(&d).with_context(|| format!("listing {}", d.display()))? {
-            let entry = entry?;
-            let path = entry.path();
-            if entry.file_type()?.is_dir() {
-                stack.push(path);
-            } else {
-                let text = String::from_utf8_lossy(&fs::read(&path)?).into_owned();
-                out.push((path, text));
-            }
-        }
-    }
-    out.sort();
-    Ok(out)
 }
 
 /// Waits until the file at `path` holds a line equal to `line`; returns the whole file.

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{ensure, Context, Result};
-use support::cli_tests_reterm::{state_of, RetermProcess};
+use support::cli_tests_reterm::{all_files, state_of, RetermProcess};
 use support::pty_reterm::PtyReterm;
 use support::{Atheme, Inspircd, InspircdConfig};
 use tempfile::TempDir;
@@ -36,27 +36,6 @@ fn home_with_config(port: u16) -> Result<TempDir> {
     fs::create_dir_all(path.parent().context("config dir")?)?;
     fs::write(&path, config)?;
     Ok(home)
-}
-
-/// Every regular file under `dir` (recursively), with its contents.
-fn all_files(dir: &Path) -> Result<Vec<(PathBuf, String)>> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_owned()];
-    while let Some(d) = stack.pop() {
-        for entry in fs::read_dir(&d).with_context(|| format!("listing {}", d.display()))? {
-            let entry = entry?;
-            let path = entry.path();
-            if entry.file_type()?.is_dir() {
-                stack.push(path);
-            } else {
-                out.push((
-                    path.clone(),
-                    String::from_utf8_lossy(&fs::read(&path)?).into(),
-                ));
-            }
-        }
-    }
-    Ok(out)
 }
 
 /// The command of a raw line received (`<< [@tags] :prefix COMMAND …`).

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{bail, ensure, Context, Result};
-use support::cli_tests_reterm::{parse_row, state_of, RetermProcess};
+use support::cli_tests_reterm::{all_files, parse_row, state_of, RetermProcess};
 use support::ports::free_port;
 use support::{Bot, Inspircd, InspircdConfig, Msg};
 use tempfile::TempDir;
@@ -129,26 +129,6 @@ async fn wait_for_logged(path: &Path, line: &str) -> Result<String> {
             fs::read_to_string(path).unwrap_or_else(|e| format!("(unreadable: {e})"))
         ),
     }
-}
-
-/// Every regular file under `dir` (recursively), with its contents.
-fn all_files(dir: &Path) -> Result<Vec<(PathBuf, String)>> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_owned()];
-    while let Some(d) = stack.pop() {
-        for entry in fs::read_dir(&d).with_context(|| format!("listing {}", d.display()))? {
-            let entry = entry?;
-            let path = entry.path();
-            if entry.file_type()?.is_dir() {
-                stack.push(path);
-            } else {
-                let text = String::from_utf8_lossy(&fs::read(&path)?).into_owned();
-                out.push((path, text));
-            }
-        }
-    }
-    out.sort();
-    Ok(out)
 }
 
 /// A running InspIRCd, a bot in `channel`, and reterm (with `top` in its config) connected on

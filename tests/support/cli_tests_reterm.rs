@@ -4,7 +4,7 @@
 //! reterm prints a row as `[network] buffer HH:MM:SS body` (`(server)` for the server buffer);
 //! [`parse_row`] splits such a line so predicates can match its parts exactly.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -310,4 +310,25 @@ pub fn state_of<'a>(line: &'a str, net: &str) -> Option<&'a str> {
             _ => c.is_ascii_digit(),
         });
     clock_ok.then_some(state)
+}
+
+/// Every regular file under `dir` (recursively), with its contents, sorted by
+/// path: what a test searches for a secret that must not have been written.
+pub fn all_files(dir: &Path) -> Result<Vec<(PathBuf, String)>> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).with_context(|| format!("listing {}", d.display()))? {
+            let entry = entry?;
+            let path = entry.path();
+            if entry.file_type()?.is_dir() {
+                stack.push(path);
+            } else {
+                let text = String::from_utf8_lossy(&std::fs::read(&path)?).into_owned();
+                out.push((path, text));
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
 }
