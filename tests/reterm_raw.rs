@@ -7,7 +7,6 @@
 mod support;
 
 use std::fs;
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{ensure, Context, Result};
