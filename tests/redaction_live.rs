@@ -282,6 +282,7 @@ async fn setup() -> Result<Fixture> {
         settings: Settings::default(),
         access_log: Arc::new(AccessLog::new()),
         updates: rete_mcp::updates::Updates::unstarted(),
+        capture: rete_mcp::debug::Capture::off(),
     };
     let fixture = Fixture {
         ctx,

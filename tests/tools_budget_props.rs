@@ -172,6 +172,7 @@ async fn run_case(case: usize, world: &World) -> Result<()> {
         settings: Settings::default(),
         access_log: Arc::new(AccessLog::new()),
         updates: rete_mcp::updates::Updates::unstarted(),
+        capture: rete_mcp::debug::Capture::off(),
     };
     let sid = session.id().as_str().to_owned();
     call(&ctx, "list_sessions", json!({})).await?;

@@ -46,6 +46,7 @@ impl Fixture {
                 settings: Settings::default(),
                 access_log: Arc::new(AccessLog::new()),
                 updates: rete_mcp::updates::Updates::unstarted(),
+                capture: rete_mcp::debug::Capture::off(),
             },
             session,
         })

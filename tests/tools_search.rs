@@ -71,6 +71,7 @@ async fn setup() -> Result<Env> {
         settings: Settings::default(),
         access_log: Arc::new(AccessLog::new()),
         updates: rete_mcp::updates::Updates::unstarted(),
+        capture: rete_mcp::debug::Capture::off(),
     };
     let mut ids = Vec::new();
     for c in CHANNELS {

@@ -24,6 +24,8 @@
 //!   `tools::result`, …).
 //! - [`updates`]: live updates: the subscription registry actor and its
 //!   sans-IO parts (filters, inboxes, rendering).
+//! - [`debug`]: the debug capture (the raw tap and the log ring) the debug
+//!   tier reads, on only while the server runs with control.debug on.
 //! - [`access_log`]: the AI access log, memory only. [`token`]: the access
 //!   token and its private secrets file, written through [`private_file`]
 //!   (atomic replacement, which reterm's config writer uses too).
@@ -33,6 +35,7 @@
 #![deny(missing_docs)]
 
 pub mod access_log;
+pub mod debug;
 mod http;
 mod listener;
 mod peer;

@@ -3,6 +3,7 @@
 //! (close, wait up to 2 s for requests in flight, reopen), stop.
 
 use crate::access_log::AccessLog;
+use crate::debug::Capture;
 use crate::listener::{conn_ctx, ControlSupervisor, SupervisorArgs, SupervisorMsg};
 use crate::token::{self, Token, TokenError};
 use crate::updates::Updates;
@@ -78,6 +79,7 @@ pub struct ControlServer {
     access_log: Arc<AccessLog>,
     supervisor: ActorRef<SupervisorMsg>,
     updates: Updates,
+    capture: Capture,
 }
 
 impl ControlServer {
@@ -96,6 +98,7 @@ impl ControlServer {
         let debug = Arc::new(AtomicBool::new(settings.debug));
         let send = Arc::new(AtomicBool::new(settings.send));
         let updates = Updates::unstarted();
+        let capture = Capture::off();
         let listener = open(
             settings.port,
             &token,
@@ -104,8 +107,10 @@ impl ControlServer {
             &send,
             &access_log,
             &updates,
+            &capture,
         )
         .await?;
+        capture.switch(settings.debug);
         Ok(ControlServer {
             rete,
             settings,
@@ -115,6 +120,7 @@ impl ControlServer {
             access_log,
             supervisor: listener,
             updates,
+            capture,
         })
     }
 
@@ -135,9 +141,16 @@ impl ControlServer {
         &self.token
     }
 
-    /// Switches the debug tools; takes effect on the next request.
+    /// Switches the debug tools and the capture they read; takes effect on
+    /// the next request.
     pub fn set_debug(&self, on: bool) {
         self.debug.store(on, Ordering::Relaxed);
+        self.capture.switch(on);
+    }
+
+    /// The debug capture (the raw tap and the log ring), on while debug is.
+    pub fn capture(&self) -> &Capture {
+        &self.capture
     }
 
     /// Switches send_raw; takes effect on the next request.
@@ -187,8 +200,11 @@ impl ControlServer {
         self.close().await;
     }
 
+    /// Closes the port; the capture stops with it (its rings are cleared),
+    /// since capture runs only while the server runs.
     async fn close(&self) {
         let _ = ractor::call!(self.supervisor, SupervisorMsg::Stop);
+        self.capture.switch(false);
     }
 
     async fn reopen(mut self) -> Result<ControlServer, StartError> {
@@ -200,8 +216,10 @@ impl ControlServer {
             &self.send,
             &self.access_log,
             &self.updates,
+            &self.capture,
         )
         .await?;
+        self.capture.switch(self.debug.load(Ordering::Relaxed));
         Ok(self)
     }
 }
@@ -214,6 +232,7 @@ async fn open(
     send: &Arc<AtomicBool>,
     access_log: &Arc<AccessLog>,
     updates: &Updates,
+    capture: &Capture,
 ) -> Result<ActorRef<SupervisorMsg>, StartError> {
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     let listener = TcpListener::bind(addr).await.map_err(|e| match e.kind() {
@@ -228,6 +247,7 @@ async fn open(
         send.clone(),
         access_log.clone(),
         updates.clone(),
+        capture.clone(),
     );
     let args = SupervisorArgs {
         listener,

@@ -69,6 +69,7 @@ impl Updating {
                 settings: Settings::default(),
                 access_log: Arc::new(AccessLog::new()),
                 updates,
+                capture: rete_mcp::debug::Capture::off(),
             },
             rete,
             clock,

@@ -21,6 +21,7 @@ mod tests;
 pub(crate) use supervisor::{ControlSupervisor, SupervisorArgs, SupervisorMsg};
 
 use crate::access_log::{self, AccessLog};
+use crate::debug::Capture;
 use crate::http::{Gate, Refusal, RefusalLog};
 use crate::token::Token;
 use crate::tools::ToolBox;
@@ -60,6 +61,8 @@ pub(crate) struct ConnCtx {
     /// The subscription registry; its supervisor points this at the
     /// registry actor serving now.
     pub(crate) updates: Updates,
+    /// The server's debug capture.
+    pub(crate) capture: Capture,
     refusals: Mutex<RefusalLog>,
     slots: Arc<Slots>,
 }
@@ -100,6 +103,7 @@ impl ConnCtx {
             settings,
             access_log: self.access_log.clone(),
             updates: self.updates.clone(),
+            capture: self.capture.clone(),
         }
     }
 }
@@ -306,6 +310,7 @@ pub(crate) fn conn_ctx(
     send: Arc<AtomicBool>,
     access_log: Arc<AccessLog>,
     updates: Updates,
+    capture: Capture,
 ) -> Arc<ConnCtx> {
     Arc::new(ConnCtx {
         gate: Gate::new(token.expose(), port),
@@ -318,6 +323,7 @@ pub(crate) fn conn_ctx(
         send,
         access_log,
         updates,
+        capture,
         refusals: Mutex::new(RefusalLog::default()),
         slots: Arc::new(Slots::default()),
     })

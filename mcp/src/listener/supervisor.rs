@@ -251,6 +251,7 @@ mod tests {
             Arc::new(AtomicBool::new(false)),
             Arc::new(AccessLog::new()),
             updates.clone(),
+            crate::debug::Capture::off(),
         );
         let args = SupervisorArgs {
             listener,

@@ -93,6 +93,7 @@ async fn serve_tools(tools: ToolBox) -> (u16, Token, ActorRef<SupervisorMsg>) {
         send: Arc::new(AtomicBool::new(false)),
         access_log: Arc::new(AccessLog::new()),
         updates: crate::updates::Updates::unstarted(),
+        capture: crate::debug::Capture::off(),
         refusals: Mutex::new(RefusalLog::default()),
         slots: Arc::new(Slots::default()),
     });

@@ -48,6 +48,7 @@ fn ctx(rete: Arc<Rete>, settings: Settings) -> ToolContext {
         settings,
         access_log: Arc::new(AccessLog::new()),
         updates: crate::updates::Updates::unstarted(),
+        capture: crate::debug::Capture::off(),
     }
 }
 

@@ -3,6 +3,7 @@
 //! and the switches in force for this request.
 
 use crate::access_log::AccessLog;
+use crate::debug::Capture;
 use crate::updates::Updates;
 use rete_actors::{ReadOnlySessions, SendingSessions};
 use std::sync::Arc;
@@ -38,4 +39,7 @@ pub struct ToolContext {
     pub access_log: Arc<AccessLog>,
     /// The subscription registry of the server serving this request.
     pub updates: Updates,
+    /// The debug capture of the server serving this request (off unless
+    /// control.debug is on).
+    pub capture: Capture,
 }

@@ -1,0 +1,51 @@
+//! The debug capture: what the debug tier reads (the raw tap and the log
+//! ring), filled only while the control server runs with control.debug on.
+//!
+//! One [`Capture`] belongs to a [`ControlServer`](crate::server::ControlServer)
+//! and is handed to every tool call in its [`ToolContext`]
+//! (crate::tools::ToolContext). Switching it off (debug off, or the server
+//! closing) clears every ring: lines lost that way are a silent sequence gap,
+//! reported as neither evicted nor withheld.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// The capture switch and the rings behind it. Cloning shares them.
+#[derive(Clone, Default)]
+pub struct Capture {
+    inner: Arc<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    on: AtomicBool,
+}
+
+impl Capture {
+    /// A capture that is off (a context for the release tools only).
+    pub fn off() -> Capture {
+        Capture::default()
+    }
+
+    /// True while lines are captured.
+    pub fn is_on(&self) -> bool {
+        self.inner.on.load(Ordering::Acquire)
+    }
+
+    /// Starts or stops capturing. Stopping clears every ring; starting
+    /// begins empty, so nothing from before is ever seen.
+    pub fn switch(&self, on: bool) {
+        let was = self.inner.on.swap(on, Ordering::AcqRel);
+        if was == on {
+            return;
+        }
+    }
+}
+
+impl std::fmt::Debug for Capture {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Capture")
+            .field("on", &self.is_on())
+            .finish()
+    }
+}
