@@ -410,3 +410,39 @@ async fn first_run_shows_reterms_own_buffer() -> Result<()> {
     ensure!(term.wait_exit(EXIT_WAIT).await?, "exit status");
     Ok(())
 }
+
+/// A key typed while a resize is still unread is not lost. crossterm's default (mio) event
+/// source is edge-triggered and returns the resize before reading the terminal when both are
+/// ready in one poll: the key's readiness was consumed and the key sat unread until the next
+/// one arrived (a `/quit` typed just after a resize did nothing on a loaded machine). Each
+/// round resizes and types one key at once, then waits for that key on the input line.
+#[tokio::test]
+async fn keys_typed_during_a_resize_arrive() -> Result<()> {
+    let home = tempfile::Builder::new()
+        .prefix("reterm-resize-")
+        .tempdir()?;
+    let mut term = PtyReterm::spawn(home.path(), &[], 24, 80)?;
+    term.wait_screen(
+        "reterm's buffer",
+        |r| status(r).contains("[1:reterm]"),
+        WAIT,
+    )
+    .await
+    .context("full screen did not start")?;
+    let mut typed = String::from("[reterm] ");
+    for round in 0..40u16 {
+        term.resize(24 + round % 2, 80)?;
+        term.keys("x")?;
+        typed.push('x');
+        term.wait_screen(
+            &format!("key {} typed during a resize", round + 1),
+            |r| r.last().is_some_and(|l| l == &typed),
+            Duration::from_secs(5),
+        )
+        .await?;
+    }
+    term.keys("\x15")?;
+    term.line("/quit")?;
+    ensure!(term.wait_exit(EXIT_WAIT).await?, "exit status");
+    Ok(())
+}

@@ -210,7 +210,10 @@ impl PtyReterm {
                 return Ok(status.success());
             }
             if Instant::now() >= deadline {
-                bail!("reterm still runs after {timeout:?}");
+                bail!(
+                    "reterm still runs after {timeout:?}; screen:\n{}",
+                    self.rows().join("\n")
+                );
             }
             // The child's exit closes the pty, which ends the reader and its watch: then the
             // child is gone or about to be, and a blocking wait is short.
