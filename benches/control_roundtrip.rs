@@ -18,6 +18,8 @@
 //! The control server refuses to run as root, so run this as an ordinary
 //! user: `scripts/bench-control` builds it and runs it as `nobody` when
 //! started as root.
+// Test and bench helpers fail loudly: an unwrap here is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use criterion::{criterion_group, Criterion, Throughput};
 use http_body_util::Full;
@@ -143,14 +145,14 @@ async fn start_control() -> (ControlServer, SocketAddr) {
             SessionId::parse(&format!("6f0c3c2e-8d1a-4a51-9b7e-4d2f5a6b7c{i:02}")).expect("id");
         rete.add_session(SessionSpec {
             config: SessionConfig::new(id, &format!("net{i}"), "rete"),
-            connect: ConnectConfig {
+            transport: rete_transports::Transport::Irc(ConnectConfig {
                 host: "127.0.0.1".into(),
                 port: 9,
                 tls: false,
                 tls_fingerprint: None,
                 client_cert: None,
                 connect_timeout: Duration::from_secs(1),
-            },
+            }),
             autoconnect: false,
             reconnect: Backoff::new(Duration::from_secs(1), Duration::from_secs(1)),
         })

@@ -3,6 +3,8 @@
 //!
 //! Target: at least 1,000,000 lines/s on one core.
 //! Run: `cargo bench --bench ingest`
+// Test and bench helpers fail loudly: an unwrap here is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use rete_engine::clock::{Mono, Now, UnixMillis};

@@ -4,6 +4,8 @@
 //!
 //! Target: read_messages with limit 500 from a 50,000-row buffer under 1 ms.
 //! Run: `cargo bench --bench read_tools -- --warm-up-time 1 --measurement-time 3`
+// Test and bench helpers fail loudly: an unwrap here is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use rete_engine::buffer::{Buffer, BufferKind};

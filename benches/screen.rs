@@ -6,6 +6,8 @@
 //!
 //! Target: under 1 ms per frame.
 //! Run: `cargo bench --bench screen -- --warm-up-time 1 --measurement-time 3`
+// Test and bench helpers fail loudly: an unwrap here is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use ratatui::backend::TestBackend;

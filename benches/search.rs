@@ -12,6 +12,8 @@
 //! through.
 //!
 //! Run: `cargo bench --bench search -- --warm-up-time 1 --measurement-time 3`
+// Test and bench helpers fail loudly: an unwrap here is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use rand::rngs::StdRng;

@@ -21,6 +21,8 @@
 //! The control server refuses to run as root: run this with
 //! `scripts/bench-control updates`, which runs it as `nobody` when started
 //! as root.
+// Test and bench helpers fail loudly: an unwrap here is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use criterion::Criterion;
 use rete_actors::{Rete, ReteOptions, SessionSpec};
@@ -61,14 +63,14 @@ async fn add_session(rete: &Rete, irc_port: u16) {
     let id = SessionId::parse("6f0c3c2e-8d1a-4a51-9b7e-4d2f5a6b7c00").expect("id");
     rete.add_session(SessionSpec {
         config: SessionConfig::new(id, "bench", NICK),
-        connect: ConnectConfig {
+        transport: rete_transports::Transport::Irc(ConnectConfig {
             host: "127.0.0.1".into(),
             port: irc_port,
             tls: false,
             tls_fingerprint: None,
             client_cert: None,
             connect_timeout: Duration::from_secs(5),
-        },
+        }),
         autoconnect: true,
         reconnect: Backoff::new(Duration::from_secs(1), Duration::from_secs(1)),
     })

@@ -1,5 +1,7 @@
 //! End-to-end tests of the `reterm` binary: a real process, driven through stdin and read from
 //! stdout, against a real InspIRCd and raw-socket bots from `support`.
+// Test and bench helpers fail loudly: an unwrap here is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 // The harness re-exports more than these tests use.
 mod support;

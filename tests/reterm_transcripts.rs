@@ -147,7 +147,7 @@ async fn start_session(top: &str, net: &str, channel: &str) -> Result<Session> {
     let home = home_with_config(&config(top, net, ircd.port(), &[channel]))?;
     let mut reterm = RetermProcess::spawn(home.path(), &[])?;
     reterm
-        .wait_for_line(|l| state_of(l, &net) == Some("connected"), WAIT)
+        .wait_for_line(|l| state_of(l, net) == Some("connected"), WAIT)
         .await?;
     reterm.wait_for_line(own_join(net, channel), WAIT).await?;
     bot.wait_for(

@@ -8,6 +8,8 @@
 //! list_buffers (walked page by page), list_members, read_messages, read_since,
 //! search_messages (matches and count_only, over every buffer id and over the session) and
 //! find_user. One server and one runtime serve every case.
+// Test and bench helpers fail loudly: an unwrap here is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod support;
 

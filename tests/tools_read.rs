@@ -5,6 +5,8 @@
 //!
 //! A row larger than the whole 60,000-byte budget cannot be sent over IRC; the page functions
 //! are tested with small budgets in their own unit tests (`mcp/src/tools/*`).
+// Test and bench helpers fail loudly: an unwrap here is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod support;
 

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use crate::session_actor::SessionMsg;
 use ractor::ActorRef;
-use rete_transports::{connect, ConnectConfig};
+use rete_transports::{connect, Connection, Transport};
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 
@@ -54,13 +54,13 @@ impl Drop for ConnectionTasks {
 /// sender; everything the connection has to say reaches `actor` tagged with
 /// `generation`, so the actor can ignore a connection it already gave up on.
 pub(crate) fn spawn(
-    cfg: ConnectConfig,
+    transport: Transport,
     actor: ActorRef<SessionMsg>,
     generation: u64,
 ) -> (mpsc::UnboundedSender<String>, ConnectionTasks) {
     let (tx, mut rx) = mpsc::unbounded_channel::<String>();
     let main = tokio::spawn(async move {
-        let conn = match connect(&cfg).await {
+        let conn = match open(&transport).await {
             Ok(c) => c,
             Err(e) => {
                 let _ = actor.cast(SessionMsg::Closed {
@@ -84,7 +84,9 @@ pub(crate) fn spawn(
             return;
         }
         let write_actor = actor.clone();
-        let writer_task = tokio::spawn(async move {
+        // Aborted with the connection: when this task is aborted (or ends),
+        // the guard's drop stops the writer too, so no half outlives it.
+        let writer_task = AbortOnDrop(tokio::spawn(async move {
             while let Some(line) = rx.recv().await {
                 if let Err(e) = writer.send_line(&line).await {
                     let _ = write_actor.cast(SessionMsg::Closed {
@@ -96,7 +98,7 @@ pub(crate) fn spawn(
             }
             // The actor dropped its sender: it wants the connection closed.
             let _ = writer.shutdown().await;
-        });
+        }));
         let in_flight = Arc::new(Semaphore::new(MAX_LINES_IN_FLIGHT));
         let reason = loop {
             // Wait for room in the mailbox before reading more from the socket.
@@ -114,7 +116,6 @@ pub(crate) fn spawn(
                         })
                         .is_err()
                     {
-                        writer_task.abort();
                         return;
                     }
                 }
@@ -122,8 +123,24 @@ pub(crate) fn spawn(
                 Err(e) => break format!("read failed: {e}"),
             }
         };
-        writer_task.abort();
+        drop(writer_task);
         let _ = actor.cast(SessionMsg::Closed { generation, reason });
     });
     (tx, ConnectionTasks { tasks: vec![main] })
+}
+
+/// Opens the session's wire: the one place that branches on the transport.
+async fn open(transport: &Transport) -> Result<Connection, rete_transports::ConnectError> {
+    match transport {
+        Transport::Irc(cfg) => connect(cfg).await,
+    }
+}
+
+/// A task that is aborted when this handle is dropped.
+struct AbortOnDrop(JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }

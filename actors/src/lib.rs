@@ -19,7 +19,7 @@
 //! use rete_actors::{Rete, ReteOptions, SessionSpec};
 //! use rete_engine::ids::SessionId;
 //! use rete_engine::session::{ChannelSpec, SessionConfig};
-//! use rete_transports::{Backoff, ConnectConfig};
+//! use rete_transports::{Backoff, ConnectConfig, Transport};
 //! use std::time::Duration;
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -30,14 +30,14 @@
 //! let session = rete
 //!     .add_session(SessionSpec {
 //!         config,
-//!         connect: ConnectConfig {
+//!         transport: Transport::Irc(ConnectConfig {
 //!             host: "127.0.0.1".into(),
 //!             port: 6667,
 //!             tls: false,
 //!             tls_fingerprint: None,
 //!             client_cert: None,
 //!             connect_timeout: Duration::from_secs(15),
-//!         },
+//!         }),
 //!         autoconnect: true,
 //!         reconnect: Backoff::new(Duration::from_secs(1), Duration::from_secs(60)),
 //!     })

@@ -13,7 +13,7 @@ use ractor::Actor;
 use rete_engine::ids::SessionId;
 use rete_engine::session::{CommandError, Commands, Session, SessionConfig};
 use rete_engine::view::SessionView;
-use rete_transports::{Backoff, ConnectConfig};
+use rete_transports::{Backoff, Transport, TransportKind};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -49,8 +49,8 @@ pub enum ReteError {
 pub struct SessionSpec {
     /// The engine configuration (identity, registration, channels).
     pub config: SessionConfig,
-    /// Where and how to connect.
-    pub connect: ConnectConfig,
+    /// Which wire the session speaks over, and where it connects.
+    pub transport: Transport,
     /// Connect as soon as the session is added.
     pub autoconnect: bool,
     /// Delays between reconnect attempts.
@@ -108,7 +108,7 @@ impl Rete {
         let id = spec.config.id.clone();
         let shared = Arc::new(SessionShared {
             engine: Mutex::new(Session::new(spec.config)),
-            connect: spec.connect,
+            transport: spec.transport,
             events: self.events.clone(),
             hook: self.hook.clone(),
             raw: self.raw.clone(),
@@ -253,6 +253,11 @@ impl SessionReader {
     /// The session id.
     pub fn id(&self) -> &SessionId {
         &self.shared.id
+    }
+
+    /// The kind of wire the session speaks over; fixed for its life.
+    pub fn transport(&self) -> TransportKind {
+        self.shared.transport.kind()
     }
 
     /// Runs `f` inside the session actor, between two engine inputs, so it

@@ -18,7 +18,7 @@ use rete_engine::ids::SessionId;
 use rete_engine::sasl::SaltedPassword;
 use rete_engine::session::{CommandError, Commands, Session};
 use rete_engine::view::SessionView;
-use rete_transports::{Backoff, ConnectConfig};
+use rete_transports::{Backoff, Transport};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::sync::{broadcast, mpsc};
@@ -45,7 +45,7 @@ pub struct SessionEvent {
 pub struct SessionShared {
     /// The engine. Locked only by the session actor's handler and for short reads.
     pub(crate) engine: Mutex<Session>,
-    pub(crate) connect: ConnectConfig,
+    pub(crate) transport: Transport,
     pub(crate) events: broadcast::Sender<SessionEvent>,
     pub(crate) hook: Option<Arc<dyn RawOutHook>>,
     /// The raw tap: lines in and out, masked, for an observer when one is set.
@@ -312,8 +312,11 @@ impl SessionState {
         self.quitting = false;
         let now = self.shared.now();
         self.shared.engine.lock().handle_connecting(now, reconnect);
-        let (wire, tasks) =
-            connection::spawn(self.shared.connect.clone(), myself.clone(), self.generation);
+        let (wire, tasks) = connection::spawn(
+            self.shared.transport.clone(),
+            myself.clone(),
+            self.generation,
+        );
         self.wire = Some(wire);
         self.tasks = Some(tasks);
         self.drain(myself);

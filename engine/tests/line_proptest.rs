@@ -1,5 +1,7 @@
 //! Property tests: the tokenizer never panics on any input, and whatever the
 //! serializer accepts reads back unchanged.
+// Test and bench helpers fail loudly: an unwrap here is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use proptest::prelude::*;
 use rete_engine::line::{Line, OutLine, MAX_PARAMS};

@@ -5,6 +5,8 @@
 //! this repository. The directory is `RETE_PARSER_TESTS_DIR` when set, else the
 //! package's `data` directory as reported by `python3`. Without either the
 //! test fails: a parser test suite that silently skips proves nothing.
+// Test and bench helpers fail loudly: an unwrap here is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 
 use crate::access_log::AccessLog;
 use crate::debug::Capture;
-use crate::listener::{conn_ctx, ControlSupervisor, SupervisorArgs, SupervisorMsg};
+use crate::listener::{conn_ctx, ControlSupervisor, SupervisorArgs, SupervisorMsg, Switches};
 use crate::token::{self, Token, TokenError};
 use crate::updates::Updates;
 use ractor::{Actor, ActorRef};
@@ -74,8 +74,7 @@ pub struct ControlServer {
     rete: Arc<Rete>,
     settings: ServerSettings,
     token: Token,
-    debug: Arc<AtomicBool>,
-    send: Arc<AtomicBool>,
+    switches: Switches,
     access_log: Arc<AccessLog>,
     supervisor: ActorRef<SupervisorMsg>,
     updates: Updates,
@@ -95,16 +94,17 @@ impl ControlServer {
             return Err(StartError::Root);
         }
         let token = token::load_or_create(&settings.secrets).map_err(StartError::Token)?;
-        let debug = Arc::new(AtomicBool::new(settings.debug));
-        let send = Arc::new(AtomicBool::new(settings.send));
+        let switches = Switches {
+            debug: Arc::new(AtomicBool::new(settings.debug)),
+            send: Arc::new(AtomicBool::new(settings.send)),
+        };
         let updates = Updates::unstarted();
         let capture = Capture::off();
         let listener = open(
             settings.port,
             &token,
             &rete,
-            &debug,
-            &send,
+            &switches,
             &access_log,
             &updates,
             &capture,
@@ -115,8 +115,7 @@ impl ControlServer {
             rete,
             settings,
             token,
-            debug,
-            send,
+            switches,
             access_log,
             supervisor: listener,
             updates,
@@ -144,7 +143,7 @@ impl ControlServer {
     /// Switches the debug tools and the capture they read; takes effect on
     /// the next request.
     pub fn set_debug(&self, on: bool) {
-        self.debug.store(on, Ordering::Relaxed);
+        self.switches.debug.store(on, Ordering::Relaxed);
         self.capture.switch(on);
     }
 
@@ -155,16 +154,16 @@ impl ControlServer {
 
     /// Switches send_raw; takes effect on the next request.
     pub fn set_send(&self, on: bool) {
-        self.send.store(on, Ordering::Relaxed);
+        self.switches.send.store(on, Ordering::Relaxed);
     }
 
     /// `AI access on, port <port>` with ` · debug` and ` · send` as they apply.
     pub fn status_line(&self) -> String {
         let mut s = format!("AI access on, port {}", self.settings.port);
-        if self.debug.load(Ordering::Relaxed) {
+        if self.switches.debug.load(Ordering::Relaxed) {
             s.push_str(" · debug");
         }
-        if self.send.load(Ordering::Relaxed) {
+        if self.switches.send.load(Ordering::Relaxed) {
             s.push_str(" · send");
         }
         s
@@ -212,14 +211,14 @@ impl ControlServer {
             self.settings.port,
             &self.token,
             &self.rete,
-            &self.debug,
-            &self.send,
+            &self.switches,
             &self.access_log,
             &self.updates,
             &self.capture,
         )
         .await?;
-        self.capture.switch(self.debug.load(Ordering::Relaxed));
+        self.capture
+            .switch(self.switches.debug.load(Ordering::Relaxed));
         Ok(self)
     }
 }
@@ -228,8 +227,7 @@ async fn open(
     port: u16,
     token: &Token,
     rete: &Arc<Rete>,
-    debug: &Arc<AtomicBool>,
-    send: &Arc<AtomicBool>,
+    switches: &Switches,
     access_log: &Arc<AccessLog>,
     updates: &Updates,
     capture: &Capture,
@@ -243,8 +241,7 @@ async fn open(
         token.clone(),
         port,
         rete.clone(),
-        debug.clone(),
-        send.clone(),
+        switches.clone(),
         access_log.clone(),
         updates.clone(),
         capture.clone(),

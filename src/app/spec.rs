@@ -56,7 +56,7 @@ pub fn session_spec(net: &NetworkConfig) -> anyhow::Result<SessionSpec> {
     };
     Ok(SessionSpec {
         config,
-        connect,
+        transport: rete_transports::Transport::Irc(connect),
         autoconnect: net.autoconnect,
         reconnect: Backoff::new(RECONNECT_BASE, RECONNECT_MAX),
     })

@@ -45,7 +45,7 @@ pub fn plain(port: u16) -> ConnectConfig {
 pub fn spec(config: SessionConfig, connect: ConnectConfig) -> SessionSpec {
     SessionSpec {
         config,
-        connect,
+        transport: rete_transports::Transport::Irc(connect),
         autoconnect: true,
         reconnect: Backoff::new(Duration::from_millis(100), Duration::from_secs(1)),
     }

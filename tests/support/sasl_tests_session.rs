@@ -56,7 +56,7 @@ pub async fn start_session(
     let rete = Rete::start(ReteOptions::default()).await?;
     let spec = SessionSpec {
         config,
-        connect,
+        transport: rete_transports::Transport::Irc(connect),
         autoconnect: true,
         reconnect: Backoff::new(Duration::from_millis(200), Duration::from_secs(2)),
     };

@@ -7,6 +7,7 @@
 //! - [`tls`]: trust (system roots or a pinned SHA-256 fingerprint), client certificates, [`TlsInfo`].
 //! - [`lines`]: the IRC line codec (CRLF / LF / CR endings, Latin-1 fallback, overlong lines dropped) and the
 //!   reader and writer halves.
+//! - [`transport`]: which wire a session speaks over ([`Transport`], [`TransportKind`]).
 //! - [`backoff`]: exponential reconnect delays with jitter.
 #![deny(missing_docs)]
 
@@ -14,8 +15,10 @@ pub mod backoff;
 pub mod connect;
 pub mod lines;
 pub mod tls;
+pub mod transport;
 
 pub use backoff::Backoff;
 pub use connect::{connect, ConnectConfig, ConnectError, Connection};
 pub use lines::{LineReader, LineWriter, MAX_LINE_LEN};
 pub use tls::{parse_fingerprint, TlsInfo};
+pub use transport::{Transport, TransportKind};

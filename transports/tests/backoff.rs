@@ -1,4 +1,6 @@
 //! Reconnect backoff: growth, cap, jitter bounds and reset, with a seeded generator.
+// Test and bench helpers fail loudly: an unwrap here is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::time::Duration;
 

@@ -1,4 +1,6 @@
 //! Plain TCP connections to a listener on 127.0.0.1.
+// Test and bench helpers fail loudly: an unwrap here is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 

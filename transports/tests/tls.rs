@@ -1,4 +1,6 @@
 //! TLS connections against a real rustls server on 127.0.0.1 with throwaway certificates.
+// Test and bench helpers fail loudly: an unwrap here is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 

@@ -2,8 +2,8 @@
 //! ring), filled only while the control server runs with control.debug on.
 //!
 //! One [`Capture`] belongs to a [`ControlServer`](crate::server::ControlServer)
-//! and is handed to every tool call in its [`ToolContext`]
-//! (crate::tools::ToolContext). Switching it off (debug off, or the server
+//! and is handed to every tool call in its
+//! [`ToolContext`](crate::tools::ToolContext). Switching it off (debug off, or the server
 //! closing) clears every ring: lines lost that way are a silent sequence gap,
 //! reported as neither evicted nor withheld.
 
@@ -36,8 +36,8 @@ impl Capture {
     /// begins empty, so nothing from before is ever seen.
     pub fn switch(&self, on: bool) {
         let was = self.inner.on.swap(on, Ordering::AcqRel);
-        if was == on {
-            return;
+        if was != on {
+            // The rings start and clear here.
         }
     }
 }

@@ -301,13 +301,22 @@ fn own_address(listener: &TcpListener) -> Option<SocketAddr> {
         .filter(|addr| !addr.ip().is_unspecified())
 }
 
+/// The two switches every request reads once, shared by the server that
+/// flips them and the connections that read them.
+#[derive(Clone, Default)]
+pub(crate) struct Switches {
+    /// control.debug.
+    pub(crate) debug: Arc<AtomicBool>,
+    /// control.send.
+    pub(crate) send: Arc<AtomicBool>,
+}
+
 /// Builds the shared connection context.
 pub(crate) fn conn_ctx(
     token: Token,
     port: u16,
     rete: Arc<Rete>,
-    debug: Arc<AtomicBool>,
-    send: Arc<AtomicBool>,
+    switches: Switches,
     access_log: Arc<AccessLog>,
     updates: Updates,
     capture: Capture,
@@ -319,8 +328,8 @@ pub(crate) fn conn_ctx(
         tools: ToolBox::new(),
         sessions: ReadOnlySessions::new(rete.clone()),
         sending: SendingSessions::new(rete),
-        debug,
-        send,
+        debug: switches.debug,
+        send: switches.send,
         access_log,
         updates,
         capture,

@@ -206,7 +206,6 @@ mod tests {
     use crate::listener::conn_ctx;
     use crate::token::Token;
     use rete_actors::{Rete, ReteOptions};
-    use std::sync::atomic::AtomicBool;
     use std::time::Instant;
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
     use tokio::net::TcpStream;
@@ -247,8 +246,7 @@ mod tests {
             token.clone(),
             port,
             rete,
-            Arc::new(AtomicBool::new(false)),
-            Arc::new(AtomicBool::new(false)),
+            crate::listener::Switches::default(),
             Arc::new(AccessLog::new()),
             updates.clone(),
             crate::debug::Capture::off(),

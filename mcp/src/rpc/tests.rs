@@ -19,14 +19,14 @@ const ID_B: &str = "1F8E2B1A-3C4D-4E5F-8A9B-0C1D2E3F4A5B";
 fn spec(id: &str, name: &str, nick: &str) -> SessionSpec {
     SessionSpec {
         config: SessionConfig::new(SessionId::parse(id).unwrap(), name, nick),
-        connect: ConnectConfig {
+        transport: rete_transports::Transport::Irc(ConnectConfig {
             host: "127.0.0.1".into(),
             port: 1,
             tls: false,
             tls_fingerprint: None,
             client_cert: None,
             connect_timeout: Duration::from_secs(1),
-        },
+        }),
         autoconnect: false,
         reconnect: Backoff::new(Duration::from_secs(1), Duration::from_secs(60)),
     }

@@ -100,12 +100,13 @@ async fn run(ctx: &ToolContext, args: &Args) -> ToolOutcome {
 /// the returned channel, which closes unanswered if the actor stops first.
 fn queue_row(session: &SessionReader) -> Result<oneshot::Receiver<Value>, ReteError> {
     let (tx, rx) = oneshot::channel();
+    let transport = session.transport().as_str();
     session.read_detached(move |view| {
         let _ = tx.send(json!({
             "id": view.id().as_str(),
             "name": view.name(),
             "network": view.network(),
-            "transport": "irc",
+            "transport": transport,
             "state": view.state().as_str(),
             "nick": view.nick(),
         }));
