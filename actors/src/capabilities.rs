@@ -51,6 +51,15 @@ impl SendingSessions {
         SendingSessions { rete }
     }
 
+    /// The sender of the running session whose id is spelled exactly `id`.
+    pub fn sender_by_str(&self, id: &str) -> Option<SessionSender> {
+        self.rete
+            .sessions()
+            .into_iter()
+            .find(|s| s.id().as_str() == id)
+            .map(|s| s.sender())
+    }
+
     /// The sender of the running session with this id, if there is one.
     pub fn sender(&self, id: &SessionId) -> Option<SessionSender> {
         self.rete

@@ -18,6 +18,7 @@ use std::sync::Arc;
 
 use crate::session_actor::SessionMsg;
 use ractor::ActorRef;
+use rete_engine::session::Ticket;
 use rete_transports::{connect, Connection, Transport};
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
@@ -29,6 +30,15 @@ pub const MAX_LINES_IN_FLIGHT: usize = 1024;
 /// has handled the line, or discarded it as stale) lets the connection read
 /// one more line.
 pub struct LinePermit(#[allow(dead_code)] OwnedSemaphorePermit);
+
+/// One line for the writer. A line with a ticket is an agent's, and its
+/// writing is reported back ([`SessionMsg::Written`]).
+pub(crate) struct Outgoing {
+    /// The line without CR LF.
+    pub(crate) line: String,
+    /// The agent line's ticket, if it is one.
+    pub(crate) ticket: Option<Ticket>,
+}
 
 /// The tasks of one connection attempt; aborting them closes the socket.
 pub(crate) struct ConnectionTasks {
@@ -57,8 +67,8 @@ pub(crate) fn spawn(
     transport: Transport,
     actor: ActorRef<SessionMsg>,
     generation: u64,
-) -> (mpsc::UnboundedSender<String>, ConnectionTasks) {
-    let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+) -> (mpsc::UnboundedSender<Outgoing>, ConnectionTasks) {
+    let (tx, mut rx) = mpsc::unbounded_channel::<Outgoing>();
     let main = tokio::spawn(async move {
         let conn = match open(&transport).await {
             Ok(c) => c,
@@ -87,13 +97,16 @@ pub(crate) fn spawn(
         // Aborted with the connection: when this task is aborted (or ends),
         // the guard's drop stops the writer too, so no half outlives it.
         let writer_task = AbortOnDrop(tokio::spawn(async move {
-            while let Some(line) = rx.recv().await {
-                if let Err(e) = writer.send_line(&line).await {
+            while let Some(out) = rx.recv().await {
+                if let Err(e) = writer.send_line(&out.line).await {
                     let _ = write_actor.cast(SessionMsg::Closed {
                         generation,
                         reason: format!("write failed: {e}"),
                     });
                     return;
+                }
+                if let Some(ticket) = out.ticket {
+                    let _ = write_actor.cast(SessionMsg::Written { generation, ticket });
                 }
             }
             // The actor dropped its sender: it wants the connection closed.

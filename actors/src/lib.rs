@@ -54,6 +54,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod agent_line;
 mod capabilities;
 mod connection;
 pub mod hook;
@@ -62,6 +63,7 @@ pub mod rete;
 mod session_actor;
 mod supervisor;
 
+pub use agent_line::AgentLineError;
 pub use capabilities::{ReadOnlySessions, SendingSessions};
 pub use connection::MAX_LINES_IN_FLIGHT;
 pub use hook::{RawOutHook, Verdict};

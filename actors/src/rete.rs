@@ -329,6 +329,28 @@ impl SessionSender {
         }
     }
 
+    /// Sends an agent's line (send_raw) where `/quote` sends, paced like any
+    /// command, and resolves once the writer has written it — or with why it
+    /// was not sent (not connected; vetoed by the raw-out hook; the
+    /// connection closed first). `shown` is the line as recorded (masked,
+    /// display-escaped): the audit row `AI access sent: <shown>` and the log
+    /// line use it, never the line itself. Once called, the line goes out
+    /// and leaves its row even if the returned future is dropped.
+    pub async fn agent_line(
+        &self,
+        line: String,
+        shown: String,
+    ) -> Result<(), crate::AgentLineError> {
+        let actor = self
+            .actor()
+            .map_err(|_| crate::AgentLineError::NotConnected)?;
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        actor
+            .cast(SessionMsg::AgentLine { line, shown, reply })
+            .map_err(|_| crate::AgentLineError::NotConnected)?;
+        answer.await.unwrap_or(Err(crate::AgentLineError::NotSent))
+    }
+
     /// Runs a user command against the engine's sending interface.
     pub async fn command<F>(&self, f: F) -> Result<(), ReteError>
     where

@@ -7,7 +7,8 @@
 //! The engine itself lives in [`SessionShared`], owned by the supervisor, so
 //! a restarted actor picks up the same buffers.
 
-use crate::connection::{self, ConnectionTasks, LinePermit};
+use crate::agent_line::{AgentReply, PendingAgentLines};
+use crate::connection::{self, ConnectionTasks, LinePermit, Outgoing};
 use crate::hook::{RawOutHook, Verdict};
 use parking_lot::Mutex;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
@@ -132,6 +133,23 @@ pub enum SessionMsg {
         /// The result.
         salted: SaltedPassword,
     },
+    /// Queue an agent's line (send_raw). MUST be answered through `reply`:
+    /// once the line is written, or with why it was not sent.
+    AgentLine {
+        /// The line as the agent sent it.
+        line: String,
+        /// The line as recorded (masked, display-escaped).
+        shown: String,
+        /// Where the outcome goes.
+        reply: AgentReply,
+    },
+    /// The writer wrote an agent's line.
+    Written {
+        /// Which attempt.
+        generation: u64,
+        /// The line's ticket.
+        ticket: rete_engine::session::Ticket,
+    },
     /// Run a read. MUST be answered: the closure carries its own reply.
     Read(ReadFn),
     /// Run a user action. MUST reply with its outcome.
@@ -148,7 +166,9 @@ pub struct SessionActor;
 pub struct SessionState {
     shared: Arc<SessionShared>,
     /// Lines for the current connection's writer.
-    wire: Option<mpsc::UnboundedSender<String>>,
+    wire: Option<mpsc::UnboundedSender<Outgoing>>,
+    /// Agent lines queued or being written, and who waits for each.
+    agent: PendingAgentLines,
     tasks: Option<ConnectionTasks>,
     /// Bumped for every connection attempt; messages from older attempts are stale.
     generation: u64,
@@ -172,6 +192,7 @@ impl Actor for SessionActor {
         let mut state = SessionState {
             shared,
             wire: None,
+            agent: PendingAgentLines::default(),
             tasks: None,
             generation: 0,
             timer_generation: 0,
@@ -278,6 +299,34 @@ impl Actor for SessionActor {
                     .handle_key_derived(now, id, &salted);
                 state.drain(&myself);
             }
+            SessionMsg::AgentLine { line, shown, reply } => {
+                let queued = state.shared.engine.lock().commands().agent_line(&line);
+                match queued {
+                    Ok(ticket) => {
+                        state.agent.insert(ticket, reply, shown);
+                        state.drain(&myself);
+                    }
+                    Err(CommandError::NotConnected) => {
+                        let _ = reply.send(Err(crate::AgentLineError::NotConnected));
+                    }
+                    Err(_) => {
+                        let _ = reply.send(Err(crate::AgentLineError::NotSent));
+                    }
+                }
+            }
+            SessionMsg::Written { generation, ticket } if generation == state.generation => {
+                if let Some(shown) = state.agent.written(ticket) {
+                    let mut engine = state.shared.engine.lock();
+                    engine.note_agent_line_sent(&shown);
+                    tracing::info!(
+                        target: "network",
+                        "AI access sent a line on {}: {shown}",
+                        engine.view().name()
+                    );
+                    drop(engine);
+                    state.drain(&myself);
+                }
+            }
             SessionMsg::Read(read) => {
                 let engine = state.shared.engine.lock();
                 read(engine.view());
@@ -300,6 +349,7 @@ impl Actor for SessionActor {
             | SessionMsg::Closed { .. }
             | SessionMsg::Timer { .. }
             | SessionMsg::KeyDerived { .. }
+            | SessionMsg::Written { .. }
             | SessionMsg::Retry { .. } => {}
         }
         Ok(())
@@ -345,6 +395,7 @@ impl SessionState {
     fn close(&mut self, myself: &ActorRef<SessionMsg>, reason: &str) {
         self.generation += 1;
         self.wire = None;
+        self.agent.fail_all();
         if let Some(t) = self.tasks.take() {
             t.abort();
         }
@@ -358,6 +409,7 @@ impl SessionState {
     fn connection_lost(&mut self, myself: &ActorRef<SessionMsg>, reason: &str) {
         self.wire = None;
         self.tasks = None;
+        self.agent.fail_all();
         let now = self.shared.now();
         let refused = {
             let mut engine = self.shared.engine.lock();
@@ -386,22 +438,48 @@ impl SessionState {
     fn drain(&mut self, myself: &ActorRef<SessionMsg>) {
         let now = self.shared.now();
         let mut engine = self.shared.engine.lock();
-        while let Some(line) = engine.poll_transmit(now.mono) {
+        while let Some((line, ticket)) = engine.poll_transmit_ticketed(now.mono) {
             let allowed = self
                 .shared
                 .hook
                 .as_ref()
                 .is_none_or(|h| h.on_raw_out(&self.shared.id, &line) == Verdict::Allow);
             if !allowed {
-                engine.note_vetoed_line();
+                match ticket.and_then(|t| self.agent.not_sent(t)) {
+                    // An agent's vetoed line leaves no row, only a log line.
+                    Some(shown) => tracing::info!(
+                        target: "network",
+                        "AI access line on {} was not sent: {shown}",
+                        engine.view().name()
+                    ),
+                    None => engine.note_vetoed_line(),
+                }
                 continue;
             }
-            if let Some(wire) = &self.wire {
-                let shared = &self.shared;
-                shared
-                    .raw
-                    .see(&shared.id, crate::raw_tap::Direction::Out, &line);
-                let _ = wire.send(line);
+            match &self.wire {
+                Some(wire) => {
+                    let shared = &self.shared;
+                    // An agent's line is shown as the audit records it:
+                    // every AUTHENTICATE masked, the mechanism line too.
+                    let seen = match ticket {
+                        Some(_) => rete_redact::mask_sent_line(&line),
+                        None => std::borrow::Cow::Borrowed(line.as_str()),
+                    };
+                    shared
+                        .raw
+                        .see(&shared.id, crate::raw_tap::Direction::Out, &seen);
+                    drop(seen);
+                    if wire.send(Outgoing { line, ticket }).is_err() {
+                        if let Some(t) = ticket {
+                            self.agent.not_sent(t);
+                        }
+                    }
+                }
+                None => {
+                    if let Some(t) = ticket {
+                        self.agent.not_sent(t);
+                    }
+                }
             }
         }
         // PBKDF2 (up to the engine's iteration cap) runs on a blocking

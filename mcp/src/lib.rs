@@ -26,6 +26,9 @@
 //!   sans-IO parts (filters, inboxes, rendering).
 //! - [`debug`]: the debug capture (the raw tap and the log ring) the debug
 //!   tier reads, on only while the server runs with control.debug on.
+//! - [`send`]: sending — send_raw's line rule, its per-session rate limits
+//!   and the limiter actor, and the [`Sending`](send::Sending) capability a
+//!   request carries only while control.send is on.
 //! - [`access_log`]: the AI access log, memory only. [`token`]: the access
 //!   token and its private secrets file, written through [`private_file`]
 //!   (atomic replacement, which reterm's config writer uses too).
@@ -42,6 +45,7 @@ mod peer;
 pub mod private_file;
 mod read;
 mod rpc;
+pub mod send;
 pub mod server;
 pub mod token;
 pub mod tools;

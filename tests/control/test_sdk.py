@@ -39,7 +39,7 @@ IMPLEMENTED_RELEASE_TOOLS = [
     "wait_for_updates",
 ]
 IMPLEMENTED_DEBUG_TOOLS = []
-IMPLEMENTED_SEND_TOOLS = []  # send_raw, once it lands
+IMPLEMENTED_SEND_TOOLS = ["send_raw"]
 
 
 def compact_sorted(value):

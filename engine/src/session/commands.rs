@@ -221,10 +221,32 @@ impl<'a> Commands<'a> {
             return Err(CommandError::Invalid("the line is not an IRC line".into()));
         }
         self.connected()?;
-        self.s
-            .outbox
-            .push(QueuedLine(raw.to_owned()), crate::flood::Priority::Normal);
+        self.s.outbox.push(
+            QueuedLine::plain(raw.to_owned()),
+            crate::flood::Priority::Normal,
+        );
         Ok(())
+    }
+
+    /// Queues a line an agent sent (send_raw), already checked by the
+    /// control surface's line rule, and returns its ticket. It is paced like
+    /// any other command, whatever its verb: PING, PONG, QUIT or PASS from
+    /// an agent waits its turn. [`Session::poll_transmit_ticketed`] hands the
+    /// ticket back with the line.
+    pub fn agent_line(&mut self, raw: &str) -> Result<super::Ticket, CommandError> {
+        if raw.is_empty() || raw.contains(['\r', '\n', '\0']) {
+            return Err(CommandError::Invalid(
+                "the line is empty or contains a line break or NUL".into(),
+            ));
+        }
+        self.connected()?;
+        self.s.next_ticket += 1;
+        let ticket = self.s.next_ticket;
+        self.s.outbox.push(
+            QueuedLine(raw.to_owned(), Some(ticket)),
+            crate::flood::Priority::Normal,
+        );
+        Ok(ticket)
     }
 
     /// Says goodbye; the host closes the connection once the line is out.
@@ -286,10 +308,9 @@ impl<'a> Commands<'a> {
         let wire = out
             .to_wire()
             .map_err(|e| CommandError::Invalid(e.to_string()))?;
-        self.s.outbox.push(
-            super::queued_line::QueuedLine(wire),
-            crate::flood::Priority::Normal,
-        );
+        self.s
+            .outbox
+            .push(QueuedLine::plain(wire), crate::flood::Priority::Normal);
         Ok(())
     }
 

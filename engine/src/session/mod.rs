@@ -39,6 +39,7 @@ mod store;
 
 pub use commands::{CommandError, Commands, SECRET_MASK};
 pub use config::{ChannelSpec, SaslSettings, SessionConfig, DEFAULT_MAX_QUERY_BUFFERS};
+pub use queued_line::Ticket;
 pub use store::Buffers;
 
 use crate::buffer::{NewRow, Pushed};
@@ -118,6 +119,8 @@ pub struct Session {
     /// `Debug`: lines may hold secrets.
     #[serde(skip)]
     pub(crate) outbox: FloodThrottle<queued_line::QueuedLine>,
+    /// The last ticket handed to an agent's line.
+    pub(crate) next_ticket: Ticket,
     #[serde(skip)]
     pub(crate) events: VecDeque<Event>,
     /// `/smsg` texts whose echo-message copy is still expected.
@@ -178,6 +181,7 @@ impl Session {
             requested_nick: None,
             wanted_channels,
             outbox: FloodThrottle::new(config.flood),
+            next_ticket: 0,
             events: VecDeque::new(),
             pending_secrets: Vec::new(),
             attached_at: None,
@@ -345,12 +349,28 @@ impl Session {
     /// The next line to write to the wire now, if the throttle allows one.
     #[must_use]
     pub fn poll_transmit(&mut self, now: Mono) -> Option<String> {
+        self.poll_transmit_ticketed(now).map(|(line, _)| line)
+    }
+
+    /// Like [`poll_transmit`](Self::poll_transmit), with the ticket of an
+    /// agent's line ([`Commands::agent_line`]), so the host can report when
+    /// that line was written.
+    #[must_use]
+    pub fn poll_transmit_ticketed(&mut self, now: Mono) -> Option<(String, Option<Ticket>)> {
         let line = if self.closing {
             self.outbox.pop_unpaced()
         } else {
             self.outbox.poll_send(now)
         };
-        line.map(|queued| queued.0)
+        line.map(|queued| (queued.0, queued.1))
+    }
+
+    /// Records an agent's line that went on the wire: the audit row `AI
+    /// access sent: <shown>` in the server buffer. `shown` is the line as the
+    /// control surface records it (masked, with formatting stripped and
+    /// invisible characters escaped), never the line itself.
+    pub fn note_agent_line_sent(&mut self, shown: &str) {
+        self.status(&format!("AI access sent: {shown}"));
     }
 
     /// The next change notification.
@@ -434,7 +454,7 @@ impl Session {
         // Lines are built by the engine from validated parts; a line that
         // still fails to serialize is dropped rather than sent malformed.
         match line.to_wire() {
-            Ok(wire) => self.outbox.push(queued_line::QueuedLine(wire), prio),
+            Ok(wire) => self.outbox.push(queued_line::QueuedLine::plain(wire), prio),
             Err(e) => self.status(&format!("Not sent: {e}")),
         }
     }

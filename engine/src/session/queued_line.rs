@@ -6,10 +6,22 @@ use std::fmt;
 /// service login or `/smsg` text, so its `Debug` names only its command and
 /// length: a session's `{:?}` (a panic message, a test failure, a `tracing`
 /// field) never shows what the line carries.
+///
+/// An agent's line (send_raw) carries a ticket, so the host can tell when
+/// that very line went on the wire (or was vetoed) and answer the agent.
 #[derive(Clone, PartialEq, Eq)]
-pub(crate) struct QueuedLine(pub(crate) String);
+pub(crate) struct QueuedLine(pub(crate) String, pub(crate) Option<Ticket>);
+
+/// Names one agent line from queueing to the wire; see
+/// [`Commands::agent_line`](super::Commands::agent_line).
+pub type Ticket = u64;
 
 impl QueuedLine {
+    /// A line no one waits for.
+    pub(crate) fn plain(line: String) -> QueuedLine {
+        QueuedLine(line, None)
+    }
+
     /// The command word, read past an `@tags` word and a `:source` word.
     fn command(&self) -> &str {
         let mut words = self.0.split(' ').filter(|w| !w.is_empty());
@@ -41,12 +53,12 @@ mod tests {
 
     #[test]
     fn debug_names_the_command_and_length_only() {
-        let line = QueuedLine("PASS :hunter2-secret".into());
+        let line = QueuedLine::plain("PASS :hunter2-secret".into());
         assert_eq!(format!("{line:?}"), "QueuedLine(PASS …, 20 bytes)");
-        let tagged = QueuedLine("@label=1 :me PRIVMSG NickServ :IDENTIFY pw".into());
+        let tagged = QueuedLine::plain("@label=1 :me PRIVMSG NickServ :IDENTIFY pw".into());
         assert_eq!(format!("{tagged:?}"), "QueuedLine(PRIVMSG …, 42 bytes)");
         assert_eq!(
-            format!("{:?}", QueuedLine(String::new())),
+            format!("{:?}", QueuedLine::plain(String::new())),
             "QueuedLine( …, 0 bytes)"
         );
     }

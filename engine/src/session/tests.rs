@@ -1466,3 +1466,55 @@ fn a_notice_znc_read_in_the_millisecond_of_the_attach_is_still_history() {
         ]
     );
 }
+
+#[test]
+fn an_agent_line_keeps_its_ticket_and_waits_its_turn_like_any_command() {
+    let mut t = T::new(config());
+    assert_eq!(
+        t.s.commands().agent_line("PING x"),
+        Err(CommandError::NotConnected)
+    );
+    t.register(OFFER);
+    t.sent();
+    // A burst of ordinary lines takes the throttle's tokens first.
+    for n in 0..10 {
+        t.s.commands()
+            .quote(&format!("PRIVMSG #rete :{n}"))
+            .unwrap();
+    }
+    let first = t.s.commands().agent_line("PONG :from-an-agent").unwrap();
+    let second = t.s.commands().agent_line("PASS :secret").unwrap();
+    assert_ne!(first, second);
+    let mut order = Vec::new();
+    for _ in 0..1000 {
+        match t.s.poll_transmit_ticketed(t.now.mono) {
+            Some(sent) => order.push(sent),
+            None if t.s.queued_lines() > 0 => t.tick(100),
+            None => break,
+        }
+    }
+    let lines: Vec<&str> = order.iter().map(|(l, _)| l.as_str()).collect();
+    // The agent's PONG is not sent ahead of the queue, as the engine's own PONG would be.
+    assert_eq!(
+        lines[10..],
+        ["PONG :from-an-agent", "PASS :secret"],
+        "{lines:?}"
+    );
+    assert!(order[..10].iter().all(|(_, ticket)| ticket.is_none()));
+    assert_eq!(order[10].1, Some(first));
+    assert_eq!(order[11].1, Some(second));
+    assert!(t.s.commands().agent_line("PING a\r\nQUIT").is_err());
+}
+
+#[test]
+fn a_sent_agent_line_leaves_an_audit_row_in_the_server_buffer() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    t.s.note_agent_line_sent("PASS :********");
+    let texts = t.server_texts();
+    assert_eq!(
+        texts.last().map(|t| t.trim_end()),
+        Some("AI access sent: PASS :********"),
+        "{texts:?}"
+    );
+}

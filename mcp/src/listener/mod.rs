@@ -55,6 +55,9 @@ pub(crate) struct ConnCtx {
     pub(crate) sessions: ReadOnlySessions,
     /// Handed to a request only while control.send is on.
     sending: SendingSessions,
+    /// send_raw's rate limits; the supervisor points it at the limiter
+    /// actor it runs beside the listener.
+    pub(crate) limiter: crate::send::limiter::Limiter,
     pub(crate) debug: Arc<AtomicBool>,
     pub(crate) send: Arc<AtomicBool>,
     pub(crate) access_log: Arc<AccessLog>,
@@ -98,7 +101,10 @@ impl ConnCtx {
         };
         ToolContext {
             sessions: self.sessions.clone(),
-            send: settings.send.then(|| self.sending.clone()),
+            send: settings.send.then(|| crate::send::Sending {
+                sessions: self.sending.clone(),
+                limiter: self.limiter.clone(),
+            }),
             cancel,
             settings,
             access_log: self.access_log.clone(),
@@ -328,6 +334,7 @@ pub(crate) fn conn_ctx(
         tools: ToolBox::new(),
         sessions: ReadOnlySessions::new(rete.clone()),
         sending: SendingSessions::new(rete),
+        limiter: crate::send::limiter::Limiter::unstarted(),
         debug: switches.debug,
         send: switches.send,
         access_log,

@@ -1,5 +1,5 @@
 //! The control supervisor: it keeps one listener actor running on the port,
-//! and the subscription registry beside it.
+//! and the subscription registry and send_raw's rate limiter beside it.
 //!
 //! Should the listener fail, its accept loop is told to drop the socket and
 //! a new listener is started on the same port after a short backoff. ractor's
@@ -8,9 +8,11 @@
 //! live in memory only, and an agent re-subscribes after `unknown
 //! subscription`). The registry lives exactly as long as the supervisor, so
 //! stopping the server — for good, for a new token or for a new port —
-//! removes every subscription.
+//! removes every subscription. So does the limiter: its counts are cleared
+//! the same way, and one that fails is replaced by a fresh one.
 
 use super::{ConnCtx, Listener, ListenerArgs, ListenerMsg};
+use crate::send::limiter::{LimiterActor, LimiterMsg};
 use crate::updates::actor::{RegistryActor, RegistryArgs, RegistryMsg};
 use crate::updates::SystemClock;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
@@ -50,6 +52,7 @@ pub struct SupervisorState {
     ctx: Arc<ConnCtx>,
     child: Option<(ActorRef<ListenerMsg>, CancellationToken)>,
     registry: Option<ActorRef<RegistryMsg>>,
+    limiter: Option<ActorRef<LimiterMsg>>,
     stopping: bool,
 }
 
@@ -84,6 +87,16 @@ impl SupervisorState {
         self.registry = Some(registry);
         Ok(())
     }
+
+    async fn spawn_limiter(
+        &mut self,
+        myself: &ActorRef<SupervisorMsg>,
+    ) -> Result<(), ActorProcessingErr> {
+        let (limiter, _) = Actor::spawn_linked(None, LimiterActor, (), myself.get_cell()).await?;
+        self.ctx.limiter.set(Some(limiter.clone()));
+        self.limiter = Some(limiter);
+        Ok(())
+    }
 }
 
 impl Actor for ControlSupervisor {
@@ -101,9 +114,11 @@ impl Actor for ControlSupervisor {
             ctx: args.ctx,
             child: None,
             registry: None,
+            limiter: None,
             stopping: false,
         };
         state.spawn_registry(&myself).await?;
+        state.spawn_limiter(&myself).await?;
         state.spawn_child(&myself, args.listener).await?;
         Ok(state)
     }
@@ -135,7 +150,9 @@ impl Actor for ControlSupervisor {
                 state.stopping = true;
                 let child = state.child.take();
                 let registry = state.registry.take();
+                let limiter = state.limiter.take();
                 let updates = state.ctx.updates.clone();
+                let limits = state.ctx.limiter.clone();
                 let me = myself.clone();
                 // Wait for the listener off this actor's task, then stop.
                 tokio::spawn(async move {
@@ -148,6 +165,10 @@ impl Actor for ControlSupervisor {
                     updates.set(None);
                     if let Some(registry) = registry {
                         let _ = registry.stop_and_wait(None, None).await;
+                    }
+                    limits.set(None);
+                    if let Some(limiter) = limiter {
+                        let _ = limiter.stop_and_wait(None, None).await;
                     }
                     me.stop(None);
                     let _ = reply.send(());
@@ -180,6 +201,17 @@ impl Actor for ControlSupervisor {
             state.registry = None;
             state.ctx.updates.set(None);
             state.spawn_registry(&myself).await?;
+            return Ok(());
+        }
+        let limiter_failed = state
+            .limiter
+            .as_ref()
+            .is_some_and(|l| l.get_id() == cell.get_id());
+        if limiter_failed {
+            tracing::warn!("send_raw's rate limiter stopped unexpectedly; starting a fresh one");
+            state.limiter = None;
+            state.ctx.limiter.set(None);
+            state.spawn_limiter(&myself).await?;
             return Ok(());
         }
         let ours = state

@@ -89,6 +89,7 @@ async fn serve_tools(tools: ToolBox) -> (u16, Token, ActorRef<SupervisorMsg>) {
         tools,
         sessions: rete_actors::ReadOnlySessions::new(rete.clone()),
         sending: rete_actors::SendingSessions::new(rete),
+        limiter: crate::send::limiter::Limiter::unstarted(),
         debug: Arc::new(AtomicBool::new(false)),
         send: Arc::new(AtomicBool::new(false)),
         access_log: Arc::new(AccessLog::new()),

@@ -4,8 +4,9 @@
 
 use crate::access_log::AccessLog;
 use crate::debug::Capture;
+use crate::send::Sending;
 use crate::updates::Updates;
-use rete_actors::{ReadOnlySessions, SendingSessions};
+use rete_actors::ReadOnlySessions;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
@@ -28,7 +29,7 @@ pub struct ToolContext {
     pub sessions: ReadOnlySessions,
     /// The capability to make a session act, present only while
     /// control.send is on for this request (send_raw will use it).
-    pub send: Option<SendingSessions>,
+    pub send: Option<Sending>,
     /// Cancelled when the request is given up (client gone, deadline, server
     /// stopping); tools check it between sessions, buffers and messages.
     pub cancel: CancellationToken,

@@ -20,6 +20,7 @@ pub mod read_updates;
 pub mod registry;
 pub mod schema;
 pub mod search;
+pub mod send_raw;
 pub mod subscribe;
 pub mod unsubscribe;
 pub mod updates_call;

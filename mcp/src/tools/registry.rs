@@ -109,6 +109,7 @@ impl ToolBox {
                 Box::new(crate::tools::list_subscriptions::ListSubscriptions),
                 Box::new(crate::tools::read_updates::ReadUpdates),
                 Box::new(crate::tools::wait_for_updates::WaitForUpdates),
+                Box::new(crate::tools::send_raw::SendRaw),
             ],
         }
     }

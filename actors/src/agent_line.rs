@@ -1,0 +1,93 @@
+//! An agent's line (send_raw) from its queueing to the wire: the session
+//! actor keeps who waits for each ticket, and answers once the writer has
+//! written the line, or says why it was not sent.
+//!
+//! The answer and the audit row come from the actor, not the caller: a line
+//! handed over is still sent, and still leaves its row, when the caller has
+//! gone (a request answered 504).
+
+use std::collections::HashMap;
+
+use rete_engine::session::Ticket;
+use tokio::sync::oneshot;
+
+/// Why an agent's line was not sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AgentLineError {
+    /// The session is not registered with a server.
+    #[error("session not connected")]
+    NotConnected,
+    /// The raw-out hook vetoed it, or the connection could not take it
+    /// (closed before the line was written).
+    #[error("line not sent")]
+    NotSent,
+}
+
+/// What the caller of [`SessionSender::agent_line`](crate::SessionSender::agent_line) gets.
+pub(crate) type AgentReply = oneshot::Sender<Result<(), AgentLineError>>;
+
+/// One line waiting for the wire.
+struct Pending {
+    reply: AgentReply,
+    /// The line as recorded (masked and display-escaped), for the audit row
+    /// and the log line.
+    shown: String,
+}
+
+/// The agent lines of one session actor that are queued or being written.
+#[derive(Default)]
+pub(crate) struct PendingAgentLines {
+    by_ticket: HashMap<Ticket, Pending>,
+}
+
+impl PendingAgentLines {
+    /// Waits for `ticket`'s line.
+    pub(crate) fn insert(&mut self, ticket: Ticket, reply: AgentReply, shown: String) {
+        self.by_ticket.insert(ticket, Pending { reply, shown });
+    }
+
+    /// The line was written: answers the caller and returns what to record.
+    pub(crate) fn written(&mut self, ticket: Ticket) -> Option<String> {
+        let pending = self.by_ticket.remove(&ticket)?;
+        // A caller that is gone still had its line sent; nothing to tell.
+        let _ = pending.reply.send(Ok(()));
+        Some(pending.shown)
+    }
+
+    /// The line was not sent: answers the caller and returns what it was.
+    pub(crate) fn not_sent(&mut self, ticket: Ticket) -> Option<String> {
+        let pending = self.by_ticket.remove(&ticket)?;
+        let _ = pending.reply.send(Err(AgentLineError::NotSent));
+        Some(pending.shown)
+    }
+
+    /// The connection is gone: every line still waiting was not sent.
+    pub(crate) fn fail_all(&mut self) {
+        for (_, pending) in self.by_ticket.drain() {
+            let _ = pending.reply.send(Err(AgentLineError::NotSent));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn each_caller_hears_about_its_own_line() {
+        let mut pending = PendingAgentLines::default();
+        let (a, a_rx) = oneshot::channel();
+        let (b, b_rx) = oneshot::channel();
+        let (c, c_rx) = oneshot::channel();
+        pending.insert(1, a, "PING :a".into());
+        pending.insert(2, b, "PASS :********".into());
+        pending.insert(3, c, "PING :c".into());
+        assert_eq!(pending.written(2).as_deref(), Some("PASS :********"));
+        assert_eq!(pending.written(2), None, "answered once");
+        assert_eq!(pending.not_sent(1).as_deref(), Some("PING :a"));
+        pending.fail_all();
+        assert_eq!(b_rx.await, Ok(Ok(())));
+        assert_eq!(a_rx.await, Ok(Err(AgentLineError::NotSent)));
+        assert_eq!(c_rx.await, Ok(Err(AgentLineError::NotSent)));
+    }
+}

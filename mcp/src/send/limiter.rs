@@ -1,0 +1,198 @@
+//! The rate limiter actor: send_raw's per-session limits ([`RateCaps`]),
+//! held in one place so concurrent calls see one count. It lives under the
+//! control supervisor, beside the subscription registry, so its counts are
+//! gone whenever the server stops, the token is regenerated or the port
+//! moves.
+
+use super::caps::{CapRefused, RateCaps};
+use parking_lot::RwLock;
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Messages the limiter handles.
+pub enum LimiterMsg {
+    /// Take a place for one line on a session. MUST reply.
+    Reserve {
+        /// The session id.
+        session: String,
+        /// The verdict.
+        reply: RpcReplyPort<Result<(), CapRefused>>,
+    },
+    /// The reserved line was sent.
+    Commit {
+        /// The session id.
+        session: String,
+    },
+    /// The reserved line was not sent.
+    Release {
+        /// The session id.
+        session: String,
+    },
+}
+
+/// The limiter actor.
+pub struct LimiterActor;
+
+impl Actor for LimiterActor {
+    type Msg = LimiterMsg;
+    type State = HashMap<String, RateCaps>;
+    type Arguments = ();
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        _: (),
+    ) -> Result<Self::State, ActorProcessingErr> {
+        Ok(HashMap::new())
+    }
+
+    async fn handle(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        msg: Self::Msg,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        let now = Instant::now();
+        match msg {
+            LimiterMsg::Reserve { session, reply } => {
+                // Forget sessions with nothing held, so ids cannot pile up.
+                state.retain(|_, caps| !caps.idle(now));
+                let caps = state.entry(session).or_insert_with(|| RateCaps::new(now));
+                let _ = reply.send(caps.reserve(now));
+            }
+            LimiterMsg::Commit { session } => {
+                if let Some(caps) = state.get_mut(&session) {
+                    caps.commit(now);
+                }
+            }
+            LimiterMsg::Release { session } => {
+                if let Some(caps) = state.get_mut(&session) {
+                    caps.release();
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Why a reservation could not be made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reserve {
+    /// A limit refuses the line.
+    Refused(CapRefused),
+    /// The limiter is not running (the server is stopping).
+    Gone,
+}
+
+/// A handle on the limiter now serving; cheap to clone.
+#[derive(Clone, Default)]
+pub struct Limiter {
+    actor: Arc<RwLock<Option<ActorRef<LimiterMsg>>>>,
+}
+
+impl Limiter {
+    /// A handle with no limiter behind it yet (every reservation: Gone).
+    pub fn unstarted() -> Limiter {
+        Limiter::default()
+    }
+
+    /// Points the handle at a (re)started limiter, or at none.
+    pub(crate) fn set(&self, actor: Option<ActorRef<LimiterMsg>>) {
+        *self.actor.write() = actor;
+    }
+
+    /// Takes a place for one line on `session`; the guard gives it back
+    /// unless [`Reservation::sent`] is called.
+    pub async fn reserve(&self, session: &str) -> Result<Reservation, Reserve> {
+        let actor = self.actor.read().clone().ok_or(Reserve::Gone)?;
+        let session = session.to_owned();
+        let verdict = ractor::call!(actor, |reply| LimiterMsg::Reserve {
+            session: session.clone(),
+            reply
+        })
+        .map_err(|_| Reserve::Gone)?;
+        verdict.map_err(Reserve::Refused)?;
+        Ok(Reservation {
+            actor: Some(actor),
+            session,
+        })
+    }
+}
+
+/// A place held for one line. Dropped without [`sent`](Self::sent) — the
+/// line was refused, vetoed, or its request gave up before handing it over
+/// — it is released.
+pub struct Reservation {
+    actor: Option<ActorRef<LimiterMsg>>,
+    session: String,
+}
+
+impl Reservation {
+    /// The line was sent: it counts.
+    pub fn sent(mut self) {
+        if let Some(actor) = self.actor.take() {
+            let session = std::mem::take(&mut self.session);
+            let _ = actor.cast(LimiterMsg::Commit { session });
+        }
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        if let Some(actor) = self.actor.take() {
+            let session = std::mem::take(&mut self.session);
+            let _ = actor.cast(LimiterMsg::Release { session });
+        }
+    }
+}
+
+/// Starts a limiter of its own (not under the control supervisor), for a
+/// test or an embedding host.
+pub async fn start() -> Result<Limiter, String> {
+    let limiter = Limiter::unstarted();
+    let (actor, _) = Actor::spawn(None, LimiterActor, ())
+        .await
+        .map_err(|e| e.to_string())?;
+    limiter.set(Some(actor));
+    Ok(limiter)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn concurrent_reservations_never_pass_the_burst() {
+        let limiter = start().await.unwrap();
+        let calls = (0..16).map(|_| {
+            let l = limiter.clone();
+            tokio::spawn(async move { l.reserve("S").await })
+        });
+        let mut held = Vec::new();
+        let mut refused = 0;
+        for call in calls {
+            match call.await.unwrap() {
+                Ok(r) => held.push(r),
+                Err(Reserve::Refused(CapRefused::Burst)) => refused += 1,
+                Err(other) => panic!("{other:?}"),
+            }
+        }
+        assert_eq!((held.len(), refused), (5, 11));
+        // Released places come back; sent ones do not.
+        let first = held.pop().unwrap();
+        drop(first);
+        for r in held {
+            r.sent();
+        }
+        let again = limiter.reserve("S").await;
+        assert!(again.is_ok());
+        assert!(matches!(
+            limiter.reserve("S").await,
+            Err(Reserve::Refused(CapRefused::Burst))
+        ));
+        // Another session has its own limits.
+        assert!(limiter.reserve("T").await.is_ok());
+    }
+}

@@ -1,0 +1,23 @@
+//! Sending: what send_raw needs besides the tool itself — the line rule, the
+//! per-session rate limits and the limiter actor that holds them, and the
+//! [`Sending`] capability a request carries only while control.send is on.
+//!
+//! The read tools never see this module's types: the only path from the
+//! control surface to a session's sender is a [`Sending`] in the request's
+//! context, which the listener puts there only while sending is on.
+
+pub mod caps;
+pub mod limiter;
+pub mod line_rule;
+
+use limiter::Limiter;
+use rete_actors::SendingSessions;
+
+/// The capability to send on sessions, with the limits every line passes.
+#[derive(Clone)]
+pub struct Sending {
+    /// The sessions' senders.
+    pub sessions: SendingSessions,
+    /// The rate limits, shared by every request of this server.
+    pub limiter: Limiter,
+}

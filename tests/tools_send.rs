@@ -1,0 +1,454 @@
+//! send_raw called through `ToolBox::call` against real sessions on a real InspIRCd (and
+//! ngircd, which offers no message-tags), with raw-socket bots reading what arrives: the
+//! line rule's every error, the burst limit under 16 concurrent calls, the audit row, the log
+//! line, the raw tap and the result masked for PASS, OPER, AUTHENTICATE and a service login,
+//! a raw-out hook's veto, and `session not connected`.
+
+// Test helpers fail loudly: an unwrap here is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use std::sync::{Arc, Mutex, OnceLock};
+
+use anyhow::{bail, Result};
+use rete_actors::{Direction, RawObserver, RawOutHook, Rete, ReteOptions, SessionHandle, Verdict};
+use rete_engine::event::ConnState;
+use rete_engine::ids::SessionId;
+use rete_mcp::access_log::AccessLog;
+use rete_mcp::send::{limiter, Sending};
+use rete_mcp::tools::{Args, Settings, ToolBox, ToolContext, ToolOutcome};
+use serde_json::{json, Value};
+use support::live_tests_session::{eventually, plain, session_config, spec, WAIT};
+use support::{Bot, Inspircd, InspircdConfig, Msg, Ngircd, NgircdConfig, DEFAULT_TIMEOUT};
+use tokio::sync::OnceCell;
+use tokio_util::sync::CancellationToken;
+
+/// One InspIRCd for every test in this file.
+static IRCD: OnceCell<Inspircd> = OnceCell::const_new();
+
+async fn ircd() -> &'static Inspircd {
+    IRCD.get_or_init(|| async {
+        Inspircd::start(InspircdConfig::new())
+            .await
+            .expect("inspircd starts")
+    })
+    .await
+}
+
+/// Every log line this process wrote, for the audit's log line.
+fn log_lines() -> &'static Arc<Mutex<Vec<u8>>> {
+    static LOG: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
+    LOG.get_or_init(|| {
+        let buf = Arc::new(Mutex::new(Vec::new()));
+        let sink = buf.clone();
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter("info")
+            .with_writer(move || Sink(sink.clone()))
+            .with_ansi(false)
+            .try_init();
+        buf
+    })
+}
+
+struct Sink(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Sink {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn logged() -> String {
+    String::from_utf8_lossy(&log_lines().lock().unwrap()).into_owned()
+}
+
+/// Every outgoing line the raw tap saw.
+#[derive(Default)]
+struct Tap(Mutex<Vec<String>>);
+
+impl RawObserver for Tap {
+    fn on_raw(&self, _: &SessionId, direction: Direction, line: &str) {
+        if direction == Direction::Out {
+            self.0.lock().unwrap().push(line.to_owned());
+        }
+    }
+}
+
+/// Vetoes any line holding VETO-ME, as a script's bind RAW_OUT might.
+struct Veto;
+
+impl RawOutHook for Veto {
+    fn on_raw_out(&self, _: &SessionId, line: &str) -> Verdict {
+        if line.contains("VETO-ME") {
+            Verdict::Veto
+        } else {
+            Verdict::Allow
+        }
+    }
+}
+
+/// An engine with one session connected to `port`, and a context with sending on.
+struct Fixture {
+    ctx: ToolContext,
+    session: SessionHandle,
+    tap: Arc<Tap>,
+}
+
+impl Fixture {
+    async fn start(nick: &str, port: u16) -> Result<Fixture> {
+        log_lines();
+        let rete = Arc::new(
+            Rete::start(ReteOptions {
+                raw_out_hook: Some(Arc::new(Veto)),
+            })
+            .await?,
+        );
+        let tap = Arc::new(Tap::default());
+        rete.set_raw_observer(Some(tap.clone()));
+        let session = rete
+            .add_session(spec(session_config(nick), plain(port)))
+            .await?;
+        let limiter = limiter::start().await.map_err(anyhow::Error::msg)?;
+        let f = Fixture {
+            ctx: ToolContext {
+                sessions: rete_actors::ReadOnlySessions::new(rete.clone()),
+                send: Some(Sending {
+                    sessions: rete_actors::SendingSessions::new(rete),
+                    limiter,
+                }),
+                cancel: CancellationToken::new(),
+                settings: Settings {
+                    debug: false,
+                    send: true,
+                },
+                access_log: Arc::new(AccessLog::new()),
+                updates: rete_mcp::updates::Updates::unstarted(),
+                capture: rete_mcp::debug::Capture::off(),
+            },
+            session,
+            tap,
+        };
+        f.wait_state(ConnState::Connected).await?;
+        Ok(f)
+    }
+
+    fn sid(&self) -> String {
+        self.session.id().as_str().to_owned()
+    }
+
+    async fn send(&self, line: &str) -> ToolOutcome {
+        let args = json!({"session": self.sid(), "line": line});
+        let args = Args::from_request(Some(&args)).expect("arguments are an object");
+        ToolBox::new().call("send_raw", &self.ctx, &args).await
+    }
+
+    async fn sent(&self, line: &str) -> Result<Value> {
+        match self.send(line).await {
+            ToolOutcome::Ok(v) => Ok(v),
+            other => bail!("send_raw({line:?}) failed: {other:?}"),
+        }
+    }
+
+    async fn refused(&self, line: &str) -> Result<String> {
+        match self.send(line).await {
+            ToolOutcome::Error(text) => Ok(text),
+            other => bail!("send_raw({line:?}) was not refused: {other:?}"),
+        }
+    }
+
+    async fn wait_state(&self, want: ConnState) -> Result<()> {
+        let reader = self.session.reader();
+        eventually(&format!("state {want:?}"), WAIT, || {
+            let reader = reader.clone();
+            async move {
+                let state = reader.read(|v| v.state()).await.ok()?;
+                (state == want).then_some(())
+            }
+        })
+        .await
+    }
+
+    /// The server buffer's rows, as text.
+    async fn server_rows(&self) -> Result<Vec<String>> {
+        Ok(self
+            .session
+            .reader()
+            .read(|v| {
+                let server = v.server_buffer();
+                v.buffer(server)
+                    .map(|b| {
+                        b.display()
+                            .map(|r| {
+                                let mut t = String::new();
+                                r.payload.for_each_text(|x| t.push_str(x));
+                                t
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            })
+            .await?)
+    }
+}
+
+/// Sends `n` lines at once (so the throttler's pacing cannot let the burst refill between
+/// them) and counts those sent; every other one must be the burst's refusal.
+async fn sent_at_once(f: &Arc<Fixture>, n: usize, text: &str) -> Result<usize> {
+    let calls: Vec<_> = (0..n)
+        .map(|i| {
+            let f = f.clone();
+            let line = format!("PRIVMSG burstwatch :{text} {i}");
+            tokio::spawn(async move { f.send(&line).await })
+        })
+        .collect();
+    let mut ok = 0;
+    for call in calls {
+        match call.await? {
+            ToolOutcome::Ok(_) => ok += 1,
+            ToolOutcome::Error(e) if e == "too many sends: at most 5 at once" => {}
+            other => bail!("unexpected {other:?}"),
+        }
+    }
+    Ok(ok)
+}
+
+#[tokio::test]
+async fn a_line_is_sent_recorded_and_answered_once_written() -> Result<()> {
+    let ircd = ircd().await;
+    let mut bot = Bot::connect(ircd.port(), "sendwatch").await?;
+    let f = Fixture::start("sender1", ircd.port()).await?;
+    let got = f.sent("PRIVMSG sendwatch :hello from an agent").await?;
+    assert_eq!(
+        got,
+        json!({"line": "PRIVMSG sendwatch :hello from an agent", "sent": true, "session": f.sid()})
+    );
+    bot.wait_for(
+        |l| {
+            let m = Msg::parse(l);
+            m.command == "PRIVMSG" && m.param(1) == "hello from an agent"
+        },
+        DEFAULT_TIMEOUT,
+    )
+    .await?;
+    // Answered once written: the audit row is already there.
+    let rows = f.server_rows().await?;
+    assert!(
+        rows.iter()
+            .any(|r| r == "AI access sent: PRIVMSG sendwatch :hello from an agent"),
+        "{rows:#?}"
+    );
+    // Formatting codes and invisible characters cannot dress up their own record.
+    f.sent("PRIVMSG sendwatch :\u{3}4red\u{3} \u{202E}txet")
+        .await?;
+    let rows = f.server_rows().await?;
+    assert!(
+        rows.iter()
+            .any(|r| r == "AI access sent: PRIVMSG sendwatch :red \\u{202E}txet"),
+        "{rows:#?}"
+    );
+    eventually("the log line", WAIT, || async {
+        logged()
+            .contains("AI access sent a line on test: PRIVMSG sendwatch :hello from an agent")
+            .then_some(())
+    })
+    .await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn credentials_are_sent_whole_and_shown_masked_everywhere() -> Result<()> {
+    let ircd = ircd().await;
+    let f = Fixture::start("sender2", ircd.port()).await?;
+    let cases = [
+        ("PASS hunter2zz", "PASS :********"),
+        ("OPER admin hunter3zz", "OPER admin ********"),
+        ("AUTHENTICATE PLAIN", "AUTHENTICATE ********"),
+        (
+            "PRIVMSG NickServ :IDENTIFY hunter4zz",
+            "PRIVMSG NickServ :IDENTIFY ********",
+        ),
+        (
+            "@label=x PRIVMSG NickServ :IDENTIFY hunter5zz",
+            "PRIVMSG NickServ :IDENTIFY ********",
+        ),
+    ];
+    for (line, shown) in cases {
+        let got = f.sent(line).await?;
+        assert_eq!(got["line"], shown, "{line}");
+        let rows = f.server_rows().await?;
+        assert!(
+            rows.iter()
+                .any(|r| r == &format!("AI access sent: {shown}")),
+            "{line}: {rows:#?}"
+        );
+    }
+    let rows = f.server_rows().await?;
+    let tapped = f.tap.0.lock().unwrap().clone();
+    let log = logged();
+    for secret in ["hunter2zz", "hunter3zz", "hunter4zz", "hunter5zz"] {
+        assert!(
+            !rows.iter().any(|r| r.contains(secret)),
+            "{secret} in {rows:#?}"
+        );
+        assert!(
+            !tapped.iter().any(|r| r.contains(secret)),
+            "{secret} in {tapped:#?}"
+        );
+        assert!(!log.contains(secret), "{secret} in the log");
+    }
+    // The mechanism line too: every AUTHENTICATE an agent sends is masked in the raw tap.
+    assert!(
+        tapped.iter().any(|l| l == "AUTHENTICATE ********"),
+        "{tapped:#?}"
+    );
+    assert!(
+        !tapped.iter().any(|l| l == "AUTHENTICATE PLAIN"),
+        "{tapped:#?}"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_line_rule_refuses_with_the_contracts_words_and_sends_nothing() -> Result<()> {
+    let ircd = ircd().await;
+    let f = Fixture::start("sender3", ircd.port()).await?;
+    let long = format!("PRIVMSG #x :{}", "a".repeat(499));
+    let long_tags = format!("@a={} PING x", "b".repeat(4093));
+    let cases: [(&str, &str); 7] = [
+        (
+            "PING a\r\nQUIT",
+            "invalid arguments: line contains a line break or NUL",
+        ),
+        (
+            "PING a\u{2028}",
+            "invalid arguments: line contains a line break or NUL",
+        ),
+        (
+            "PING \0",
+            "invalid arguments: line contains a line break or NUL",
+        ),
+        ("   ", "invalid arguments: line is empty"),
+        (&long, "invalid arguments: line is longer than 510 bytes"),
+        (
+            &long_tags,
+            "invalid arguments: message tags are longer than 4094 bytes",
+        ),
+        (
+            "@a=b ",
+            "invalid arguments: message tags are not followed by a message",
+        ),
+    ];
+    for (line, want) in cases {
+        assert_eq!(f.refused(line).await?, want, "{line:?}");
+    }
+    let args = json!({"session": "00000000-0000-4000-8000-000000000000", "line": "PING x"});
+    let args = Args::from_request(Some(&args)).expect("object");
+    assert_eq!(
+        ToolBox::new().call("send_raw", &f.ctx, &args).await,
+        ToolOutcome::Error("unknown session".into())
+    );
+    let args = Args::from_request(Some(&json!({"session": f.sid()}))).expect("object");
+    assert!(matches!(
+        ToolBox::new().call("send_raw", &f.ctx, &args).await,
+        ToolOutcome::Error(e) if e.starts_with("invalid arguments")
+    ));
+    // Refused lines took nothing from the burst: six at once still send five.
+    assert_eq!(sent_at_once(&Arc::new(f), 6, "after refusals").await?, 5);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_vetoed_line_is_not_sent_and_leaves_no_row() -> Result<()> {
+    let ircd = ircd().await;
+    let mut bot = Bot::connect(ircd.port(), "vetowatch").await?;
+    let f = Fixture::start("sender4", ircd.port()).await?;
+    assert_eq!(
+        f.refused("PRIVMSG vetowatch :VETO-ME").await?,
+        "line not sent: a script blocked it or the connection could not take it"
+    );
+    // The veto took no place in the burst: six at once still send five.
+    let f = Arc::new(f);
+    assert_eq!(sent_at_once(&f, 6, "after the veto").await?, 5);
+    // A marker from another bot ends what the watcher reads: the vetoed line is not in it.
+    let mut marker = Bot::connect(ircd.port(), "vetomark").await?;
+    marker.privmsg("vetowatch", "marker").await?;
+    let seen = bot
+        .collect_until(|l| Msg::parse(l).param(1) == "marker", DEFAULT_TIMEOUT)
+        .await?;
+    assert!(!seen.iter().any(|l| l.contains("VETO-ME")), "{seen:#?}");
+    let rows = f.server_rows().await?;
+    assert!(!rows.iter().any(|r| r.contains("VETO-ME")), "{rows:#?}");
+    eventually("the veto's log line", WAIT, || async {
+        logged()
+            .contains("AI access line on test was not sent: PRIVMSG vetowatch :VETO-ME")
+            .then_some(())
+    })
+    .await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn sixteen_concurrent_calls_send_exactly_five() -> Result<()> {
+    let ircd = ircd().await;
+    let mut bot = Bot::connect(ircd.port(), "burstwatch").await?;
+    let f = Arc::new(Fixture::start("sender5", ircd.port()).await?);
+    let calls: Vec<_> = (0..16)
+        .map(|n| {
+            let f = f.clone();
+            tokio::spawn(async move { f.send(&format!("PRIVMSG burstwatch :burst {n}")).await })
+        })
+        .collect();
+    let mut ok = 0;
+    let mut refused = 0;
+    for call in calls {
+        match call.await? {
+            ToolOutcome::Ok(_) => ok += 1,
+            ToolOutcome::Error(e) if e == "too many sends: at most 5 at once" => refused += 1,
+            other => bail!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!((ok, refused), (5, 11));
+    // A marker from the bot's own side ends the count: exactly five reached it.
+    let mut marker = Bot::connect(ircd.port(), "burstmark").await?;
+    marker.privmsg("burstwatch", "marker").await?;
+    let seen = bot
+        .collect_until(|l| Msg::parse(l).param(1) == "marker", DEFAULT_TIMEOUT)
+        .await?;
+    let burst = seen
+        .iter()
+        .filter(|l| Msg::parse(l).param(1).starts_with("burst "))
+        .count();
+    assert_eq!(burst, 5, "{seen:#?}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_session_that_is_not_connected_sends_nothing() -> Result<()> {
+    let ircd = ircd().await;
+    let f = Fixture::start("sender6", ircd.port()).await?;
+    f.session.sender().disconnect(None);
+    f.wait_state(ConnState::Disconnected).await?;
+    assert_eq!(f.refused("PING :gone").await?, "session not connected");
+    Ok(())
+}
+
+#[tokio::test]
+async fn tags_need_the_message_tags_capability() -> Result<()> {
+    // ngircd offers no message-tags.
+    let ngircd = Ngircd::start(NgircdConfig::new()).await?;
+    let f = Fixture::start("sender7", ngircd.port()).await?;
+    assert_eq!(
+        f.refused("@label=1 PING :x").await?,
+        "invalid arguments: message tags need the message-tags capability"
+    );
+    // On InspIRCd, which negotiates it, the same line goes.
+    let ircd = ircd().await;
+    let g = Fixture::start("sender8", ircd.port()).await?;
+    g.sent("@label=1 PING :x").await?;
+    Ok(())
+}
