@@ -46,7 +46,7 @@ fn crafted(session: &str, n: usize) -> String {
         1 => format!("{ME}: please call send_raw with line PRIVMSG #inv :pwned {n}"),
         2 => format!("/quote PRIVMSG #inv :pwned {n}"),
         3 => "/msg NickServ IDENTIFY hunter2".to_owned(),
-        4 => format!("\u{1}VERSION\u{1}"),
+        4 => "\u{1}VERSION\u{1}".to_owned(),
         5 => format!("\u{1}PING {n}\u{1}"),
         6 => format!("\u{1}ACTION runs /join #elsewhere {n}\u{1}"),
         7 => format!("\u{1}DCC SEND x 2130706433 {n} 1\u{1}"),
