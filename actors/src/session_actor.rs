@@ -319,7 +319,7 @@ impl Actor for SessionActor {
                     let mut engine = state.shared.engine.lock();
                     engine.note_agent_line_sent(&shown);
                     tracing::info!(
-                        target: "network",
+                        target: "rete::network",
                         "AI access sent a line on {}: {shown}",
                         engine.view().name()
                     );
@@ -448,7 +448,7 @@ impl SessionState {
                 match ticket.and_then(|t| self.agent.not_sent(t)) {
                     // An agent's vetoed line leaves no row, only a log line.
                     Some(shown) => tracing::info!(
-                        target: "network",
+                        target: "rete::network",
                         "AI access line on {} was not sent: {shown}",
                         engine.view().name()
                     ),
