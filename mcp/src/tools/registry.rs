@@ -109,6 +109,7 @@ impl ToolBox {
                 Box::new(crate::tools::list_subscriptions::ListSubscriptions),
                 Box::new(crate::tools::read_updates::ReadUpdates),
                 Box::new(crate::tools::wait_for_updates::WaitForUpdates),
+                Box::new(crate::tools::read_log::ReadLog),
             ],
         }
     }
@@ -266,7 +267,8 @@ mod tests {
                 "unsubscribe",
                 "list_subscriptions",
                 "read_updates",
-                "wait_for_updates"
+                "wait_for_updates",
+                "read_log"
             ]
         );
     }
