@@ -66,6 +66,10 @@ pub struct WhoQueue {
     /// When the next periodic poll is due; `None` until the first
     /// [`WhoQueue::poll_send`] after creation or [`WhoQueue::clear`].
     next_poll: Option<Mono>,
+    /// Queries given up at their deadline, for the host's log. Not state
+    /// to restore: skipped in serialization.
+    #[serde(skip)]
+    timed_out: u64,
 }
 
 impl WhoQueue {
@@ -87,6 +91,7 @@ impl WhoQueue {
             queue: VecDeque::new(),
             in_flight: None,
             next_poll: None,
+            timed_out: 0,
         }
     }
 
@@ -130,6 +135,7 @@ impl WhoQueue {
             }
             // Timed out: give up on it; a late 315 is then not ours.
             self.in_flight = None;
+            self.timed_out += 1;
         }
         let entry = self.queue.pop_front()?;
         self.in_flight = Some(InFlight {
@@ -151,6 +157,12 @@ impl WhoQueue {
             self.in_flight = None;
         }
         ours
+    }
+
+    /// How many of our queries were given up at their deadline.
+    #[must_use]
+    pub fn timed_out(&self) -> u64 {
+        self.timed_out
     }
 
     /// Folded key of our WHO in flight, to match plain WHO replies (352).
