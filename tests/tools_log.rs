@@ -29,6 +29,7 @@ use rete_mcp::tools::{Args, Settings, ToolBox, ToolContext, ToolOutcome};
 use rete_redact::SecretSet;
 use serde_json::{json, Map, Value};
 use support::live_tests_session::{eventually, plain, session_config, spec, WAIT};
+use support::ports::free_port;
 use support::{Atheme, Inspircd, InspircdConfig};
 use tokio_util::sync::CancellationToken;
 
@@ -193,6 +194,33 @@ async fn connect_and_registration_lines_and_every_filter() -> Result<()> {
     assert!(line["time"]
         .as_str()
         .is_some_and(|t| t.len() == 20 && t.ends_with('Z')));
+
+    // Supervision: a crashed session actor is restarted, and says so with its delay.
+    session.crash_for_test();
+    let restarted = f.wait_line("session actor restarted").await?;
+    assert_eq!(restarted["category"], json!("app"));
+    let (lines, _) = f.all(json!({"categories": ["app"]}), None).await?;
+    let shown = texts(&lines);
+    assert!(
+        shown
+            .iter()
+            .any(|t| t.starts_with("session actor stopped; restarting")),
+        "{shown:?}"
+    );
+    assert!(
+        shown
+            .iter()
+            .any(|t| t.starts_with("session actor restarts in ")),
+        "{shown:?}"
+    );
+    // A connection refused: the reconnect delay is logged.
+    let refused = f.add(session_config("refused"), free_port()?).await?;
+    let lost = f.wait_line("reconnecting in").await?;
+    assert_eq!(
+        (&lost["category"], &lost["level"]),
+        (&json!("network"), &json!("warning"))
+    );
+    assert!(text(&lost).contains(refused.id().as_str()), "{lost}");
 
     // Lines of every level and a few categories, from this test.
     tracing::debug!(target: "rete::perf", "probe debug perf");

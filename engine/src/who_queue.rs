@@ -324,6 +324,22 @@ mod tests {
     }
 
     #[test]
+    fn timeouts_are_counted_for_the_log() {
+        let mut q = WhoQueue::new("417", DEFAULT_POLL_INTERVAL_MS);
+        q.enqueue("#a", "#a");
+        q.enqueue("#b", "#b");
+        assert!(q.poll_send(Mono(0), false).is_some());
+        assert!(q.poll_send(Mono(WHO_TIMEOUT_MS - 1), false).is_none());
+        assert_eq!(q.timed_out(), 0);
+        assert!(q.poll_send(Mono(WHO_TIMEOUT_MS), false).is_some());
+        assert_eq!(q.timed_out(), 1);
+        // An answered query is not a timeout.
+        assert!(q.on_end_of_who("#b"));
+        assert!(q.poll_send(Mono(10 * WHO_TIMEOUT_MS), false).is_none());
+        assert_eq!(q.timed_out(), 1);
+    }
+
+    #[test]
     fn duplicates_are_not_queued_twice() {
         #[rustfmt::skip]
         run("417", &[
