@@ -525,6 +525,43 @@ async fn the_capture_window_and_eviction_at_two_thousand() -> Result<()> {
     Ok(())
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_captures_share_the_ring_each_from_its_own_start() -> Result<()> {
+    let _turn = serial().lock().await;
+    let a = Fixture::start().await?;
+    let _session = a.add(session_config("two"), 0).await?;
+    tracing::warn!(target: "rete::app", "seen by the first only");
+    a.wait_line("seen by the first only").await?;
+    // A second server's capture in the same process: the same ring, its own window.
+    let mut ctx = a.ctx.clone();
+    ctx.capture = Capture::off();
+    ctx.capture.switch(true);
+    let b = Fixture {
+        rete: a.rete.clone(),
+        ctx,
+    };
+    tracing::warn!(target: "rete::app", "seen by both");
+    b.wait_line("seen by both").await?;
+    let (lines, _) = b.all(json!({}), None).await?;
+    assert_eq!(texts(&lines), ["seen by both"]);
+    a.wait_line("seen by both").await?;
+    // The first switching off clears nothing while the second is on.
+    a.ctx.capture.switch(false);
+    let (lines, _) = b.all(json!({}), None).await?;
+    assert_eq!(texts(&lines), ["seen by both"]);
+    // The last one off clears the ring: on again, it starts empty.
+    b.ctx.capture.switch(false);
+    b.ctx.capture.switch(true);
+    a.ctx.capture.switch(true);
+    tracing::warn!(target: "rete::app", "after both were off");
+    a.wait_line("after both were off").await?;
+    for f in [&a, &b] {
+        let (lines, _) = f.all(json!({}), None).await?;
+        assert_eq!(texts(&lines), ["after both were off"]);
+    }
+    Ok(())
+}
+
 const ACCOUNT: &str = "logsasl";
 const PASSWORD: &str = "battery-staple-9";
 

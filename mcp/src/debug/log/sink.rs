@@ -1,8 +1,8 @@
 //! The hand-off between the layer (installed once, for the whole process)
 //! and the captures (one per control server, coming and going with it).
 //!
-//! The sink is process-wide. It is open while at least one [`Capture`]
-//! (crate::debug::Capture) is on: the first to switch on opens it, the last
+//! The sink is process-wide. It is open while at least one
+//! [`Capture`](crate::debug::Capture) is on: the first to switch on opens it, the last
 //! to switch off closes it, and closing clears the ring. While it is closed
 //! the layer's whole cost is one relaxed atomic load ([`is_open`]).
 //!
