@@ -88,9 +88,19 @@ fn main() -> ExitCode {
         };
         tracing_subscriber::EnvFilter::new(default)
     });
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+    // Beside the diagnostics, the control surface's log ring (read_log):
+    // it has its own filter, and costs one atomic load per event until a
+    // control server with control.debug on switches capture on.
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    use tracing_subscriber::Layer as _;
+    tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_filter(filter),
+        )
+        .with(rete_mcp::debug::log::layer())
         .init();
     match run(config, mode) {
         Ok(()) => ExitCode::SUCCESS,

@@ -7,6 +7,9 @@
 //!   backoff, its engine state intact.
 //! - `session_actor`: one actor per session; feeds the engine and drains it.
 //! - `connection`: the connection task, the only code that touches a socket.
+//! - `session_log`: what the session actors write to Rete's own log
+//!   (connects, registration steps, SASL outcome, reconnect delays, WHO
+//!   timeouts), secret-free, under `rete::network` and `rete::auth`.
 //! - [`hook`]: the raw-out hook an embedder registers.
 //! - `capabilities`: [`ReadOnlySessions`] and [`SendingSessions`], what a
 //!   component other than the embedder is handed instead of the [`Rete`].
@@ -61,6 +64,7 @@ pub mod hook;
 pub mod raw_tap;
 pub mod rete;
 mod session_actor;
+mod session_log;
 mod supervisor;
 
 pub use agent_line::AgentLineError;

@@ -177,6 +177,8 @@ pub struct SessionState {
     timer_due: Option<Mono>,
     /// Set once QUIT went out, so the close that follows is not retried.
     quitting: bool,
+    /// The engine's progress as last logged; compared after every drain.
+    progress: rete_engine::view::Progress,
 }
 
 impl Actor for SessionActor {
@@ -198,6 +200,7 @@ impl Actor for SessionActor {
             timer_generation: 0,
             timer_due: None,
             quitting: false,
+            progress: Default::default(),
         };
         // A restarted actor finds the engine as the last one left it: the
         // old connection died with that actor, so say so, then reconnect.
@@ -248,6 +251,11 @@ impl Actor for SessionActor {
                 peer,
                 tls_fingerprint,
             } if generation == state.generation => {
+                crate::session_log::connected(
+                    &state.shared.id,
+                    &peer,
+                    crate::session_log::uses_tls(&state.shared.transport),
+                );
                 let entropy: [u8; 18] = rand::rng().random();
                 let now = state.shared.now();
                 state.shared.engine.lock().handle_connected(
@@ -360,6 +368,7 @@ impl SessionState {
     fn start_connecting(&mut self, myself: &ActorRef<SessionMsg>, reconnect: bool) {
         self.generation += 1;
         self.quitting = false;
+        crate::session_log::connecting(&self.shared.id, &self.shared.transport, reconnect);
         let now = self.shared.now();
         self.shared.engine.lock().handle_connecting(now, reconnect);
         let (wire, tasks) = connection::spawn(
@@ -414,7 +423,11 @@ impl SessionState {
         let refused = {
             let mut engine = self.shared.engine.lock();
             engine.handle_disconnected(now, reason);
-            engine.view().registration_refused().is_some()
+            let refused = engine.view().registration_refused().map(str::to_owned);
+            if refused.is_some() || self.quitting || !*self.shared.wants_connection.lock() {
+                crate::session_log::stays_down(&self.shared.id, reason, refused.as_deref());
+            }
+            refused.is_some()
         };
         // A refusal retrying cannot fix (a wrong password, say) is not
         // retried: reconnecting every few seconds gets an address banned.
@@ -427,6 +440,7 @@ impl SessionState {
             return;
         }
         let delay = self.shared.backoff.lock().next_delay(&mut rand::rng());
+        crate::session_log::reconnecting(&self.shared.id, reason, delay);
         self.shared.engine.lock().handle_reconnecting_in(now, delay);
         self.drain(myself);
         let generation = self.generation;
@@ -506,6 +520,16 @@ impl SessionState {
                 session: self.shared.id.clone(),
                 event,
             });
+        }
+        let progress = engine.view().progress();
+        if progress != self.progress {
+            crate::session_log::progress(
+                &self.shared.id,
+                &self.progress,
+                &progress,
+                &engine.view(),
+            );
+            self.progress = progress;
         }
         let due = engine.poll_timeout(now.mono);
         drop(engine);

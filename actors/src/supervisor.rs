@@ -142,10 +142,10 @@ impl Actor for RootSupervisor {
                         if let Some(child) = state.by_id(&id) {
                             child.actor = Some(actor);
                         }
-                        tracing::info!(session = %id, "session actor restarted");
+                        tracing::info!(target: "rete::app", session = %id, "session actor restarted");
                     }
                     Err(e) => {
-                        tracing::warn!(session = %id, error = %e, "session actor restart failed");
+                        tracing::warn!(target: "rete::app", session = %id, error = %e, "session actor restart failed");
                         schedule_restart(&myself, state, &id);
                     }
                 }
@@ -178,7 +178,7 @@ impl Actor for RootSupervisor {
         child.actor = None;
         *child.shared.current.lock() = None;
         let id = child.shared.id.clone();
-        tracing::warn!(session = %id, reason = %why, "session actor stopped; restarting");
+        tracing::warn!(target: "rete::app", session = %id, reason = %why, "session actor stopped; restarting");
         schedule_restart(&myself, state, &id);
         Ok(())
     }
@@ -189,6 +189,13 @@ fn schedule_restart(myself: &ActorRef<RootMsg>, state: &mut RootState, id: &Sess
         return;
     };
     let delay = child.backoff.next_delay(&mut rand::rng());
+    tracing::info!(
+        target: "rete::app",
+        session = %id,
+        delay_ms = delay.as_millis() as u64,
+        "session actor restarts in {} ms",
+        delay.as_millis()
+    );
     let id = id.clone();
     myself.send_after(delay, move || RootMsg::Restart(id));
 }

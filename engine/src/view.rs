@@ -168,8 +168,50 @@ impl<'a> SessionView<'a> {
         &self.s.secrets
     }
 
+    /// Where registration and SASL stand on this connection, and how many
+    /// of the WHO queue's queries timed out: what a host writes to its log
+    /// as it changes (compare two, log the difference).
+    pub fn progress(&self) -> Progress {
+        use crate::session::registration_names as names;
+        Progress {
+            step: names::step(self.s.registration.step),
+            sasl: names::sasl(&self.s.sasl.outcome),
+            who_timeouts: self.s.who.timed_out(),
+        }
+    }
+
+    /// Why SASL failed on this connection (the server's text, or ours when
+    /// the exchange could not go on), when it did.
+    pub fn sasl_failure(&self) -> Option<&'a str> {
+        crate::session::registration_names::failure(&self.s.sasl.outcome)
+    }
+
+    /// The configured SASL mechanism's name, when SASL is configured.
+    pub fn sasl_mechanism(&self) -> Option<&'static str> {
+        self.s.config.sasl.as_ref().map(|s| s.mechanism.name())
+    }
+
+    /// The account the server says we are logged in as (900), when known.
+    pub fn account(&self) -> Option<&'a str> {
+        self.s.sasl.account.as_deref()
+    }
+
     /// The whole engine state as JSON sections (no secrets: they are never serialized).
     pub fn state_json(&self) -> serde_json::Value {
         serde_json::to_value(self.s).unwrap_or(serde_json::Value::Null)
     }
+}
+
+/// A session's progress as [`SessionView::progress`] reports it; cheap to
+/// take and compare after every input.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Progress {
+    /// The registration step: idle, cap_ls, cap_req, sasl, await_welcome or
+    /// registered.
+    pub step: &'static str,
+    /// The SASL outcome: not_tried, in_progress, succeeded or failed.
+    pub sasl: &'static str,
+    /// WHO queries of ours given up at their deadline, since the session
+    /// started.
+    pub who_timeouts: u64,
 }

@@ -66,6 +66,10 @@ pub struct WhoQueue {
     /// When the next periodic poll is due; `None` until the first
     /// [`WhoQueue::poll_send`] after creation or [`WhoQueue::clear`].
     next_poll: Option<Mono>,
+    /// Queries given up at their deadline, for the host's log. Not state
+    /// to restore: skipped in serialization.
+    #[serde(skip)]
+    timed_out: u64,
 }
 
 impl WhoQueue {
@@ -87,6 +91,7 @@ impl WhoQueue {
             queue: VecDeque::new(),
             in_flight: None,
             next_poll: None,
+            timed_out: 0,
         }
     }
 
@@ -130,6 +135,7 @@ impl WhoQueue {
             }
             // Timed out: give up on it; a late 315 is then not ours.
             self.in_flight = None;
+            self.timed_out += 1;
         }
         let entry = self.queue.pop_front()?;
         self.in_flight = Some(InFlight {
@@ -151,6 +157,12 @@ impl WhoQueue {
             self.in_flight = None;
         }
         ours
+    }
+
+    /// How many of our queries were given up at their deadline.
+    #[must_use]
+    pub fn timed_out(&self) -> u64 {
+        self.timed_out
     }
 
     /// Folded key of our WHO in flight, to match plain WHO replies (352).
@@ -309,6 +321,22 @@ mod tests {
             Enqueue("#a", "#a"), Send(0, false, Some(("#a", None))),
             Send(45_000, false, None), InFlight(None), End("#a", false),
         ]);
+    }
+
+    #[test]
+    fn timeouts_are_counted_for_the_log() {
+        let mut q = WhoQueue::new("417", DEFAULT_POLL_INTERVAL_MS);
+        q.enqueue("#a", "#a");
+        q.enqueue("#b", "#b");
+        assert!(q.poll_send(Mono(0), false).is_some());
+        assert!(q.poll_send(Mono(WHO_TIMEOUT_MS - 1), false).is_none());
+        assert_eq!(q.timed_out(), 0);
+        assert!(q.poll_send(Mono(WHO_TIMEOUT_MS), false).is_some());
+        assert_eq!(q.timed_out(), 1);
+        // An answered query is not a timeout.
+        assert!(q.on_end_of_who("#b"));
+        assert!(q.poll_send(Mono(10 * WHO_TIMEOUT_MS), false).is_none());
+        assert_eq!(q.timed_out(), 1);
     }
 
     #[test]

@@ -4,6 +4,7 @@ agent's client reaches it ("Setup", "Tool results and tool errors" and
 
 import json
 
+import anyio
 import pytest
 
 import sdk
@@ -38,7 +39,7 @@ IMPLEMENTED_RELEASE_TOOLS = [
     "read_updates",
     "wait_for_updates",
 ]
-IMPLEMENTED_DEBUG_TOOLS = []
+IMPLEMENTED_DEBUG_TOOLS = ["read_log"]
 IMPLEMENTED_SEND_TOOLS = ["send_raw"]
 
 
@@ -261,3 +262,43 @@ def test_debug_switch_takes_effect_on_the_next_request(server, debug):
         assert text != "debug tools are disabled"
     else:
         assert (is_error, text) == (True, "debug tools are disabled")
+
+
+def test_read_log_returns_reterms_own_connect_lines(server):
+    """With debug on, read_log through the real HTTP server returns reterm's own
+    log lines: here the configured network connecting (to port 1, which
+    refuses) and the reconnect delay that follows ("read_log" in
+    control-surface.md)."""
+    assert server.set("control.debug", "on")
+    server.run(f"/connect {NETWORK_NAME}")
+
+    async def flow(s):
+        await s.initialize()
+        # Capture runs in reterm: poll the read until both lines are in (the
+        # connect fails at once, the delay is logged with it).
+        with anyio.fail_after(10):
+            while True:
+                result = sdk.wire(await s.call_tool("read_log", {"categories": ["network"]}))
+                [item] = result["content"]
+                assert not result.get("isError", False), item["text"]
+                page = json.loads(item["text"])
+                texts = [line["text"] for line in page["lines"]]
+                if any("reconnecting in" in t for t in texts):
+                    return item["text"], page
+                await anyio.sleep(0.05)
+
+    text, page = sdk.run(server.port, server.token, flow)
+    assert text == compact_sorted(page)
+    assert page["untrusted"] is True and "stalled" not in page
+    assert isinstance(page["cursor"], str) and page["truncated"] is False
+    connecting = [l for l in page["lines"] if l["text"].startswith("connecting to 127.0.0.1:1 ")]
+    assert connecting, page
+    line = connecting[0]
+    assert set(line) == {"category", "level", "seq", "text", "time", "untrusted"}
+    assert (line["category"], line["level"], line["untrusted"]) == ("network", "info", True)
+    assert NETWORK_ID.lower() in line["text"].lower()
+    lost = [l for l in page["lines"] if "reconnecting in" in l["text"]]
+    assert lost[0]["level"] == "warning" and lost[0]["seq"] > line["seq"]
+    # The filters are the contract's: an unknown level is refused with its name.
+    [(is_error, refused)] = call_all(server, [("read_log", {"min_level": "loud"})])
+    assert (is_error, refused) == (True, 'invalid arguments: unknown level: "loud"')

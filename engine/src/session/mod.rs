@@ -35,6 +35,7 @@ mod nick_choice;
 mod queued_line;
 mod refusal;
 mod registration;
+pub(crate) mod registration_names;
 mod store;
 
 pub use commands::{CommandError, Commands, SECRET_MASK};

@@ -10,6 +10,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+pub mod log;
+
 /// The capture switch and the rings behind it. Cloning shares them.
 #[derive(Clone, Default)]
 pub struct Capture {
@@ -19,6 +21,8 @@ pub struct Capture {
 #[derive(Default)]
 struct Inner {
     on: AtomicBool,
+    /// This capture's hold on the process-wide log sink (see [`log`]).
+    log: log::LogCapture,
 }
 
 impl Capture {
@@ -39,6 +43,16 @@ impl Capture {
         if was != on {
             // The rings start and clear here.
         }
+        if on {
+            self.inner.log.open();
+        } else {
+            self.inner.log.close();
+        }
+    }
+
+    /// This capture's part of the log ring: its window, while on.
+    pub fn log(&self) -> &log::LogCapture {
+        &self.inner.log
     }
 }
 

@@ -264,6 +264,7 @@ mod tests {
     struct Served {
         supervisor: ActorRef<SupervisorMsg>,
         updates: crate::updates::Updates,
+        limiter: crate::send::limiter::Limiter,
         token: Token,
         port: u16,
     }
@@ -283,6 +284,7 @@ mod tests {
             updates.clone(),
             crate::debug::Capture::off(),
         );
+        let limiter = ctx.limiter.clone();
         let args = SupervisorArgs {
             listener,
             port,
@@ -292,6 +294,7 @@ mod tests {
         Served {
             supervisor,
             updates,
+            limiter,
             token,
             port,
         }
@@ -302,6 +305,7 @@ mod tests {
         let Served {
             supervisor,
             updates,
+            limiter,
             token,
             port,
         } = serve().await;
@@ -311,11 +315,13 @@ mod tests {
 
         let registry = updates.actor().map(|r| r.get_id());
         assert!(registry.is_some(), "the registry starts with the server");
+        let limits = limiter.actor().map(|l| l.get_id());
+        assert!(limits.is_some(), "the rate limiter starts with the server");
         let listeners = || -> Vec<_> {
             supervisor
                 .get_children()
                 .into_iter()
-                .filter(|c| Some(c.get_id()) != registry)
+                .filter(|c| Some(c.get_id()) != registry && Some(c.get_id()) != limits)
                 .collect()
         };
         let children = listeners();

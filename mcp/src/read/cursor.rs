@@ -41,6 +41,8 @@ pub enum Kind {
     Search = 5,
     /// find_user.
     FindUser = 6,
+    /// read_log.
+    Log = 10,
 }
 
 fn key() -> &'static [u8; 32] {

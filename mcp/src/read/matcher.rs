@@ -211,7 +211,8 @@ pub struct Substring {
 }
 
 impl Substring {
-    fn new(query: &str) -> Substring {
+    /// The needle `query`, lowercased.
+    pub fn new(query: &str) -> Substring {
         let lower = query.to_lowercase();
         Substring {
             ascii: lower.is_ascii(),
@@ -220,7 +221,9 @@ impl Substring {
         }
     }
 
-    fn is_in(&self, field: &str, scratch: &mut Scratch) -> bool {
+    /// True when `field` contains the needle, ignoring case (an empty
+    /// needle is in everything).
+    pub fn is_in(&self, field: &str, scratch: &mut Scratch) -> bool {
         if self.finder.needle().is_empty() {
             return true;
         }

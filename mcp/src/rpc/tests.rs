@@ -299,9 +299,11 @@ async fn tool_error_rows() {
         tool_error(&on, "raw_since", Value::Null).await,
         "unknown tool"
     );
+    // send on in the settings but no sending capability in the context: a
+    // context can only be built that way by hand, and is refused as off.
     assert_eq!(
         tool_error(&on, "send_raw", Value::Null).await,
-        "unknown tool"
+        "sending is disabled"
     );
     assert_eq!(
         tool_error(&c, "list_sessions", json!({"x": null})).await,

@@ -98,6 +98,12 @@ impl Limiter {
         Limiter::default()
     }
 
+    /// The limiter actor serving now.
+    #[cfg(test)]
+    pub(crate) fn actor(&self) -> Option<ActorRef<LimiterMsg>> {
+        self.actor.read().clone()
+    }
+
     /// Points the handle at a (re)started limiter, or at none.
     pub(crate) fn set(&self, actor: Option<ActorRef<LimiterMsg>>) {
         *self.actor.write() = actor;

@@ -14,6 +14,7 @@ pub mod list_members;
 pub mod list_sessions;
 pub mod list_subscriptions;
 pub mod lookup;
+pub mod read_log;
 pub mod read_messages;
 pub mod read_since;
 pub mod read_updates;

@@ -110,6 +110,7 @@ impl ToolBox {
                 Box::new(crate::tools::read_updates::ReadUpdates),
                 Box::new(crate::tools::wait_for_updates::WaitForUpdates),
                 Box::new(crate::tools::send_raw::SendRaw),
+                Box::new(crate::tools::read_log::ReadLog),
             ],
         }
     }
@@ -267,7 +268,9 @@ mod tests {
                 "unsubscribe",
                 "list_subscriptions",
                 "read_updates",
-                "wait_for_updates"
+                "wait_for_updates",
+                "read_log",
+                "send_raw"
             ]
         );
     }
