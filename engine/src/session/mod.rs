@@ -39,6 +39,7 @@ mod store;
 
 pub use commands::{CommandError, Commands, SECRET_MASK};
 pub use config::{ChannelSpec, SaslSettings, SessionConfig, DEFAULT_MAX_QUERY_BUFFERS};
+pub(crate) use registration::{RegStep, SaslOutcome};
 pub use store::Buffers;
 
 use crate::buffer::{NewRow, Pushed};
