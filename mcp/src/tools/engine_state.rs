@@ -107,7 +107,7 @@ async fn checked(ctx: &ToolContext, args: &Args) -> Result<ToolOutcome, ToolOutc
         )
     })
     .await?;
-    Ok(sections_answer(&snapshot, &withhold, BUDGET))
+    Ok(sections_answer(snapshot, &withhold, BUDGET))
 }
 
 /// The sections named, in order; the first name that is not a section is
@@ -156,9 +156,19 @@ pub fn index_answer(entries: &[IndexEntry], withhold: &Withholder, budget: usize
 /// The sections result under `budget` bytes, or withheld when any section
 /// asked for quotes a session secret (including one the budget would leave
 /// out: it was asked for).
-pub fn sections_answer(snapshot: &Snapshot, withhold: &Withholder, budget: usize) -> ToolOutcome {
-    let hits: Vec<&str> = snapshot
-        .sections
+pub fn sections_answer(snapshot: Snapshot, withhold: &Withholder, budget: usize) -> ToolOutcome {
+    let taken = taken_at(&snapshot);
+    let unavailable: Vec<&str> = snapshot.unavailable.iter().map(|s| s.name()).collect();
+    // The engine hands each section over as JSON text (cheaper to make inside
+    // the actor); it is read into a tree here, outside it.
+    let mut sections = Vec::with_capacity(snapshot.sections.len());
+    for (section, text) in snapshot.sections {
+        match serde_json::from_str::<Value>(&text) {
+            Ok(value) => sections.push((section, value)),
+            Err(e) => return ToolOutcome::internal(format!("engine_state: {e}")),
+        }
+    }
+    let hits: Vec<&str> = sections
         .iter()
         .filter(|(_, v)| withhold.value(v))
         .map(|(s, _)| s.name())
@@ -169,14 +179,13 @@ pub fn sections_answer(snapshot: &Snapshot, withhold: &Withholder, budget: usize
         }
         return withheld(first);
     }
-    let unavailable: Vec<&str> = snapshot.unavailable.iter().map(|s| s.name()).collect();
-    let every_name: Vec<&str> = snapshot.sections.iter().map(|(s, _)| s.name()).collect();
+    let every_name: Vec<&str> = sections.iter().map(|(s, _)| s.name()).collect();
     // The frame as if every section were omitted: whatever is left out, the
     // answer cannot be larger than this plus the sections kept.
     let mut frame = json!({
         "omitted": every_name,
         "sections": {},
-        "taken_at": taken_at(snapshot),
+        "taken_at": taken.clone(),
         "truncated": true,
         "untrusted": true,
     });
@@ -186,19 +195,20 @@ pub fn sections_answer(snapshot: &Snapshot, withhold: &Withholder, budget: usize
     let mut used = encoded_len(&frame);
     let mut kept = Map::new();
     let mut omitted = Vec::new();
-    for (section, value) in &snapshot.sections {
+    // Moved, not cloned: a section can be large.
+    for (section, value) in sections {
         let name = section.name();
-        let member = json_string(name).len() + 1 + encoded_len(value);
+        let member = json_string(name).len() + 1 + encoded_len(&value);
         let comma = usize::from(!kept.is_empty());
         if used + comma + member <= budget {
             used += comma + member;
-            kept.insert(name.to_owned(), value.clone());
+            kept.insert(name.to_owned(), value);
         } else {
             omitted.push(name);
         }
     }
     let mut result = json!({
-        "taken_at": taken_at(snapshot),
+        "taken_at": taken,
         "untrusted": true,
     });
     result["sections"] = Value::Object(kept);
@@ -247,7 +257,7 @@ mod tests {
                 core: AT,
                 store: AT,
             },
-            sections,
+            sections: sections.into_iter().map(|(s, v)| (s, encode(&v))).collect(),
             unavailable,
         }
     }
@@ -294,7 +304,7 @@ mod tests {
             ],
             vec![Section::Scripts],
         );
-        let v = ok(sections_answer(&snap, &Withholder::default(), 600));
+        let v = ok(sections_answer(snap.clone(), &Withholder::default(), 600));
         assert!(encode(&v).len() <= 600, "{}", encode(&v).len());
         assert_eq!(v["omitted"], json!(["channels"]));
         assert_eq!(v["truncated"], json!(true));
@@ -307,7 +317,11 @@ mod tests {
 
         // Everything fits: no omitted, no truncated, no unavailable.
         let snap = snapshot(vec![(Section::Connection, blob(10))], vec![]);
-        let v = ok(sections_answer(&snap, &Withholder::default(), BUDGET));
+        let v = ok(sections_answer(
+            snap.clone(),
+            &Withholder::default(),
+            BUDGET,
+        ));
         assert_eq!(
             encode(&v),
             r#"{"sections":{"connection":{"x":"yyyyyyyyyy"}},"taken_at":{"core":"2026-09-30T12:00:00Z","store":"2026-09-30T12:00:00Z"},"untrusted":true}"#
@@ -326,7 +340,11 @@ mod tests {
                     ],
                     vec![Section::Whois, Section::Silence],
                 );
-                let v = ok(sections_answer(&snap, &Withholder::default(), budget));
+                let v = ok(sections_answer(
+                    snap.clone(),
+                    &Withholder::default(),
+                    budget,
+                ));
                 assert!(encode(&v).len() <= budget, "{budget} {sizes:?}");
                 let kept = v["sections"].as_object().unwrap().len();
                 let omitted = v.get("omitted").map_or(0, |o| o.as_array().unwrap().len());
@@ -350,17 +368,17 @@ mod tests {
             vec![],
         );
         assert_eq!(
-            sections_answer(&snap, &w, BUDGET),
+            sections_answer(snap.clone(), &w, BUDGET),
             ToolOutcome::error(WITHHELD)
         );
         // Even when the budget would have left that section out.
         assert_eq!(
-            sections_answer(&snap, &w, 200),
+            sections_answer(snap.clone(), &w, 200),
             ToolOutcome::error(WITHHELD)
         );
         let clean = snapshot(vec![(Section::Connection, blob(10))], vec![]);
         assert!(matches!(
-            sections_answer(&clean, &w, BUDGET),
+            sections_answer(clean.clone(), &w, BUDGET),
             ToolOutcome::Ok(_)
         ));
     }
