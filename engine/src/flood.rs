@@ -139,6 +139,25 @@ impl<T> FloodThrottle<T> {
         self.urgent.len() + self.normal.len()
     }
 
+    /// The pacing limits in force.
+    #[must_use]
+    pub fn config(&self) -> FloodConfig {
+        self.cfg
+    }
+
+    /// Tokens in the bucket at `now` (clamped to the latest time seen),
+    /// without changing state: how many normal lines may go at once.
+    #[must_use]
+    pub fn tokens_at(&self, now: Mono) -> u32 {
+        self.bucket_at(now.max(self.latest)).0
+    }
+
+    /// Lines waiting that jump the queue (PONG, registration).
+    #[must_use]
+    pub fn queued_urgent(&self) -> usize {
+        self.urgent.len()
+    }
+
     /// Drops all queued lines and refills the bucket: on disconnect nothing
     /// queued belongs to the next connection, and a new server owes no debt.
     pub fn clear(&mut self) {

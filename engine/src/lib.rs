@@ -11,6 +11,7 @@
 //!   channels, members, messages, batches and history; its sending interface
 //!   is [`session::Commands`].
 //! - [`view`]: the read-only interface, [`view::SessionView`].
+//! - [`state_dump`]: the session's state as named sections (engine_state).
 //! - [`buffer`], [`row`]: stored conversations and their rows.
 //! - [`members`], [`isupport`], [`casemap`], [`cap`], [`sasl`]: protocol state.
 //! - [`flood`], [`who_queue`]: pacing of what the engine sends.
@@ -32,6 +33,7 @@ pub mod members;
 pub mod row;
 pub mod sasl;
 pub mod session;
+pub mod state_dump;
 pub mod timefmt;
 pub mod view;
 pub mod who_queue;

@@ -196,6 +196,24 @@ impl<'a> SessionView<'a> {
         self.s.sasl.account.as_deref()
     }
 
+    /// The index of the engine's state sections: every section the engine
+    /// fills, with its headline count and one-line summary. Serializes
+    /// nothing, so it costs the same however much the session holds.
+    pub fn state_index(&self) -> Vec<crate::state_dump::IndexEntry> {
+        crate::state_dump::index(self.s)
+    }
+
+    /// The sections in `wanted`, all read at this one instant; `at` is the
+    /// host's wall clock now (the engine reads no clock). Secrets are never
+    /// part of a section.
+    pub fn state_sections(
+        &self,
+        wanted: &[crate::state_dump::Section],
+        at: crate::clock::UnixMillis,
+    ) -> crate::state_dump::Snapshot {
+        crate::state_dump::snapshot(self.s, wanted, at)
+    }
+
     /// The whole engine state as JSON sections (no secrets: they are never serialized).
     pub fn state_json(&self) -> serde_json::Value {
         serde_json::to_value(self.s).unwrap_or(serde_json::Value::Null)

@@ -171,6 +171,29 @@ impl WhoQueue {
         self.in_flight.as_ref().map(|f| f.key.as_str())
     }
 
+    /// When our WHO in flight times out, if one is on the wire.
+    #[must_use]
+    pub fn in_flight_deadline(&self) -> Option<Mono> {
+        self.in_flight.as_ref().map(|f| f.deadline)
+    }
+
+    /// The targets waiting, in sending order, as they go on the wire.
+    pub fn queued_targets(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
+        self.queue.iter().map(|e| e.target.as_str())
+    }
+
+    /// When the next periodic poll is due (none before the first send).
+    #[must_use]
+    pub fn next_poll(&self) -> Option<Mono> {
+        self.next_poll
+    }
+
+    /// The periodic re-poll interval in milliseconds.
+    #[must_use]
+    pub fn poll_interval_ms(&self) -> u64 {
+        self.poll_interval_ms
+    }
+
     /// When to call back: now if a WHO may go, else the in-flight deadline,
     /// or the next periodic poll, whichever is first.
     #[must_use]

@@ -39,7 +39,7 @@ IMPLEMENTED_RELEASE_TOOLS = [
     "read_updates",
     "wait_for_updates",
 ]
-IMPLEMENTED_DEBUG_TOOLS = ["read_log"]
+IMPLEMENTED_DEBUG_TOOLS = ["engine_state", "read_log"]
 IMPLEMENTED_SEND_TOOLS = ["send_raw"]
 
 
@@ -249,6 +249,58 @@ def test_tool_errors(shared_server):
         (True, 'invalid arguments: unknown argument "x"'),
         (True, 'invalid arguments: unknown argument "x"'),
     ]
+
+
+def test_engine_state_through_the_http_server(server):
+    """engine_state with debug on, through the real server: the index, sections at one
+    instant with unavailable ones named, its schema, and an unknown section."""
+    server.set("control.debug", "on")
+
+    async def flow(s):
+        await s.initialize()
+        return [sdk.wire(t) for t in (await s.list_tools()).tools]
+
+    [tool] = [t for t in sdk.run(server.port, server.token, flow) if t["name"] == "engine_state"]
+    assert tool["inputSchema"]["properties"].keys() == {"session", "sections"}
+    assert tool["inputSchema"]["properties"]["sections"]["type"] == "array"
+    assert tool["inputSchema"]["required"] == ["session"]
+    assert tool["annotations"]["readOnlyHint"] is True
+
+    calls = [
+        ("engine_state", {"session": NETWORK_ID}),
+        ("engine_state", {"session": NETWORK_ID, "sections": ["connection", "whox", "scripts"]}),
+        ("engine_state", {"session": NETWORK_ID, "sections": ["connection", "Whox"]}),
+        ("engine_state", {"session": "6F1C2B8E-0000-4E5F-9A7B-0C1D2E3F4A5B"}),
+    ]
+    [index, sections, unknown, no_session] = call_all(server, calls)
+    for is_error, text in (index, sections):
+        assert not is_error, text
+        assert text == compact_sorted(json.loads(text))
+        assert len(text.encode()) <= 60000
+
+    index = json.loads(index[1])
+    assert index["untrusted"] is True
+    assert "truncated" not in index
+    listed = [e["section"] for e in index["index"]]
+    assert listed == ["connection", "registration", "sasl", "capabilities", "isupport",
+                      "channels", "queries", "buffers", "whox", "chathistory", "batches",
+                      "reconnect", "flood", "config"]
+    connection = index["index"][0]
+    assert connection["count"] == 0
+    assert connection["summary"].startswith(f"disconnected as {NETWORK_NICK}"), connection
+
+    sections = json.loads(sections[1])
+    assert sections["untrusted"] is True
+    assert sections["taken_at"]["core"] == sections["taken_at"]["store"]
+    assert sections["taken_at"]["core"].endswith("Z")
+    assert sorted(sections["sections"]) == ["connection", "whox"]
+    assert sections["unavailable"] == ["scripts"]
+    assert sections["sections"]["connection"]["state"] == "disconnected"
+    assert sections["sections"]["whox"]["silentWhoInFlight"] is None
+    assert sections["sections"]["whox"]["silentWhoQueued"] == []
+
+    assert unknown == (True, 'unknown section: "Whox"')
+    assert no_session == (True, "unknown session")
 
 
 @pytest.mark.parametrize("debug", [False, True], ids=["debug off", "debug on"])

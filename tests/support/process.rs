@@ -98,6 +98,11 @@ impl ManagedChild {
         self.output.borrow().lines.join("\n")
     }
 
+    /// The process id (to signal the process, e.g. stop and continue it).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Whether the process is still running.
     pub fn is_running(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))

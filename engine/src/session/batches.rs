@@ -34,6 +34,11 @@ const HISTORY_TYPES: &[&str] = &[
 const MAX_OPEN: usize = 64;
 
 impl Batches {
+    /// The open batches by reference tag, in tag order.
+    pub fn open(&self) -> impl ExactSizeIterator<Item = (&str, &OpenBatch)> + '_ {
+        self.open.iter().map(|(r, b)| (r.as_str(), b))
+    }
+
     /// True when the line sits (at any depth) inside a history batch.
     pub fn is_history(&self, line: &Line<'_>) -> bool {
         let Some(mut reference) = line.tag("batch").map(|b| b.into_owned()) else {

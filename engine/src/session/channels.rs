@@ -121,21 +121,26 @@ impl Session {
         self.pump_who(self.now.mono);
     }
 
-    fn request_latest_history(&mut self, chan: &str) {
+    /// How many messages a join asks for with CHATHISTORY LATEST: the
+    /// configured limit within the server's, or None when the server offers
+    /// no chat history (capability and ISUPPORT both needed) or the limit is 0.
+    pub(crate) fn latest_history_limit(&self) -> Option<u32> {
         if !self.caps.has_chathistory() {
-            return;
+            return None;
         }
-        let Some(max) = self.isupport.raw.get("CHATHISTORY") else {
-            return;
-        };
+        let max = self.isupport.raw.get("CHATHISTORY")?;
         let server_max: u32 = max.parse().unwrap_or(0);
         let limit = match server_max {
             0 => self.config.chathistory_limit,
             m => m.min(self.config.chathistory_limit),
         };
-        if limit == 0 {
+        (limit > 0).then_some(limit)
+    }
+
+    fn request_latest_history(&mut self, chan: &str) {
+        let Some(limit) = self.latest_history_limit() else {
             return;
-        }
+        };
         self.send(
             OutLine::new("CHATHISTORY")
                 .param("LATEST")

@@ -41,6 +41,7 @@ mod store;
 pub use commands::{CommandError, Commands, SECRET_MASK};
 pub use config::{ChannelSpec, SaslSettings, SessionConfig, DEFAULT_MAX_QUERY_BUFFERS};
 pub use queued_line::Ticket;
+pub(crate) use registration::{RegStep, SaslOutcome};
 pub use store::Buffers;
 
 use crate::buffer::{NewRow, Pushed};

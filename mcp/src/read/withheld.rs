@@ -76,6 +76,24 @@ impl Withholder {
                 .any(|f| self.hits(f))
     }
 
+    /// True when `value` must not be returned: a string, a key or a number
+    /// anywhere in it contains a secret (engine_state's sections). Strings
+    /// are scanned as they decode, not as JSON escapes them, so a secret
+    /// with a quote or a backslash in it is still found.
+    pub fn value(&self, value: &serde_json::Value) -> bool {
+        use serde_json::Value;
+        if self.secrets.is_empty() {
+            return false;
+        }
+        match value {
+            Value::String(s) => self.hits(s),
+            Value::Number(n) => self.hits(&n.to_string()),
+            Value::Array(items) => items.iter().any(|v| self.value(v)),
+            Value::Object(map) => map.iter().any(|(k, v)| self.hits(k) || self.value(v)),
+            Value::Null | Value::Bool(_) => false,
+        }
+    }
+
     fn hits(&self, field: &str) -> bool {
         self.secrets.contains_secret(field)
     }
@@ -153,6 +171,17 @@ mod tests {
         let w = Withholder::new(["s3cret"]);
         assert!(w.member(&member("bob", Some("s3cret.host"))));
         assert!(!w.member(&member("bob", Some("host"))));
+    }
+
+    #[test]
+    fn a_secret_anywhere_in_a_value_withholds_it() {
+        use serde_json::json;
+        let w = Withholder::new(["k\"ey-12", "987654"]);
+        assert!(w.value(&json!({"a": [{"topic": "the k\"ey-12 is"}]})));
+        assert!(w.value(&json!({"k\"ey-12": 1})));
+        assert!(w.value(&json!({"count": 19876543})));
+        assert!(!w.value(&json!({"a": [true, null, "key-12", 98765]})));
+        assert!(!Withholder::default().value(&json!("k\"ey-12")));
     }
 
     #[test]

@@ -8,6 +8,7 @@
 pub use crate::read::{args, cursor, message, paging, result, withheld};
 
 pub mod context;
+pub mod engine_state;
 pub mod find_user;
 pub mod list_buffers;
 pub mod list_members;

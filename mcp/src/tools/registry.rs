@@ -111,6 +111,7 @@ impl ToolBox {
                 Box::new(crate::tools::wait_for_updates::WaitForUpdates),
                 Box::new(crate::tools::send_raw::SendRaw),
                 Box::new(crate::tools::read_log::ReadLog),
+                Box::new(crate::tools::engine_state::EngineState),
             ],
         }
     }
@@ -269,6 +270,7 @@ mod tests {
                 "list_subscriptions",
                 "read_updates",
                 "wait_for_updates",
+                "engine_state",
                 "read_log",
                 "send_raw"
             ]
@@ -288,6 +290,15 @@ mod tests {
         assert_eq!(err(" list_sessions", &ALL), Some("unknown tool"));
         assert_eq!(err("read_log", &OFF), Some("debug tools are disabled"));
         assert_eq!(err("engine_state", &OFF), Some("debug tools are disabled"));
+        assert_eq!(
+            ToolBox::new().resolve("engine_state", &ALL).err(),
+            None,
+            "implemented"
+        );
+        assert_eq!(
+            ToolBox::new().resolve("engine_state", &OFF).err(),
+            Some("debug tools are disabled")
+        );
         assert_eq!(err("engine_state", &ALL), Some("unknown tool"));
         assert_eq!(err("send_raw", &OFF), Some("sending is disabled"));
         assert_eq!(err("send_raw", &ALL), Some("unknown tool"));
