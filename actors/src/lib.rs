@@ -65,7 +65,7 @@ mod supervisor;
 pub use capabilities::{ReadOnlySessions, SendingSessions};
 pub use connection::MAX_LINES_IN_FLIGHT;
 pub use hook::{RawOutHook, Verdict};
-pub use raw_tap::{Direction, RawObserver};
+pub use raw_tap::{DebugRawSlot, Direction, RawObserver};
 pub use rete::{
     Rete, ReteError, ReteOptions, SessionHandle, SessionReader, SessionSender, SessionSpec,
 };

@@ -310,6 +310,9 @@ impl SessionState {
     fn start_connecting(&mut self, myself: &ActorRef<SessionMsg>, reconnect: bool) {
         self.generation += 1;
         self.quitting = false;
+        // The lines from here on are a new connection's: a raw capture
+        // starts a new tap sequence for them.
+        self.shared.raw.connecting(&self.shared.id);
         let now = self.shared.now();
         self.shared.engine.lock().handle_connecting(now, reconnect);
         let (wire, tasks) =
