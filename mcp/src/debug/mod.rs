@@ -7,6 +7,8 @@
 //! closing) clears every ring: lines lost that way are a silent sequence gap,
 //! reported as neither evicted nor withheld.
 
+pub mod raw;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -19,12 +21,29 @@ pub struct Capture {
 #[derive(Default)]
 struct Inner {
     on: AtomicBool,
+    /// The raw tap; None for a capture not attached to an engine.
+    raw: Option<raw::RawTaps>,
 }
 
 impl Capture {
     /// A capture that is off (a context for the release tools only).
     pub fn off() -> Capture {
         Capture::default()
+    }
+
+    /// A capture (off) whose raw tap fills from `raw`'s engine slot.
+    pub fn with_raw_tap(raw: raw::RawTaps) -> Capture {
+        Capture {
+            inner: Arc::new(Inner {
+                raw: Some(raw),
+                ..Inner::default()
+            }),
+        }
+    }
+
+    /// The raw tap, when this capture is attached to an engine.
+    pub fn raw(&self) -> Option<&raw::RawTaps> {
+        self.inner.raw.as_ref()
     }
 
     /// True while lines are captured.
@@ -38,6 +57,13 @@ impl Capture {
         let was = self.inner.on.swap(on, Ordering::AcqRel);
         if was == on {
             return;
+        }
+        if let Some(raw) = &self.inner.raw {
+            if on {
+                raw.attach();
+            } else {
+                raw.detach_and_clear();
+            }
         }
     }
 }

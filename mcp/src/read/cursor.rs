@@ -41,6 +41,10 @@ pub enum Kind {
     Search = 5,
     /// find_user.
     FindUser = 6,
+    /// raw_since.
+    RawSince = 7,
+    /// search_raw.
+    SearchRaw = 8,
 }
 
 fn key() -> &'static [u8; 32] {

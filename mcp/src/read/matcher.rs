@@ -211,7 +211,8 @@ pub struct Substring {
 }
 
 impl Substring {
-    fn new(query: &str) -> Substring {
+    /// A needle found ignoring case (search_raw's `contains` uses it too).
+    pub fn new(query: &str) -> Substring {
         let lower = query.to_lowercase();
         Substring {
             ascii: lower.is_ascii(),
@@ -220,7 +221,8 @@ impl Substring {
         }
     }
 
-    fn is_in(&self, field: &str, scratch: &mut Scratch) -> bool {
+    /// True when the needle is in `field`, ignoring case.
+    pub fn is_in(&self, field: &str, scratch: &mut Scratch) -> bool {
         if self.finder.needle().is_empty() {
             return true;
         }

@@ -297,7 +297,7 @@ async fn tool_error_rows() {
     );
     assert_eq!(
         tool_error(&on, "raw_since", Value::Null).await,
-        "unknown tool"
+        "invalid arguments: missing session"
     );
     assert_eq!(
         tool_error(&on, "send_raw", Value::Null).await,

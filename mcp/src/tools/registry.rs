@@ -109,6 +109,8 @@ impl ToolBox {
                 Box::new(crate::tools::list_subscriptions::ListSubscriptions),
                 Box::new(crate::tools::read_updates::ReadUpdates),
                 Box::new(crate::tools::wait_for_updates::WaitForUpdates),
+                Box::new(crate::tools::raw_since::RawSince),
+                Box::new(crate::tools::search_raw::SearchRaw),
             ],
         }
     }
@@ -266,7 +268,9 @@ mod tests {
                 "unsubscribe",
                 "list_subscriptions",
                 "read_updates",
-                "wait_for_updates"
+                "wait_for_updates",
+                "raw_since",
+                "search_raw"
             ]
         );
     }
