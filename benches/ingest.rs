@@ -108,6 +108,30 @@ fn ingest(c: &mut Criterion) {
             }
         })
     });
+    // Where capture's cost goes: the tap alone (masking and the observer), the observer
+    // alone (stamp, copy, push; the actor drains on a runtime thread), masking alone.
+    group.bench_function("tap_only_capture_on", |b| {
+        b.iter(|| {
+            for l in &lines {
+                tap.see(&id, Direction::In, black_box(l));
+            }
+        })
+    });
+    let obs = taps.observer();
+    group.bench_function("capture_observer_only", |b| {
+        b.iter(|| {
+            for l in &lines {
+                obs.on_raw(&id, Direction::In, black_box(l));
+            }
+        })
+    });
+    group.bench_function("mask_line_only", |b| {
+        b.iter(|| {
+            for l in &lines {
+                black_box(rete_redact::mask_line(black_box(l)));
+            }
+        })
+    });
     tap.set_debug(None);
     let held = runtime
         .block_on(taps.read(&id, None, usize::MAX))

@@ -10,8 +10,8 @@
 //! are process-wide and increasing, a reader's old cursor reads the new
 //! lines from their start rather than skipping them.
 
-use crate::debug::raw::ring::{Pos, Rings, Window};
-use crate::debug::raw::sink::{Event, Sink};
+use crate::debug::raw::ring::{stored_from, Pos, Rings, Window};
+use crate::debug::raw::sink::{Event, Pending, Sink};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 use rete_engine::ids::SessionId;
 use std::sync::Arc;
@@ -41,15 +41,19 @@ pub(crate) struct TapActor;
 pub(crate) struct TapState {
     rings: Rings,
     sink: Arc<Sink>,
+    /// The lists the last drain emptied, handed back to the sink on the next
+    /// one so neither side allocates per line.
+    spare: Pending,
 }
 
 impl TapState {
     fn drain(&mut self) {
-        let pending = self.sink.take();
-        for event in pending.events {
+        self.sink.take(&mut self.spare);
+        let p = &mut self.spare;
+        for event in p.events.drain(..) {
             match event {
                 Event::Connecting(i) => {
-                    if let Some(s) = pending.sessions.get(i as usize) {
+                    if let Some(s) = p.sessions.get(i as usize) {
                         self.rings.connecting(s);
                     }
                 }
@@ -57,18 +61,25 @@ impl TapState {
                     session,
                     time,
                     dir,
-                    text,
-                    kept,
+                    start,
+                    len,
+                    original_len,
                 } => {
-                    if let Some(s) = pending.sessions.get(session as usize) {
-                        self.rings.push(s, time, dir, text, kept);
-                    }
+                    let (Some(s), Some(kept)) = (
+                        p.sessions.get(session as usize),
+                        p.bytes.get(start..start + len),
+                    ) else {
+                        continue;
+                    };
+                    let (text, kept) = stored_from(kept, original_len);
+                    self.rings.push(s, time, dir, text, kept);
                 }
             }
         }
-        for (i, lost) in pending.lost.into_iter().enumerate() {
-            if let Some(s) = pending.sessions.get(i) {
-                self.rings.lost(s, lost);
+        p.bytes.clear();
+        for (i, lost) in p.lost.iter().enumerate() {
+            if let Some(s) = p.sessions.get(i) {
+                self.rings.lost(s, *lost);
             }
         }
     }
@@ -87,6 +98,7 @@ impl Actor for TapActor {
         Ok(TapState {
             rings: Rings::default(),
             sink,
+            spare: Pending::default(),
         })
     }
 

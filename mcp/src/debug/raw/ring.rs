@@ -67,15 +67,30 @@ impl RawLine {
 /// first bytes (up to a character boundary) and `…[+N bytes]`, N being the
 /// bytes dropped; with how many bytes were kept when it was cut.
 pub fn stored(line: &str) -> (Arc<str>, Option<usize>) {
+    stored_from(&line[..cut_point(line)], line.len())
+}
+
+/// How many bytes of `line` are kept: all of it, or at most
+/// [`MAX_LINE_BYTES`] ending on a character boundary.
+pub fn cut_point(line: &str) -> usize {
     if line.len() <= MAX_LINE_BYTES {
-        return (Arc::from(line), None);
+        return line.len();
     }
     let mut kept = MAX_LINE_BYTES;
     while !line.is_char_boundary(kept) {
         kept -= 1;
     }
-    let text = format!("{}…[+{} bytes]", &line[..kept], line.len() - kept);
-    (Arc::from(text), Some(kept))
+    kept
+}
+
+/// A line as stored from the part kept (see [`cut_point`]) of a line of
+/// `original_len` bytes.
+pub fn stored_from(kept: &str, original_len: usize) -> (Arc<str>, Option<usize>) {
+    if kept.len() >= original_len {
+        return (Arc::from(kept), None);
+    }
+    let text = format!("{kept}…[+{} bytes]", original_len - kept.len());
+    (Arc::from(text), Some(kept.len()))
 }
 
 /// The next tap number in this process.

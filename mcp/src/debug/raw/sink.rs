@@ -1,21 +1,24 @@
 //! The debug slot's observer: what a session's task pays per line while
-//! capture is on. It stamps the line, cuts it, and appends it to a pending
-//! list under a short lock, waking the tap actor once every [`DRAIN_AT`]
-//! lines; it never waits on the actor or on a reader (a reader's copy runs
-//! in the actor, never under this lock).
+//! capture is on. It stamps the line, copies the part that is kept (at most
+//! 2,048 bytes) onto the end of one shared byte buffer, and records where it
+//! is, under a short lock; it wakes the tap actor once every [`DRAIN_AT`]
+//! lines. It allocates nothing per line: the buffers keep their capacity, the
+//! actor swapping in emptied ones, and it is the actor that builds each
+//! stored line (and frees the evicted ones) on its own thread. It never waits
+//! on the actor or on a reader (a reader's copy runs in the actor, never
+//! under this lock).
 //!
-//! The list is bounded: past [`PENDING_MAX`] (an actor that is not draining,
-//! say while it restarts) a line is counted as lost and later reported as
-//! dropped at capacity, never queued without bound.
+//! The list is bounded: past [`PENDING_MAX`] lines (an actor that is not
+//! draining, say while it restarts) a line is counted as lost and later
+//! reported as dropped at capacity, never queued without bound.
 
 use crate::debug::raw::actor::TapMsg;
-use crate::debug::raw::ring::stored;
+use crate::debug::raw::ring::cut_point;
 use parking_lot::Mutex;
 use ractor::ActorRef;
 use rete_actors::{Direction, RawObserver};
 use rete_engine::clock::UnixMillis;
 use rete_engine::ids::SessionId;
-use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Pending lines that wake the actor: batching keeps the wake (a task
@@ -27,26 +30,29 @@ pub(crate) const DRAIN_AT: usize = 256;
 pub(crate) const PENDING_MAX: usize = 20_000;
 
 /// What a session handed over, waiting for the actor.
-#[derive(Debug)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) enum Event {
     /// A connection attempt of the session at this index.
     Connecting(u32),
-    /// A line.
+    /// A line: `bytes[start..start + len]` is the part kept of a line of
+    /// `original_len` bytes.
     Line {
         session: u32,
         time: UnixMillis,
         dir: Direction,
-        text: Arc<str>,
-        kept: Option<usize>,
+        start: usize,
+        len: usize,
+        original_len: usize,
     },
 }
 
-/// The pending list and the session ids its events name by index (so a
-/// line costs no id copy).
+/// The pending events, the bytes their lines point into, and the session
+/// ids they name by index (so a line costs no id copy).
 #[derive(Debug, Default)]
 pub(crate) struct Pending {
     pub(crate) sessions: Vec<SessionId>,
     pub(crate) events: Vec<Event>,
+    pub(crate) bytes: String,
     /// Lines lost past [`PENDING_MAX`], by session index.
     pub(crate) lost: Vec<u64>,
 }
@@ -73,17 +79,16 @@ pub(crate) struct Sink {
 }
 
 impl Sink {
-    /// Takes every pending event (and the ids and losses they refer to),
-    /// leaving the list empty.
-    pub(crate) fn take(&self) -> Pending {
+    /// Swaps every pending event and byte into `into` (whose lists must be
+    /// empty: their capacity is handed back for reuse), with the ids and
+    /// losses they refer to.
+    pub(crate) fn take(&self, into: &mut Pending) {
         let mut p = self.pending.lock();
-        let events = std::mem::take(&mut p.events);
-        let lost = p.lost.iter_mut().map(std::mem::take).collect();
-        Pending {
-            sessions: p.sessions.clone(),
-            events,
-            lost,
-        }
+        std::mem::swap(&mut p.events, &mut into.events);
+        std::mem::swap(&mut p.bytes, &mut into.bytes);
+        into.sessions.clone_from(&p.sessions);
+        into.lost.clear();
+        into.lost.extend(p.lost.iter_mut().map(std::mem::take));
     }
 
     /// Drops everything pending (capture switched off).
@@ -92,22 +97,9 @@ impl Sink {
         *p = Pending::default();
     }
 
-    fn push(&self, session: &SessionId, make: impl FnOnce(u32) -> Event) {
-        let wake = {
-            let mut p = self.pending.lock();
-            let i = p.index(session);
-            if p.events.len() >= PENDING_MAX {
-                p.lost[i as usize] += 1;
-                false
-            } else {
-                p.events.push(make(i));
-                p.events.len() % DRAIN_AT == 0
-            }
-        };
-        if wake {
-            if let Some(actor) = self.actor.lock().as_ref() {
-                let _ = actor.cast(TapMsg::Drain);
-            }
+    fn wake(&self) {
+        if let Some(actor) = self.actor.lock().as_ref() {
+            let _ = actor.cast(TapMsg::Drain);
         }
     }
 }
@@ -122,19 +114,42 @@ fn now() -> UnixMillis {
 
 impl RawObserver for Sink {
     fn on_raw(&self, session: &SessionId, direction: Direction, line: &str) {
-        // Built before the lock, so the lock covers only the push.
-        let (text, kept) = stored(line);
+        let kept = &line[..cut_point(line)];
         let time = now();
-        self.push(session, |session| Event::Line {
-            session,
-            time,
-            dir: direction,
-            text,
-            kept,
-        });
+        let wake = {
+            let mut p = self.pending.lock();
+            let i = p.index(session);
+            if p.events.len() >= PENDING_MAX {
+                p.lost[i as usize] += 1;
+                false
+            } else {
+                let start = p.bytes.len();
+                p.bytes.push_str(kept);
+                p.events.push(Event::Line {
+                    session: i,
+                    time,
+                    dir: direction,
+                    start,
+                    len: kept.len(),
+                    original_len: line.len(),
+                });
+                p.events.len() % DRAIN_AT == 0
+            }
+        };
+        if wake {
+            self.wake();
+        }
     }
 
     fn on_connecting(&self, session: &SessionId) {
-        self.push(session, Event::Connecting);
+        let wake = {
+            let mut p = self.pending.lock();
+            let i = p.index(session);
+            p.events.push(Event::Connecting(i));
+            p.events.len() % DRAIN_AT == 0
+        };
+        if wake {
+            self.wake();
+        }
     }
 }
