@@ -172,7 +172,7 @@ fn keys(v: &Value) -> BTreeSet<&str> {
         .unwrap_or_default()
 }
 
-fn line_of<'a>(l: &'a Value) -> &'a str {
+fn line_of(l: &Value) -> &str {
     l["line"].as_str().unwrap_or_default()
 }
 
