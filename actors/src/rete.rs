@@ -103,6 +103,14 @@ impl Rete {
         self.raw.set(observer);
     }
 
+    /// The debug slot of the raw tap, for the control surface's debug
+    /// capture: a second observer, independent of the one
+    /// [`Rete::set_raw_observer`] sets, with the same masking and the same
+    /// one-atomic-load cost while empty.
+    pub fn debug_raw_slot(&self) -> crate::raw_tap::DebugRawSlot {
+        crate::raw_tap::DebugRawSlot::new(self.raw.clone())
+    }
+
     /// Adds a session (connecting it when `autoconnect`).
     pub async fn add_session(&self, spec: SessionSpec) -> Result<SessionHandle, ReteError> {
         let id = spec.config.id.clone();

@@ -369,6 +369,9 @@ impl SessionState {
         self.generation += 1;
         self.quitting = false;
         crate::session_log::connecting(&self.shared.id, &self.shared.transport, reconnect);
+        // The lines from here on are a new connection's: a raw capture
+        // starts a new tap sequence for them.
+        self.shared.raw.connecting(&self.shared.id);
         let now = self.shared.now();
         self.shared.engine.lock().handle_connecting(now, reconnect);
         let (wire, tasks) = connection::spawn(

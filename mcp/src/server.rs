@@ -99,7 +99,10 @@ impl ControlServer {
             send: Arc::new(AtomicBool::new(settings.send)),
         };
         let updates = Updates::unstarted();
-        let capture = Capture::off();
+        let raw_tap = crate::debug::raw::RawTaps::start(rete.debug_raw_slot())
+            .await
+            .map_err(StartError::Spawn)?;
+        let capture = Capture::with_raw_tap(raw_tap);
         let listener = open(
             settings.port,
             &token,

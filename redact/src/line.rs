@@ -11,7 +11,7 @@
 //! the same secret) and keeps the `:prefix`. A line that needs no masking is
 //! returned unchanged, tags included.
 
-use crate::service::{mask_alias, mask_service_login};
+use crate::service::{mask_alias, mask_service_login, names_login_service};
 use crate::MASK;
 use std::borrow::Cow;
 
@@ -102,6 +102,14 @@ fn is_line_break(c: char) -> bool {
     )
 }
 
+/// False when `line` surely holds no line break: none of the ASCII breaks
+/// and no lead byte of U+0085 (0xC2) or U+2028/U+2029 (0xE2). A byte scan,
+/// far cheaper than decoding every character, which every raw line pays.
+fn may_hold_line_break(line: &str) -> bool {
+    line.bytes()
+        .any(|b| matches!(b, b'\r' | b'\n' | 0x0B | 0x0C | 0xC2 | 0xE2))
+}
+
 /// At-source masking of one IRC line as Rete shows or keeps it:
 /// `PASS :********`; `AUTHENTICATE ********` for a payload (the mechanism
 /// lines PLAIN, EXTERNAL and SCRAM-*, `+` and `*` stay; an AUTHENTICATE with
@@ -138,7 +146,7 @@ fn mask_sent_one(line: &str) -> Cow<'_, str> {
 /// `mask` applied to each part of `line` between line breaks, the breaks
 /// kept; borrowed when nothing changed.
 fn piece_by_piece<'a>(line: &'a str, mask: fn(&str) -> Cow<'_, str>) -> Cow<'a, str> {
-    if !line.contains(is_line_break) {
+    if !may_hold_line_break(line) || !line.contains(is_line_break) {
         return mask(line);
     }
     let mut out = String::with_capacity(line.len());
@@ -167,13 +175,21 @@ fn mask_one(line: &str) -> Cow<'_, str> {
     let Some(h) = header(line) else {
         return Cow::Borrowed(line);
     };
-    let masked = match h.command.to_ascii_uppercase().as_str() {
-        "PASS" => mask_pass(&h),
-        "AUTHENTICATE" => mask_authenticate(&h),
-        "OPER" => mask_oper(&h),
-        "PRIVMSG" | "NOTICE" | "SQUERY" => mask_message(&h),
-        "NS" | "NICKSERV" | "CS" | "CHANSERV" => mask_alias_line(&h),
-        _ => None,
+    // Compared in place rather than upper-cased into a copy: every line a
+    // raw tap observes passes here, on the session's path.
+    let is = |name: &str| h.command.eq_ignore_ascii_case(name);
+    let masked = if is("PASS") {
+        mask_pass(&h)
+    } else if is("AUTHENTICATE") {
+        mask_authenticate(&h)
+    } else if is("OPER") {
+        mask_oper(&h)
+    } else if is("PRIVMSG") || is("NOTICE") || is("SQUERY") {
+        mask_message(&h)
+    } else if ["NS", "NICKSERV", "CS", "CHANSERV"].into_iter().any(is) {
+        mask_alias_line(&h)
+    } else {
+        None
     };
     match masked {
         // Already in its masked form (masking twice): nothing to copy.
@@ -219,6 +235,16 @@ fn mask_oper(h: &Header<'_>) -> Option<String> {
 }
 
 fn mask_message(h: &Header<'_>) -> Option<String> {
+    // Most messages go to a channel or a person: only a target naming a login
+    // service is worth splitting the line for.
+    let rest = h.rest.trim_start_matches(' ');
+    let target = match rest.strip_prefix(':') {
+        Some(trailing) => trailing,
+        None => rest.split(' ').next().unwrap_or(""),
+    };
+    if !names_login_service(target) {
+        return None;
+    }
     let p = params(h.rest);
     let (target, words) = p.split_first()?;
     // A text sent without its colon is read whole: the server may keep only

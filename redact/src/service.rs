@@ -125,6 +125,12 @@ pub fn mask_service_login(target: &str, text: &str) -> Option<String> {
     masked
 }
 
+/// True when `target` (possibly a comma-separated list) names a login
+/// service in the table: the only messages [`mask_service_login`] can mask.
+pub(crate) fn names_login_service(target: &str) -> bool {
+    target.split(',').any(|t| Service::lookup(t).is_some())
+}
+
 /// The text after a NS, NICKSERV, CS or CHANSERV alias, read with
 /// NickServ's verbs (so CS over-masks rather than under-masks).
 pub(crate) fn mask_alias(text: &str) -> Option<String> {

@@ -3,12 +3,16 @@ agent's client reaches it ("Setup", "Tool results and tool errors" and
 "list_sessions" in control-surface.md)."""
 
 import json
+import os
+import time
 
 import anyio
 import pytest
 
 import sdk
-from reterm_proc import NETWORK_ID, NETWORK_NAME, NETWORK_NICK
+from identity import IS_ROOT, server_uid
+from ircd import Inspircd
+from reterm_proc import NETWORK_ID, NETWORK_NAME, NETWORK_NICK, free_port, private_dir
 
 # The initialize instructions, byte for byte from the contract ("Setup").
 INSTRUCTIONS = (
@@ -39,7 +43,7 @@ IMPLEMENTED_RELEASE_TOOLS = [
     "read_updates",
     "wait_for_updates",
 ]
-IMPLEMENTED_DEBUG_TOOLS = ["engine_state", "read_log"]
+IMPLEMENTED_DEBUG_TOOLS = ["engine_state", "raw_since", "read_log", "search_raw"]
 IMPLEMENTED_SEND_TOOLS = ["send_raw"]
 
 
@@ -354,3 +358,83 @@ def test_read_log_returns_reterms_own_connect_lines(server):
     # The filters are the contract's: an unknown level is refused with its name.
     [(is_error, refused)] = call_all(server, [("read_log", {"min_level": "loud"})])
     assert (is_error, refused) == (True, 'invalid arguments: unknown level: "loud"')
+
+
+def test_raw_since_returns_the_sessions_lines_with_debug_on(start_reterm):
+    """With control.debug on, the raw tap captures a connected session's lines
+    from the start of capture: raw_since through the real server returns them,
+    redacted, in the contract's shape ("Debug tools" in control-surface.md)."""
+    ircd = Inspircd().start()
+    try:
+        port = free_port()
+        home = private_dir("reterm-home-", server_uid())
+        config = home / "reterm.toml"
+        config.write_text(f"""[control]
+enabled = true
+debug = true
+port = {port}
+
+[[networks]]
+id = "{NETWORK_ID}"
+name = "{NETWORK_NAME}"
+host = "127.0.0.1"
+port = {ircd.port}
+nick = "{NETWORK_NICK}"
+autoconnect = true
+""")
+        config.chmod(0o600)
+        if IS_ROOT:
+            os.chown(config, server_uid(), server_uid())
+        server = start_reterm(port=port, home=home)
+        assert server.status() == f"AI access on, port {port} · debug"
+
+        # Capture starts with the server, which may be after the session
+        # registered; a PING sent once it is connected is surely captured,
+        # both ways.
+        probe = "raw-tap-probe"
+        deadline = time.monotonic() + 10
+        while True:
+            server.send(f"/quote PING :{probe}")
+            [(is_error, text)] = call_all(server, [("raw_since", {"session": NETWORK_ID})])
+            assert not is_error, text
+            result = json.loads(text)
+            lines = result["lines"]
+            if any(l["dir"] == "in" and l["line"].endswith(f":{probe}") for l in lines):
+                break
+            assert time.monotonic() < deadline, f"no PONG in the raw tap: {text}"
+            time.sleep(0.1)
+        assert {"dir": "out", "line": f"PING :{probe}"} in [
+            {"dir": l["dir"], "line": l["line"]} for l in lines], lines
+
+        assert text == compact_sorted(result)
+        assert set(result) <= {"lines", "cursor", "evicted", "truncated", "withheld", "skipped"}
+        assert result["evicted"] is False
+        assert isinstance(result["cursor"], str) and len(result["cursor"]) <= 512
+        for line in lines:
+            assert set(line) == {"dir", "line", "seq", "time", "untrusted"}, line
+            assert line["dir"] in ("in", "out") and line["untrusted"] is True
+        seqs = [l["seq"] for l in lines]
+        assert seqs == sorted(set(seqs)) and seqs[0] >= 1, seqs
+
+        # The cursor reads on from there, and search_raw finds the welcome.
+        [(e1, after), (e2, found)] = call_all(server, [
+            ("raw_since", {"session": NETWORK_ID, "cursor": result["cursor"]}),
+            ("search_raw", {"session": NETWORK_ID, "commands": ["ping"], "direction": "out",
+                            "contains": probe.upper()}),
+        ])
+        assert not e1 and not e2, (after, found)
+        assert all(l["seq"] > seqs[-1] for l in json.loads(after)["lines"])
+        found = json.loads(found)
+        assert found["lines"] and all(l["line"] == f"PING :{probe}" for l in found["lines"]), found
+        assert found["truncated"] is False and "next_cursor" not in found
+
+        # Debug off clears the tap and refuses the tools.
+        server.set("control.debug", "off")
+        [(is_error, text)] = call_all(server, [("raw_since", {"session": NETWORK_ID})])
+        assert (is_error, text) == (True, "debug tools are disabled")
+        server.set("control.debug", "on")
+        [(is_error, text)] = call_all(server, [("raw_since", {"session": NETWORK_ID})])
+        assert not is_error, text
+        assert all(probe not in l["line"] for l in json.loads(text)["lines"]), text
+    finally:
+        ircd.stop()

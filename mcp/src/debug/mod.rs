@@ -7,10 +7,11 @@
 //! closing) clears every ring: lines lost that way are a silent sequence gap,
 //! reported as neither evicted nor withheld.
 
+pub mod log;
+pub mod raw;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-
-pub mod log;
 
 /// The capture switch and the rings behind it. Cloning shares them.
 #[derive(Clone, Default)]
@@ -23,12 +24,29 @@ struct Inner {
     on: AtomicBool,
     /// This capture's hold on the process-wide log sink (see [`log`]).
     log: log::LogCapture,
+    /// The raw tap; None for a capture not attached to an engine.
+    raw: Option<raw::RawTaps>,
 }
 
 impl Capture {
     /// A capture that is off (a context for the release tools only).
     pub fn off() -> Capture {
         Capture::default()
+    }
+
+    /// A capture (off) whose raw tap fills from `raw`'s engine slot.
+    pub fn with_raw_tap(raw: raw::RawTaps) -> Capture {
+        Capture {
+            inner: Arc::new(Inner {
+                raw: Some(raw),
+                ..Inner::default()
+            }),
+        }
+    }
+
+    /// The raw tap, when this capture is attached to an engine.
+    pub fn raw(&self) -> Option<&raw::RawTaps> {
+        self.inner.raw.as_ref()
     }
 
     /// True while lines are captured.
@@ -40,13 +58,19 @@ impl Capture {
     /// begins empty, so nothing from before is ever seen.
     pub fn switch(&self, on: bool) {
         let was = self.inner.on.swap(on, Ordering::AcqRel);
-        if was != on {
-            // The rings start and clear here.
+        if was == on {
+            return;
         }
         if on {
             self.inner.log.open();
+            if let Some(raw) = &self.inner.raw {
+                raw.attach();
+            }
         } else {
             self.inner.log.close();
+            if let Some(raw) = &self.inner.raw {
+                raw.detach_and_clear();
+            }
         }
     }
 

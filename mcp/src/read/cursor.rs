@@ -43,6 +43,10 @@ pub enum Kind {
     FindUser = 6,
     /// read_log.
     Log = 10,
+    /// raw_since.
+    RawSince = 7,
+    /// search_raw.
+    SearchRaw = 8,
 }
 
 fn key() -> &'static [u8; 32] {

@@ -94,6 +94,16 @@ impl Withholder {
         }
     }
 
+    /// True when a raw line must not be returned: it contains a secret,
+    /// still has the shape of a credential (the raw-line tripwire), or was
+    /// stored cut (`kept` is the part kept) inside a secret, with four or
+    /// more bytes of its start at the end of what was kept.
+    pub fn raw_line(&self, text: &str, kept: Option<&str>) -> bool {
+        rete_redact::is_credential_shaped(text)
+            || self.hits(text)
+            || kept.is_some_and(|k| self.secrets.cut_ends_in_secret(k))
+    }
+
     fn hits(&self, field: &str) -> bool {
         self.secrets.contains_secret(field)
     }
@@ -164,6 +174,19 @@ mod tests {
                 text: "hunter2".into()
             }
         )));
+    }
+
+    #[test]
+    fn raw_lines_are_screened_by_secret_shape_and_cut() {
+        let w = Withholder::new(["hunter22"]);
+        assert!(w.raw_line("JOIN #c hunter22", None));
+        assert!(w.raw_line("PASS hunter2", None), "the tripwire");
+        assert!(w.raw_line("OPER admin pw", None));
+        assert!(!w.raw_line("PASS :********", None));
+        assert!(!w.raw_line("PRIVMSG #c :PASS it on", None));
+        assert!(w.raw_line("x…[+9 bytes]", Some("x hunt")));
+        assert!(!w.raw_line("x…[+9 bytes]", Some("x hun")), "three bytes");
+        assert!(!Withholder::default().raw_line("JOIN #c hunter22", None));
     }
 
     #[test]

@@ -297,7 +297,7 @@ async fn tool_error_rows() {
     );
     assert_eq!(
         tool_error(&on, "raw_since", Value::Null).await,
-        "unknown tool"
+        "invalid arguments: missing session"
     );
     // send on in the settings but no sending capability in the context: a
     // context can only be built that way by hand, and is refused as off.

@@ -112,6 +112,8 @@ impl ToolBox {
                 Box::new(crate::tools::send_raw::SendRaw),
                 Box::new(crate::tools::read_log::ReadLog),
                 Box::new(crate::tools::engine_state::EngineState),
+                Box::new(crate::tools::raw_since::RawSince),
+                Box::new(crate::tools::search_raw::SearchRaw),
             ],
         }
     }
@@ -270,6 +272,8 @@ mod tests {
                 "list_subscriptions",
                 "read_updates",
                 "wait_for_updates",
+                "raw_since",
+                "search_raw",
                 "engine_state",
                 "read_log",
                 "send_raw"

@@ -1,0 +1,192 @@
+//! The raw tap of the debug tier: the redacted raw lines raw_since and
+//! search_raw return, captured only while the debug capture is on.
+//!
+//! # Layout
+//! - `ring`: the rings as plain state (positions, cutting, eviction, taps).
+//! - `sink`: the observer in the engine's debug slot, on the session's path.
+//! - `actor`: the tap actor that owns the rings, and its supervisor.
+//!
+//! # One actor for the process, keyed by session
+//! The capture is switched for the whole process at once (control.debug and
+//! the server's life), and switching it off must clear every session's ring
+//! in one step; the engine's debug slot is one observer for every session.
+//! One actor keyed by session matches both: one message clears all, one sink
+//! feeds it, and a session needs no actor of its own spawned, found or
+//! stopped as it comes and goes. It lives beside the control server, not
+//! under the session's supervisor, so a session actor's restart does not
+//! touch its ring; what bounds it is per session (5,000 lines each).
+//!
+//! Lines are masked at the source by the engine's raw tap before the sink
+//! sees them; screening on the way out (the session's secrets, the raw-line
+//! tripwire, a cut inside a secret) is the reading tool's, through
+//! `crate::read::raw`.
+
+mod actor;
+pub mod ring;
+mod sink;
+
+use actor::{TapMsg, TapSupervisor};
+use ractor::{Actor, ActorRef};
+use rete_actors::{DebugRawSlot, RawObserver};
+use rete_engine::ids::SessionId;
+use ring::{Pos, Window};
+use sink::Sink;
+use std::sync::Arc;
+
+/// The raw taps of one capture, and the engine slot they fill from.
+pub struct RawTaps {
+    slot: DebugRawSlot,
+    sink: Arc<Sink>,
+    supervisor: ActorRef<()>,
+}
+
+/// The tap actor did not answer (it is restarting, or stopped).
+#[derive(Debug, thiserror::Error)]
+#[error("the raw tap did not answer")]
+pub struct NotAnswering;
+
+impl RawTaps {
+    /// Starts the tap actor (under its supervisor), not yet attached to the
+    /// engine: nothing is captured until [`RawTaps::attach`].
+    pub async fn start(slot: DebugRawSlot) -> Result<RawTaps, String> {
+        let sink = Arc::new(Sink::default());
+        let (supervisor, _) = Actor::spawn(None, TapSupervisor, sink.clone())
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(RawTaps {
+            slot,
+            sink,
+            supervisor,
+        })
+    }
+
+    /// Starts capturing: the sink goes into the engine's debug slot.
+    pub(crate) fn attach(&self) {
+        self.slot.set(Some(self.sink.clone()));
+    }
+
+    /// Stops capturing and clears every ring: the lines lost are a silent
+    /// gap. The slot is emptied first, so no line lands after the clear.
+    pub(crate) fn detach_and_clear(&self) {
+        self.slot.set(None);
+        self.sink.clear();
+        if let Some(actor) = self.sink.actor.lock().as_ref() {
+            let _ = actor.cast(TapMsg::Clear);
+        }
+    }
+
+    /// The observer the engine's debug slot holds while capturing. Lines
+    /// handed to it directly are stored as given: masking is the source's
+    /// job (the engine's raw tap masks before it calls an observer). For
+    /// benchmarks and tests that feed the tap without a socket.
+    pub fn observer(&self) -> Arc<dyn RawObserver> {
+        self.sink.clone()
+    }
+
+    /// Up to `limit` lines of `session` after `after` (None: from the
+    /// oldest held), with everything pending drained first.
+    pub async fn read(
+        &self,
+        session: &SessionId,
+        after: Option<Pos>,
+        limit: usize,
+    ) -> Result<Window, NotAnswering> {
+        let actor = self.sink.actor.lock().clone().ok_or(NotAnswering)?;
+        ractor::call!(actor, |reply| TapMsg::Read {
+            session: session.clone(),
+            after,
+            limit,
+            reply,
+        })
+        .map_err(|_| NotAnswering)
+    }
+}
+
+impl Drop for RawTaps {
+    fn drop(&mut self) {
+        self.slot.set(None);
+        self.supervisor.stop(None);
+    }
+}
+
+impl std::fmt::Debug for RawTaps {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RawTaps").finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rete_actors::{Direction, Rete, ReteOptions};
+    use std::time::Duration;
+
+    fn sid() -> SessionId {
+        SessionId::parse("00000000-0000-4000-8000-000000000001").unwrap()
+    }
+
+    async fn taps() -> (Rete, RawTaps) {
+        let rete = Rete::start(ReteOptions::default()).await.unwrap();
+        let taps = RawTaps::start(rete.debug_raw_slot()).await.unwrap();
+        (rete, taps)
+    }
+
+    async fn texts(taps: &RawTaps) -> Vec<String> {
+        let w = taps.read(&sid(), None, usize::MAX).await.unwrap();
+        w.lines.iter().map(|l| l.text.to_string()).collect()
+    }
+
+    #[tokio::test]
+    async fn a_read_sees_every_line_handed_over_before_it() {
+        let (_rete, taps) = taps().await;
+        let o = taps.observer();
+        for i in 0..(sink::DRAIN_AT * 2 + 3) {
+            o.on_raw(&sid(), Direction::In, &format!("line {i}"));
+        }
+        let got = texts(&taps).await;
+        assert_eq!(got.len(), sink::DRAIN_AT * 2 + 3);
+        assert_eq!(got.last().map(String::as_str), Some("line 514"));
+    }
+
+    #[tokio::test]
+    async fn clearing_empties_the_rings_and_the_pending_list() {
+        let (_rete, taps) = taps().await;
+        let o = taps.observer();
+        o.on_raw(&sid(), Direction::Out, "before");
+        assert_eq!(texts(&taps).await, ["before"]);
+        o.on_raw(&sid(), Direction::Out, "pending");
+        taps.detach_and_clear();
+        assert!(texts(&taps).await.is_empty());
+        o.on_raw(&sid(), Direction::Out, "after");
+        let w = taps.read(&sid(), None, 10).await.unwrap();
+        assert_eq!(w.lines.len(), 1);
+        // "before" was 1; the pending line was dropped before it took a
+        // place, and the sequence goes on rather than starting over.
+        assert_eq!(w.lines[0].pos.seq, 2);
+        assert_eq!(&*w.lines[0].text, "after");
+    }
+
+    #[tokio::test]
+    async fn a_failed_tap_actor_is_restarted_and_old_cursors_read_on() {
+        let (_rete, taps) = taps().await;
+        let o = taps.observer();
+        o.on_raw(&sid(), Direction::In, "one");
+        let old = taps.read(&sid(), None, 10).await.unwrap().lines[0].pos;
+        let first = taps.sink.actor.lock().clone().unwrap();
+        first.cast(TapMsg::Crash).unwrap();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            let now = taps.sink.actor.lock().clone();
+            if now.is_some_and(|a| a.get_id() != first.get_id()) {
+                break;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "not restarted");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        o.on_raw(&sid(), Direction::In, "two");
+        let w = taps.read(&sid(), Some(old), 10).await.unwrap();
+        assert_eq!(w.lines.len(), 1);
+        assert_eq!(&*w.lines[0].text, "two");
+        assert!(w.lines[0].pos > old, "a new tap after the old cursor");
+    }
+}
