@@ -45,10 +45,20 @@ pub struct RpcResponse {
 /// `ctx.cancel`); the listener owns deadlines and drops this future to
 /// abandon a request.
 pub async fn handle(req: RpcRequest<'_>, tools: &ToolBox, ctx: &ToolContext) -> RpcResponse {
-    if let Err(refused) = headers::check(req.headers) {
+    // Decoded first so that a refusal on the headers can carry the id.
+    let value = message::decode(req.body);
+    let id = value.as_ref().ok().and_then(message::request_id);
+    if let Err(refused) = headers::check_media(req.headers, id) {
         return refused;
     }
-    match message::parse(req.body) {
+    if let Err(refused) = headers::check_version(req.headers, id) {
+        return refused;
+    }
+    let value = match value {
+        Ok(value) => value,
+        Err(refused) => return refused,
+    };
+    match message::classify(value) {
         Err(refused) => refused,
         Ok(Message::Notification) | Ok(Message::Response) => reply::accepted(),
         Ok(Message::Request { id, method, params }) => {
