@@ -385,8 +385,11 @@ async fn transport_refusals() {
     assert_eq!((r.status, json_error(&r, one())), (415, -32600));
     let r = go(with("Content-Type", "application/json;charset=utf-8"), body).await;
     assert_eq!(r.status, 200);
-    let r = go(with("MCP-Protocol-Version", "2026-07-28"), body).await;
+    let r = go(with("MCP-Protocol-Version", "1999-01-01"), body).await;
     assert_eq!((r.status, json_error(&r, one())), (400, -32600));
+    // A 2026-07-28 header makes it that era's request, lacking its _meta.
+    let r = go(with("MCP-Protocol-Version", "2026-07-28"), body).await;
+    assert_eq!((r.status, json_error(&r, one())), (400, -32602));
     let r = go(with("MCP-Protocol-Version", ""), body).await;
     assert_eq!(r.status, 200, "absent is fine");
     let r = go(headers(), b"{not json").await;
