@@ -14,8 +14,10 @@
 //!   case-insensitive (RFC 9110 §8.3.1).
 //! - MCP-Protocol-Version: absent is fine (initialize, and clients that
 //!   never send it); present, it must be exactly one header naming one of
-//!   [`SUPPORTED_VERSIONS`]. It is checked for every message, initialize
-//!   included.
+//!   [`SUPPORTED_VERSIONS`]. It is checked for every message of the
+//!   handshake era, initialize included; a request naming 2026-07-28 (or
+//!   carrying that era's `_meta` envelope) never gets here but is that era's
+//!   (see [`super::modern`]), which checks the header against the body.
 
 use crate::rpc::reply::{error_response, INVALID_REQUEST};
 use crate::rpc::RpcResponse;
