@@ -11,6 +11,12 @@
 //! servers at 1, 4 and 8 clients in interleaved rounds (requests per second,
 //! median, and connections closed unanswered, which must be 0).
 //!
+//! `CONTROL_ERAS=1` instead measures the same `list_sessions` call in the
+//! 2026-07-28 era (its `_meta` envelope and the headers mirroring the body)
+//! beside the handshake era, on the one server, in interleaved rounds at 1
+//! and 8 clients: target, the 2026-07-28 round trip within 1.1x of the
+//! handshake era's. `scripts/bench-control eras` runs it so.
+//!
 //! `CONTROL_PROFILE=control` (or `hyper`) instead serves a fixed number of
 //! requests from 8 clients and exits, for a profiler such as callgrind:
 //! `scripts/bench-control callgrind control` runs it so.
@@ -129,11 +135,21 @@ fn response_complete(answer: &[u8]) -> bool {
 }
 
 fn request(port: u16, token: &str) -> Vec<u8> {
+    request_with(port, token, "", BODY)
+}
+
+/// The list_sessions call of the 2026-07-28 era: the envelope in `_meta`.
+const MODERN_BODY: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_sessions","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"}}}}"#;
+/// Its headers, mirroring the body.
+const MODERN_HEADERS: &str =
+    "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: list_sessions\r\n";
+
+fn request_with(port: u16, token: &str, extra_headers: &str, body: &str) -> Vec<u8> {
     format!(
         "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n\
          Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
-         Content-Length: {}\r\n\r\n{BODY}",
-        BODY.len()
+         {extra_headers}Content-Length: {}\r\n\r\n{body}",
+        body.len()
     )
     .into_bytes()
 }
@@ -399,6 +415,75 @@ fn side_by_side() {
     peers.stop();
 }
 
+/// `CONTROL_ERAS=1`: the handshake era's list_sessions call (with the
+/// MCP-Protocol-Version a 2025-11-25 client sends) beside the 2026-07-28
+/// era's, on one server, in interleaved rounds at 1 and 8 clients.
+fn eras() {
+    let rt = Runtime::new().expect("runtime");
+    let (server, addr) = rt.block_on(start_control());
+    let token = server.token().expose();
+    let handshake: Arc<[u8]> = request_with(
+        addr.port(),
+        token,
+        "MCP-Protocol-Version: 2025-11-25\r\n",
+        BODY,
+    )
+    .into();
+    let modern: Arc<[u8]> = request_with(addr.port(), token, MODERN_HEADERS, MODERN_BODY).into();
+    let counts = [1, SLOTS];
+    let mut old: Vec<Runs> = counts.iter().map(|_| Runs::default()).collect();
+    let mut new: Vec<Runs> = counts.iter().map(|_| Runs::default()).collect();
+    rt.block_on(async {
+        from_clients(addr, &handshake, SLOTS, 1_000).await;
+        from_clients(addr, &modern, SLOTS, 1_000).await;
+        for round in 0..ROUNDS {
+            for (i, &clients) in counts.iter().enumerate() {
+                // Alternate which era goes first, so neither always meets a
+                // machine the other has just warmed or loaded.
+                let mut order = [(&handshake, &mut old[i]), (&modern, &mut new[i])];
+                if round % 2 == 1 {
+                    order.reverse();
+                }
+                for (request, runs) in order {
+                    let (start, cpu) = (Instant::now(), process_cpu());
+                    let (latencies, unanswered) =
+                        from_clients(addr, request, clients, PER_RUN).await;
+                    runs.record(start.elapsed(), process_cpu() - cpu, latencies, unanswered);
+                }
+            }
+        }
+    });
+    println!(
+        "\nlist_sessions by era, {ROUNDS} interleaved rounds of {PER_RUN} requests per era \
+         (median round's req/s and CPU per request; median latency over all rounds):"
+    );
+    println!("| clients | handshake era (2025-11-25) | 2026-07-28 era | median, 2026-07-28 ÷ handshake | throughput, handshake ÷ 2026-07-28 | CPU per request, 2026-07-28 ÷ handshake | closed unanswered |");
+    println!("|---|---|---|---|---|---|---|");
+    for (i, clients) in counts.iter().enumerate() {
+        let (o, n) = (&mut old[i], &mut new[i]);
+        let (ot, nt, om, nm, oc, nc) = (
+            o.throughput(),
+            n.throughput(),
+            o.median(),
+            n.median(),
+            o.cpu(),
+            n.cpu(),
+        );
+        println!(
+            "| {clients} | {ot:.0} req/s, median {} µs, CPU {} µs | {nt:.0} req/s, median {} µs, CPU {} µs | {:.2}x | {:.2}x | {:.2}x | {} |",
+            om.as_micros(),
+            oc.as_micros(),
+            nm.as_micros(),
+            nc.as_micros(),
+            nm.as_secs_f64() / om.as_secs_f64(),
+            ot / nt,
+            nc.as_secs_f64() / oc.as_secs_f64(),
+            o.unanswered + n.unanswered,
+        );
+    }
+    rt.block_on(server.stop());
+}
+
 /// `CONTROL_PROFILE=control|hyper`: a fixed load on one server from 8
 /// clients, nothing else, so that a profiler's counts divide by a known
 /// number of requests.
@@ -425,6 +510,9 @@ criterion_group!(benches, control_vs_hyper);
 fn main() {
     if let Ok(which) = std::env::var("CONTROL_PROFILE") {
         return profile(&which);
+    }
+    if std::env::var_os("CONTROL_ERAS").is_some() {
+        return eras();
     }
     benches();
     Criterion::default().configure_from_args().final_summary();

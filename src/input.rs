@@ -217,6 +217,11 @@ pub enum ControlCommand {
         /// Replace the token, invalidating the old one.
         regenerate: bool,
     },
+    /// `/control register`: connect Claude Code with a headers helper, at
+    /// its local scope.
+    Register,
+    /// `/control register project` (or `--scope project`): refused, never done.
+    RegisterProject,
     /// `/control status`
     Status,
     /// `/control log`
@@ -556,6 +561,21 @@ fn port(value: &str) -> Result<Setting, InputError> {
 fn control(args: &str) -> Result<ControlCommand, InputError> {
     let spec = &commands::spec::CONTROL;
     let (sub, rest) = split_word(args);
+    if sub.eq_ignore_ascii_case("register") {
+        let scope: Vec<String> = rest.split_whitespace().map(str::to_lowercase).collect();
+        return match scope
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .as_slice()
+        {
+            [] | ["local"] | ["--scope", "local"] => Ok(ControlCommand::Register),
+            ["project"] | ["--scope", "project"] | ["--scope=project"] => {
+                Ok(ControlCommand::RegisterProject)
+            }
+            _ => Err(usage(spec)),
+        };
+    }
     let rest = optional_word(rest, spec)?.map(str::to_lowercase);
     match (sub.to_lowercase().as_str(), rest.as_deref()) {
         ("token", None) => Ok(ControlCommand::Token { regenerate: false }),

@@ -129,6 +129,9 @@ impl Control {
                 if let Some(failure) = self.settle(result) {
                     return failure;
                 }
+                if let Some(failure) = self.refresh_headers() {
+                    return failure;
+                }
             }
         }
         match &self.state {
@@ -136,6 +139,40 @@ impl Control {
             State::Off => OFF.to_owned(),
             State::Failed(why) => why.clone(),
         }
+    }
+
+    /// `/control register`: Claude Code connected through the headers
+    /// file, the token on no command line (see [`super::register`]).
+    pub async fn register(&self) -> Vec<String> {
+        match &self.state {
+            State::On(server) => {
+                super::register::register(server.port(), server.token().expose()).await
+            }
+            State::Off => vec![OFF.to_owned()],
+            State::Failed(why) => vec![why.clone()],
+        }
+    }
+
+    /// Rewrites the headers file of an earlier `/control register` with the
+    /// token now served, so the registration keeps working after a
+    /// regeneration. Without that file there is nothing to keep working.
+    fn refresh_headers(&self) -> Option<String> {
+        let State::On(server) = &self.state else {
+            return None;
+        };
+        let path = super::register::headers_path()?;
+        if !path.exists() {
+            return None;
+        }
+        super::register::write_headers(&path, server.token().expose())
+            .err()
+            .map(|e| {
+                format!(
+                    "token regenerated, but {} could not be rewritten ({}): Claude Code cannot connect until /control register",
+                    path.display(),
+                    e.kind()
+                )
+            })
     }
 
     /// `/control status`.

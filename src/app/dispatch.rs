@@ -364,6 +364,16 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
             say(&app.control.token(regenerate).await);
             Ok(())
         }
+        Command::Control(ControlCommand::Register) => {
+            for line in app.control.register().await {
+                say(&line);
+            }
+            Ok(())
+        }
+        Command::Control(ControlCommand::RegisterProject) => {
+            say(super::register::NO_PROJECT_SCOPE);
+            Ok(())
+        }
         Command::Control(ControlCommand::Status) => {
             say(&app.control.status());
             Ok(())

@@ -26,6 +26,7 @@ mod events;
 mod line_mode;
 mod notes;
 pub mod notices;
+mod register;
 mod reload;
 mod render;
 pub mod screen;

@@ -250,8 +250,8 @@ pub(crate) mod spec {
     command!(
         CONTROL,
         "control",
-        "/control token [regenerate] | status | log",
-        "AI-access control server: show/renew its token, its state, its log"
+        "/control token [regenerate] | register | status | log",
+        "AI-access control server: show/renew its token, connect Claude Code without it, its state, its log"
     );
 }
 

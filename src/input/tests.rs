@@ -349,7 +349,32 @@ fn control() {
         Command::Control(ControlCommand::Status)
     );
     assert_eq!(cmd("/control log"), Command::Control(ControlCommand::Log));
-    let usage = "usage: /control token [regenerate] | status | log";
+    for line in [
+        "/control register",
+        "/control Register local",
+        "/control register --scope LOCAL",
+    ] {
+        assert_eq!(
+            cmd(line),
+            Command::Control(ControlCommand::Register),
+            "{line}"
+        );
+    }
+    for line in [
+        "/control register project",
+        "/control register --scope project",
+        "/control register --scope=Project",
+    ] {
+        assert_eq!(
+            cmd(line),
+            Command::Control(ControlCommand::RegisterProject),
+            "{line}"
+        );
+    }
+    let usage = "usage: /control token [regenerate] | register | status | log";
+    for line in ["/control register user", "/control register --scope"] {
+        assert_eq!(err(line), usage, "{line}");
+    }
     for line in [
         "/control",
         "/control foo",

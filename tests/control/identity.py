@@ -18,6 +18,7 @@ user and skips the tests that need two users.
 import contextlib
 import os
 import socket
+import threading
 
 # `nobody` on Debian; the uid the brief and CI use for the unprivileged side.
 NOBODY = 65534
@@ -30,21 +31,30 @@ def server_uid():
     return NOBODY if IS_ROOT else os.getuid()
 
 
+# The effective uid is the process's, not a thread's: two threads switching it
+# at once would make one's socket under the other's identity (a client socket
+# owned by root, refused as another user's). Every switch holds this lock, and
+# so does every check of which identity is in force. Re-entrant, for a block
+# that opens sockets inside another one.
+_IDENTITY = threading.RLock()
+
+
 @contextlib.contextmanager
 def acting_as(uid):
     """Runs the block with effective uid/gid `uid` (a no-op when it already is)."""
-    if uid is None or uid == os.geteuid():
-        yield
-        return
-    if not IS_ROOT:
-        raise RuntimeError("switching users needs root")
-    os.setegid(uid)
-    os.seteuid(uid)
-    try:
-        yield
-    finally:
-        os.seteuid(0)
-        os.setegid(0)
+    with _IDENTITY:
+        if uid is None or uid == os.geteuid():
+            yield
+            return
+        if not IS_ROOT:
+            raise RuntimeError("switching users needs root")
+        os.setegid(uid)
+        os.seteuid(uid)
+        try:
+            yield
+        finally:
+            os.seteuid(0)
+            os.setegid(0)
 
 
 def client_socket(uid=None):

@@ -1,6 +1,8 @@
 //! The Streamable HTTP rules a POST must meet behind the gate: Accept,
-//! Content-Type and MCP-Protocol-Version. Checked in that order, before the
-//! body is parsed, so a refusal never depends on the body.
+//! Content-Type and (in the handshake era) MCP-Protocol-Version. Checked in
+//! that order, before the body is classified, so a refusal never depends on
+//! the body — except for its id, which the refusal carries when the body is a
+//! JSON-RPC request.
 //!
 //! Decisions:
 //! - Accept: the entries of every Accept header, split at commas; one must
@@ -12,12 +14,14 @@
 //!   case-insensitive (RFC 9110 §8.3.1).
 //! - MCP-Protocol-Version: absent is fine (initialize, and clients that
 //!   never send it); present, it must be exactly one header naming one of
-//!   [`SUPPORTED_VERSIONS`]. It is checked for every message, initialize
-//!   included.
+//!   [`SUPPORTED_VERSIONS`]. It is checked for every message of the
+//!   handshake era, initialize included; a request naming 2026-07-28 (or
+//!   carrying that era's `_meta` envelope) never gets here but is that era's
+//!   (see [`super::modern`]), which checks the header against the body.
 
 use crate::rpc::reply::{error_response, INVALID_REQUEST};
 use crate::rpc::RpcResponse;
-use serde_json::json;
+use serde_json::{json, Value};
 
 /// The protocol versions served, oldest first.
 pub const SUPPORTED_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
@@ -25,11 +29,20 @@ pub const SUPPORTED_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-
 /// The version answered to an initialize asking for one not served.
 pub const LATEST_VERSION: &str = "2025-11-25";
 
-/// Checks the headers; the refusal to send when they fail.
-pub fn check(headers: &[(String, String)]) -> Result<(), RpcResponse> {
+/// Checks every header rule of the handshake era; the refusal to send when
+/// one fails, carrying `id` (the request's, when the body is one).
+#[cfg(test)]
+pub fn check(headers: &[(String, String)], id: Option<&Value>) -> Result<(), RpcResponse> {
+    check_media(headers, id)?;
+    check_version(headers, id)
+}
+
+/// Accept (406) and Content-Type (415), the rules of both eras.
+pub fn check_media(headers: &[(String, String)], id: Option<&Value>) -> Result<(), RpcResponse> {
     if !accepts_json(headers) {
         return Err(error_response(
             406,
+            id,
             INVALID_REQUEST,
             "Not Acceptable: Client must accept application/json",
             None,
@@ -38,14 +51,21 @@ pub fn check(headers: &[(String, String)]) -> Result<(), RpcResponse> {
     if !is_json_body(headers) {
         return Err(error_response(
             415,
+            id,
             INVALID_REQUEST,
             "Unsupported Media Type: Content-Type must be application/json",
             None,
         ));
     }
+    Ok(())
+}
+
+/// The handshake era's MCP-Protocol-Version rule (400).
+pub fn check_version(headers: &[(String, String)], id: Option<&Value>) -> Result<(), RpcResponse> {
     if !version_supported(headers) {
         return Err(error_response(
             400,
+            id,
             INVALID_REQUEST,
             "Bad Request: Unsupported protocol version",
             Some(json!({ "supported": SUPPORTED_VERSIONS })),
@@ -54,7 +74,10 @@ pub fn check(headers: &[(String, String)]) -> Result<(), RpcResponse> {
     Ok(())
 }
 
-fn values<'a>(headers: &'a [(String, String)], name: &'a str) -> impl Iterator<Item = &'a str> {
+pub(crate) fn values<'a>(
+    headers: &'a [(String, String)],
+    name: &'a str,
+) -> impl Iterator<Item = &'a str> {
     headers
         .iter()
         .filter(move |(n, _)| n.eq_ignore_ascii_case(name))
@@ -103,7 +126,7 @@ mod tests {
     }
 
     fn status(pairs: &[(&str, &str)]) -> u16 {
-        match check(&h(pairs)) {
+        match check(&h(pairs), None) {
             Ok(()) => 200,
             Err(r) => r.status,
         }
@@ -179,11 +202,16 @@ mod tests {
 
     #[test]
     fn refusals_carry_a_json_rpc_error_body() {
-        let r = check(&h(&[AC, CT, ("MCP-Protocol-Version", "1999-01-01")])).unwrap_err();
+        let r = check(&h(&[AC, CT, ("MCP-Protocol-Version", "1999-01-01")]), None).unwrap_err();
         assert_eq!(r.content_type, Some("application/json"));
         assert_eq!(
             String::from_utf8(r.body).unwrap(),
-            r#"{"error":{"code":-32600,"data":{"supported":["2024-11-05","2025-03-26","2025-06-18","2025-11-25"]},"message":"Bad Request: Unsupported protocol version"},"id":null,"jsonrpc":"2.0"}"#
+            r#"{"error":{"code":-32600,"data":{"supported":["2024-11-05","2025-03-26","2025-06-18","2025-11-25"]},"message":"Bad Request: Unsupported protocol version"},"jsonrpc":"2.0"}"#
+        );
+        let r = check(&h(&[("Accept", "*/*"), CT]), Some(&json!("q"))).unwrap_err();
+        assert_eq!(
+            String::from_utf8(r.body).unwrap(),
+            r#"{"error":{"code":-32600,"message":"Not Acceptable: Client must accept application/json"},"id":"q","jsonrpc":"2.0"}"#
         );
     }
 }

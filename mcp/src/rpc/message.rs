@@ -1,7 +1,8 @@
 //! Classifying a body as one JSON-RPC 2.0 message.
 //!
 //! Decisions, in the order checked (every refusal is HTTP 400 with a
-//! JSON-RPC error whose id is null):
+//! JSON-RPC error; it carries the request's id when the body is a request —
+//! see [`request_id`] — and has no id member otherwise):
 //! - not JSON (or not UTF-8): `-32700 Parse error`;
 //! - a batch (a top-level array), or not an object: `-32600`;
 //! - `jsonrpc` other than `"2.0"`: `-32600`;
@@ -38,41 +39,71 @@ pub enum Message {
 }
 
 /// Parses the body; the 400 answer when it is not one message.
+#[cfg(test)]
 pub fn parse(body: &[u8]) -> Result<Message, RpcResponse> {
-    let value: Value = serde_json::from_slice(body).map_err(|_| parse_error())?;
-    let object = match value {
+    classify(decode(body)?)
+}
+
+/// The body as JSON; the `-32700` answer (no id: there is no request) when
+/// it is not.
+pub fn decode(body: &[u8]) -> Result<Value, RpcResponse> {
+    serde_json::from_slice(body)
+        .map_err(|_| error_response(400, None, PARSE_ERROR, "Parse error", None))
+}
+
+/// The id of a body that is a JSON-RPC request: an object with `jsonrpc`
+/// "2.0", a string `method` and a string or integer `id`. Every error answer
+/// to such a body carries this id, even one decided on the headers alone.
+pub fn request_id(value: &Value) -> Option<&Value> {
+    let object = value.as_object()?;
+    let is_request = object.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
+        && object.get("method").is_some_and(Value::is_string);
+    object
+        .get("id")
+        .filter(|id| is_request && is_request_id(id))
+}
+
+/// Classifies a decoded body as one message; the 400 answer when it is not.
+pub fn classify(value: Value) -> Result<Message, RpcResponse> {
+    let mut object = match value {
         Value::Object(o) => o,
-        Value::Array(_) => return Err(invalid("Invalid Request: batches are not supported")),
-        _ => return Err(invalid("Invalid Request: not a JSON-RPC message")),
+        Value::Array(_) => return Err(invalid(None, "Invalid Request: batches are not supported")),
+        _ => return Err(invalid(None, "Invalid Request: not a JSON-RPC message")),
     };
     if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Err(invalid("Invalid Request: jsonrpc must be \"2.0\""));
+        return Err(invalid(None, "Invalid Request: jsonrpc must be \"2.0\""));
     }
     if let Some(method) = object.get("method") {
-        let method = method
-            .as_str()
-            .ok_or_else(|| invalid("Invalid Request: method must be a string"))?;
-        let params = match object.get("params") {
+        let Some(method) = method.as_str().map(str::to_owned) else {
+            return Err(invalid(None, "Invalid Request: method must be a string"));
+        };
+        let params = match object.remove("params") {
             None | Some(Value::Null) => Map::new(),
-            Some(Value::Object(p)) => p.clone(),
-            Some(_) => return Err(invalid("Invalid Request: params must be an object")),
+            Some(Value::Object(p)) => p,
+            Some(_) => {
+                let id = object.get("id").filter(|id| is_request_id(id));
+                return Err(invalid(id, "Invalid Request: params must be an object"));
+            }
         };
-        return match object.get("id") {
-            None => Ok(Message::Notification),
-            Some(id) if is_request_id(id) => Ok(Message::Request {
-                id: id.clone(),
-                method: method.to_owned(),
-                params,
-            }),
-            Some(_) => Err(invalid(
-                "Invalid Request: id must be a string or an integer",
-            )),
+        let id = match object.remove("id") {
+            None => None,
+            Some(id) if is_request_id(&id) => Some(id),
+            Some(_) => {
+                return Err(invalid(
+                    None,
+                    "Invalid Request: id must be a string or an integer",
+                ))
+            }
         };
+        return Ok(match id {
+            None => Message::Notification,
+            Some(id) => Message::Request { id, method, params },
+        });
     }
     if object.contains_key("result") || object.contains_key("error") {
         return Ok(Message::Response);
     }
-    Err(invalid("Invalid Request: not a JSON-RPC message"))
+    Err(invalid(None, "Invalid Request: not a JSON-RPC message"))
 }
 
 /// The text of each top-level number in a tools/call's `arguments`, exactly
@@ -119,12 +150,8 @@ fn is_request_id(id: &Value) -> bool {
     }
 }
 
-fn parse_error() -> RpcResponse {
-    error_response(400, PARSE_ERROR, "Parse error", None)
-}
-
-fn invalid(message: &str) -> RpcResponse {
-    error_response(400, INVALID_REQUEST, message, None)
+fn invalid(id: Option<&Value>, message: &str) -> RpcResponse {
+    error_response(400, id, INVALID_REQUEST, message, None)
 }
 
 #[cfg(test)]
@@ -135,7 +162,7 @@ mod tests {
     fn code(body: &str) -> (u16, i64) {
         let r = parse(body.as_bytes()).unwrap_err();
         let v: Value = serde_json::from_slice(&r.body).unwrap();
-        assert_eq!(v["id"], Value::Null);
+        assert!(v.get("id").is_none(), "{v}");
         assert_eq!(v["jsonrpc"], json!("2.0"));
         (r.status, v["error"]["code"].as_i64().unwrap())
     }
@@ -210,9 +237,32 @@ mod tests {
             code(r#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#),
             (400, -32600)
         );
+    }
+
+    #[test]
+    fn a_refused_request_keeps_its_id() {
+        let r = parse(br#"{"jsonrpc":"2.0","id":"x","method":"ping","params":[1]}"#).unwrap_err();
+        let v: Value = serde_json::from_slice(&r.body).unwrap();
+        assert_eq!((r.status, v["id"].clone()), (400, json!("x")));
+        assert_eq!(v["error"]["code"], json!(-32600));
+    }
+
+    #[test]
+    fn request_ids() {
+        let id = |s: &str| request_id(&serde_json::from_str(s).unwrap()).cloned();
         assert_eq!(
-            code(r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":[1]}"#),
-            (400, -32600)
+            id(r#"{"jsonrpc":"2.0","id":3,"method":"m"}"#),
+            Some(json!(3))
         );
+        assert_eq!(
+            id(r#"{"jsonrpc":"2.0","id":"a","method":"m","params":5}"#),
+            Some(json!("a"))
+        );
+        assert_eq!(id(r#"{"jsonrpc":"2.0","id":null,"method":"m"}"#), None);
+        assert_eq!(id(r#"{"jsonrpc":"2.0","id":1.5,"method":"m"}"#), None);
+        assert_eq!(id(r#"{"jsonrpc":"2.0","id":1,"method":2}"#), None);
+        assert_eq!(id(r#"{"jsonrpc":"1.0","id":1,"method":"m"}"#), None);
+        assert_eq!(id(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#), None);
+        assert_eq!(id(r#"[{"jsonrpc":"2.0","id":1,"method":"m"}]"#), None);
     }
 }

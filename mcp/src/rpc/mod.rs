@@ -5,14 +5,23 @@
 //! One request, one answer: there is no session, no `Mcp-Session-Id` and no
 //! event stream. Every answer is JSON (`application/json`) or an empty 202.
 //!
+//! Two protocol eras share the endpoint, chosen per request: the handshake
+//! era (2024-11-05 to 2025-11-25, initialize first), exactly as the contract
+//! words it, and the stateless 2026-07-28 era ([`modern`]), whose requests
+//! each carry their version in `_meta` and mirror it in the headers.
+//!
 //! - [`headers`]: Accept (406), Content-Type (415), MCP-Protocol-Version (400).
 //! - [`message`]: one JSON-RPC message or 400; notifications and responses 202.
 //! - [`methods`]: initialize, ping, tools/list, tools/call; else -32601.
+//! - [`modern`]: the 2026-07-28 envelope, server/discover, resultType.
+//! - [`header_value`]: the `=?base64?…?=` header values of that era.
 //! - [`reply`]: the JSON-RPC bodies.
 
+pub mod header_value;
 pub mod headers;
 pub mod message;
 pub mod methods;
+pub mod modern;
 pub mod reply;
 
 #[cfg(test)]
@@ -33,7 +42,7 @@ pub struct RpcRequest<'a> {
 /// The answer for the listener to send.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RpcResponse {
-    /// The HTTP status: 200, 202, 400, 406 or 415.
+    /// The HTTP status: 200, 202, 400, 404 (2026-07-28 era), 406 or 415.
     pub status: u16,
     /// `application/json` when there is a body; None for the empty 202.
     pub content_type: Option<&'static str>,
@@ -45,10 +54,26 @@ pub struct RpcResponse {
 /// `ctx.cancel`); the listener owns deadlines and drops this future to
 /// abandon a request.
 pub async fn handle(req: RpcRequest<'_>, tools: &ToolBox, ctx: &ToolContext) -> RpcResponse {
-    if let Err(refused) = headers::check(req.headers) {
+    // Decoded first so that a refusal on the headers can carry the id.
+    let value = message::decode(req.body);
+    let id = value.as_ref().ok().and_then(message::request_id);
+    if let Err(refused) = headers::check_media(req.headers, id) {
         return refused;
     }
-    match message::parse(req.body) {
+    if modern::is_modern(req.headers, value.as_ref().ok()) {
+        return match value {
+            Ok(value) => modern::handle(req.headers, value, req.body, tools, ctx).await,
+            Err(refused) => refused,
+        };
+    }
+    if let Err(refused) = headers::check_version(req.headers, id) {
+        return refused;
+    }
+    let value = match value {
+        Ok(value) => value,
+        Err(refused) => return refused,
+    };
+    match message::classify(value) {
         Err(refused) => refused,
         Ok(Message::Notification) | Ok(Message::Response) => reply::accepted(),
         Ok(Message::Request { id, method, params }) => {

@@ -17,18 +17,35 @@ pub const INTERNAL_ERROR: i64 = -32603;
 /// The media type of every body we send.
 pub const JSON: &str = "application/json";
 
-/// A JSON-RPC error as an HTTP answer with this status.
-pub fn error_response(status: u16, code: i64, message: &str, data: Option<Value>) -> RpcResponse {
-    json_response(status, &error_body(&Value::Null, code, message, data))
+/// A JSON-RPC error as an HTTP answer with this status. `id` is the
+/// request's when the body parsed as a JSON-RPC request, else None and the
+/// answer has no `id` member: the MCP schema allows an error without one but
+/// rejects `"id": null`.
+pub fn error_response(
+    status: u16,
+    id: Option<&Value>,
+    code: i64,
+    message: &str,
+    data: Option<Value>,
+) -> RpcResponse {
+    json_response(status, &error_object(id, code, message, data))
 }
 
 /// A JSON-RPC error object for request `id`.
 pub fn error_body(id: &Value, code: i64, message: &str, data: Option<Value>) -> Value {
+    error_object(Some(id), code, message, data)
+}
+
+fn error_object(id: Option<&Value>, code: i64, message: &str, data: Option<Value>) -> Value {
     let mut error = json!({ "code": code, "message": message });
     if let Some(data) = data {
         error["data"] = data;
     }
-    json!({ "jsonrpc": "2.0", "id": id, "error": error })
+    let mut body = json!({ "jsonrpc": "2.0", "error": error });
+    if let Some(id) = id {
+        body["id"] = id.clone();
+    }
+    body
 }
 
 /// A JSON-RPC result object for request `id`.

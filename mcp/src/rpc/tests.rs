@@ -370,30 +370,36 @@ async fn transport_refusals() {
         let c = c.clone();
         async move { handle(RpcRequest { headers: &h, body }, &ToolBox::new(), &c).await }
     };
-    let json_error = |r: &RpcResponse| -> i64 {
+    // The error's code, checking its id: the request's (1) when the body is
+    // a request, no id member otherwise.
+    let json_error = |r: &RpcResponse, id: Option<Value>| -> i64 {
         assert_eq!(r.content_type, Some("application/json"));
         let v: Value = serde_json::from_slice(&r.body).unwrap();
-        assert_eq!(v["id"], Value::Null);
+        assert_eq!(v.get("id"), id.as_ref(), "{v}");
         v["error"]["code"].as_i64().unwrap()
     };
+    let one = || Some(json!(1));
     let r = go(with("Accept", "*/*"), body).await;
-    assert_eq!((r.status, json_error(&r)), (406, -32600));
+    assert_eq!((r.status, json_error(&r, one())), (406, -32600));
     let r = go(with("Accept", ""), body).await;
     assert_eq!(r.status, 406);
     let r = go(with("Content-Type", "text/plain"), body).await;
-    assert_eq!((r.status, json_error(&r)), (415, -32600));
+    assert_eq!((r.status, json_error(&r, one())), (415, -32600));
     let r = go(with("Content-Type", "application/json;charset=utf-8"), body).await;
     assert_eq!(r.status, 200);
+    let r = go(with("MCP-Protocol-Version", "1999-01-01"), body).await;
+    assert_eq!((r.status, json_error(&r, one())), (400, -32600));
+    // A 2026-07-28 header makes it that era's request, lacking its _meta.
     let r = go(with("MCP-Protocol-Version", "2026-07-28"), body).await;
-    assert_eq!((r.status, json_error(&r)), (400, -32600));
+    assert_eq!((r.status, json_error(&r, one())), (400, -32602));
     let r = go(with("MCP-Protocol-Version", ""), body).await;
     assert_eq!(r.status, 200, "absent is fine");
     let r = go(headers(), b"{not json").await;
-    assert_eq!((r.status, json_error(&r)), (400, -32700));
+    assert_eq!((r.status, json_error(&r, None)), (400, -32700));
     let r = go(headers(), br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#).await;
-    assert_eq!((r.status, json_error(&r)), (400, -32600));
+    assert_eq!((r.status, json_error(&r, None)), (400, -32600));
     let r = go(headers(), br#"{"jsonrpc":"2.0","id":1}"#).await;
-    assert_eq!((r.status, json_error(&r)), (400, -32600));
+    assert_eq!((r.status, json_error(&r, None)), (400, -32600));
     for accepted in [
         &br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#[..],
         br#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"list_sessions"}}"#,
