@@ -53,7 +53,9 @@ struct Entry {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 struct InFlight {
     key: String,
-    deadline: Mono,
+    /// When it times out: 45 s after it was written. None while it still
+    /// waits in the flood throttle, where it cannot time out.
+    deadline: Option<Mono>,
 }
 
 /// Queue of the engine's WHO queries and the periodic poll clock.
@@ -130,7 +132,7 @@ impl WhoQueue {
             self.next_poll = Some(now.plus_ms(self.poll_interval_ms));
         }
         if let Some(flight) = &self.in_flight {
-            if now < flight.deadline {
+            if flight.deadline.is_none_or(|deadline| now < deadline) {
                 return None;
             }
             // Timed out: give up on it; a late 315 is then not ours.
@@ -140,12 +142,19 @@ impl WhoQueue {
         let entry = self.queue.pop_front()?;
         self.in_flight = Some(InFlight {
             key: entry.key,
-            deadline: now.plus_ms(WHO_TIMEOUT_MS),
+            deadline: None,
         });
         Some(WhoRequest {
             target: entry.target,
             whox_token: whox.then(|| self.whox_token.clone()),
         })
+    }
+
+    /// Our WHO in flight was written at `now`: its timeout starts.
+    pub fn on_written(&mut self, now: Mono) {
+        if let Some(flight) = &mut self.in_flight {
+            flight.deadline.get_or_insert(now.plus_ms(WHO_TIMEOUT_MS));
+        }
     }
 
     /// Call on RPL_ENDOFWHO (315) with the folded target. True when it ended
@@ -171,10 +180,11 @@ impl WhoQueue {
         self.in_flight.as_ref().map(|f| f.key.as_str())
     }
 
-    /// When our WHO in flight times out, if one is on the wire.
+    /// When our WHO in flight times out, if one is on the wire (None while
+    /// it still waits in the flood throttle).
     #[must_use]
     pub fn in_flight_deadline(&self) -> Option<Mono> {
-        self.in_flight.as_ref().map(|f| f.deadline)
+        self.in_flight.as_ref().and_then(|f| f.deadline)
     }
 
     /// The targets waiting, in sending order, as they go on the wire.
@@ -199,7 +209,7 @@ impl WhoQueue {
     #[must_use]
     pub fn poll_timeout(&self, now: Mono) -> Option<Mono> {
         let send = match &self.in_flight {
-            Some(flight) => Some(flight.deadline),
+            Some(flight) => flight.deadline,
             None if !self.queue.is_empty() => Some(now),
             None => None,
         };
@@ -255,8 +265,15 @@ mod tests {
         Enqueue(&'static str, &'static str),
         /// `remove(key)`.
         Remove(&'static str),
-        /// `poll_send(at, whox)` must return this target and token.
+        /// `poll_send(at, whox)` must return this target and token; a WHO
+        /// it returns is written at once (`on_written(at)`), as by a host
+        /// whose throttle is idle.
         Send(u64, bool, Option<(&'static str, Option<&'static str>)>),
+        /// `poll_send(at, whox)` must return this target, and the WHO is not
+        /// written yet (it waits in the throttle).
+        Queued(u64, &'static str),
+        /// `on_written(at)`: the WHO went on the wire.
+        Written(u64),
         /// `on_end_of_who(key)` must return this.
         End(&'static str, bool),
         /// `in_flight()` must be this.
@@ -285,12 +302,17 @@ mod tests {
                         target: target.to_owned(),
                         whox_token: tok.map(str::to_owned),
                     });
-                    assert_eq!(
-                        q.poll_send(Mono(at), whox),
-                        want,
-                        "step {i}: poll_send({at})"
-                    );
+                    let got = q.poll_send(Mono(at), whox);
+                    assert_eq!(got, want, "step {i}: poll_send({at})");
+                    if got.is_some() {
+                        q.on_written(Mono(at));
+                    }
                 }
+                Queued(at, target) => {
+                    let got = q.poll_send(Mono(at), false).map(|r| r.target);
+                    assert_eq!(got.as_deref(), Some(target), "step {i}: poll_send({at})");
+                }
+                Written(at) => q.on_written(Mono(at)),
                 End(key, want) => assert_eq!(q.on_end_of_who(key), want, "step {i}: 315 {key}"),
                 InFlight(want) => assert_eq!(q.in_flight(), want, "step {i}: in_flight"),
                 Wake(at, want) => {
@@ -325,6 +347,19 @@ mod tests {
     }
 
     #[test]
+    fn the_timeout_starts_when_the_who_is_written() {
+        #[rustfmt::skip]
+        run("9", &[
+            Enqueue("#a", "#a"), Enqueue("#b", "#b"),
+            Queued(0, "#a"),
+            // However long it waits in the throttle, it is in flight and cannot time out.
+            Wake(10, Some(POLL)), Send(90_000, false, None), InFlight(Some("#a")),
+            Written(90_000), Wake(90_000, Some(135_000)),
+            Send(134_999, false, None), Send(135_000, false, Some(("#b", None))),
+        ]);
+    }
+
+    #[test]
     fn unanswered_query_times_out_after_45_s() {
         #[rustfmt::skip]
         run("9", &[
@@ -352,6 +387,7 @@ mod tests {
         q.enqueue("#a", "#a");
         q.enqueue("#b", "#b");
         assert!(q.poll_send(Mono(0), false).is_some());
+        q.on_written(Mono(0));
         assert!(q.poll_send(Mono(WHO_TIMEOUT_MS - 1), false).is_none());
         assert_eq!(q.timed_out(), 0);
         assert!(q.poll_send(Mono(WHO_TIMEOUT_MS), false).is_some());

@@ -624,7 +624,7 @@ impl Session {
             if let Some(token) = req.whox_token {
                 out = out.param(format!("%tcuhnfar,{token}"));
             }
-            self.send(out);
+            self.send_silent_who(out);
         }
     }
 }

@@ -243,7 +243,7 @@ impl<'a> Commands<'a> {
         self.s.next_ticket += 1;
         let ticket = self.s.next_ticket;
         self.s.outbox.push(
-            QueuedLine(raw.to_owned(), Some(ticket)),
+            QueuedLine(raw.to_owned(), super::queued_line::Origin::Agent(ticket)),
             crate::flood::Priority::Normal,
         );
         Ok(ticket)

@@ -364,7 +364,16 @@ impl Session {
         } else {
             self.outbox.poll_send(now)
         };
-        line.map(|queued| (queued.0, queued.1))
+        let queued = line?;
+        let ticket = match queued.1 {
+            queued_line::Origin::Plain => None,
+            queued_line::Origin::Agent(ticket) => Some(ticket),
+            queued_line::Origin::SilentWho => {
+                self.who.on_written(now);
+                None
+            }
+        };
+        Some((queued.0, ticket))
     }
 
     /// Records an agent's line that went on the wire: the audit row `AI
@@ -446,6 +455,17 @@ impl Session {
 
     fn send(&mut self, line: OutLine) {
         self.queue(line, Priority::Normal);
+    }
+
+    /// Queues our own WHO, whose timeout starts when it is written.
+    fn send_silent_who(&mut self, line: OutLine) {
+        match line.to_wire() {
+            Ok(wire) => self.outbox.push(
+                queued_line::QueuedLine(wire, queued_line::Origin::SilentWho),
+                Priority::Normal,
+            ),
+            Err(e) => self.status(&format!("Not sent: {e}")),
+        }
     }
 
     fn send_urgent(&mut self, line: OutLine) {

@@ -6,11 +6,21 @@ use std::fmt;
 /// service login or `/smsg` text, so its `Debug` names only its command and
 /// length: a session's `{:?}` (a panic message, a test failure, a `tracing`
 /// field) never shows what the line carries.
-///
-/// An agent's line (send_raw) carries a ticket, so the host can tell when
-/// that very line went on the wire (or was vetoed) and answer the agent.
 #[derive(Clone, PartialEq, Eq)]
-pub(crate) struct QueuedLine(pub(crate) String, pub(crate) Option<Ticket>);
+pub(crate) struct QueuedLine(pub(crate) String, pub(crate) Origin);
+
+/// Who waits for a queued line to go on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// No one.
+    Plain,
+    /// An agent's line (send_raw): the host answers the agent once this very
+    /// line is written (or vetoed), by its ticket.
+    Agent(Ticket),
+    /// The engine's own WHO: its 45-second timeout starts when it is
+    /// written, not while it waits behind other lines in the throttle.
+    SilentWho,
+}
 
 /// Names one agent line from queueing to the wire; see
 /// [`Commands::agent_line`](super::Commands::agent_line).
@@ -19,7 +29,7 @@ pub type Ticket = u64;
 impl QueuedLine {
     /// A line no one waits for.
     pub(crate) fn plain(line: String) -> QueuedLine {
-        QueuedLine(line, None)
+        QueuedLine(line, Origin::Plain)
     }
 
     /// The command word, read past an `@tags` word and a `:source` word.

@@ -1518,3 +1518,37 @@ fn a_sent_agent_line_leaves_an_audit_row_in_the_server_buffer() {
         "{texts:?}"
     );
 }
+
+#[test]
+fn our_who_times_out_only_45_s_after_it_was_written_not_queued() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    t.sent();
+    // A backlog the throttle releases over about 80 s (a burst of 5, then one per 2 s).
+    for n in 0..40 {
+        t.s.commands().quote(&format!("PRIVMSG #x :{n}")).unwrap();
+    }
+    t.feed(":rete!u@me JOIN #a");
+    t.feed(":rete!u@me JOIN #b");
+    // Run the session's clock for 100 s, writing what the throttle lets go.
+    let mut sent = Vec::new();
+    let end = t.now.mono.plus_ms(100_000);
+    while t.now.mono < end {
+        while let Some(line) = t.s.poll_transmit(t.now.mono) {
+            sent.push(line);
+        }
+        let next = t.s.poll_timeout(t.now.mono).unwrap_or(end).min(end);
+        let wait = next.ms_since(t.now.mono).max(1);
+        t.tick(wait);
+        t.s.handle_timeout(t.now);
+    }
+    let whos: Vec<&String> = sent.iter().filter(|l| l.starts_with("WHO ")).collect();
+    // #a's WHO waited ~80 s behind the backlog but has been on the wire for only ~20 s:
+    // it has not timed out, so #b's still waits for its 315.
+    assert_eq!(whos, ["WHO #a %tcuhnfar,417"], "{sent:#?}");
+    assert_eq!(t.s.who.timed_out(), 0);
+    assert!(
+        t.s.who.in_flight_deadline().is_some(),
+        "its deadline runs from the write"
+    );
+}
