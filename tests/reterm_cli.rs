@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use anyhow::{ensure, Context, Result};
 use support::cli_tests_reterm::{
-    clock_is_near_now, parse_row, reterm_command, state_of, RetermProcess,
+    clock_is_near_now, parse_row, reterm_command, row_matching, state_of, RetermProcess,
 };
 use support::{Bot, Inspircd, InspircdConfig, Msg};
 use tempfile::TempDir;
@@ -64,7 +64,7 @@ fn home_with_config(config: &str) -> Result<TempDir> {
 
 /// Matches a row of `buffer` on the test network whose body is exactly `body`.
 fn row_is<'a>(buffer: &'a str, body: &'a str) -> impl FnMut(&str) -> bool + 'a {
-    move |l| parse_row(l).is_some_and(|r| r.network == NET && r.buffer == buffer && r.body == body)
+    row_matching(NET, buffer, move |b| b == body)
 }
 
 /// Matches a row of `buffer` on the test network whose body satisfies `body`.
@@ -72,7 +72,7 @@ fn row_where<'a>(
     buffer: &'a str,
     body: impl Fn(&str) -> bool + 'a,
 ) -> impl FnMut(&str) -> bool + 'a {
-    move |l| parse_row(l).is_some_and(|r| r.network == NET && r.buffer == buffer && body(r.body))
+    row_matching(NET, buffer, body)
 }
 
 /// Our own JOIN of `channel` as reterm prints it (`--> rt (user@host) joined`).

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{ensure, Context, Result};
-use support::cli_tests_reterm::{parse_row, reterm_command, state_of, RetermProcess};
+use support::cli_tests_reterm::{parse_row, reterm_command, row_matching, state_of, RetermProcess};
 use support::{Bot, Inspircd, InspircdConfig, Msg};
 use tempfile::TempDir;
 
@@ -37,7 +37,7 @@ fn row_where<'a>(
     buffer: &'a str,
     body: impl Fn(&str) -> bool + 'a,
 ) -> impl FnMut(&str) -> bool + 'a {
-    move |l| parse_row(l).is_some_and(|r| r.network == NET && r.buffer == buffer && body(r.body))
+    row_matching(NET, buffer, body)
 }
 
 struct Session {

@@ -252,6 +252,17 @@ pub struct PrintedRow<'a> {
     pub body: &'a str,
 }
 
+/// Matches a printed row of `buffer` on `network` whose body satisfies `body`.
+pub fn row_matching<'a>(
+    network: &'a str,
+    buffer: &'a str,
+    body: impl Fn(&str) -> bool + 'a,
+) -> impl FnMut(&str) -> bool + 'a {
+    move |l| {
+        parse_row(l).is_some_and(|r| r.network == network && r.buffer == buffer && body(r.body))
+    }
+}
+
 /// Splits a row line; `None` for other output (state lines, errors, command replies).
 pub fn parse_row(line: &str) -> Option<PrintedRow<'_>> {
     let rest = line.strip_prefix('[')?;
