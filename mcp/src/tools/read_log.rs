@@ -119,13 +119,13 @@ impl Query {
     pub fn from_args(args: &Args) -> Result<Query, ArgError> {
         let min_level = args
             .opt_str("min_level")?
-            .map(|name| Level::parse(name).ok_or_else(|| unknown("level", name)))
+            .map(|name| Level::parse(name).ok_or_else(|| unknown_name("level", name)))
             .transpose()?;
         let categories = match args.opt_str_array("categories")? {
             Some(names) if !names.is_empty() => Some(
                 names
                     .iter()
-                    .map(|n| Category::parse(n).ok_or_else(|| unknown("category", n)))
+                    .map(|n| Category::parse(n).ok_or_else(|| unknown_name("category", n)))
                     .collect::<Result<Vec<_>, _>>()?,
             ),
             _ => None,
@@ -155,8 +155,9 @@ impl Query {
     }
 }
 
-/// `unknown level: "<name>"`, the name cut to 64 bytes and JSON-escaped.
-fn unknown(what: &str, name: &str) -> ArgError {
+/// `unknown level: "<name>"`, the name cut to 64 bytes and JSON-escaped
+/// (subscribe's log filter words its errors the same way).
+pub fn unknown_name(what: &str, name: &str) -> ArgError {
     ArgError::new(format!(
         "unknown {what}: {}",
         json_string(cut_utf8(name, ECHO_CAP))
