@@ -217,7 +217,7 @@ def test_debug_switch_serves_only_debug_tools_that_exist(server):
 async def _subscribe_schema(s):
     await s.initialize()
     tools = (await s.list_tools()).tools
-    return next(t.inputSchema for t in tools if t.name == "subscribe")
+    return next(sdk.wire(t)["inputSchema"] for t in tools if t.name == "subscribe")
 
 
 def test_send_switch_serves_only_send_tools_that_exist(server):

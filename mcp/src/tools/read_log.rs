@@ -31,6 +31,7 @@ use crate::read::result::{encoded_len, time, Offer, RowBudget, ToolOutcome, BUDG
 use crate::tools::context::ToolContext;
 use crate::tools::registry::{BoxFuture, Tier, Tool};
 use crate::tools::schema;
+use rete_actors::ReadOnlySessions;
 use rete_redact::SecretSet;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -194,7 +195,7 @@ async fn checked(ctx: &ToolContext, args: &Args) -> Result<ToolOutcome, ToolOutc
     let sessions = tokio::select! {
         biased;
         _ = ctx.cancel.cancelled() => return Err(ToolOutcome::Cancelled),
-        s = session_secrets(ctx) => s,
+        s = session_secrets(&ctx.sessions) => s,
     };
     let request = ReadRequest {
         after: after.unwrap_or(0).max(floor),
@@ -212,10 +213,11 @@ async fn checked(ctx: &ToolContext, args: &Args) -> Result<ToolOutcome, ToolOutc
 }
 
 /// Every running session's id and secrets, read at once; None for a
-/// session whose secrets could not be read within [`SECRETS_TIMEOUT`].
-async fn session_secrets(ctx: &ToolContext) -> Vec<(String, Option<SecretSet>)> {
+/// session whose secrets could not be read within [`SECRETS_TIMEOUT`]. Log
+/// subscriptions' polls read them the same way.
+pub async fn session_secrets(sessions: &ReadOnlySessions) -> Vec<(String, Option<SecretSet>)> {
     let mut reads = tokio::task::JoinSet::new();
-    for session in ctx.sessions.sessions() {
+    for session in sessions.sessions() {
         reads.spawn(async move {
             let id = session.id().as_str().to_owned();
             let read = session.read(|view| view.secrets().clone());
