@@ -147,6 +147,9 @@ pub struct RegistryState {
     capture: Capture,
     /// A poll's reads are out: the next tick waits for them.
     polling: Option<JoinHandle<()>>,
+    /// The capture's clear count last seen: a change means debug went off
+    /// (and perhaps on again) since, so pending raw and log events go.
+    clears: u64,
 }
 
 /// The registry actor.
@@ -171,6 +174,7 @@ impl Actor for RegistryActor {
             parked: Vec::new(),
             pump: None,
             stats: Stats::default(),
+            clears: args.capture.clears(),
             capture: args.capture,
             polling: None,
         })
@@ -287,7 +291,8 @@ impl RegistryState {
             RegistryMsg::PollTick => self.poll(myself),
             RegistryMsg::Polled(data) => {
                 self.polling = None;
-                if self.pause_when_debug_off() {
+                // A poll that began before a clear read lines of before it.
+                if self.pause_when_debug_off() || data.clears != self.clears {
                     return;
                 }
                 self.registry.apply_poll(&data, self.clock.now());
@@ -323,11 +328,14 @@ impl RegistryState {
     /// and log event into dropped, so none is read and none ends a wait.
     /// True when it is off.
     fn pause_when_debug_off(&mut self) -> bool {
-        if self.capture.is_on() {
+        let clears = self.capture.clears();
+        let on = self.capture.is_on();
+        if on && clears == self.clears {
             return false;
         }
+        self.clears = clears;
         self.registry.debug_off();
-        true
+        !on
     }
 
     /// Starts a poll of the rings some subscription covers, unless debug is
@@ -339,9 +347,14 @@ impl RegistryState {
         let Some(plan) = self.registry.poll_plan(&self.running()) else {
             return;
         };
+        if plan.raw.is_empty() && plan.log.is_none() {
+            return;
+        }
         let (capture, sessions, me) = (self.capture.clone(), self.sessions.clone(), myself.clone());
+        let clears = self.clears;
         self.polling = Some(tokio::spawn(async move {
-            let data = super::poll::read(plan, capture, sessions).await;
+            let mut data = super::poll::read(plan, capture, sessions).await;
+            data.clears = clears;
             let _ = me.cast(RegistryMsg::Polled(data));
         }));
     }

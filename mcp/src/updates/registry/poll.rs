@@ -36,6 +36,9 @@ pub struct PollData {
     pub raw: Vec<(SessionId, Option<TapRead>)>,
     /// The log read (None: not read) and the seq it was read after.
     pub log: Option<(u64, Snapshot)>,
+    /// The capture's clear count when the poll began (see
+    /// [`crate::debug::Capture::clears`]).
+    pub clears: u64,
 }
 
 impl Registry {
