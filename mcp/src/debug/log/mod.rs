@@ -4,7 +4,7 @@
 //! # Layout
 //! - [`level`]: the contract's levels and categories, and how an event gets
 //!   one of each (the `tracing` level or a `rete_level` field; the target).
-//! - [`line`]: a line as the ring keeps it: message and fields, masked by
+//! - [`mod@line`]: a line as the ring keeps it: message and fields, masked by
 //!   the secret-key rule, then cut at 2,048 bytes.
 //! - `layer`: [`LogLayer`], installed once per process with [`layer()`].
 //! - `sink`: the hand-off between that one layer and the captures that come

@@ -47,7 +47,7 @@ pub struct NotAnswering;
 
 impl RawTaps {
     /// Starts the tap actor (under its supervisor), not yet attached to the
-    /// engine: nothing is captured until [`RawTaps::attach`].
+    /// engine: nothing is captured until `RawTaps::attach`.
     pub async fn start(slot: DebugRawSlot) -> Result<RawTaps, String> {
         let sink = Arc::new(Sink::default());
         let (supervisor, _) = Actor::spawn(None, TapSupervisor, sink.clone())
