@@ -24,8 +24,8 @@ const NAME: &str = "list_subscriptions";
 
 const DESCRIPTION: &str = "Every live subscription, oldest first: its filters, when it was made \
 and last read, how many events are pending and dropped, and its state (session_disconnected, \
-buffer_gone or active). Listing does not count as reading: it does not keep a subscription from \
-expiring.";
+buffer_gone or active); a raw or log subscription shows paused: \"debug off\" while control.debug \
+is off. Listing does not count as reading: it does not keep a subscription from expiring.";
 
 impl Tool for ListSubscriptions {
     fn name(&self) -> &'static str {
