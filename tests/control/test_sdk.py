@@ -198,6 +198,26 @@ def test_debug_switch_serves_only_debug_tools_that_exist(server):
     assert server.status() == f"AI access on, port {server.port} · debug"
     names = sdk.run(server.port, server.token, _tool_names)
     assert names == sorted(IMPLEMENTED_RELEASE_TOOLS + IMPLEMENTED_DEBUG_TOOLS)
+    # With debug on, subscribe's schema gains raw and log, each a closed
+    # object naming exactly its properties (log.min_level defaults to warning).
+    subscribe = sdk.run(server.port, server.token, _subscribe_schema)
+    raw, log = subscribe["properties"]["raw"], subscribe["properties"]["log"]
+    assert subscribe["additionalProperties"] is False, subscribe
+    assert raw["type"] == "object" and raw["additionalProperties"] is False, raw
+    assert sorted(raw["properties"]) == ["commands", "direction", "sessions"], raw
+    assert log["type"] == "object" and log["additionalProperties"] is False, log
+    assert sorted(log["properties"]) == ["categories", "min_level"], log
+    assert log["properties"]["min_level"]["default"] == "warning", log
+    # Off again: the next listing has neither.
+    assert server.set("control.debug", "off")
+    subscribe = sdk.run(server.port, server.token, _subscribe_schema)
+    assert not {"raw", "log"} & set(schema_keys(subscribe)), subscribe
+
+
+async def _subscribe_schema(s):
+    await s.initialize()
+    tools = (await s.list_tools()).tools
+    return next(sdk.wire(t)["inputSchema"] for t in tools if t.name == "subscribe")
 
 
 def test_send_switch_serves_only_send_tools_that_exist(server):

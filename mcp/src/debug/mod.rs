@@ -10,7 +10,7 @@
 pub mod log;
 pub mod raw;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// The capture switch and the rings behind it. Cloning shares them.
@@ -22,6 +22,9 @@ pub struct Capture {
 #[derive(Default)]
 struct Inner {
     on: AtomicBool,
+    /// How many times capture went off: a reader that saw another number
+    /// knows the rings were cleared since, however briefly.
+    cleared: AtomicU64,
     /// This capture's hold on the process-wide log sink (see [`log`]).
     log: log::LogCapture,
     /// The raw tap; None for a capture not attached to an engine.
@@ -67,11 +70,17 @@ impl Capture {
                 raw.attach();
             }
         } else {
+            self.inner.cleared.fetch_add(1, Ordering::AcqRel);
             self.inner.log.close();
             if let Some(raw) = &self.inner.raw {
                 raw.detach_and_clear();
             }
         }
+    }
+
+    /// How many times capture has gone off (each clearing every ring).
+    pub fn clears(&self) -> u64 {
+        self.inner.cleared.load(Ordering::Acquire)
     }
 
     /// This capture's part of the log ring: its window, while on.

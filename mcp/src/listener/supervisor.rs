@@ -80,6 +80,7 @@ impl SupervisorState {
         let args = RegistryArgs {
             sessions: self.ctx.sessions.clone(),
             clock: Arc::new(SystemClock),
+            capture: self.ctx.capture.clone(),
         };
         let (registry, _) =
             Actor::spawn_linked(None, RegistryActor, args, myself.get_cell()).await?;

@@ -24,8 +24,8 @@ const NAME: &str = "list_subscriptions";
 
 const DESCRIPTION: &str = "Every live subscription, oldest first: its filters, when it was made \
 and last read, how many events are pending and dropped, and its state (session_disconnected, \
-buffer_gone or active). Listing does not count as reading: it does not keep a subscription from \
-expiring.";
+buffer_gone or active); a raw or log subscription shows paused: \"debug off\" while control.debug \
+is off. Listing does not count as reading: it does not keep a subscription from expiring.";
 
 impl Tool for ListSubscriptions {
     fn name(&self) -> &'static str {
@@ -76,8 +76,13 @@ async fn run(ctx: &ToolContext, args: &Args) -> ToolOutcome {
     let mut entries = Vec::new();
     let mut size = encoded_len(&json!({"subscriptions": [], "truncated": true}));
     let mut truncated = false;
+    // Raw and log subscriptions collect only while the capture is on.
+    let paused = !ctx.settings.debug || !ctx.capture.is_on();
     for l in &listed {
-        let entry = entry(l, state(l, &sessions));
+        let mut entry = entry(l, state(l, &sessions));
+        if paused && l.debug {
+            entry["paused"] = Value::from(PAUSED);
+        }
         let len = encoded_len(&entry) + 1;
         if size + len > BUDGET {
             truncated = true;
@@ -147,6 +152,9 @@ fn state(l: &Listed, sessions: &Sessions) -> &'static str {
     "active"
 }
 
+/// `paused` on a raw or log subscription while control.debug is off.
+const PAUSED: &str = "debug off";
+
 fn entry(l: &Listed, state: &str) -> Value {
     let mut e = json!({
         "id": l.id.as_str(),
@@ -185,6 +193,7 @@ mod tests {
                 .map(|s| SessionId::parse(s).unwrap())
                 .collect(),
             buffers: buffers.iter().map(|b| BufferId::from_client(b)).collect(),
+            debug: false,
         }
     }
 

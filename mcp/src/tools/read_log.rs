@@ -31,6 +31,7 @@ use crate::read::result::{encoded_len, time, Offer, RowBudget, ToolOutcome, BUDG
 use crate::tools::context::ToolContext;
 use crate::tools::registry::{BoxFuture, Tier, Tool};
 use crate::tools::schema;
+use rete_actors::ReadOnlySessions;
 use rete_redact::SecretSet;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -119,13 +120,13 @@ impl Query {
     pub fn from_args(args: &Args) -> Result<Query, ArgError> {
         let min_level = args
             .opt_str("min_level")?
-            .map(|name| Level::parse(name).ok_or_else(|| unknown("level", name)))
+            .map(|name| Level::parse(name).ok_or_else(|| unknown_name("level", name)))
             .transpose()?;
         let categories = match args.opt_str_array("categories")? {
             Some(names) if !names.is_empty() => Some(
                 names
                     .iter()
-                    .map(|n| Category::parse(n).ok_or_else(|| unknown("category", n)))
+                    .map(|n| Category::parse(n).ok_or_else(|| unknown_name("category", n)))
                     .collect::<Result<Vec<_>, _>>()?,
             ),
             _ => None,
@@ -155,8 +156,9 @@ impl Query {
     }
 }
 
-/// `unknown level: "<name>"`, the name cut to 64 bytes and JSON-escaped.
-fn unknown(what: &str, name: &str) -> ArgError {
+/// `unknown level: "<name>"`, the name cut to 64 bytes and JSON-escaped
+/// (subscribe's log filter words its errors the same way).
+pub fn unknown_name(what: &str, name: &str) -> ArgError {
     ArgError::new(format!(
         "unknown {what}: {}",
         json_string(cut_utf8(name, ECHO_CAP))
@@ -193,7 +195,7 @@ async fn checked(ctx: &ToolContext, args: &Args) -> Result<ToolOutcome, ToolOutc
     let sessions = tokio::select! {
         biased;
         _ = ctx.cancel.cancelled() => return Err(ToolOutcome::Cancelled),
-        s = session_secrets(ctx) => s,
+        s = session_secrets(&ctx.sessions) => s,
     };
     let request = ReadRequest {
         after: after.unwrap_or(0).max(floor),
@@ -211,10 +213,11 @@ async fn checked(ctx: &ToolContext, args: &Args) -> Result<ToolOutcome, ToolOutc
 }
 
 /// Every running session's id and secrets, read at once; None for a
-/// session whose secrets could not be read within [`SECRETS_TIMEOUT`].
-async fn session_secrets(ctx: &ToolContext) -> Vec<(String, Option<SecretSet>)> {
+/// session whose secrets could not be read within [`SECRETS_TIMEOUT`]. Log
+/// subscriptions' polls read them the same way.
+pub async fn session_secrets(sessions: &ReadOnlySessions) -> Vec<(String, Option<SecretSet>)> {
     let mut reads = tokio::task::JoinSet::new();
-    for session in ctx.sessions.sessions() {
+    for session in sessions.sessions() {
         reads.spawn(async move {
             let id = session.id().as_str().to_owned();
             let read = session.read(|view| view.secrets().clone());

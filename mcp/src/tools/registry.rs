@@ -77,6 +77,12 @@ pub trait Tool: Send + Sync {
     /// Its tools/list entry: name, description, inputSchema (closed, with
     /// defaults, no maximums) and annotations, per the contract.
     fn descriptor(&self) -> Value;
+    /// Its tools/list entry under `settings`: the same as [`Tool::descriptor`]
+    /// unless a switch changes the schema (subscribe's raw and log exist only
+    /// while control.debug is on).
+    fn descriptor_for(&self, _settings: &Settings) -> Value {
+        self.descriptor()
+    }
     /// Runs the call. Arguments are already an object; the tool checks them.
     fn call<'a>(&'a self, ctx: &'a ToolContext, args: &'a Args) -> BoxFuture<'a, ToolOutcome>;
 }
@@ -135,7 +141,7 @@ impl ToolBox {
             .iter()
             .filter(|(_, tier)| tier.enabled(settings))
             .filter_map(|(name, _)| self.find(name))
-            .map(|tool| tool.descriptor())
+            .map(|tool| tool.descriptor_for(settings))
             .collect()
     }
 

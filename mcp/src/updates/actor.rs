@@ -11,10 +11,12 @@
 use super::batch::{read_batch, BatchData, BatchRequest};
 use super::clock::Clock;
 use super::collector::Next;
+use super::feed::POLL_EVERY;
 use super::filter::Filter;
-use super::registry::{Full, Listed, Registry, Unknown};
+use super::registry::{Full, Listed, PollData, Registry, Unknown};
 use super::render::Detail;
 use super::{SubId, MAX_WAITS, SWEEP_EVERY};
+use crate::debug::Capture;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use rete_actors::{ReadOnlySessions, SessionEvent};
 use rete_engine::event::Event;
@@ -92,6 +94,10 @@ pub enum RegistryMsg {
     PauseOver(SessionId),
     /// Time to sweep for idle subscriptions.
     Sweep,
+    /// Time to poll the rings raw and log subscriptions cover.
+    PollTick,
+    /// A poll's reads came back.
+    Polled(PollData),
     /// Statistics, for tests and benchmarks.
     Stats(RpcReplyPort<Stats>),
 }
@@ -119,6 +125,9 @@ pub struct RegistryArgs {
     pub sessions: ReadOnlySessions,
     /// Where time is read.
     pub clock: Arc<dyn Clock>,
+    /// The debug capture raw and log subscriptions read (off: they are
+    /// paused).
+    pub capture: Capture,
 }
 
 struct Parked {
@@ -135,6 +144,12 @@ pub struct RegistryState {
     parked: Vec<Parked>,
     pump: Option<JoinHandle<()>>,
     stats: Stats,
+    capture: Capture,
+    /// A poll's reads are out: the next tick waits for them.
+    polling: Option<JoinHandle<()>>,
+    /// The capture's clear count last seen: a change means debug went off
+    /// (and perhaps on again) since, so pending raw and log events go.
+    clears: u64,
 }
 
 /// The registry actor.
@@ -151,6 +166,7 @@ impl Actor for RegistryActor {
         args: RegistryArgs,
     ) -> Result<Self::State, ActorProcessingErr> {
         myself.send_interval(SWEEP_EVERY, || RegistryMsg::Sweep);
+        myself.send_interval(POLL_EVERY, || RegistryMsg::PollTick);
         Ok(RegistryState {
             sessions: args.sessions,
             clock: args.clock,
@@ -158,6 +174,9 @@ impl Actor for RegistryActor {
             parked: Vec::new(),
             pump: None,
             stats: Stats::default(),
+            clears: args.capture.clears(),
+            capture: args.capture,
+            polling: None,
         })
     }
 
@@ -168,6 +187,9 @@ impl Actor for RegistryActor {
     ) -> Result<(), ActorProcessingErr> {
         if let Some(pump) = state.pump.take() {
             pump.abort();
+        }
+        if let Some(poll) = state.polling.take() {
+            poll.abort();
         }
         Ok(())
     }
@@ -198,10 +220,12 @@ impl RegistryState {
             }
             RegistryMsg::List(reply) => {
                 self.sweep();
+                self.pause_when_debug_off();
                 let _ = reply.send(self.registry.list(self.clock.now()));
             }
             RegistryMsg::Read(spec, reply) => {
                 self.sweep();
+                self.pause_when_debug_off();
                 let _ = reply.send(self.read(&spec));
             }
             RegistryMsg::Wait {
@@ -212,6 +236,7 @@ impl RegistryState {
                 reply,
             } => {
                 self.sweep();
+                self.pause_when_debug_off();
                 if self.wait(myself, wait, spec, timeout, reply) {
                     let _ = parked.send(());
                 }
@@ -263,6 +288,16 @@ impl RegistryState {
                 self.follow(myself, &session, next);
             }
             RegistryMsg::Sweep => self.sweep(),
+            RegistryMsg::PollTick => self.poll(myself),
+            RegistryMsg::Polled(data) => {
+                self.polling = None;
+                // A poll that began before a clear read lines of before it.
+                if self.pause_when_debug_off() || data.clears != self.clears {
+                    return;
+                }
+                self.registry.apply_poll(&data, self.clock.now());
+                self.answer_waits();
+            }
             RegistryMsg::Stats(reply) => {
                 let mut stats = self.stats;
                 stats.subscriptions = self.registry.len();
@@ -287,6 +322,41 @@ impl RegistryState {
             self.follow(myself, &session, next);
         }
         Ok(answer)
+    }
+
+    /// With control.debug off (the capture off), removes every pending raw
+    /// and log event into dropped, so none is read and none ends a wait.
+    /// True when it is off.
+    fn pause_when_debug_off(&mut self) -> bool {
+        let clears = self.capture.clears();
+        let on = self.capture.is_on();
+        if on && clears == self.clears {
+            return false;
+        }
+        self.clears = clears;
+        self.registry.debug_off();
+        !on
+    }
+
+    /// Starts a poll of the rings some subscription covers, unless debug is
+    /// off, none is covered, or the last poll's reads are still out.
+    fn poll(&mut self, myself: &ActorRef<RegistryMsg>) {
+        if self.pause_when_debug_off() || self.polling.is_some() {
+            return;
+        }
+        let Some(plan) = self.registry.poll_plan(&self.running()) else {
+            return;
+        };
+        if plan.raw.is_empty() && plan.log.is_none() {
+            return;
+        }
+        let (capture, sessions, me) = (self.capture.clone(), self.sessions.clone(), myself.clone());
+        let clears = self.clears;
+        self.polling = Some(tokio::spawn(async move {
+            let mut data = super::poll::read(plan, capture, sessions).await;
+            data.clears = clears;
+            let _ = me.cast(RegistryMsg::Polled(data));
+        }));
     }
 
     fn running(&self) -> Vec<SessionId> {

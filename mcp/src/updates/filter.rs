@@ -4,15 +4,18 @@
 //! Arguments are checked in one fixed order, so a request with several
 //! mistakes always gets the same error:
 //! 1. `raw` or `log` while control.debug is off (any value, `null`
-//!    included): `debug tools are disabled`, before anything else. With
-//!    debug on they are not taken yet and are unknown arguments.
-//! 2. unknown arguments, then each argument's type, in the schema's order;
-//! 3. entry counts (sessions, buffers, from, as sent), then entry byte caps
-//!    (the same lists, as sent), then the match's byte cap — all before any
-//!    entry is parsed, so an over-long id is a length error;
-//! 4. match_mode, then kinds;
-//! 5. session ids (`unknown session`), then buffer ids (`unknown buffer`):
-//!    every `invalid arguments` error comes before these;
+//!    included): `debug tools are disabled`, before anything else;
+//! 2. unknown arguments, then each argument's type, in the schema's order
+//!    (raw and log last: each must be an object, then its own unknown
+//!    properties and their types, named `raw.<name>` / `log.<name>`);
+//! 3. entry counts (sessions, buffers, from, raw.sessions, raw.commands,
+//!    log.categories, as sent), then entry byte caps (the same lists, as
+//!    sent), then the match's byte cap — all before any entry is parsed, so
+//!    an over-long id is a length error;
+//! 4. match_mode, kinds, raw.direction, log.min_level, log.categories;
+//! 5. session ids (`unknown session`), then buffer ids (`unknown buffer`),
+//!    then raw.sessions (`unknown session`): every `invalid arguments`
+//!    error comes before these;
 //! 6. no filter left after dropping empty lists, false flags and an empty
 //!    match. Steps 4 and 5 can only fail on a filter that was given, so
 //!    their order against this one is only visible with a bad match_mode
@@ -29,15 +32,19 @@ use crate::read::errors::DEBUG_DISABLED;
 use crate::read::errors::{UNKNOWN_BUFFER, UNKNOWN_SESSION};
 use crate::read::matcher::Scratch;
 use crate::read::result::ToolOutcome;
+use debug::{LogSent, RawSent};
 use rete_engine::buffer::BufferKind;
 use rete_engine::ids::{BufferId, SessionId};
 use rete_engine::row::{Kind, Row};
 use serde_json::{Map, Value};
 
+pub mod debug;
 mod text;
+pub use debug::{LogFilter, RawFilter};
 pub use text::{MatchMode, TextMatch};
 
-/// The message-filter arguments subscribe takes (raw and log are not yet).
+/// The message-filter arguments subscribe takes; with debug on, also
+/// [`DEBUG_ARGUMENTS`].
 pub const ARGUMENTS: [&str; 8] = [
     "sessions",
     "buffers",
@@ -48,6 +55,9 @@ pub const ARGUMENTS: [&str; 8] = [
     "match",
     "match_mode",
 ];
+
+/// subscribe's debug filters, taken only while control.debug is on.
+pub const DEBUG_ARGUMENTS: [&str; 2] = ["raw", "log"];
 
 /// At most this many entries in one list filter, counted as sent.
 pub const MAX_ENTRIES: usize = 50;
@@ -95,6 +105,10 @@ pub struct Filter {
     pub kinds: Option<Vec<Kind>>,
     /// The match; `None` when absent or empty.
     pub text: Option<TextMatch>,
+    /// The raw filter (debug tier); `None` when absent.
+    pub raw: Option<RawFilter>,
+    /// The log filter (debug tier); `None` when absent.
+    pub log: Option<LogFilter>,
 }
 
 impl Filter {
@@ -104,7 +118,12 @@ impl Filter {
         if !debug && (args.was_sent("raw") || args.was_sent("log")) {
             return Err(ToolOutcome::error(DEBUG_DISABLED));
         }
-        args.expect_only(&ARGUMENTS)?;
+        if debug {
+            let all: Vec<&str> = ARGUMENTS.iter().chain(&DEBUG_ARGUMENTS).copied().collect();
+            args.expect_only(&all)?;
+        } else {
+            args.expect_only(&ARGUMENTS)?;
+        }
         let sessions = args.opt_str_array("sessions")?.unwrap_or_default();
         let buffers = args.opt_str_array("buffers")?.unwrap_or_default();
         let mentions = args.opt_bool("mentions")?.unwrap_or(false);
@@ -113,11 +132,22 @@ impl Filter {
         let kinds = args.opt_str_array("kinds")?;
         let text = args.opt_str("match")?.unwrap_or("");
         let mode = args.opt_str("match_mode")?;
+        let raw_args = args.opt_object("raw")?;
+        let raw = raw_args.as_ref().map(RawSent::read).transpose()?;
+        let log_args = args.opt_object("log")?;
+        let log = log_args.as_ref().map(LogSent::read).transpose()?;
 
+        let none = Vec::new();
+        let raw_sessions = raw.as_ref().map_or(&none, |r| &r.sessions);
+        let commands = raw.as_ref().map_or(&none, |r| &r.commands);
+        let categories = log.as_ref().map_or(&none, |l| &l.categories);
         let lists = [
-            ("sessions", &sessions),
-            ("buffers", &buffers),
-            ("from", &from),
+            ("sessions", &sessions, MAX_ENTRY_BYTES),
+            ("buffers", &buffers, MAX_ENTRY_BYTES),
+            ("from", &from, MAX_ENTRY_BYTES),
+            ("raw.sessions", raw_sessions, MAX_ENTRY_BYTES),
+            ("commands", commands, debug::MAX_COMMAND_BYTES),
+            ("categories", categories, MAX_ENTRY_BYTES),
         ];
         check_counts(&lists)?;
         check_entry_bytes(&lists)?;
@@ -131,6 +161,8 @@ impl Filter {
                 .ok_or_else(|| ArgError::new("match_mode must be substring or glob"))?,
         };
         let kinds = parse_kinds(kinds)?;
+        let direction = raw.as_ref().map(RawSent::direction).transpose()?.flatten();
+        let log = log.as_ref().map(LogSent::parse).transpose()?;
         let filter = Filter {
             sessions: parse_ids(&sessions, UNKNOWN_SESSION, |id| SessionId::parse(id).ok())?,
             buffers: parse_ids(&buffers, UNKNOWN_BUFFER, |id| {
@@ -144,6 +176,15 @@ impl Filter {
                 "" => None,
                 t => Some(TextMatch::new(t, mode).map_err(ToolOutcome::internal)?),
             },
+            raw: match &raw {
+                None => None,
+                Some(r) => Some(RawFilter::new(
+                    parse_ids(&r.sessions, UNKNOWN_SESSION, |id| SessionId::parse(id).ok())?,
+                    &r.commands,
+                    direction,
+                )),
+            },
+            log,
         };
         if filter.is_empty() {
             return Err(ArgError::new("a subscription needs at least one filter").into());
@@ -151,15 +192,23 @@ impl Filter {
         Ok(filter)
     }
 
-    /// True when no filter is left: such a subscription is refused.
+    /// True when no filter is left: such a subscription is refused. A raw
+    /// or log object, even `{}`, is a filter (every raw line, or every log
+    /// line at warning or above).
     fn is_empty(&self) -> bool {
-        self.sessions.is_empty()
+        !self.has_message_filter() && self.raw.is_none() && self.log.is_none()
+    }
+
+    /// True when some message filter was given. A subscription with only
+    /// raw or log matches no messages.
+    pub fn has_message_filter(&self) -> bool {
+        !(self.sessions.is_empty()
             && self.buffers.is_empty()
             && !self.mentions
             && !self.queries
             && self.from.is_empty()
             && self.kinds.is_none()
-            && self.text.is_none()
+            && self.text.is_none())
     }
 
     /// The normalised `filters` object of subscribe and list_subscriptions:
@@ -195,13 +244,23 @@ impl Filter {
                 out.insert("match_mode".into(), Value::from(text.mode().as_str()));
             }
         }
+        if let Some(raw) = &self.raw {
+            out.insert("raw".into(), raw.to_json());
+        }
+        if let Some(log) = &self.log {
+            out.insert("log".into(), log.to_json());
+        }
         Value::Object(out)
     }
 
     /// True when a message in `buffer` of `session` is in the subscription's
     /// scope: any listed session or any listed buffer, or every session
-    /// when it lists neither.
+    /// when it lists neither. Never, for a subscription with no message
+    /// filter (only raw or log).
     pub fn in_scope(&self, session: &SessionId, buffer: &BufferId) -> bool {
+        if !self.has_message_filter() {
+            return false;
+        }
         (self.sessions.is_empty() && self.buffers.is_empty())
             || self.sessions.binary_search(session).is_ok()
             || self.buffers.binary_search(buffer).is_ok()
@@ -264,20 +323,23 @@ pub fn mentions_in(row: &Row, nick: &str) -> bool {
     found
 }
 
-fn check_counts(lists: &[(&str, &Vec<&str>)]) -> Result<(), ArgError> {
-    match lists.iter().find(|(_, items)| items.len() > MAX_ENTRIES) {
-        Some((name, _)) => Err(ArgError::new(format!(
+/// One list filter as sent: its name in errors, its entries, its entry cap.
+type SentList<'a, 'b> = (&'static str, &'b Vec<&'a str>, usize);
+
+fn check_counts(lists: &[SentList<'_, '_>]) -> Result<(), ArgError> {
+    match lists.iter().find(|(_, items, _)| items.len() > MAX_ENTRIES) {
+        Some((name, _, _)) => Err(ArgError::new(format!(
             "{name} has more than {MAX_ENTRIES} entries"
         ))),
         None => Ok(()),
     }
 }
 
-fn check_entry_bytes(lists: &[(&str, &Vec<&str>)]) -> Result<(), ArgError> {
-    let too_long = |items: &Vec<&str>| items.iter().any(|s| s.len() > MAX_ENTRY_BYTES);
-    match lists.iter().find(|(_, items)| too_long(items)) {
-        Some((name, _)) => Err(ArgError::new(format!(
-            "{name} entry is longer than {MAX_ENTRY_BYTES} bytes"
+fn check_entry_bytes(lists: &[SentList<'_, '_>]) -> Result<(), ArgError> {
+    let too_long = |items: &Vec<&str>, cap: usize| items.iter().any(|s| s.len() > cap);
+    match lists.iter().find(|(_, items, cap)| too_long(items, *cap)) {
+        Some((name, _, cap)) => Err(ArgError::new(format!(
+            "{name} entry is longer than {cap} bytes"
         ))),
         None => Ok(()),
     }

@@ -9,6 +9,7 @@ use super::clock::Clock;
 use super::filter::Filter;
 use super::registry::{Full, Listed, Unknown};
 use super::SubId;
+use crate::debug::Capture;
 use parking_lot::RwLock;
 use ractor::{Actor, ActorRef, RpcReplyPort};
 use rete_actors::ReadOnlySessions;
@@ -46,14 +47,29 @@ impl Updates {
     }
 
     /// Starts a registry of its own (not under the control server's
-    /// supervisor), for an embedding host or a test. Stop it with
+    /// supervisor), for an embedding host or a test, with no debug capture
+    /// (raw and log subscriptions stay paused). Stop it with
     /// [`Updates::stop`].
     pub async fn start(
         sessions: ReadOnlySessions,
         clock: Arc<dyn Clock>,
     ) -> Result<Updates, String> {
+        Updates::start_with_capture(sessions, clock, Capture::off()).await
+    }
+
+    /// [`Updates::start`], with raw and log subscriptions reading `capture`.
+    pub async fn start_with_capture(
+        sessions: ReadOnlySessions,
+        clock: Arc<dyn Clock>,
+        capture: Capture,
+    ) -> Result<Updates, String> {
         let updates = Updates::unstarted();
-        let (actor, _) = Actor::spawn(None, RegistryActor, RegistryArgs { sessions, clock })
+        let args = RegistryArgs {
+            sessions,
+            clock,
+            capture,
+        };
+        let (actor, _) = Actor::spawn(None, RegistryActor, args)
             .await
             .map_err(|e| e.to_string())?;
         updates.set(Some(actor));

@@ -4,7 +4,7 @@
 //! An inbox is plain state: the registry feeds it and [`super::render`]
 //! reads it. Time is passed in, so the caps are testable without a clock.
 
-use super::Event;
+use super::{Event, Source};
 use rete_engine::ids::BufferId;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -41,6 +41,26 @@ pub(super) struct BufferCounters {
     order: u64,
 }
 
+/// The counters of a subscription's raw and log lines (the debug tier),
+/// reported once by the read that removes them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DebugCounters {
+    /// Raw or log lines withheld as secrets.
+    pub withheld: u64,
+    /// A line the subscription would have read was dropped at a ring's
+    /// capacity.
+    pub evicted: bool,
+    /// Raw or log events past 200 in a rolling minute, not stored.
+    pub suppressed: u64,
+}
+
+impl DebugCounters {
+    /// True when every counter is 0 or false.
+    pub fn is_empty(&self) -> bool {
+        self.withheld == 0 && !self.evicted && self.suppressed == 0
+    }
+}
+
 /// The events and counters one subscription has not read yet.
 #[derive(Debug, Default)]
 pub struct Inbox {
@@ -53,6 +73,10 @@ pub struct Inbox {
     dropped: u64,
     counters: HashMap<BufferId, BufferCounters>,
     next_order: u64,
+    debug: DebugCounters,
+    /// The last log read could not be scanned: a state, not a counter, so
+    /// no read resets it; the next log read that can scan does.
+    stalled: bool,
 }
 
 impl Inbox {
@@ -101,6 +125,46 @@ impl Inbox {
         self.update(buffer, name, |c| c.evicted = true);
     }
 
+    /// The raw and log counters, to add to.
+    pub fn debug_mut(&mut self) -> &mut DebugCounters {
+        &mut self.debug
+    }
+
+    /// The raw and log counters not yet reported.
+    pub fn debug(&self) -> &DebugCounters {
+        &self.debug
+    }
+
+    /// Sets whether the last log read could not be scanned.
+    pub fn set_stalled(&mut self, stalled: bool) {
+        self.stalled = stalled;
+    }
+
+    /// True while the last log read could not be scanned.
+    pub fn stalled(&self) -> bool {
+        self.stalled
+    }
+
+    /// Removes every raw and log event (control.debug went off), counting
+    /// each in `dropped`; message events stay, in order. Returns how many
+    /// were removed.
+    pub fn drop_debug_events(&mut self) -> usize {
+        let before = self.events.len();
+        let mut kept = VecDeque::with_capacity(before);
+        for event in self.events.drain(..) {
+            if matches!(event.source, Source::Message(_)) {
+                kept.push_back(event);
+            } else {
+                self.bytes = self.bytes.saturating_sub(event.size);
+            }
+        }
+        let removed = before - kept.len();
+        self.events = kept;
+        // Arrival numbers stay consistent: the front's is next_seq - len.
+        self.dropped = self.dropped.saturating_add(removed as u64);
+        removed
+    }
+
     /// How many events are held (list_subscriptions' `pending`).
     pub fn pending(&self) -> usize {
         self.events.len()
@@ -119,7 +183,11 @@ impl Inbox {
     /// True when a read would list this subscription: an event or any
     /// nonzero counter.
     pub fn has_report(&self) -> bool {
-        self.has_event() || self.dropped > 0 || !self.counters.is_empty()
+        self.has_event()
+            || self.dropped > 0
+            || !self.counters.is_empty()
+            || !self.debug.is_empty()
+            || self.stalled
     }
 
     /// The held events, oldest first.
@@ -165,6 +233,11 @@ impl Inbox {
     /// Forgets every buffer's counters once a read reported their sums.
     pub(super) fn reset_all_counters(&mut self) {
         self.counters.clear();
+    }
+
+    /// Forgets the raw and log counters once a read reported them.
+    pub(super) fn reset_debug(&mut self) {
+        self.debug = DebugCounters::default();
     }
 
     /// Applies `change` to a buffer's counters, creating them (placed after

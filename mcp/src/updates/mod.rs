@@ -25,10 +25,12 @@ pub mod actor;
 pub mod batch;
 pub mod clock;
 pub mod collector;
+pub mod feed;
 pub mod filter;
 pub mod handle;
 pub mod inbox;
 pub mod mention;
+pub mod poll;
 pub mod registry;
 pub mod render;
 
@@ -83,12 +85,25 @@ impl fmt::Display for SubId {
     }
 }
 
-/// One collected message, shared by every inbox it went into.
+/// What an event is: a message in a buffer, or (debug tier) a raw line or
+/// a log line.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Source {
+    /// A message in this buffer.
+    Message(BufferId),
+    /// A raw line of a session's tap.
+    Raw,
+    /// One of Rete's own log lines.
+    Log,
+}
+
+/// One collected event, shared by every inbox it went into.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Event {
-    /// The buffer it is in.
-    pub buffer: BufferId,
-    /// The buffer's name when it was collected ("" when none is known).
+    /// What it is, and for a message the buffer it is in.
+    pub source: Source,
+    /// The buffer's name when it was collected ("" when none is known, and
+    /// for raw and log events).
     pub buffer_name: String,
     /// The sender nick as stored (the message object's `from`).
     pub from: Box<str>,
@@ -97,7 +112,9 @@ pub struct Event {
     /// When it was collected, for the inbox's one-hour limit.
     pub collected: Instant,
     /// The full-mode event object:
-    /// `{"buffer","message":{…message object…},"type":"message"}`.
+    /// `{"buffer","message":{…message object…},"type":"message"}`,
+    /// `{"line":{…raw line…},"session","type":"raw"}` or
+    /// `{"line":{…log line…},"type":"log"}`.
     pub json: Value,
     /// `json`'s encoded size in bytes, for the inbox's byte cap and the budget.
     pub size: usize,

@@ -8,10 +8,11 @@
 
 use super::batch::{BatchData, BatchRequest, BufferRows, KindSet};
 use super::collector::{Collector, Next};
+use super::feed::Feed;
 use super::filter::{mentions_in, Filter};
 use super::inbox::Inbox;
 use super::render::{self, Detail, Target};
-use super::{Event, SubId, IDLE_EXPIRY, MAX_SUBSCRIPTIONS};
+use super::{Event, Source, SubId, IDLE_EXPIRY, MAX_SUBSCRIPTIONS};
 use crate::read::matcher::Scratch;
 use crate::read::message::message_json;
 use crate::read::result::{encoded_len, time};
@@ -56,6 +57,9 @@ struct Subscription {
     /// Sessions running when it was made. A session absent here was added
     /// later, so all of it is collected.
     starts: HashMap<SessionId, Start>,
+    /// Where it stands in the raw taps and the log ring (raw and log
+    /// filters only).
+    feed: Feed,
 }
 
 impl Subscription {
@@ -103,6 +107,8 @@ pub struct Listed {
     pub sessions: Vec<SessionId>,
     /// The buffers it names.
     pub buffers: Vec<BufferId>,
+    /// True when it has a raw or log filter (paused while debug is off).
+    pub debug: bool,
 }
 
 /// Every subscription, and each session's collection.
@@ -194,6 +200,7 @@ impl Registry {
             last_read: None,
             inbox: Inbox::new(),
             starts,
+            feed: Feed::new(),
         });
         let actions = running
             .iter()
@@ -548,6 +555,7 @@ impl Registry {
                     dropped: s.inbox.dropped(),
                     sessions: s.filter.sessions.clone(),
                     buffers: s.filter.buffers.clone(),
+                    debug: s.filter.raw.is_some() || s.filter.log.is_some(),
                 }
             })
             .collect()
@@ -562,7 +570,7 @@ fn message_event(buffer: &BufferId, name: &str, row: &Row, mention: bool, now: I
         "message": message_json(row),
     });
     Event {
-        buffer: buffer.clone(),
+        source: Source::Message(buffer.clone()),
         buffer_name: name.to_owned(),
         from: row.from.clone(),
         mention,
@@ -571,6 +579,9 @@ fn message_event(buffer: &BufferId, name: &str, row: &Row, mention: bool, now: I
         json,
     }
 }
+
+mod poll;
+pub use poll::{PollData, PollPlan};
 
 #[cfg(test)]
 mod tests;

@@ -48,18 +48,189 @@ fn raw_and_log_with_debug_off_are_refused_before_anything_else() {
     }
 }
 
+fn debug_err(v: Value) -> String {
+    err_with(v, true)
+}
+
+fn debug_filters(v: Value) -> String {
+    encode(&Filter::parse(&args(v), true).unwrap().to_json())
+}
+
 #[test]
-fn raw_and_log_with_debug_on_are_not_taken_yet() {
-    assert_eq!(
-        err_with(json!({"raw": null, "mentions": true}), true),
-        "invalid arguments: unknown argument \"raw\""
-    );
-    assert_eq!(
-        err_with(json!({"log": {"min_level": "error"}}), true),
-        "invalid arguments: unknown argument \"log\""
-    );
+fn raw_and_log_with_debug_on_are_closed_objects() {
+    let cases = [
+        (
+            json!({"raw": 5}),
+            "invalid arguments: raw must be an object",
+        ),
+        (
+            json!({"log": []}),
+            "invalid arguments: log must be an object",
+        ),
+        (
+            json!({"raw": {"session": []}}),
+            "invalid arguments: unknown argument \"raw.session\"",
+        ),
+        (
+            json!({"log": {"level": "error"}}),
+            "invalid arguments: unknown argument \"log.level\"",
+        ),
+        (
+            json!({"log": {"categories": "app"}}),
+            "invalid arguments: log.categories must be an array of strings",
+        ),
+        (
+            json!({"raw": {"commands": [1]}}),
+            "invalid arguments: raw.commands must be an array of strings",
+        ),
+        (
+            json!({"raw": {"direction": true}}),
+            "invalid arguments: raw.direction must be a string",
+        ),
+        (
+            json!({"log": {"min_level": 3}}),
+            "invalid arguments: log.min_level must be a string",
+        ),
+        // Shape errors come before the top-level values are parsed.
+        (
+            json!({"match_mode": "regex", "raw": {"x": 1}}),
+            "invalid arguments: unknown argument \"raw.x\"",
+        ),
+    ];
+    for (v, want) in cases {
+        assert_eq!(debug_err(v.clone()), want, "{v}");
+    }
     // Debug on changes nothing else.
     assert!(Filter::parse(&args(json!({"mentions": true})), true).is_ok());
+}
+
+#[test]
+fn debug_lists_have_their_counts_and_caps() {
+    let cases = [
+        (
+            json!({"raw": {"sessions": many(S1, 51)}}),
+            "invalid arguments: raw.sessions has more than 50 entries",
+        ),
+        (
+            json!({"raw": {"commands": many("PING", 51)}}),
+            "invalid arguments: commands has more than 50 entries",
+        ),
+        (
+            json!({"log": {"categories": many("app", 51)}}),
+            "invalid arguments: categories has more than 50 entries",
+        ),
+        (
+            json!({"raw": {"sessions": ["x".repeat(65)]}}),
+            "invalid arguments: raw.sessions entry is longer than 64 bytes",
+        ),
+        (
+            json!({"raw": {"commands": ["P".repeat(33)]}}),
+            "invalid arguments: commands entry is longer than 32 bytes",
+        ),
+        (
+            json!({"log": {"categories": ["a".repeat(65)]}}),
+            "invalid arguments: categories entry is longer than 64 bytes",
+        ),
+        // Counts of every list come before any byte cap.
+        (
+            json!({"from": ["x".repeat(65)], "raw": {"commands": many("A", 51)}}),
+            "invalid arguments: commands has more than 50 entries",
+        ),
+        // Caps come before values: an over-long bad id is a length error.
+        (
+            json!({"raw": {"sessions": ["x".repeat(65)], "direction": "up"}}),
+            "invalid arguments: raw.sessions entry is longer than 64 bytes",
+        ),
+    ];
+    for (v, want) in cases {
+        assert_eq!(debug_err(v.clone()), want, "{v}");
+    }
+    assert!(Filter::parse(&args(json!({"raw": {"commands": many("A", 50)}})), true).is_ok());
+    let cap = json!({"raw": {"commands": ["P".repeat(32)]}});
+    assert!(Filter::parse(&args(cap), true).is_ok());
+}
+
+#[test]
+fn debug_values_have_their_errors_in_order() {
+    let cases = [
+        (
+            json!({"raw": {"direction": "both"}}),
+            "invalid direction: expected \"in\" or \"out\"",
+        ),
+        (
+            json!({"log": {"min_level": "loud"}}),
+            "invalid arguments: unknown level: \"loud\"",
+        ),
+        (
+            json!({"log": {"categories": ["app", "irc"]}}),
+            "invalid arguments: unknown category: \"irc\"",
+        ),
+        (json!({"raw": {"sessions": ["nope"]}}), "unknown session"),
+        // Every invalid-arguments error comes before an unknown session.
+        (
+            json!({"raw": {"sessions": ["nope"]}, "log": {"min_level": "x"}}),
+            "invalid arguments: unknown level: \"x\"",
+        ),
+        (
+            json!({"buffers": ["nope"], "raw": {"sessions": ["nope"]}}),
+            "unknown buffer",
+        ),
+        (
+            json!({"kinds": ["say"], "raw": {"direction": "up"}}),
+            "invalid arguments: unknown kind: \"say\"",
+        ),
+    ];
+    for (v, want) in cases {
+        assert_eq!(debug_err(v.clone()), want, "{v}");
+    }
+}
+
+#[test]
+fn debug_filters_are_normalised() {
+    assert_eq!(
+        debug_filters(json!({"raw": {
+            "commands": ["privmsg", " 354 ", "", "  ", "PRIVMSG", "join"],
+            "direction": "in",
+            "sessions": [S2, S1, S1],
+        }})),
+        format!(
+            r#"{{"raw":{{"commands":["354","JOIN","PRIVMSG"],"direction":"in","sessions":["{}","{}"]}}}}"#,
+            S1.to_uppercase(),
+            S2
+        )
+    );
+    assert_eq!(
+        debug_filters(json!({"log": {"min_level": "warning", "categories": []}})),
+        r#"{"log":{}}"#
+    );
+    assert_eq!(
+        debug_filters(
+            json!({"log": {"min_level": "error", "categories": ["network", "auth", "network"]}})
+        ),
+        r#"{"log":{"categories":["auth","network"],"min_level":"error"}}"#
+    );
+    assert_eq!(debug_filters(json!({"raw": {}})), r#"{"raw":{}}"#);
+    assert_eq!(
+        debug_filters(json!({"raw": null, "log": null, "mentions": true})),
+        r#"{"mentions":true}"#
+    );
+    assert_eq!(
+        debug_err(json!({"raw": null})),
+        "invalid arguments: a subscription needs at least one filter"
+    );
+}
+
+#[test]
+fn a_raw_or_log_only_subscription_matches_no_messages() {
+    for v in [json!({"raw": {}}), json!({"log": {"min_level": "debug"}})] {
+        let f = Filter::parse(&args(v), true).unwrap();
+        let session = SessionId::parse(S2).unwrap();
+        let buffer = BufferId::from_client(B2);
+        assert!(!f.in_scope(&session, &buffer));
+    }
+    let both = json!({"raw": {}, "sessions": [S2]});
+    let f = Filter::parse(&args(both), true).unwrap();
+    assert!(f.in_scope(&SessionId::parse(S2).unwrap(), &BufferId::from_client(B2)));
 }
 
 #[test]

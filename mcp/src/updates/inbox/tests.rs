@@ -1,5 +1,6 @@
 use super::*;
 use crate::read::result::encoded_len;
+use crate::updates::Source;
 use serde_json::json;
 
 /// A collected privmsg in buffer `buffer` (named `#<buffer>` lower-cased)
@@ -18,7 +19,7 @@ pub(in crate::updates) fn event(buffer: &str, from: &str, text: &str, at: Instan
         "type": "message"
     });
     Event {
-        buffer: BufferId::from_client(buffer),
+        source: Source::Message(BufferId::from_client(buffer)),
         buffer_name: format!("#{}", buffer.to_lowercase()),
         from: from.into(),
         mention: false,

@@ -523,3 +523,130 @@ fn an_answer_to_a_batch_no_longer_waited_for_is_ignored() {
         "collection was reset when the last subscription went"
     );
 }
+
+fn debug_filter(args: Value) -> Filter {
+    Filter::parse(&Args::from_request(Some(&args)).unwrap(), true).unwrap()
+}
+
+fn raw_line(seq: u64, text: &str) -> crate::debug::raw::ring::RawLine {
+    crate::debug::raw::ring::RawLine {
+        pos: crate::debug::raw::ring::Pos { tap: 1, seq },
+        time: UnixMillis(1_790_769_600_000),
+        dir: rete_actors::Direction::In,
+        text: text.into(),
+        kept: None,
+    }
+}
+
+fn tap(lines: Vec<crate::debug::raw::ring::RawLine>) -> PollData {
+    PollData {
+        raw: vec![(session(), Some((Withholder::new(["hunter22"]), lines)))],
+        log: None,
+        clears: 0,
+    }
+}
+
+#[test]
+fn raw_polls_start_at_the_end_screen_and_debug_off_drops_them() {
+    let mut reg = Registry::new();
+    let now = Instant::now();
+    let raw = SubId::from_bits(1);
+    let msgs = SubId::from_bits(2);
+    let f = debug_filter(json!({"raw": {"commands": ["privmsg"]}}));
+    reg.subscribe(raw.clone(), f, &[session()], now, UnixMillis(0))
+        .unwrap();
+    reg.subscribe(
+        msgs.clone(),
+        filter(json!({"mentions": true})),
+        &[],
+        now,
+        UnixMillis(0),
+    )
+    .unwrap();
+    // Only the raw subscription is planned, from the tap's start (its end is to be taken).
+    let plan = reg.poll_plan(&[session()]).unwrap();
+    assert_eq!(plan.raw, vec![(session(), None)]);
+    assert_eq!(plan.log, None);
+    // The first poll takes the end: what the tap held is history.
+    reg.apply_poll(&tap(vec![raw_line(1, ":a PRIVMSG #r :old")]), now);
+    assert!(!reg.has_event(Some(&raw)));
+    let plan = reg.poll_plan(&[session()]).unwrap();
+    assert_eq!(
+        plan.raw,
+        vec![(
+            session(),
+            Some(crate::debug::raw::ring::Pos { tap: 1, seq: 1 })
+        )]
+    );
+    reg.apply_poll(
+        &tap(vec![
+            raw_line(2, ":a PRIVMSG #r :new"),
+            raw_line(3, ":a NOTICE #r :not a privmsg"),
+            raw_line(4, ":a PRIVMSG #r :hunter22"),
+        ]),
+        now,
+    );
+    let v = reg
+        .read(
+            Some(&raw),
+            Detail::Full { limit: 50 },
+            true,
+            now,
+            UnixMillis(0),
+        )
+        .unwrap();
+    let entry = &v["updates"][0];
+    assert_eq!(entry["withheld"], 1, "{v}");
+    let events = entry["events"].as_array().unwrap();
+    assert_eq!(events.len(), 1, "{v}");
+    assert_eq!(events[0]["type"], "raw");
+    assert_eq!(events[0]["session"], S);
+    assert_eq!(events[0]["line"]["line"], ":a PRIVMSG #r :new");
+    let digest = reg
+        .read(Some(&raw), Detail::Digest, true, now, UnixMillis(0))
+        .unwrap();
+    assert_eq!(
+        encode(&digest),
+        format!(
+            r#"{{"untrusted":true,"updates":[{{"buffers":[],"raw":1,"subscription":"{raw}","withheld":1}}]}}"#
+        )
+    );
+    // Debug off: the pending raw event moves into dropped; positions start over.
+    reg.debug_off();
+    assert!(!reg.has_event(Some(&raw)));
+    let listed = reg.list(now);
+    assert_eq!(
+        (listed[0].pending, listed[0].dropped, listed[0].debug),
+        (0, 1, true)
+    );
+    assert!(!listed[1].debug);
+    assert_eq!(
+        reg.poll_plan(&[session()]).unwrap().raw,
+        vec![(session(), None)]
+    );
+}
+
+#[test]
+fn past_200_a_minute_raw_events_are_suppressed() {
+    let mut reg = Registry::new();
+    let now = Instant::now();
+    let id = SubId::from_bits(1);
+    reg.subscribe(
+        id.clone(),
+        debug_filter(json!({"raw": {}})),
+        &[session()],
+        now,
+        UnixMillis(0),
+    )
+    .unwrap();
+    reg.apply_poll(&tap(vec![]), now);
+    let lines = (1..=250)
+        .map(|i| raw_line(i, &format!("PING :{i}")))
+        .collect();
+    reg.apply_poll(&tap(lines), now);
+    let v = reg
+        .read(Some(&id), Detail::Digest, false, now, UnixMillis(0))
+        .unwrap();
+    assert_eq!(v["updates"][0]["raw"], 200, "{v}");
+    assert_eq!(v["updates"][0]["suppressed"], 50, "{v}");
+}

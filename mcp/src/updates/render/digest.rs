@@ -8,7 +8,7 @@
 use super::{digits, Page, TRUNCATED_FLAG};
 use crate::read::result::encoded_len;
 use crate::updates::inbox::{BufferCounters, Inbox};
-use crate::updates::{Event, SubId};
+use crate::updates::{Event, Source, SubId};
 use rete_engine::ids::BufferId;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -21,7 +21,7 @@ const MAX_SENDERS: usize = 10;
 /// first buffer fits (nothing is removed and its counters stay).
 pub(super) fn place(id: &SubId, inbox: &mut Inbox, page: &mut Page, peek: bool) -> bool {
     let room = page.room();
-    let base = encoded_len(&Value::Object(frame(id, inbox.dropped())));
+    let base = encoded_len(&Value::Object(frame(id, inbox)));
     let (value, len, reported, events) = {
         let units = units(inbox);
         let Some((summary, truncated)) = fit(inbox, &units, base, room) else {
@@ -36,7 +36,7 @@ pub(super) fn place(id: &SubId, inbox: &mut Inbox, page: &mut Page, peek: bool) 
             .collect();
         let events = summary.events;
         (
-            summary.into_value(id, inbox.dropped(), truncated),
+            summary.into_value(id, inbox, truncated),
             len,
             reported,
             events,
@@ -49,6 +49,7 @@ pub(super) fn place(id: &SubId, inbox: &mut Inbox, page: &mut Page, peek: bool) 
             inbox.reset_counters(buffer);
         }
         inbox.reset_dropped();
+        inbox.reset_debug();
     }
     true
 }
@@ -121,6 +122,9 @@ struct Summary<'a> {
     events: usize,
     /// Units added.
     steps: usize,
+    /// Raw and log events summarised.
+    raw: u64,
+    log: u64,
 }
 
 impl<'a> Summary<'a> {
@@ -131,6 +135,8 @@ impl<'a> Summary<'a> {
             len: base,
             events: 0,
             steps: 0,
+            raw: 0,
+            log: 0,
         }
     }
 
@@ -138,12 +144,18 @@ impl<'a> Summary<'a> {
         self.steps += 1;
         match unit {
             Unit::Event(event) => {
-                let counters = inbox.counters_of(&event.buffer);
-                let at = self.row(&event.buffer, &event.buffer_name, counters);
-                let row = &mut self.rows[at];
-                let before = row.len();
-                row.count(event);
-                self.len += row.len() - before;
+                match &event.source {
+                    Source::Message(buffer) => {
+                        let counters = inbox.counters_of(buffer);
+                        let at = self.row(buffer, &event.buffer_name, counters);
+                        let row = &mut self.rows[at];
+                        let before = row.len();
+                        row.count(event);
+                        self.len += row.len() - before;
+                    }
+                    Source::Raw => self.len += count_growth(&mut self.raw),
+                    Source::Log => self.len += count_growth(&mut self.log),
+                }
                 self.events += 1;
             }
             Unit::Counters(buffer, counters) => {
@@ -169,10 +181,15 @@ impl<'a> Summary<'a> {
         self.rows.len() - 1
     }
 
-    fn into_value(self, id: &SubId, dropped: u64, truncated: bool) -> Value {
-        let mut entry = frame(id, dropped);
+    fn into_value(self, id: &SubId, inbox: &Inbox, truncated: bool) -> Value {
+        let mut entry = frame(id, inbox);
         let rows = self.rows.iter().map(Row::to_value).collect();
         entry.insert("buffers".into(), Value::Array(rows));
+        for (key, n) in [("raw", self.raw), ("log", self.log)] {
+            if n > 0 {
+                entry.insert(key.into(), Value::from(n));
+            }
+        }
         if truncated {
             entry.insert("truncated".into(), Value::Bool(true));
         }
@@ -180,13 +197,37 @@ impl<'a> Summary<'a> {
     }
 }
 
-/// The entry with no buffers: its id and dropped (omitted when 0).
-fn frame(id: &SubId, dropped: u64) -> Map<String, Value> {
+/// What one more raw or log event adds to the entry: `,"raw":1` (7 bytes
+/// and a digit) for the first, a digit when the count gains one.
+fn count_growth(n: &mut u64) -> usize {
+    let before = if *n == 0 { 0 } else { 7 + digits(*n) };
+    *n += 1;
+    7 + digits(*n) - before
+}
+
+/// The entry with no buffers and no raw or log counts: its id, dropped,
+/// and the raw and log counters (each omitted when 0 or false).
+fn frame(id: &SubId, inbox: &Inbox) -> Map<String, Value> {
     let mut entry = Map::new();
     entry.insert("subscription".into(), Value::from(id.as_str()));
     entry.insert("buffers".into(), Value::Array(Vec::new()));
-    if dropped > 0 {
-        entry.insert("dropped".into(), Value::from(dropped));
+    if inbox.dropped() > 0 {
+        entry.insert("dropped".into(), Value::from(inbox.dropped()));
+    }
+    let debug = inbox.debug();
+    for (key, n) in [
+        ("suppressed", debug.suppressed),
+        ("withheld", debug.withheld),
+    ] {
+        if n > 0 {
+            entry.insert(key.into(), Value::from(n));
+        }
+    }
+    if debug.evicted {
+        entry.insert("evicted".into(), Value::Bool(true));
+    }
+    if inbox.stalled() {
+        entry.insert("stalled".into(), Value::Bool(true));
     }
     entry
 }

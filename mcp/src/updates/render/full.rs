@@ -46,6 +46,7 @@ pub(super) fn place(
         inbox.drain_front(walk.walked);
         inbox.reset_all_counters();
         inbox.reset_dropped();
+        inbox.reset_debug();
     }
     true
 }
@@ -108,6 +109,9 @@ fn frame(id: &SubId, inbox: &Inbox) -> Map<String, Value> {
         withheld = withheld.saturating_add(c.withheld);
         evicted |= c.evicted;
     }
+    let debug = inbox.debug();
+    withheld = withheld.saturating_add(debug.withheld);
+    evicted |= debug.evicted;
     let mut entry = Map::new();
     entry.insert("subscription".into(), Value::from(id.as_str()));
     entry.insert("events".into(), Value::Array(Vec::new()));
@@ -115,6 +119,7 @@ fn frame(id: &SubId, inbox: &Inbox) -> Map<String, Value> {
         ("backfilled", backfilled),
         ("withheld", withheld),
         ("dropped", inbox.dropped()),
+        ("suppressed", debug.suppressed),
     ];
     for (key, n) in counts {
         if n > 0 {
@@ -123,6 +128,9 @@ fn frame(id: &SubId, inbox: &Inbox) -> Map<String, Value> {
     }
     if evicted {
         entry.insert("evicted".into(), Value::Bool(true));
+    }
+    if inbox.stalled() {
+        entry.insert("stalled".into(), Value::Bool(true));
     }
     entry
 }
