@@ -79,6 +79,18 @@ impl std::io::Write for ByteCount {
     }
 }
 
+/// Adds a page's losses to its result, each only when there is one:
+/// `skipped` (rows too large for any page) and `withheld` (rows a secret
+/// kept back), as every paged read reports them.
+pub fn add_losses(result: &mut Value, skipped: Vec<Value>, withheld: u64) {
+    if !skipped.is_empty() {
+        result["skipped"] = Value::Array(skipped);
+    }
+    if withheld > 0 {
+        result["withheld"] = Value::from(withheld);
+    }
+}
+
 /// A time as ISO-8601 to the whole second, the contract's one time format.
 pub fn time(t: UnixMillis) -> Value {
     Value::String(rete_engine::timefmt::iso_seconds(t))

@@ -152,12 +152,7 @@ pub fn page(
         "truncated": cut || window.more,
     });
     result["lines"] = Value::Array(filled.rows);
-    if !filled.skipped.is_empty() {
-        result["skipped"] = Value::Array(filled.skipped);
-    }
-    if withheld_count > 0 {
-        result["withheld"] = json!(withheld_count);
-    }
+    crate::read::result::add_losses(&mut result, filled.skipped, withheld_count);
     result
 }
 

@@ -346,12 +346,7 @@ pub fn page(
         "untrusted": true,
     });
     result["lines"] = Value::Array(filled.rows);
-    if !filled.skipped.is_empty() {
-        result["skipped"] = Value::Array(filled.skipped);
-    }
-    if withheld > 0 {
-        result["withheld"] = json!(withheld);
-    }
+    crate::read::result::add_losses(&mut result, filled.skipped, withheld);
     result
 }
 

@@ -155,12 +155,7 @@ pub fn page(window: &Window, binding: &Binding, budget: usize) -> Value {
         "truncated": truncated,
     });
     result["messages"] = Value::Array(messages);
-    if !filled.skipped.is_empty() {
-        result["skipped"] = Value::Array(filled.skipped);
-    }
-    if filled.withheld > 0 {
-        result["withheld"] = json!(filled.withheld);
-    }
+    crate::read::result::add_losses(&mut result, filled.skipped, filled.withheld);
     result
 }
 
