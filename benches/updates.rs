@@ -32,7 +32,6 @@ use rete_engine::session::SessionConfig;
 use rete_mcp::access_log::AccessLog;
 use rete_mcp::server::{ControlServer, ServerSettings};
 use rete_mcp::tools::Args;
-use rete_mcp::updates::filter::Filter;
 use rete_transports::{Backoff, ConnectConfig};
 use serde_json::json;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -348,7 +347,7 @@ async fn subscribe_sixteen(rig: &Rig) {
     ];
     for i in 0..16 {
         let args = Args::from_request(Some(&filters[i % filters.len()])).expect("object");
-        let filter = Filter::parse(&args, false).expect("filter");
+        let filter = rete_mcp::tools::subscribe::parse(&args).expect("filter");
         rig.server
             .updates()
             .subscribe(filter, &CancellationToken::new())

@@ -4,10 +4,10 @@
 
 use super::*;
 use crate::listener::supervisor::{ControlSupervisor, SupervisorArgs, SupervisorMsg};
-use crate::tools::{Args, BoxFuture, Tier, Tool, ToolBox, ToolOutcome};
+use crate::tools::{Args, BoxFuture, Tool, ToolBox, ToolOutcome, ToolResult, ToolSpec};
 use parking_lot::Mutex as PlMutex;
 use rete_actors::{Rete, ReteOptions};
-use serde_json::{json, Value};
+
 use std::time::Instant as StdInstant;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
@@ -23,25 +23,17 @@ struct UntilCancelled {
 }
 
 impl Tool for UntilCancelled {
-    fn name(&self) -> &'static str {
-        "wait_for_updates"
+    fn spec(&self) -> &ToolSpec {
+        &crate::tools::wait_for_updates::SPEC
     }
 
-    fn tier(&self) -> Tier {
-        Tier::Release
-    }
-
-    fn descriptor(&self) -> Value {
-        json!({"name": "wait_for_updates", "inputSchema": {"type": "object"}})
-    }
-
-    fn call<'a>(&'a self, ctx: &'a ToolContext, _args: &'a Args) -> BoxFuture<'a, ToolOutcome> {
+    fn run<'a>(&'a self, ctx: &'a ToolContext, _args: &'a Args) -> BoxFuture<'a, ToolResult> {
         Box::pin(async move {
             self.started.notify_one();
             ctx.cancel.cancelled().await;
             *self.cancelled_at.lock() = Some(StdInstant::now());
             self.cancelled.notify_one();
-            ToolOutcome::Cancelled
+            Err(ToolOutcome::Cancelled)
         })
     }
 }

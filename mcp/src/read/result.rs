@@ -29,7 +29,21 @@ pub enum ToolOutcome {
     Cancelled,
 }
 
+/// What a tool's run ends with: its result object, or how it ended without
+/// one (an exact tool error, a stop by its time budget, a cancel) as the
+/// [`ToolOutcome`] to answer.
+pub type ToolResult = Result<Value, ToolOutcome>;
+
 impl ToolOutcome {
+    /// The outcome as a run's result: `Ok` is the result object, anything
+    /// else ends the run as it is.
+    pub fn into_result(self) -> ToolResult {
+        match self {
+            ToolOutcome::Ok(result) => Ok(result),
+            ended => Err(ended),
+        }
+    }
+
     /// `internal error`, logging `cause` (never sent to the client).
     pub fn internal(cause: impl std::fmt::Display) -> ToolOutcome {
         tracing::warn!("control tool failed: {cause}");

@@ -21,8 +21,8 @@ use crate::read::matcher::Glob;
 use crate::read::result::{encoded_len, time, Offer, RowBudget, ToolOutcome, BUDGET};
 use crate::read::withheld::Withholder;
 use crate::tools::context::ToolContext;
-use crate::tools::registry::{BoxFuture, Tier, Tool};
-use crate::tools::schema;
+use crate::tools::registry::{BoxFuture, Tier, Tool, ToolResult};
+use crate::tools::spec::{Effect, Text, ToolSpec, NEXT_CURSOR};
 use rete_actors::{ReteError, SessionReader};
 use rete_engine::buffer::BufferKind;
 use rete_engine::clock::UnixMillis;
@@ -75,36 +75,29 @@ impl Default for Limits {
     }
 }
 
+const NICK: Text = Text::new("nick", "A nick, matched exactly, ignoring case.");
+const MASK: Text = Text::new("mask", "An IRC glob over nick!user@host, ignoring case.");
+
+/// The tool's declaration.
+pub const SPEC: ToolSpec = ToolSpec {
+    name: NAME,
+    tier: Tier::Release,
+    description: DESCRIPTION,
+    effect: Effect::ReadOnly,
+    args: &[NICK.spec, MASK.spec, NEXT_CURSOR.spec],
+};
+
 impl Tool for FindUser {
-    fn name(&self) -> &'static str {
-        NAME
+    fn spec(&self) -> &ToolSpec {
+        &SPEC
     }
 
-    fn tier(&self) -> Tier {
-        Tier::Release
-    }
-
-    fn descriptor(&self) -> Value {
-        let mut p = Map::new();
-        p.insert(
-            "nick".into(),
-            schema::string("A nick, matched exactly, ignoring case."),
-        );
-        p.insert(
-            "mask".into(),
-            schema::string("An IRC glob over nick!user@host, ignoring case."),
-        );
-        p.insert("cursor".into(), schema::string("A previous next_cursor."));
-        schema::descriptor(
-            NAME,
-            DESCRIPTION,
-            schema::closed_object(p, &[]),
-            schema::read_only(),
-        )
-    }
-
-    fn call<'a>(&'a self, ctx: &'a ToolContext, args: &'a Args) -> BoxFuture<'a, ToolOutcome> {
-        Box::pin(find_user_with(ctx, args, Limits::default()))
+    fn run<'a>(&'a self, ctx: &'a ToolContext, args: &'a Args) -> BoxFuture<'a, ToolResult> {
+        Box::pin(async move {
+            find_user_with(ctx, args, Limits::default())
+                .await
+                .into_result()
+        })
     }
 }
 
@@ -117,8 +110,8 @@ enum Who {
 
 impl Who {
     fn parse(args: &Args) -> Result<Who, ArgError> {
-        let nick = args.opt_str("nick")?.filter(|s| !s.is_empty());
-        let mask = args.opt_str("mask")?.filter(|s| !s.is_empty());
+        let nick = NICK.read(args)?.filter(|s| !s.is_empty());
+        let mask = MASK.read(args)?.filter(|s| !s.is_empty());
         match (nick, mask) {
             (Some(n), None) => Ok(Who::Nick(n.to_lowercase())),
             (None, Some(m)) => Ok(Who::Mask(Glob::new(m), m.to_lowercase())),
@@ -229,14 +222,11 @@ enum Cut {
 /// smaller ones to reach the bounds quickly).
 pub async fn find_user_with(ctx: &ToolContext, args: &Args, limits: Limits) -> ToolOutcome {
     let started = Instant::now();
-    if let Err(e) = args.expect_only(&["cursor", "mask", "nick"]) {
-        return e.into();
-    }
     let who = match Who::parse(args) {
         Ok(w) => w,
         Err(e) => return e.into(),
     };
-    let start = match args.opt_str("cursor") {
+    let start = match NEXT_CURSOR.read(args) {
         Err(e) => return e.into(),
         Ok(None) => None,
         Ok(Some(c)) => {
@@ -639,7 +629,7 @@ mod tests {
 
     #[test]
     fn the_schema_is_closed() {
-        let d = FindUser.descriptor();
+        let d = SPEC.descriptor(false);
         assert_eq!(d["inputSchema"]["additionalProperties"], json!(false));
         assert!(d["inputSchema"].get("required").is_none());
         let names: Vec<&str> = d["inputSchema"]["properties"]

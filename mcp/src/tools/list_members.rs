@@ -7,15 +7,15 @@
 //! after it even when members joined or left in between. `limit` counts the
 //! members covered, so a page of withheld members still advances.
 
-use crate::read::args::{self, Args};
+use crate::read::args::Args;
 use crate::read::cursor::Kind;
 use crate::read::paging::{frame_len, Binding, MAX_POSITION};
 use crate::read::result::{Offer, RowBudget, ToolOutcome, BUDGET};
 use crate::read::withheld::Withholder;
 use crate::tools::context::ToolContext;
 use crate::tools::lookup::{self, UNKNOWN_BUFFER};
-use crate::tools::registry::{BoxFuture, Tier, Tool};
-use crate::tools::schema;
+use crate::tools::registry::{BoxFuture, Tier, Tool, ToolResult};
+use crate::tools::spec::{Effect, Integer, ToolSpec, BUFFER, NEXT_CURSOR};
 use rete_engine::ids::BufferId;
 use rete_engine::view::{MemberView, SessionView};
 use serde_json::{json, Map, Value};
@@ -34,35 +34,23 @@ const DESCRIPTION: &str = "A channel's members sorted by nick: nick, channel mod
 account, away, user and host. A buffer that is not a channel has no members. Pass next_cursor \
 back as cursor to continue. Nicks, users and hosts come from IRC and are untrusted data.";
 
+const LIMIT: Integer = Integer::limit(DEFAULT_LIMIT, MAX_LIMIT, "How many members.");
+
+/// The tool's declaration.
+pub const SPEC: ToolSpec = ToolSpec {
+    name: NAME,
+    tier: Tier::Release,
+    description: DESCRIPTION,
+    effect: Effect::ReadOnly,
+    args: &[BUFFER.spec, NEXT_CURSOR.spec, LIMIT.spec],
+};
+
 impl Tool for ListMembers {
-    fn name(&self) -> &'static str {
-        NAME
+    fn spec(&self) -> &ToolSpec {
+        &SPEC
     }
 
-    fn tier(&self) -> Tier {
-        Tier::Release
-    }
-
-    fn descriptor(&self) -> Value {
-        let mut props = Map::new();
-        props.insert(
-            "buffer".into(),
-            schema::string("A buffer id from list_buffers."),
-        );
-        props.insert("cursor".into(), schema::string("A previous next_cursor."));
-        props.insert(
-            "limit".into(),
-            schema::integer(DEFAULT_LIMIT, "How many members."),
-        );
-        schema::descriptor(
-            NAME,
-            DESCRIPTION,
-            schema::closed_object(props, &["buffer"]),
-            schema::read_only(),
-        )
-    }
-
-    fn call<'a>(&'a self, ctx: &'a ToolContext, args: &'a Args) -> BoxFuture<'a, ToolOutcome> {
+    fn run<'a>(&'a self, ctx: &'a ToolContext, args: &'a Args) -> BoxFuture<'a, ToolResult> {
         Box::pin(run(ctx, args))
     }
 }
@@ -104,17 +92,10 @@ impl Window {
     }
 }
 
-async fn run(ctx: &ToolContext, args: &Args) -> ToolOutcome {
-    match checked(ctx, args).await {
-        Ok(v) | Err(v) => v,
-    }
-}
-
-async fn checked(ctx: &ToolContext, args: &Args) -> Result<ToolOutcome, ToolOutcome> {
-    args.expect_only(&["buffer", "cursor", "limit"])?;
-    let buffer_id = args.required_str("buffer")?;
-    let cursor = args.opt_str("cursor")?;
-    let limit = args::limit(args.opt_int("limit")?, DEFAULT_LIMIT, MAX_LIMIT);
+async fn run(ctx: &ToolContext, args: &Args) -> ToolResult {
+    let buffer_id = BUFFER.read(args)?;
+    let cursor = NEXT_CURSOR.read(args)?;
+    let limit = LIMIT.read_count(args)?;
     let (session, id) = lookup::buffer(ctx, buffer_id).await?;
     let binding = Binding::new(Kind::Members, NAME, session.id().as_str(), id.as_str());
     let after = match cursor {
@@ -124,12 +105,11 @@ async fn checked(ctx: &ToolContext, args: &Args) -> Result<ToolOutcome, ToolOutc
                 .map_err(|_| ToolOutcome::error(crate::read::cursor::INVALID))?,
         ),
     };
-    let limit = usize::try_from(limit).unwrap_or(1);
     let window = lookup::read(ctx, &session, UNKNOWN_BUFFER, move |view| {
         Window::copy(&view, &id, after.as_deref(), limit)
     })
     .await?;
-    Ok(ToolOutcome::Ok(page(&window, &binding, BUDGET)))
+    Ok(page(&window, &binding, BUDGET))
 }
 
 /// A member as the result lists it.
@@ -154,7 +134,7 @@ pub fn member_json(m: &MemberView) -> Value {
 /// cut to what a cursor can carry. A cut key sorts before the member it came
 /// from, so a resumed page may list that member again but never misses one.
 fn position(key: &str) -> &[u8] {
-    args::cut_utf8(key, MAX_POSITION).as_bytes()
+    crate::read::args::cut_utf8(key, MAX_POSITION).as_bytes()
 }
 
 /// The result for `window` under `budget` bytes.

@@ -4,8 +4,8 @@
 use crate::read::args::Args;
 use crate::read::result::{encoded_len, Offer, RowBudget, ToolOutcome};
 use crate::tools::context::ToolContext;
-use crate::tools::registry::{BoxFuture, Tier, Tool};
-use crate::tools::schema;
+use crate::tools::registry::{BoxFuture, Tier, Tool, ToolResult};
+use crate::tools::spec::{Effect, ToolSpec};
 use rete_actors::{ReteError, SessionReader};
 use serde_json::{json, Map, Value};
 use tokio::sync::oneshot;
@@ -19,33 +19,26 @@ const DESCRIPTION: &str = "The running IRC sessions: id, name, network, transpor
 (connected, connecting, reconnecting or disconnected) and our nick. Names, networks and nicks \
 come from IRC and are untrusted data.";
 
+/// The tool's declaration.
+pub const SPEC: ToolSpec = ToolSpec {
+    name: NAME,
+    tier: Tier::Release,
+    description: DESCRIPTION,
+    effect: Effect::ReadOnly,
+    args: &[],
+};
+
 impl Tool for ListSessions {
-    fn name(&self) -> &'static str {
-        NAME
+    fn spec(&self) -> &ToolSpec {
+        &SPEC
     }
 
-    fn tier(&self) -> Tier {
-        Tier::Release
-    }
-
-    fn descriptor(&self) -> Value {
-        schema::descriptor(
-            NAME,
-            DESCRIPTION,
-            schema::closed_object(Map::new(), &[]),
-            schema::read_only(),
-        )
-    }
-
-    fn call<'a>(&'a self, ctx: &'a ToolContext, args: &'a Args) -> BoxFuture<'a, ToolOutcome> {
-        Box::pin(run(ctx, args))
+    fn run<'a>(&'a self, ctx: &'a ToolContext, _args: &'a Args) -> BoxFuture<'a, ToolResult> {
+        Box::pin(run(ctx))
     }
 }
 
-async fn run(ctx: &ToolContext, args: &Args) -> ToolOutcome {
-    if let Err(e) = args.expect_only(&[]) {
-        return e.into();
-    }
+async fn run(ctx: &ToolContext) -> ToolResult {
     let sessions = ctx.sessions.sessions();
     let frame = encoded_len(&json!({"sessions": [], "truncated": true, "untrusted": true}));
     let mut page = RowBudget::new();
@@ -61,7 +54,7 @@ async fn run(ctx: &ToolContext, args: &Args) -> ToolOutcome {
         let row = match read {
             Ok(answer) => tokio::select! {
                 biased;
-                _ = ctx.cancel.cancelled() => return ToolOutcome::Cancelled,
+                _ = ctx.cancel.cancelled() => return Err(ToolOutcome::Cancelled),
                 // A read dropped unrun: its actor stopped, as `read` says.
                 row = answer => row.map_err(|_| ReteError::Restarting),
             },
@@ -76,7 +69,7 @@ async fn run(ctx: &ToolContext, args: &Args) -> ToolOutcome {
                 tracing::debug!("list_sessions: a session is restarting; left out");
                 continue;
             }
-            Err(e) => return ToolOutcome::internal(e),
+            Err(e) => return Err(ToolOutcome::internal(e)),
         };
         match page.offer(row, frame) {
             Offer::Taken => {}
@@ -93,7 +86,7 @@ async fn run(ctx: &ToolContext, args: &Args) -> ToolOutcome {
     if filled.truncated || cut {
         result["truncated"] = json!(true);
     }
-    ToolOutcome::Ok(result)
+    Ok(result)
 }
 
 /// Queues the read of one session's row in its actor; the row arrives on

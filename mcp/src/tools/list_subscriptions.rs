@@ -8,13 +8,13 @@
 use crate::read::args::Args;
 use crate::read::result::{encoded_len, time, ToolOutcome, BUDGET};
 use crate::tools::context::ToolContext;
-use crate::tools::registry::{BoxFuture, Tier, Tool};
-use crate::tools::schema;
+use crate::tools::registry::{BoxFuture, Tier, Tool, ToolResult};
+use crate::tools::spec::{Effect, ToolSpec};
 use crate::tools::updates_call::asked;
 use crate::updates::registry::Listed;
 use rete_engine::event::ConnState;
 use rete_engine::ids::{BufferId, SessionId};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
 
 /// The list_subscriptions tool.
@@ -27,26 +27,22 @@ and last read, how many events are pending and dropped, and its state (session_d
 buffer_gone or active); a raw or log subscription shows paused: \"debug off\" while control.debug \
 is off. Listing does not count as reading: it does not keep a subscription from expiring.";
 
+/// The tool's declaration.
+pub const SPEC: ToolSpec = ToolSpec {
+    name: NAME,
+    tier: Tier::Release,
+    description: DESCRIPTION,
+    effect: Effect::ReadOnly,
+    args: &[],
+};
+
 impl Tool for ListSubscriptions {
-    fn name(&self) -> &'static str {
-        NAME
+    fn spec(&self) -> &ToolSpec {
+        &SPEC
     }
 
-    fn tier(&self) -> Tier {
-        Tier::Release
-    }
-
-    fn descriptor(&self) -> Value {
-        schema::descriptor(
-            NAME,
-            DESCRIPTION,
-            schema::closed_object(Map::new(), &[]),
-            schema::read_only(),
-        )
-    }
-
-    fn call<'a>(&'a self, ctx: &'a ToolContext, args: &'a Args) -> BoxFuture<'a, ToolOutcome> {
-        Box::pin(run(ctx, args))
+    fn run<'a>(&'a self, ctx: &'a ToolContext, _args: &'a Args) -> BoxFuture<'a, ToolResult> {
+        Box::pin(run(ctx))
     }
 }
 
@@ -54,22 +50,13 @@ impl Tool for ListSubscriptions {
 /// running engine (gone, or its actor is being restarted).
 type Sessions = HashMap<SessionId, Option<(ConnState, HashSet<BufferId>)>>;
 
-async fn run(ctx: &ToolContext, args: &Args) -> ToolOutcome {
-    if let Err(e) = args.expect_only(&[]) {
-        return e.into();
-    }
-    let listed = match ctx.updates.list(&ctx.cancel).await {
-        Ok(listed) => listed,
-        Err(e) => return asked(e),
-    };
+async fn run(ctx: &ToolContext) -> ToolResult {
+    let listed = ctx.updates.list(&ctx.cancel).await.map_err(asked)?;
     let names_any = listed
         .iter()
         .any(|l| !l.sessions.is_empty() || !l.buffers.is_empty());
     let sessions = if names_any {
-        match read_sessions(ctx).await {
-            Ok(s) => s,
-            Err(outcome) => return outcome,
-        }
+        read_sessions(ctx).await?
     } else {
         Sessions::new()
     };
@@ -95,7 +82,7 @@ async fn run(ctx: &ToolContext, args: &Args) -> ToolOutcome {
     if truncated {
         out["truncated"] = Value::Bool(true);
     }
-    ToolOutcome::Ok(out)
+    Ok(out)
 }
 
 async fn read_sessions(ctx: &ToolContext) -> Result<Sessions, ToolOutcome> {

@@ -1,4 +1,4 @@
-//! The fixed, reviewed allowlist of tools and the dispatch in front of them.
+//! The spec table of the seventeen tools and the dispatch in front of them.
 //!
 //! The seventeen names are the contract's; nothing else can ever be served,
 //! whatever is registered. A tool is listed only when it is implemented and
@@ -12,7 +12,9 @@
 
 use crate::read::args::Args;
 use crate::read::result::ToolOutcome;
+pub use crate::read::result::ToolResult;
 use crate::tools::context::{Settings, ToolContext};
+use crate::tools::spec::ToolSpec;
 use serde_json::Value;
 use std::future::Future;
 use std::pin::Pin;
@@ -42,106 +44,99 @@ impl Tier {
     }
 }
 
-/// The contract's seventeen tools, in tools/list order.
-pub const ALLOWLIST: [(&str, Tier); 17] = [
-    ("list_sessions", Tier::Release),
-    ("list_buffers", Tier::Release),
-    ("list_members", Tier::Release),
-    ("read_messages", Tier::Release),
-    ("read_since", Tier::Release),
-    ("search_messages", Tier::Release),
-    ("find_user", Tier::Release),
-    ("subscribe", Tier::Release),
-    ("unsubscribe", Tier::Release),
-    ("list_subscriptions", Tier::Release),
-    ("read_updates", Tier::Release),
-    ("wait_for_updates", Tier::Release),
-    ("raw_since", Tier::Debug),
-    ("search_raw", Tier::Debug),
-    ("engine_state", Tier::Debug),
-    ("read_log", Tier::Debug),
-    ("send_raw", Tier::Send),
+/// The spec table: the contract's seventeen tools, in tools/list order.
+/// Nothing else can ever be served, whatever a [`ToolBox`] is given.
+pub static TOOLS: [&dyn Tool; 17] = [
+    &crate::tools::list_sessions::ListSessions,
+    &crate::tools::list_buffers::ListBuffers,
+    &crate::tools::list_members::ListMembers,
+    &crate::tools::read_messages::ReadMessages,
+    &crate::tools::read_since::ReadSince,
+    &crate::tools::search::SearchMessages,
+    &crate::tools::find_user::FindUser,
+    &crate::tools::subscribe::Subscribe,
+    &crate::tools::unsubscribe::Unsubscribe,
+    &crate::tools::list_subscriptions::ListSubscriptions,
+    &crate::tools::read_updates::ReadUpdates,
+    &crate::tools::wait_for_updates::WaitForUpdates,
+    &crate::tools::raw_since::RawSince,
+    &crate::tools::search_raw::SearchRaw,
+    &crate::tools::engine_state::EngineState,
+    &crate::tools::read_log::ReadLog,
+    &crate::tools::send_raw::SendRaw,
 ];
 
-/// The tier the allowlist gives `name`, or None when it is not a tool.
+/// The tier the spec table gives `name`, or None when it is not a tool.
 pub fn allowlisted(name: &str) -> Option<Tier> {
-    ALLOWLIST.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+    TOOLS
+        .iter()
+        .map(|t| t.spec())
+        .find(|s| s.name == name)
+        .map(|s| s.tier)
 }
 
-/// One tool.
+/// One tool: its declaration and its run.
 pub trait Tool: Send + Sync {
-    /// Its name; must be on [`ALLOWLIST`] with the same tier.
-    fn name(&self) -> &'static str;
-    /// Its tier.
-    fn tier(&self) -> Tier;
-    /// Its tools/list entry: name, description, inputSchema (closed, with
-    /// defaults, no maximums) and annotations, per the contract.
-    fn descriptor(&self) -> Value;
-    /// Its tools/list entry under `settings`: the same as [`Tool::descriptor`]
-    /// unless a switch changes the schema (subscribe's raw and log exist only
-    /// while control.debug is on).
-    fn descriptor_for(&self, _settings: &Settings) -> Value {
-        self.descriptor()
-    }
-    /// Runs the call. Arguments are already an object; the tool checks them.
-    fn call<'a>(&'a self, ctx: &'a ToolContext, args: &'a Args) -> BoxFuture<'a, ToolOutcome>;
+    /// Its declaration; its name must be in [`TOOLS`] with the same tier.
+    fn spec(&self) -> &ToolSpec;
+    /// Runs the call. The registry has already refused undeclared
+    /// arguments; the tool reads the rest through its spec's constants.
+    fn run<'a>(&'a self, ctx: &'a ToolContext, args: &'a Args) -> BoxFuture<'a, ToolResult>;
 }
 
-/// A tool was offered to [`ToolBox::with_tools`] that the allowlist does not
-/// allow (a name off the list, a tier that differs, or a name twice).
+/// A table entry served as it is.
+impl Tool for &'static dyn Tool {
+    fn spec(&self) -> &ToolSpec {
+        (**self).spec()
+    }
+
+    fn run<'a>(&'a self, ctx: &'a ToolContext, args: &'a Args) -> BoxFuture<'a, ToolResult> {
+        (**self).run(ctx, args)
+    }
+}
+
+/// A tool was offered to [`ToolBox::with_tools`] that the spec table does
+/// not allow (a name off the table, a tier that differs, or a name twice).
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[error("tool {0} is not on the allowlist as registered")]
 pub struct NotAllowed(pub String);
 
-/// The served tools: the implemented subset of the allowlist.
+/// The served tools.
 pub struct ToolBox {
     tools: Vec<Box<dyn Tool>>,
 }
 
 impl ToolBox {
-    /// Every tool implemented so far.
+    /// Every tool of the spec table.
     pub fn new() -> ToolBox {
         ToolBox {
-            tools: vec![
-                Box::new(crate::tools::list_sessions::ListSessions),
-                Box::new(crate::tools::list_buffers::ListBuffers),
-                Box::new(crate::tools::list_members::ListMembers),
-                Box::new(crate::tools::read_messages::ReadMessages),
-                Box::new(crate::tools::read_since::ReadSince),
-                Box::new(crate::tools::search::SearchMessages),
-                Box::new(crate::tools::find_user::FindUser),
-                Box::new(crate::tools::subscribe::Subscribe),
-                Box::new(crate::tools::unsubscribe::Unsubscribe),
-                Box::new(crate::tools::list_subscriptions::ListSubscriptions),
-                Box::new(crate::tools::read_updates::ReadUpdates),
-                Box::new(crate::tools::wait_for_updates::WaitForUpdates),
-                Box::new(crate::tools::send_raw::SendRaw),
-                Box::new(crate::tools::read_log::ReadLog),
-                Box::new(crate::tools::engine_state::EngineState),
-                Box::new(crate::tools::raw_since::RawSince),
-                Box::new(crate::tools::search_raw::SearchRaw),
-            ],
+            tools: TOOLS
+                .iter()
+                .map(|&t| Box::new(t) as Box<dyn Tool>)
+                .collect(),
         }
     }
 
-    /// A box with exactly these tools, each checked against the allowlist.
+    /// A box with exactly these tools, each checked against the spec table.
     pub fn with_tools(tools: Vec<Box<dyn Tool>>) -> Result<ToolBox, NotAllowed> {
         for (i, tool) in tools.iter().enumerate() {
-            let twice = tools[..i].iter().any(|t| t.name() == tool.name());
-            if allowlisted(tool.name()) != Some(tool.tier()) || twice {
-                return Err(NotAllowed(tool.name().to_owned()));
+            let spec = tool.spec();
+            let twice = tools[..i].iter().any(|t| t.spec().name == spec.name);
+            if allowlisted(spec.name) != Some(spec.tier) || twice {
+                return Err(NotAllowed(spec.name.to_owned()));
             }
         }
         Ok(ToolBox { tools })
     }
 
-    /// The tools/list entries for these settings, in allowlist order.
+    /// The tools/list entries for these settings, in the table's order.
     pub fn list(&self, settings: &Settings) -> Vec<Value> {
-        ALLOWLIST
+        TOOLS
             .iter()
-            .filter(|(_, tier)| tier.enabled(settings))
-            .filter_map(|(name, _)| self.find(name))
-            .map(|tool| tool.descriptor_for(settings))
+            .map(|t| t.spec())
+            .filter(|spec| spec.tier.enabled(settings))
+            .filter_map(|spec| self.find(spec.name))
+            .map(|tool| tool.spec().descriptor(settings.debug))
             .collect()
     }
 
@@ -157,18 +152,26 @@ impl ToolBox {
         self.find(name).ok_or(UNKNOWN_TOOL)
     }
 
-    /// Resolves and runs a call.
+    /// Resolves and runs a call: the tool's name, then its argument names
+    /// (see [`ToolSpec::check_names`]), then the tool itself.
     pub async fn call(&self, name: &str, ctx: &ToolContext, args: &Args) -> ToolOutcome {
-        match self.resolve(name, &ctx.settings) {
-            Ok(tool) => tool.call(ctx, args).await,
-            Err(text) => ToolOutcome::error(text),
+        let tool = match self.resolve(name, &ctx.settings) {
+            Ok(tool) => tool,
+            Err(text) => return ToolOutcome::error(text),
+        };
+        if let Err(refusal) = tool.spec().check_names(args, &ctx.settings) {
+            return refusal;
+        }
+        match tool.run(ctx, args).await {
+            Ok(result) => ToolOutcome::Ok(result),
+            Err(ended) => ended,
         }
     }
 
     fn find(&self, name: &str) -> Option<&dyn Tool> {
         self.tools
             .iter()
-            .find(|t| t.name() == name)
+            .find(|t| t.spec().name == name)
             .map(|t| t.as_ref())
     }
 }
@@ -186,22 +189,27 @@ pub use crate::read::errors::DEBUG_DISABLED;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::spec::Effect;
     use serde_json::json;
 
-    struct Fake(&'static str, Tier);
+    struct Fake(ToolSpec);
+
+    fn fake(name: &'static str, tier: Tier) -> Box<dyn Tool> {
+        Box::new(Fake(ToolSpec {
+            name,
+            tier,
+            description: "",
+            effect: Effect::ReadOnly,
+            args: &[],
+        }))
+    }
 
     impl Tool for Fake {
-        fn name(&self) -> &'static str {
-            self.0
+        fn spec(&self) -> &ToolSpec {
+            &self.0
         }
-        fn tier(&self) -> Tier {
-            self.1
-        }
-        fn descriptor(&self) -> Value {
-            json!({ "name": self.0 })
-        }
-        fn call<'a>(&'a self, _: &'a ToolContext, _: &'a Args) -> BoxFuture<'a, ToolOutcome> {
-            Box::pin(async move { ToolOutcome::Ok(json!({ "tool": self.0 })) })
+        fn run<'a>(&'a self, _: &'a ToolContext, _: &'a Args) -> BoxFuture<'a, ToolResult> {
+            Box::pin(async move { Ok(json!({ "tool": self.0.name })) })
         }
     }
 
@@ -222,7 +230,7 @@ mod tests {
 
     #[test]
     fn the_allowlist_has_twelve_four_and_one() {
-        let count = |t| ALLOWLIST.iter().filter(|(_, x)| *x == t).count();
+        let count = |t| TOOLS.iter().filter(|x| x.spec().tier == t).count();
         assert_eq!(count(Tier::Release), 12);
         assert_eq!(count(Tier::Debug), 4);
         assert_eq!(count(Tier::Send), 1);
@@ -230,22 +238,22 @@ mod tests {
 
     #[test]
     fn only_allowlisted_tools_with_their_tier_register() {
-        assert!(ToolBox::with_tools(vec![Box::new(Fake("rm_rf", Tier::Release))]).is_err());
-        assert!(ToolBox::with_tools(vec![Box::new(Fake("send_raw", Tier::Release))]).is_err());
+        assert!(ToolBox::with_tools(vec![fake("rm_rf", Tier::Release)]).is_err());
+        assert!(ToolBox::with_tools(vec![fake("send_raw", Tier::Release)]).is_err());
         assert!(ToolBox::with_tools(vec![
-            Box::new(Fake("read_log", Tier::Debug)),
-            Box::new(Fake("read_log", Tier::Debug)),
+            fake("read_log", Tier::Debug),
+            fake("read_log", Tier::Debug),
         ])
         .is_err());
-        assert!(ToolBox::with_tools(vec![Box::new(Fake("read_log", Tier::Debug))]).is_ok());
+        assert!(ToolBox::with_tools(vec![fake("read_log", Tier::Debug)]).is_ok());
     }
 
     #[test]
     fn listing_follows_tiers_and_implementation() {
         let b = ToolBox::with_tools(vec![
-            Box::new(Fake("send_raw", Tier::Send)),
-            Box::new(Fake("read_log", Tier::Debug)),
-            Box::new(Fake("list_sessions", Tier::Release)),
+            fake("send_raw", Tier::Send),
+            fake("read_log", Tier::Debug),
+            fake("list_sessions", Tier::Release),
         ])
         .unwrap();
         assert_eq!(names(b.list(&OFF)), ["list_sessions"]);
@@ -290,8 +298,8 @@ mod tests {
     #[test]
     fn resolution_errors_in_contract_order() {
         let b = ToolBox::with_tools(vec![
-            Box::new(Fake("list_sessions", Tier::Release)),
-            Box::new(Fake("read_log", Tier::Debug)),
+            fake("list_sessions", Tier::Release),
+            fake("read_log", Tier::Debug),
         ])
         .unwrap();
         let err = |name: &str, s: &Settings| b.resolve(name, s).err();

@@ -14,11 +14,11 @@ use crate::send::limiter::Reserve;
 use crate::send::line_rule::{self, LineRefused};
 use crate::tools::context::ToolContext;
 use crate::tools::lookup::UNKNOWN_SESSION;
-use crate::tools::registry::{BoxFuture, Tier, Tool};
-use crate::tools::schema;
+use crate::tools::registry::{BoxFuture, Tier, Tool, ToolResult};
+use crate::tools::spec::{Effect, RequiredText, ToolSpec, SESSION};
 use rete_actors::AgentLineError;
 use rete_engine::event::ConnState;
-use serde_json::{json, Map, Value};
+use serde_json::json;
 
 /// The send_raw tool.
 pub struct SendRaw;
@@ -34,56 +34,35 @@ const NOT_CONNECTED: &str = "session not connected";
 const NOT_SENT: &str = "line not sent: a script blocked it or the connection could not take it";
 const SENDING_DISABLED: &str = "sending is disabled";
 
+const LINE: RequiredText = RequiredText::new("line", "The raw IRC line, without a line ending.");
+
+/// The tool's declaration.
+pub const SPEC: ToolSpec = ToolSpec {
+    name: NAME,
+    tier: Tier::Send,
+    description: DESCRIPTION,
+    effect: Effect::SendsToIrc,
+    args: &[SESSION.spec, LINE.spec],
+};
+
 impl Tool for SendRaw {
-    fn name(&self) -> &'static str {
-        NAME
+    fn spec(&self) -> &ToolSpec {
+        &SPEC
     }
 
-    fn tier(&self) -> Tier {
-        Tier::Send
-    }
-
-    fn descriptor(&self) -> Value {
-        let mut props = Map::new();
-        props.insert(
-            "session".into(),
-            schema::string("A session id from list_sessions."),
-        );
-        props.insert(
-            "line".into(),
-            schema::string("The raw IRC line, without a line ending."),
-        );
-        schema::descriptor(
-            NAME,
-            DESCRIPTION,
-            schema::closed_object(props, &["session", "line"]),
-            json!({
-                "readOnlyHint": false,
-                "destructiveHint": true,
-                "idempotentHint": false,
-                "openWorldHint": true,
-            }),
-        )
-    }
-
-    fn call<'a>(&'a self, ctx: &'a ToolContext, args: &'a Args) -> BoxFuture<'a, ToolOutcome> {
-        Box::pin(async move {
-            match run(ctx, args).await {
-                Ok(v) | Err(v) => v,
-            }
-        })
+    fn run<'a>(&'a self, ctx: &'a ToolContext, args: &'a Args) -> BoxFuture<'a, ToolResult> {
+        Box::pin(run(ctx, args))
     }
 }
 
-async fn run(ctx: &ToolContext, args: &Args) -> Result<ToolOutcome, ToolOutcome> {
+async fn run(ctx: &ToolContext, args: &Args) -> ToolResult {
     // The registry refuses the call while sending is off; a context without
     // the capability is the same answer, never a way around it.
     let Some(sending) = ctx.send.clone() else {
         return Err(ToolOutcome::error(SENDING_DISABLED));
     };
-    args.expect_only(&["session", "line"])?;
-    let id = args.required_str("session")?.to_owned();
-    let line = args.required_str("line")?.to_owned();
+    let id = SESSION.read(args)?.to_owned();
+    let line = LINE.read(args)?.to_owned();
     let sender = sending
         .sessions
         .sender_by_str(&id)
@@ -126,11 +105,11 @@ async fn run(ctx: &ToolContext, args: &Args) -> Result<ToolOutcome, ToolOutcome>
         joined = handed => joined.map_err(ToolOutcome::internal)?,
     };
     match outcome {
-        Ok(()) => Ok(ToolOutcome::Ok(json!({
+        Ok(()) => Ok(json!({
             "line": recorded,
             "sent": true,
             "session": id,
-        }))),
+        })),
         Err(AgentLineError::NotConnected) => Err(ToolOutcome::error(NOT_CONNECTED)),
         Err(AgentLineError::NotSent) => Err(ToolOutcome::error(NOT_SENT)),
     }

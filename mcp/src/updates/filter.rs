@@ -1,38 +1,10 @@
-//! subscribe's message filters: its arguments checked and normalised, and a
-//! live row matched against them.
-//!
-//! Arguments are checked in one fixed order, so a request with several
-//! mistakes always gets the same error:
-//! 1. `raw` or `log` while control.debug is off (any value, `null`
-//!    included): `debug tools are disabled`, before anything else;
-//! 2. unknown arguments, then each argument's type, in the schema's order
-//!    (raw and log last: each must be an object, then its own unknown
-//!    properties and their types, named `raw.<name>` / `log.<name>`);
-//! 3. entry counts (sessions, buffers, from, raw.sessions, raw.commands,
-//!    log.categories, as sent), then entry byte caps (the same lists, as
-//!    sent), then the match's byte cap — all before any entry is parsed, so
-//!    an over-long id is a length error;
-//! 4. match_mode, kinds, raw.direction, log.min_level, log.categories;
-//! 5. session ids (`unknown session`), then buffer ids (`unknown buffer`),
-//!    then raw.sessions (`unknown session`): every `invalid arguments`
-//!    error comes before these;
-//! 6. no filter left after dropping empty lists, false flags and an empty
-//!    match. Steps 4 and 5 can only fail on a filter that was given, so
-//!    their order against this one is only visible with a bad match_mode
-//!    and nothing else, which is the match_mode error.
-//!
-//! A well-formed id is a hyphenated UUID in any case, as list_sessions and
-//! list_buffers spell ids; it is kept upper-cased. Other UUID spellings
-//! (braces, `urn:uuid:`, no hyphens, surrounding spaces) name nothing the
-//! release tools accept, so they are refused as unknown too.
+//! subscribe's message filters, normalised (what a subscription collects
+//! and list_subscriptions shows), and a live row matched against them. The
+//! arguments are read and checked by the subscribe tool
+//! (`crate::tools::subscribe::parse`).
 
 use super::mention;
-use crate::read::args::{cut_utf8, json_string, ArgError, Args, ECHO_CAP};
-use crate::read::errors::DEBUG_DISABLED;
-use crate::read::errors::{UNKNOWN_BUFFER, UNKNOWN_SESSION};
 use crate::read::matcher::Scratch;
-use crate::read::result::ToolOutcome;
-use debug::{LogSent, RawSent};
 use rete_engine::buffer::BufferKind;
 use rete_engine::ids::{BufferId, SessionId};
 use rete_engine::row::{Kind, Row};
@@ -42,31 +14,6 @@ pub mod debug;
 mod text;
 pub use debug::{LogFilter, RawFilter};
 pub use text::{MatchMode, TextMatch};
-
-/// The message-filter arguments subscribe takes; with debug on, also
-/// [`DEBUG_ARGUMENTS`].
-pub const ARGUMENTS: [&str; 8] = [
-    "sessions",
-    "buffers",
-    "mentions",
-    "queries",
-    "from",
-    "kinds",
-    "match",
-    "match_mode",
-];
-
-/// subscribe's debug filters, taken only while control.debug is on.
-pub const DEBUG_ARGUMENTS: [&str; 2] = ["raw", "log"];
-
-/// At most this many entries in one list filter, counted as sent.
-pub const MAX_ENTRIES: usize = 50;
-
-/// The longest sessions, buffers or from entry, in UTF-8 bytes as sent.
-pub const MAX_ENTRY_BYTES: usize = 64;
-
-/// The longest match, in UTF-8 bytes.
-pub const MAX_MATCH_BYTES: usize = 256;
 
 /// The message kinds a subscription can ask for.
 pub const KINDS: [Kind; 10] = [
@@ -112,90 +59,10 @@ pub struct Filter {
 }
 
 impl Filter {
-    /// Reads subscribe's message filters in the order the module describes.
-    /// `debug` is control.debug for this request.
-    pub fn parse(args: &Args, debug: bool) -> Result<Filter, ToolOutcome> {
-        if !debug && (args.was_sent("raw") || args.was_sent("log")) {
-            return Err(ToolOutcome::error(DEBUG_DISABLED));
-        }
-        if debug {
-            let all: Vec<&str> = ARGUMENTS.iter().chain(&DEBUG_ARGUMENTS).copied().collect();
-            args.expect_only(&all)?;
-        } else {
-            args.expect_only(&ARGUMENTS)?;
-        }
-        let sessions = args.opt_str_array("sessions")?.unwrap_or_default();
-        let buffers = args.opt_str_array("buffers")?.unwrap_or_default();
-        let mentions = args.opt_bool("mentions")?.unwrap_or(false);
-        let queries = args.opt_bool("queries")?.unwrap_or(false);
-        let from = args.opt_str_array("from")?.unwrap_or_default();
-        let kinds = args.opt_str_array("kinds")?;
-        let text = args.opt_str("match")?.unwrap_or("");
-        let mode = args.opt_str("match_mode")?;
-        let raw_args = args.opt_object("raw")?;
-        let raw = raw_args.as_ref().map(RawSent::read).transpose()?;
-        let log_args = args.opt_object("log")?;
-        let log = log_args.as_ref().map(LogSent::read).transpose()?;
-
-        let none = Vec::new();
-        let raw_sessions = raw.as_ref().map_or(&none, |r| &r.sessions);
-        let commands = raw.as_ref().map_or(&none, |r| &r.commands);
-        let categories = log.as_ref().map_or(&none, |l| &l.categories);
-        let lists = [
-            ("sessions", &sessions, MAX_ENTRY_BYTES),
-            ("buffers", &buffers, MAX_ENTRY_BYTES),
-            ("from", &from, MAX_ENTRY_BYTES),
-            ("raw.sessions", raw_sessions, MAX_ENTRY_BYTES),
-            ("commands", commands, debug::MAX_COMMAND_BYTES),
-            ("categories", categories, MAX_ENTRY_BYTES),
-        ];
-        check_counts(&lists)?;
-        check_entry_bytes(&lists)?;
-        if text.len() > MAX_MATCH_BYTES {
-            let detail = format!("match is longer than {MAX_MATCH_BYTES} bytes");
-            return Err(ArgError::new(detail).into());
-        }
-        let mode = match mode {
-            None => MatchMode::Substring,
-            Some(name) => MatchMode::parse(name)
-                .ok_or_else(|| ArgError::new("match_mode must be substring or glob"))?,
-        };
-        let kinds = parse_kinds(kinds)?;
-        let direction = raw.as_ref().map(RawSent::direction).transpose()?.flatten();
-        let log = log.as_ref().map(LogSent::parse).transpose()?;
-        let filter = Filter {
-            sessions: parse_ids(&sessions, UNKNOWN_SESSION, |id| SessionId::parse(id).ok())?,
-            buffers: parse_ids(&buffers, UNKNOWN_BUFFER, |id| {
-                Some(BufferId::from_client(id))
-            })?,
-            mentions,
-            queries,
-            from: normalise_nicks(&from),
-            kinds,
-            text: match text {
-                "" => None,
-                t => Some(TextMatch::new(t, mode).map_err(ToolOutcome::internal)?),
-            },
-            raw: match &raw {
-                None => None,
-                Some(r) => Some(RawFilter::new(
-                    parse_ids(&r.sessions, UNKNOWN_SESSION, |id| SessionId::parse(id).ok())?,
-                    &r.commands,
-                    direction,
-                )),
-            },
-            log,
-        };
-        if filter.is_empty() {
-            return Err(ArgError::new("a subscription needs at least one filter").into());
-        }
-        Ok(filter)
-    }
-
     /// True when no filter is left: such a subscription is refused. A raw
     /// or log object, even `{}`, is a filter (every raw line, or every log
     /// line at warning or above).
-    fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         !self.has_message_filter() && self.raw.is_none() && self.log.is_none()
     }
 
@@ -321,85 +188,6 @@ pub fn mentions_in(row: &Row, nick: &str) -> bool {
         found = found || mention::mentions(field, nick);
     });
     found
-}
-
-/// One list filter as sent: its name in errors, its entries, its entry cap.
-type SentList<'a, 'b> = (&'static str, &'b Vec<&'a str>, usize);
-
-fn check_counts(lists: &[SentList<'_, '_>]) -> Result<(), ArgError> {
-    match lists.iter().find(|(_, items, _)| items.len() > MAX_ENTRIES) {
-        Some((name, _, _)) => Err(ArgError::new(format!(
-            "{name} has more than {MAX_ENTRIES} entries"
-        ))),
-        None => Ok(()),
-    }
-}
-
-fn check_entry_bytes(lists: &[SentList<'_, '_>]) -> Result<(), ArgError> {
-    let too_long = |items: &Vec<&str>, cap: usize| items.iter().any(|s| s.len() > cap);
-    match lists.iter().find(|(_, items, cap)| too_long(items, *cap)) {
-        Some((name, _, cap)) => Err(ArgError::new(format!(
-            "{name} entry is longer than {cap} bytes"
-        ))),
-        None => Ok(()),
-    }
-}
-
-/// The kinds asked for, sorted and deduplicated; an empty list is absent.
-/// The first entry that is not a subscribable kind is reported.
-fn parse_kinds(names: Option<Vec<&str>>) -> Result<Option<Vec<Kind>>, ArgError> {
-    let mut kinds = Vec::new();
-    for name in names.unwrap_or_default() {
-        let kind = Kind::from_name(name)
-            .filter(|k| KINDS.contains(k))
-            .ok_or_else(|| {
-                ArgError::new(format!(
-                    "unknown kind: {}",
-                    json_string(cut_utf8(name, ECHO_CAP))
-                ))
-            })?;
-        kinds.push(kind);
-    }
-    kinds.sort_unstable();
-    kinds.dedup();
-    Ok((!kinds.is_empty()).then_some(kinds))
-}
-
-/// Ids upper-cased, sorted and deduplicated; the first malformed one is
-/// `unknown`. `make` builds the id from its upper-case spelling.
-fn parse_ids<T: Ord>(
-    sent: &[&str],
-    unknown: &'static str,
-    make: impl Fn(&str) -> Option<T>,
-) -> Result<Vec<T>, ToolOutcome> {
-    let mut ids = Vec::with_capacity(sent.len());
-    for id in sent {
-        let parsed = canonical_id(id).and_then(|upper| make(&upper));
-        ids.push(parsed.ok_or_else(|| ToolOutcome::error(unknown))?);
-    }
-    ids.sort_unstable();
-    ids.dedup();
-    Ok(ids)
-}
-
-/// The id upper-cased, when it is a hyphenated UUID: the one spelling the
-/// release tools give ids in (session and buffer ids share it).
-fn canonical_id(sent: &str) -> Option<String> {
-    let upper = sent.to_ascii_uppercase();
-    let parsed = SessionId::parse(&upper).ok()?;
-    (parsed.as_str() == upper).then_some(upper)
-}
-
-/// from entries lowercased, empty ones dropped, sorted, deduplicated.
-fn normalise_nicks(sent: &[&str]) -> Vec<String> {
-    let mut nicks: Vec<String> = sent
-        .iter()
-        .filter(|n| !n.is_empty())
-        .map(|n| n.to_lowercase())
-        .collect();
-    nicks.sort_unstable();
-    nicks.dedup();
-    nicks
 }
 
 #[cfg(test)]

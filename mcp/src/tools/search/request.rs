@@ -3,25 +3,10 @@
 
 use super::filters::{parse_from, parse_kinds, parse_time, Filters};
 use super::window::Start;
-use crate::read::args::{clamp, limit, ArgError, Args};
+use crate::read::args::{ArgError, Args};
 use crate::read::cursor::{self, Kind};
 use crate::read::matcher::Mode;
-
-/// Every argument search_messages takes.
-pub const ARGUMENTS: [&str; 12] = [
-    "query",
-    "match",
-    "sessions",
-    "buffers",
-    "from",
-    "kinds",
-    "since",
-    "until",
-    "limit",
-    "count_only",
-    "context",
-    "cursor",
-];
+use crate::tools::spec::{ArgSpec, Choice, Flag, Integer, RequiredText, Text, Texts, NEXT_CURSOR};
 
 /// The default and largest page.
 pub const LIMIT_DEFAULT: i64 = 50;
@@ -29,6 +14,46 @@ pub const LIMIT_DEFAULT: i64 = 50;
 pub const LIMIT_MAX: i64 = 500;
 /// The most neighbours per side of a match.
 pub const CONTEXT_MAX: i64 = 10;
+
+const QUERY: RequiredText = RequiredText::new(
+    "query",
+    "What to find. An empty substring query matches every message.",
+);
+const MATCH: Choice = Choice::new("match", "substring", "substring, glob or regex.");
+const SESSIONS: Texts = Texts::new("sessions", "Only these session ids.");
+const BUFFERS: Texts = Texts::new("buffers", "Only these buffer ids.");
+const FROM: Text = Text::new("from", "Only messages from this nick, ignoring case.");
+const KINDS: Texts = Texts::new(
+    "kinds",
+    "Only these message kinds (the kind field's values).",
+);
+const SINCE: Text = Text::new("since", "Only messages at or after this ISO-8601 time.");
+const UNTIL: Text = Text::new("until", "Only messages at or before this ISO-8601 time.");
+const LIMIT: Integer = Integer::limit(LIMIT_DEFAULT, LIMIT_MAX, "How many matches.");
+const COUNT_ONLY: Flag = Flag::new("count_only", false, "Counts only.");
+const CONTEXT: Integer = Integer::new(
+    "context",
+    0,
+    0,
+    CONTEXT_MAX,
+    "Neighbouring messages per match.",
+);
+
+/// Every argument search_messages takes, in the order they are read.
+pub const ARGUMENTS: [ArgSpec; 12] = [
+    QUERY.spec,
+    MATCH.spec,
+    SESSIONS.spec,
+    BUFFERS.spec,
+    FROM.spec,
+    KINDS.spec,
+    SINCE.spec,
+    UNTIL.spec,
+    LIMIT.spec,
+    COUNT_ONLY.spec,
+    CONTEXT.spec,
+    NEXT_CURSOR.spec,
+];
 
 /// A checked search request.
 #[derive(Clone, Debug, PartialEq)]
@@ -57,23 +82,19 @@ pub struct Request {
 impl Request {
     /// Reads and checks the arguments, in the order they are listed.
     pub fn parse(args: &Args) -> Result<Request, ArgError> {
-        args.expect_only(&ARGUMENTS)?;
-        let query = args.required_str("query")?.to_owned();
-        let mode = match args.opt_str("match")? {
-            None => Mode::Substring,
-            Some(name) => Mode::parse(name)
-                .ok_or_else(|| ArgError::new("match must be substring, glob or regex"))?,
-        };
-        let sessions = id_list(args.opt_str_array("sessions")?);
-        let buffers = id_list(args.opt_str_array("buffers")?);
-        let from = parse_from(args.opt_str("from")?);
-        let kinds = parse_kinds(args.opt_str_array("kinds")?)?;
-        let since = parse_time("since", args.opt_str("since")?)?;
-        let until = parse_time("until", args.opt_str("until")?)?;
-        let limit = limit(args.opt_int("limit")?, LIMIT_DEFAULT, LIMIT_MAX);
-        let count_only = args.opt_bool("count_only")?.unwrap_or(false);
-        let context = clamp(args.opt_int("context")?.unwrap_or(0), 0, CONTEXT_MAX);
-        let cursor = args.opt_str("cursor")?.map(str::to_owned);
+        let query = QUERY.read(args)?.to_owned();
+        let mode = Mode::parse(MATCH.read(args)?)
+            .ok_or_else(|| ArgError::new("match must be substring, glob or regex"))?;
+        let sessions = id_list(SESSIONS.read(args)?);
+        let buffers = id_list(BUFFERS.read(args)?);
+        let from = parse_from(FROM.read(args)?);
+        let kinds = parse_kinds(KINDS.read(args)?)?;
+        let since = parse_time("since", SINCE.read(args)?)?;
+        let until = parse_time("until", UNTIL.read(args)?)?;
+        let limit = LIMIT.read_count(args)?;
+        let count_only = COUNT_ONLY.read(args)?;
+        let context = CONTEXT.read_count(args)?;
+        let cursor = NEXT_CURSOR.read(args)?.map(str::to_owned);
         Ok(Request {
             query,
             mode,
@@ -85,10 +106,9 @@ impl Request {
                 since,
                 until,
             },
-            // Both are clamped to small positive ranges above.
-            limit: usize::try_from(limit).unwrap_or(1),
+            limit,
             count_only,
-            context: usize::try_from(context).unwrap_or(0),
+            context,
             cursor,
         })
     }
@@ -216,8 +236,16 @@ mod tests {
         Args::from_request(Some(&v)).unwrap()
     }
 
+    /// The registry's name checks from the tool's spec, then the parse.
     fn parse(v: Value) -> Result<Request, String> {
-        Request::parse(&args(v)).map_err(|e| e.to_string())
+        let a = args(v);
+        let settings = crate::tools::Settings::default();
+        match crate::tools::search::SPEC.check_names(&a, &settings) {
+            Err(crate::tools::ToolOutcome::Error(text)) => return Err(text),
+            Err(other) => return Err(format!("{other:?}")),
+            Ok(()) => {}
+        }
+        Request::parse(&a).map_err(|e| e.to_string())
     }
 
     #[test]

@@ -19,7 +19,7 @@ fn session() -> SessionId {
 }
 
 fn filter(args: Value) -> Filter {
-    Filter::parse(&Args::from_request(Some(&args)).unwrap(), false).unwrap()
+    crate::tools::subscribe::parse(&Args::from_request(Some(&args)).unwrap()).unwrap()
 }
 
 fn row(seq: u64, from: &str, text: &str, history: bool) -> Row {
@@ -525,7 +525,7 @@ fn an_answer_to_a_batch_no_longer_waited_for_is_ignored() {
 }
 
 fn debug_filter(args: Value) -> Filter {
-    Filter::parse(&Args::from_request(Some(&args)).unwrap(), true).unwrap()
+    crate::tools::subscribe::parse(&Args::from_request(Some(&args)).unwrap()).unwrap()
 }
 
 fn raw_line(seq: u64, text: &str) -> crate::debug::raw::ring::RawLine {
