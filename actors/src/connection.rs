@@ -22,6 +22,7 @@ use rete_engine::session::Ticket;
 use rete_transports::{connect, Connection, Transport};
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
+use tracing::Instrument as _;
 
 /// Received lines that may wait in the session actor's mailbox at once.
 pub const MAX_LINES_IN_FLIGHT: usize = 1024;
@@ -67,78 +68,85 @@ pub(crate) fn spawn(
     transport: Transport,
     actor: ActorRef<SessionMsg>,
     generation: u64,
+    span: tracing::Span,
 ) -> (mpsc::UnboundedSender<Outgoing>, ConnectionTasks) {
     let (tx, mut rx) = mpsc::unbounded_channel::<Outgoing>();
-    let main = tokio::spawn(async move {
-        let conn = match open(&transport).await {
-            Ok(c) => c,
-            Err(e) => {
-                let _ = actor.cast(SessionMsg::Closed {
-                    generation,
-                    reason: e.to_string(),
-                });
-                return;
-            }
-        };
-        let peer = conn.peer;
-        let tls = conn.tls.as_ref().map(|t| t.peer_fingerprint_sha256.clone());
-        let (mut reader, mut writer) = (conn.reader, conn.writer);
-        if actor
-            .cast(SessionMsg::Connected {
-                generation,
-                peer: peer.to_string(),
-                tls_fingerprint: tls,
-            })
-            .is_err()
-        {
-            return;
-        }
-        let write_actor = actor.clone();
-        // Aborted with the connection: when this task is aborted (or ends),
-        // the guard's drop stops the writer too, so no half outlives it.
-        let writer_task = AbortOnDrop(tokio::spawn(async move {
-            while let Some(out) = rx.recv().await {
-                if let Err(e) = writer.send_line(&out.line).await {
-                    let _ = write_actor.cast(SessionMsg::Closed {
+    let main = tokio::spawn(
+        async move {
+            let conn = match open(&transport).await {
+                Ok(c) => c,
+                Err(e) => {
+                    let _ = actor.cast(SessionMsg::Closed {
                         generation,
-                        reason: format!("write failed: {e}"),
+                        reason: e.to_string(),
                     });
                     return;
                 }
-                if let Some(ticket) = out.ticket {
-                    let _ = write_actor.cast(SessionMsg::Written { generation, ticket });
-                }
-            }
-            // The actor dropped its sender: it wants the connection closed.
-            let _ = writer.shutdown().await;
-        }));
-        let in_flight = Arc::new(Semaphore::new(MAX_LINES_IN_FLIGHT));
-        let reason = loop {
-            // Wait for room in the mailbox before reading more from the socket.
-            let Ok(permit) = in_flight.clone().acquire_owned().await else {
-                break "the line queue closed".to_owned();
             };
-            match reader.next_line().await {
-                Ok(Some(line)) => {
-                    let permit = LinePermit(permit);
-                    if actor
-                        .cast(SessionMsg::Line {
-                            generation,
-                            line,
-                            permit,
-                        })
-                        .is_err()
-                    {
-                        return;
-                    }
-                }
-                Ok(None) => break "the server closed the connection".to_owned(),
-                Err(e) => break format!("read failed: {e}"),
+            let peer = conn.peer;
+            let tls = conn.tls.as_ref().map(|t| t.peer_fingerprint_sha256.clone());
+            let (mut reader, mut writer) = (conn.reader, conn.writer);
+            if actor
+                .cast(SessionMsg::Connected {
+                    generation,
+                    peer: peer.to_string(),
+                    tls_fingerprint: tls,
+                })
+                .is_err()
+            {
+                return;
             }
-        };
-        drop(writer_task);
-        let _ = actor.cast(SessionMsg::Closed { generation, reason });
-    });
+            let write_actor = actor.clone();
+            // Aborted with the connection: when this task is aborted (or ends),
+            // the guard's drop stops the writer too, so no half outlives it.
+            let writer_task = AbortOnDrop(tokio::spawn(
+                async move {
+                    while let Some(out) = rx.recv().await {
+                        if let Err(e) = writer.send_line(&out.line).await {
+                            let _ = write_actor.cast(SessionMsg::Closed {
+                                generation,
+                                reason: format!("write failed: {e}"),
+                            });
+                            return;
+                        }
+                        if let Some(ticket) = out.ticket {
+                            let _ = write_actor.cast(SessionMsg::Written { generation, ticket });
+                        }
+                    }
+                    // The actor dropped its sender: it wants the connection closed.
+                    let _ = writer.shutdown().await;
+                }
+                .in_current_span(),
+            ));
+            let in_flight = Arc::new(Semaphore::new(MAX_LINES_IN_FLIGHT));
+            let reason = loop {
+                // Wait for room in the mailbox before reading more from the socket.
+                let Ok(permit) = in_flight.clone().acquire_owned().await else {
+                    break "the line queue closed".to_owned();
+                };
+                match reader.next_line().await {
+                    Ok(Some(line)) => {
+                        let permit = LinePermit(permit);
+                        if actor
+                            .cast(SessionMsg::Line {
+                                generation,
+                                line,
+                                permit,
+                            })
+                            .is_err()
+                        {
+                            return;
+                        }
+                    }
+                    Ok(None) => break "the server closed the connection".to_owned(),
+                    Err(e) => break format!("read failed: {e}"),
+                }
+            };
+            drop(writer_task);
+            let _ = actor.cast(SessionMsg::Closed { generation, reason });
+        }
+        .instrument(span),
+    );
     (tx, ConnectionTasks { tasks: vec![main] })
 }
 

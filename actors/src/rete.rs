@@ -123,6 +123,7 @@ impl Rete {
             origin: self.origin,
             wants_connection: Mutex::new(spec.autoconnect),
             backoff: Mutex::new(spec.reconnect),
+            span: tracing::info_span!(target: "rete::network", "session", id = %id),
             id,
             current: Mutex::new(None),
             restarts: AtomicU32::new(0),

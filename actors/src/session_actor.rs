@@ -63,6 +63,9 @@ pub struct SessionShared {
     pub(crate) current: Mutex<Option<SessionRef>>,
     /// How many times the supervisor restarted this session's actor.
     pub(crate) restarts: std::sync::atomic::AtomicU32,
+    /// The session's tracing span: its actor's handling and its connection
+    /// tasks run inside it, so every log line can be told apart by session.
+    pub(crate) span: tracing::Span,
 }
 
 impl SessionShared {
@@ -237,15 +240,30 @@ impl Actor for SessionActor {
         msg: Self::Msg,
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
+        // Everything logged while a message is handled (the engine's steps,
+        // reconnects, audit lines) is inside this session's span.
+        let span = state.shared.span.clone();
+        span.in_scope(|| state.handle_msg(&myself, msg))
+    }
+}
+
+impl SessionState {
+    /// Handles one message (see [`SessionActor`]'s `handle`).
+    fn handle_msg(
+        &mut self,
+        myself: &ActorRef<SessionMsg>,
+        msg: SessionMsg,
+    ) -> Result<(), ActorProcessingErr> {
+        let state = self;
         match msg {
             SessionMsg::Connect => {
                 *state.shared.wants_connection.lock() = true;
                 if state.tasks.is_none() {
                     state.shared.backoff.lock().reset();
-                    state.start_connecting(&myself, false);
+                    state.start_connecting(myself, false);
                 }
             }
-            SessionMsg::Disconnect { reason } => state.disconnect(&myself, reason),
+            SessionMsg::Disconnect { reason } => state.disconnect(myself, reason),
             SessionMsg::Connected {
                 generation,
                 peer,
@@ -264,7 +282,7 @@ impl Actor for SessionActor {
                     tls_fingerprint.as_deref(),
                     entropy,
                 );
-                state.drain(&myself);
+                state.drain(myself);
             }
             SessionMsg::Line {
                 generation,
@@ -277,21 +295,21 @@ impl Actor for SessionActor {
                     .raw
                     .see(&shared.id, crate::raw_tap::Direction::In, &line);
                 shared.engine.lock().handle_line(now, &line);
-                state.drain(&myself);
+                state.drain(myself);
                 drop(permit);
             }
             SessionMsg::Closed { generation, reason } if generation == state.generation => {
-                state.connection_lost(&myself, &reason);
+                state.connection_lost(myself, &reason);
             }
             SessionMsg::Timer { generation } if generation == state.timer_generation => {
                 state.timer_due = None;
                 let now = state.shared.now();
                 state.shared.engine.lock().handle_timeout(now);
-                state.drain(&myself);
+                state.drain(myself);
             }
             SessionMsg::Retry { generation } if generation == state.generation => {
                 if *state.shared.wants_connection.lock() && state.tasks.is_none() {
-                    state.start_connecting(&myself, true);
+                    state.start_connecting(myself, true);
                 }
             }
             SessionMsg::KeyDerived {
@@ -305,14 +323,14 @@ impl Actor for SessionActor {
                     .engine
                     .lock()
                     .handle_key_derived(now, id, &salted);
-                state.drain(&myself);
+                state.drain(myself);
             }
             SessionMsg::AgentLine { line, shown, reply } => {
                 let queued = state.shared.engine.lock().commands().agent_line(&line);
                 match queued {
                     Ok(ticket) => {
                         state.agent.insert(ticket, reply, shown);
-                        state.drain(&myself);
+                        state.drain(myself);
                     }
                     Err(CommandError::NotConnected) => {
                         let _ = reply.send(Err(crate::AgentLineError::NotConnected));
@@ -332,7 +350,7 @@ impl Actor for SessionActor {
                         engine.view().name()
                     );
                     drop(engine);
-                    state.drain(&myself);
+                    state.drain(myself);
                 }
             }
             SessionMsg::Read(read) => {
@@ -345,7 +363,7 @@ impl Actor for SessionActor {
                     let mut commands = engine.commands();
                     command(&mut commands)
                 };
-                state.drain(&myself);
+                state.drain(myself);
                 let _ = reply.send(result);
             }
             SessionMsg::Crash => {
@@ -362,9 +380,7 @@ impl Actor for SessionActor {
         }
         Ok(())
     }
-}
 
-impl SessionState {
     fn start_connecting(&mut self, myself: &ActorRef<SessionMsg>, reconnect: bool) {
         self.generation += 1;
         self.quitting = false;
@@ -378,6 +394,7 @@ impl SessionState {
             self.shared.transport.clone(),
             myself.clone(),
             self.generation,
+            self.shared.span.clone(),
         );
         self.wire = Some(wire);
         self.tasks = Some(tasks);

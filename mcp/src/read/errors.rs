@@ -8,3 +8,6 @@ pub const UNKNOWN_BUFFER: &str = "unknown buffer";
 
 /// A debug tool (or subscribe's raw or log filter) while control.debug is off.
 pub const DEBUG_DISABLED: &str = "debug tools are disabled";
+
+/// A raw direction other than in or out (search_raw, subscribe's raw filter).
+pub const INVALID_DIRECTION: &str = "invalid direction: expected \"in\" or \"out\"";

@@ -3,12 +3,13 @@
 //! result and the 60,000-byte budget ([`result`]), opaque cursors
 //! ([`cursor`]), message objects ([`message`]), paging a buffer under the
 //! budget ([`paging`]), what a read must not return ([`withheld`]), the
-//! match modes of search and subscribe ([`matcher`]), raw lines on the way
-//! out ([`raw`]), and the shared error texts ([`errors`]). Nothing here depends on `tools/` or `updates/`.
+//! match modes of search and subscribe ([`matcher`]), raw and log lines on the
+//! way out ([`raw`], [`log`]), and the shared error texts ([`errors`]). Nothing here depends on `tools/` or `updates/`.
 
 pub mod args;
 pub mod cursor;
 pub mod errors;
+pub mod log;
 pub mod matcher;
 pub mod message;
 pub mod paging;

@@ -23,19 +23,18 @@
 use crate::debug::log::level::{Category, Level};
 use crate::debug::log::line::LogLine;
 use crate::debug::log::ring::{ReadRequest, Snapshot};
-use crate::read::args::{cut_utf8, json_string, ArgError, Args, ECHO_CAP};
+use crate::read::args::{ArgError, Args};
 use crate::read::cursor::Kind;
+use crate::read::log::{line_object, session_secrets, unknown_name, withholds};
 use crate::read::matcher::{Scratch, Substring};
 use crate::read::paging::Binding;
-use crate::read::result::{encoded_len, time, Offer, RowBudget, ToolOutcome, BUDGET};
+use crate::read::result::{encoded_len, Offer, RowBudget, ToolOutcome, BUDGET};
 use crate::tools::context::ToolContext;
 use crate::tools::registry::{BoxFuture, Tier, Tool, ToolResult};
 use crate::tools::spec::{Effect, Integer, Text, Texts, ToolSpec};
-use rete_actors::ReadOnlySessions;
 use rete_redact::SecretSet;
 use serde_json::{json, Value};
 use std::sync::Arc;
-use std::time::Duration;
 
 /// The read_log tool.
 pub struct ReadLog;
@@ -46,11 +45,6 @@ const NAME: &str = "read_log";
 pub const DEFAULT_LIMIT: i64 = 200;
 /// The largest `limit`; larger values are clamped to it.
 pub const MAX_LIMIT: i64 = 2_000;
-
-/// How long a session may take to hand over its secrets before the read
-/// counts them as unreadable. A session answers between two inputs, so only
-/// a session that is restarting or swamped takes longer.
-pub const SECRETS_TIMEOUT: Duration = Duration::from_secs(1);
 
 const DESCRIPTION: &str = "Rete's own log lines after a cursor, oldest first (without a cursor, \
 from the oldest line held), filtered by min_level, categories and contains (ignoring case). \
@@ -152,15 +146,6 @@ impl Query {
     }
 }
 
-/// `unknown level: "<name>"`, the name cut to 64 bytes and JSON-escaped
-/// (subscribe's log filter words its errors the same way).
-pub fn unknown_name(what: &str, name: &str) -> ArgError {
-    ArgError::new(format!(
-        "unknown {what}: {}",
-        json_string(cut_utf8(name, ECHO_CAP))
-    ))
-}
-
 async fn run(ctx: &ToolContext, args: &Args) -> ToolResult {
     let cursor = CURSOR.read(args)?;
     let limit = LIMIT.read_count(args)?;
@@ -196,56 +181,10 @@ async fn run(ctx: &ToolContext, args: &Args) -> ToolResult {
     Ok(page(&snapshot, after, floor, &query, limit, BUDGET))
 }
 
-/// Every running session's id and secrets, read at once; None for a
-/// session whose secrets could not be read within [`SECRETS_TIMEOUT`]. Log
-/// subscriptions' polls read them the same way.
-pub async fn session_secrets(sessions: &ReadOnlySessions) -> Vec<(String, Option<SecretSet>)> {
-    let mut reads = tokio::task::JoinSet::new();
-    for session in sessions.sessions() {
-        reads.spawn(async move {
-            let id = session.id().as_str().to_owned();
-            let read = session.read(|view| view.secrets().clone());
-            let secrets = tokio::time::timeout(SECRETS_TIMEOUT, read)
-                .await
-                .ok()
-                .and_then(Result::ok);
-            (id, secrets)
-        });
-    }
-    let mut out = Vec::new();
-    while let Some(done) = reads.join_next().await {
-        // A read task cannot panic; were it lost, its session is unknown
-        // here, and with no session listed the read stalls.
-        if let Ok(pair) = done {
-            out.push(pair);
-        }
-    }
-    out
-}
-
 /// The cursor binding of read_log: the tool alone (the ring is the
 /// process's, not a session's).
 pub fn binding() -> Binding {
     Binding::new(Kind::Log, NAME, "", "")
-}
-
-/// True when `line` must not be returned: it holds a secret, or its cut
-/// fell inside one (what was kept ends with four or more of its bytes).
-pub fn withholds(scan: &SecretSet, line: &LogLine) -> bool {
-    scan.contains_secret(&line.text)
-        || (line.kept.is_some() && scan.cut_ends_in_secret(line.kept_text()))
-}
-
-/// A line as the contract shows it.
-pub fn line_object(line: &LogLine) -> Value {
-    json!({
-        "category": line.category.as_str(),
-        "level": line.level.as_str(),
-        "seq": line.seq,
-        "text": &*line.text,
-        "time": time(line.time),
-        "untrusted": true,
-    })
 }
 
 /// The result for a snapshot read after `after` (None: no cursor) by a

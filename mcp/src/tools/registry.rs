@@ -18,6 +18,7 @@ use crate::tools::spec::ToolSpec;
 use serde_json::Value;
 use std::future::Future;
 use std::pin::Pin;
+use tracing::Instrument as _;
 
 /// A boxed future that can cross threads, as tools return.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -162,7 +163,9 @@ impl ToolBox {
         if let Err(refusal) = tool.spec().check_names(args, &ctx.settings) {
             return refusal;
         }
-        match tool.run(ctx, args).await {
+        // Everything a tool logs while it runs is inside its call's span.
+        let span = tracing::info_span!(target: "rete::app", "tool", name = tool.spec().name);
+        match tool.run(ctx, args).instrument(span).await {
             Ok(result) => ToolOutcome::Ok(result),
             Err(ended) => ended,
         }

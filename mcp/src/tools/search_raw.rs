@@ -45,8 +45,7 @@ pub const DEFAULT_LIMIT: i64 = 200;
 /// The largest `limit`; larger values are clamped to it.
 pub const MAX_LIMIT: i64 = 2000;
 
-/// The error for a direction other than in or out.
-pub const INVALID_DIRECTION: &str = "invalid direction: expected \"in\" or \"out\"";
+pub use crate::read::errors::INVALID_DIRECTION;
 
 const DESCRIPTION: &str = "Debug, unstable: a session's raw IRC lines (redacted) matching \
 filters, oldest first, from a cursor to the newest line. commands: IRC commands or numerics, read \

@@ -13,7 +13,7 @@ use super::clock::Clock;
 use super::collector::Next;
 use super::feed::POLL_EVERY;
 use super::filter::Filter;
-use super::registry::{Full, Listed, PollData, Registry, Unknown};
+use super::registry::{Full, Listed, PollData, Registry, Subscribed, Unknown};
 use super::render::Detail;
 use super::{SubId, MAX_WAITS, SWEEP_EVERY};
 use crate::debug::Capture;
@@ -57,7 +57,7 @@ pub struct ReadSpec {
 /// Messages the registry handles.
 pub enum RegistryMsg {
     /// subscribe.
-    Subscribe(Filter, RpcReplyPort<Result<Value, Full>>),
+    Subscribe(Filter, RpcReplyPort<Result<Subscribed, Full>>),
     /// unsubscribe.
     Unsubscribe(SubId, RpcReplyPort<Result<(), Unknown>>),
     /// list_subscriptions.
@@ -309,7 +309,11 @@ impl RegistryState {
         }
     }
 
-    fn subscribe(&mut self, myself: &ActorRef<RegistryMsg>, filter: Filter) -> Result<Value, Full> {
+    fn subscribe(
+        &mut self,
+        myself: &ActorRef<RegistryMsg>,
+        filter: Filter,
+    ) -> Result<Subscribed, Full> {
         let running = self.running();
         // Events are watched before any starting point is read, so no row
         // stored after a starting point can be missed.

@@ -17,9 +17,9 @@
 use super::{Event, Source};
 use crate::debug::log::line::LogLine;
 use crate::debug::raw::ring::{Pos, RawLine};
+use crate::read::log::line_object;
 use crate::read::raw::line_json;
 use crate::read::result::encoded_len;
-use crate::tools::read_log::line_object;
 use rete_engine::ids::SessionId;
 use serde_json::json;
 use std::collections::{HashMap, VecDeque};

@@ -7,7 +7,7 @@
 use super::actor::{ReadSpec, RegistryActor, RegistryArgs, RegistryMsg, Stats, WaitAnswer};
 use super::clock::Clock;
 use super::filter::Filter;
-use super::registry::{Full, Listed, Unknown};
+use super::registry::{Full, Listed, Subscribed, Unknown};
 use super::SubId;
 use crate::debug::Capture;
 use parking_lot::RwLock;
@@ -93,12 +93,12 @@ impl Updates {
         self.actor.read().clone()
     }
 
-    /// subscribe: the result object, or the 16-subscription refusal.
+    /// subscribe: the new subscription, or the 16-subscription refusal.
     pub async fn subscribe(
         &self,
         filter: Filter,
         cancel: &CancellationToken,
-    ) -> Result<Result<Value, Full>, Asked> {
+    ) -> Result<Result<Subscribed, Full>, Asked> {
         self.ask(cancel, |reply| RegistryMsg::Subscribe(filter, reply))
             .await
     }

@@ -8,8 +8,8 @@
 use super::registry::{PollData, PollPlan};
 use crate::debug::log::ring::ReadRequest;
 use crate::debug::Capture;
+use crate::read::log::{session_secrets, SECRETS_TIMEOUT};
 use crate::read::withheld::Withholder;
-use crate::tools::read_log::{session_secrets, SECRETS_TIMEOUT};
 use rete_actors::ReadOnlySessions;
 
 /// Reads what `plan` asks for. A session that is gone, or whose secrets or

@@ -15,7 +15,7 @@ use super::render::{self, Detail, Target};
 use super::{Event, Source, SubId, IDLE_EXPIRY, MAX_SUBSCRIPTIONS};
 use crate::read::matcher::Scratch;
 use crate::read::message::message_json;
-use crate::read::result::{encoded_len, time};
+use crate::read::result::encoded_len;
 use rete_engine::buffer::BufferKind;
 use rete_engine::clock::UnixMillis;
 use rete_engine::ids::{BufferId, SessionId};
@@ -23,7 +23,7 @@ use rete_engine::row::{Kind, Row};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// subscribe while [`MAX_SUBSCRIPTIONS`] exist.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,6 +43,19 @@ enum Start {
     /// Each buffer's last seq when it was read; a buffer not listed was
     /// opened later and is collected from its first message.
     Known(HashMap<BufferId, u64>),
+}
+
+/// A new subscription, as subscribe answers it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Subscribed {
+    /// Its id.
+    pub id: SubId,
+    /// Its filters, normalised.
+    pub filter: Filter,
+    /// When it was made.
+    pub created: UnixMillis,
+    /// How long it may go unread before it is removed.
+    pub expires_after_idle: Duration,
 }
 
 /// One live subscription.
@@ -176,18 +189,16 @@ impl Registry {
         running: &[SessionId],
         now: Instant,
         wall: UnixMillis,
-    ) -> Result<(Value, Vec<(SessionId, Next)>), Full> {
+    ) -> Result<(Subscribed, Vec<(SessionId, Next)>), Full> {
         if self.subs.len() >= MAX_SUBSCRIPTIONS {
             return Err(Full);
         }
-        let answer = json!({
-            "subscription": {
-                "id": id.as_str(),
-                "filters": filter.to_json(),
-                "created": time(wall),
-                "expires_after_idle": IDLE_EXPIRY.as_secs(),
-            }
-        });
+        let answer = Subscribed {
+            id: id.clone(),
+            filter: filter.clone(),
+            created: wall,
+            expires_after_idle: IDLE_EXPIRY,
+        };
         let starts = running
             .iter()
             .map(|s| (s.clone(), Start::Pending(self.next_batch)))

@@ -2,11 +2,12 @@
 //! Its arguments are declared here and read in [`parse`].
 
 use crate::read::args::Args;
-use crate::read::result::ToolOutcome;
+use crate::read::result::{time, ToolOutcome};
 use crate::tools::context::ToolContext;
 use crate::tools::registry::{BoxFuture, Tier, Tool, ToolResult};
 use crate::tools::spec::{Choice, Effect, Flag, Object, Text, Texts, ToolSpec};
 use crate::tools::updates_call::asked;
+use serde_json::json;
 
 mod parse;
 pub use parse::{parse, MAX_COMMAND_BYTES, MAX_ENTRIES, MAX_ENTRY_BYTES, MAX_MATCH_BYTES};
@@ -114,7 +115,14 @@ impl Tool for Subscribe {
 async fn run(ctx: &ToolContext, args: &Args) -> ToolResult {
     let filter = parse(args)?;
     match ctx.updates.subscribe(filter, &ctx.cancel).await {
-        Ok(Ok(answer)) => Ok(answer),
+        Ok(Ok(made)) => Ok(json!({
+            "subscription": {
+                "id": made.id.as_str(),
+                "filters": made.filter.to_json(),
+                "created": time(made.created),
+                "expires_after_idle": made.expires_after_idle.as_secs(),
+            }
+        })),
         Ok(Err(_full)) => Err(ToolOutcome::error(TOO_MANY)),
         Err(e) => Err(asked(e)),
     }

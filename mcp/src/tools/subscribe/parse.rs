@@ -32,10 +32,10 @@ use super::{
 };
 use crate::debug::log::level::{Category, Level};
 use crate::read::args::{cut_utf8, json_string, ArgError, Args, ECHO_CAP};
+use crate::read::errors::INVALID_DIRECTION;
 use crate::read::errors::{UNKNOWN_BUFFER, UNKNOWN_SESSION};
+use crate::read::log::unknown_name;
 use crate::read::result::ToolOutcome;
-use crate::tools::read_log::unknown_name;
-use crate::tools::search_raw::INVALID_DIRECTION;
 use crate::updates::filter::{
     Filter, LogFilter, MatchMode, RawFilter, TextMatch, KINDS as SUBSCRIBABLE,
 };

@@ -6,9 +6,9 @@
 use super::Registry;
 use crate::debug::log::ring::Snapshot;
 use crate::debug::raw::ring::{Pos, RawLine};
+use crate::read::log::withholds;
 use crate::read::raw::withheld;
 use crate::read::withheld::Withholder;
-use crate::tools::read_log::withholds;
 use crate::updates::feed::{log_event, raw_event, RawAt};
 use rete_engine::ids::SessionId;
 use std::sync::Arc;
