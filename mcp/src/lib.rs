@@ -16,12 +16,14 @@
 //!   check that a client's socket belongs to our user.
 //! - `rpc`: stateless JSON-RPC 2.0 over one request body (initialize,
 //!   ping, tools/list, tools/call).
-//! - [`tools`]: the fixed allowlist and one module per tool. Tools reach
-//!   sessions only through [`rete_actors::ReadOnlySessions`].
+//! - [`tools`]: the spec table (`tools::TOOLS`, which is the allowlist),
+//!   the declarations a tool is made of ([`tools::spec`]) and one module per
+//!   tool. Tools reach sessions only through
+//!   [`rete_actors::ReadOnlySessions`].
 //! - `read`: the plumbing `tools` and `updates` share (arguments, the
 //!   60,000-byte budget, cursors, message objects, paging, the withholder,
-//!   the matcher); re-exported under [`tools`] (`tools::args`,
-//!   `tools::result`, …).
+//!   the matcher, raw and log lines on the way out); depends on neither, and
+//!   is re-exported under [`tools`] (`tools::args`, `tools::result`, …).
 //! - [`updates`]: live updates: the subscription registry actor and its
 //!   sans-IO parts (filters, inboxes, rendering).
 //! - [`debug`]: the debug capture (the raw tap and the log ring) the debug
