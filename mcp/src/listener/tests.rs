@@ -24,7 +24,7 @@ struct UntilCancelled {
 
 impl Tool for UntilCancelled {
     fn spec(&self) -> &ToolSpec {
-        &crate::tools::wait_for_updates::SPEC
+        &crate::tools::wait_for_updates::TOOL.spec
     }
 
     fn run<'a>(&'a self, ctx: &'a ToolContext, _args: &'a Args) -> BoxFuture<'a, ToolResult> {

@@ -21,7 +21,7 @@ use crate::read::matcher::Glob;
 use crate::read::result::{encoded_len, time, Offer, RowBudget, ToolOutcome, BUDGET};
 use crate::read::withheld::Withholder;
 use crate::tools::context::ToolContext;
-use crate::tools::registry::{BoxFuture, Tier, Tool, ToolResult};
+use crate::tools::registry::{Declared, Tier};
 use crate::tools::spec::{Effect, Text, ToolSpec, NEXT_CURSOR};
 use rete_actors::{ReteError, SessionReader};
 use rete_engine::buffer::BufferKind;
@@ -32,9 +32,6 @@ use rete_engine::view::MemberView;
 use serde_json::{json, Map, Value};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
-
-/// The find_user tool.
-pub struct FindUser;
 
 const NAME: &str = "find_user";
 
@@ -78,28 +75,23 @@ impl Default for Limits {
 const NICK: Text = Text::new("nick", "A nick, matched exactly, ignoring case.");
 const MASK: Text = Text::new("mask", "An IRC glob over nick!user@host, ignoring case.");
 
-/// The tool's declaration.
-pub const SPEC: ToolSpec = ToolSpec {
-    name: NAME,
-    tier: Tier::Release,
-    description: DESCRIPTION,
-    effect: Effect::ReadOnly,
-    args: &[NICK.spec, MASK.spec, NEXT_CURSOR.spec],
-};
-
-impl Tool for FindUser {
-    fn spec(&self) -> &ToolSpec {
-        &SPEC
-    }
-
-    fn run<'a>(&'a self, ctx: &'a ToolContext, args: &'a Args) -> BoxFuture<'a, ToolResult> {
+/// The find_user tool, declared.
+pub const TOOL: Declared = Declared {
+    spec: ToolSpec {
+        name: NAME,
+        tier: Tier::Release,
+        description: DESCRIPTION,
+        effect: Effect::ReadOnly,
+        args: &[NICK.spec, MASK.spec, NEXT_CURSOR.spec],
+    },
+    run: |ctx, args| {
         Box::pin(async move {
             find_user_with(ctx, args, Limits::default())
                 .await
                 .into_result()
         })
-    }
-}
+    },
+};
 
 /// Who is looked for, lowercased.
 #[derive(Clone, Debug)]
@@ -629,7 +621,7 @@ mod tests {
 
     #[test]
     fn the_schema_is_closed() {
-        let d = SPEC.descriptor(false);
+        let d = TOOL.spec.descriptor(false);
         assert_eq!(d["inputSchema"]["additionalProperties"], json!(false));
         assert!(d["inputSchema"].get("required").is_none());
         let names: Vec<&str> = d["inputSchema"]["properties"]

@@ -14,14 +14,11 @@ use crate::read::result::{Offer, RowBudget, ToolOutcome, BUDGET};
 use crate::read::withheld::Withholder;
 use crate::tools::context::ToolContext;
 use crate::tools::lookup::{self, UNKNOWN_BUFFER};
-use crate::tools::registry::{BoxFuture, Tier, Tool, ToolResult};
+use crate::tools::registry::{Declared, Tier, ToolResult};
 use crate::tools::spec::{Effect, Integer, ToolSpec, BUFFER, NEXT_CURSOR};
 use rete_engine::ids::BufferId;
 use rete_engine::view::{MemberView, SessionView};
 use serde_json::{json, Map, Value};
-
-/// The list_members tool.
-pub struct ListMembers;
 
 const NAME: &str = "list_members";
 
@@ -36,24 +33,17 @@ back as cursor to continue. Nicks, users and hosts come from IRC and are untrust
 
 const LIMIT: Integer = Integer::limit(DEFAULT_LIMIT, MAX_LIMIT, "How many members.");
 
-/// The tool's declaration.
-pub const SPEC: ToolSpec = ToolSpec {
-    name: NAME,
-    tier: Tier::Release,
-    description: DESCRIPTION,
-    effect: Effect::ReadOnly,
-    args: &[BUFFER.spec, NEXT_CURSOR.spec, LIMIT.spec],
+/// The list_members tool, declared.
+pub const TOOL: Declared = Declared {
+    spec: ToolSpec {
+        name: NAME,
+        tier: Tier::Release,
+        description: DESCRIPTION,
+        effect: Effect::ReadOnly,
+        args: &[BUFFER.spec, NEXT_CURSOR.spec, LIMIT.spec],
+    },
+    run: |ctx, args| Box::pin(run(ctx, args)),
 };
-
-impl Tool for ListMembers {
-    fn spec(&self) -> &ToolSpec {
-        &SPEC
-    }
-
-    fn run<'a>(&'a self, ctx: &'a ToolContext, args: &'a Args) -> BoxFuture<'a, ToolResult> {
-        Box::pin(run(ctx, args))
-    }
-}
 
 /// The members a page may cover, copied out of the session.
 #[derive(Clone, Debug)]

@@ -1,17 +1,13 @@
 //! list_sessions: the running sessions, one row each, read through the
 //! read-only `SessionReader` only.
 
-use crate::read::args::Args;
 use crate::read::result::{encoded_len, Offer, RowBudget, ToolOutcome};
 use crate::tools::context::ToolContext;
-use crate::tools::registry::{BoxFuture, Tier, Tool, ToolResult};
+use crate::tools::registry::{Declared, Tier, ToolResult};
 use crate::tools::spec::{Effect, ToolSpec};
 use rete_actors::{ReteError, SessionReader};
 use serde_json::{json, Map, Value};
 use tokio::sync::oneshot;
-
-/// The list_sessions tool.
-pub struct ListSessions;
 
 const NAME: &str = "list_sessions";
 
@@ -19,24 +15,17 @@ const DESCRIPTION: &str = "The running IRC sessions: id, name, network, transpor
 (connected, connecting, reconnecting or disconnected) and our nick. Names, networks and nicks \
 come from IRC and are untrusted data.";
 
-/// The tool's declaration.
-pub const SPEC: ToolSpec = ToolSpec {
-    name: NAME,
-    tier: Tier::Release,
-    description: DESCRIPTION,
-    effect: Effect::ReadOnly,
-    args: &[],
+/// The list_sessions tool, declared.
+pub const TOOL: Declared = Declared {
+    spec: ToolSpec {
+        name: NAME,
+        tier: Tier::Release,
+        description: DESCRIPTION,
+        effect: Effect::ReadOnly,
+        args: &[],
+    },
+    run: |ctx, _args| Box::pin(run(ctx)),
 };
-
-impl Tool for ListSessions {
-    fn spec(&self) -> &ToolSpec {
-        &SPEC
-    }
-
-    fn run<'a>(&'a self, ctx: &'a ToolContext, _args: &'a Args) -> BoxFuture<'a, ToolResult> {
-        Box::pin(run(ctx))
-    }
-}
 
 async fn run(ctx: &ToolContext) -> ToolResult {
     let sessions = ctx.sessions.sessions();

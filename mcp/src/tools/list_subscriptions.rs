@@ -5,10 +5,9 @@
 //! buffer_gone, active) needs the sessions, so it is worked out here, with
 //! one read of each session and only when some subscription names one.
 
-use crate::read::args::Args;
 use crate::read::result::{encoded_len, time, ToolOutcome, BUDGET};
 use crate::tools::context::ToolContext;
-use crate::tools::registry::{BoxFuture, Tier, Tool, ToolResult};
+use crate::tools::registry::{Declared, Tier, ToolResult};
 use crate::tools::spec::{Effect, ToolSpec};
 use crate::tools::updates_call::asked;
 use crate::updates::registry::Listed;
@@ -17,9 +16,6 @@ use rete_engine::ids::{BufferId, SessionId};
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
 
-/// The list_subscriptions tool.
-pub struct ListSubscriptions;
-
 const NAME: &str = "list_subscriptions";
 
 const DESCRIPTION: &str = "Every live subscription, oldest first: its filters, when it was made \
@@ -27,24 +23,17 @@ and last read, how many events are pending and dropped, and its state (session_d
 buffer_gone or active); a raw or log subscription shows paused: \"debug off\" while control.debug \
 is off. Listing does not count as reading: it does not keep a subscription from expiring.";
 
-/// The tool's declaration.
-pub const SPEC: ToolSpec = ToolSpec {
-    name: NAME,
-    tier: Tier::Release,
-    description: DESCRIPTION,
-    effect: Effect::ReadOnly,
-    args: &[],
+/// The list_subscriptions tool, declared.
+pub const TOOL: Declared = Declared {
+    spec: ToolSpec {
+        name: NAME,
+        tier: Tier::Release,
+        description: DESCRIPTION,
+        effect: Effect::ReadOnly,
+        args: &[],
+    },
+    run: |ctx, _args| Box::pin(run(ctx)),
 };
-
-impl Tool for ListSubscriptions {
-    fn spec(&self) -> &ToolSpec {
-        &SPEC
-    }
-
-    fn run<'a>(&'a self, ctx: &'a ToolContext, _args: &'a Args) -> BoxFuture<'a, ToolResult> {
-        Box::pin(run(ctx))
-    }
-}
 
 /// What a session shows of itself for the states: None when it has no
 /// running engine (gone, or its actor is being restarted).

@@ -17,12 +17,9 @@ use crate::read::withheld::Withholder;
 use crate::tools::context::ToolContext;
 use crate::tools::lookup;
 use crate::tools::raw_read::{self, skipped_with_room, POSITION_LEN};
-use crate::tools::registry::{BoxFuture, Tier, Tool, ToolResult};
+use crate::tools::registry::{Declared, Tier, ToolResult};
 use crate::tools::spec::{Effect, Integer, Text, ToolSpec, SESSION};
 use serde_json::{json, Value};
-
-/// The raw_since tool.
-pub struct RawSince;
 
 const NAME: &str = "raw_since";
 
@@ -47,24 +44,17 @@ const LIMIT: Integer = Integer::limit(
     "How many lines; withheld lines count toward it.",
 );
 
-/// The tool's declaration.
-pub const SPEC: ToolSpec = ToolSpec {
-    name: NAME,
-    tier: Tier::Debug,
-    description: DESCRIPTION,
-    effect: Effect::ReadOnly,
-    args: &[SESSION.spec, CURSOR.spec, LIMIT.spec],
+/// The raw_since tool, declared.
+pub const TOOL: Declared = Declared {
+    spec: ToolSpec {
+        name: NAME,
+        tier: Tier::Debug,
+        description: DESCRIPTION,
+        effect: Effect::ReadOnly,
+        args: &[SESSION.spec, CURSOR.spec, LIMIT.spec],
+    },
+    run: |ctx, args| Box::pin(run(ctx, args)),
 };
-
-impl Tool for RawSince {
-    fn spec(&self) -> &ToolSpec {
-        &SPEC
-    }
-
-    fn run<'a>(&'a self, ctx: &'a ToolContext, args: &'a Args) -> BoxFuture<'a, ToolResult> {
-        Box::pin(run(ctx, args))
-    }
-}
 
 async fn run(ctx: &ToolContext, args: &Args) -> ToolResult {
     let session_id = SESSION.read(args)?;

@@ -30,14 +30,11 @@ use crate::read::matcher::{Scratch, Substring};
 use crate::read::paging::Binding;
 use crate::read::result::{encoded_len, Offer, RowBudget, ToolOutcome, BUDGET};
 use crate::tools::context::ToolContext;
-use crate::tools::registry::{BoxFuture, Tier, Tool, ToolResult};
+use crate::tools::registry::{Declared, Tier, ToolResult};
 use crate::tools::spec::{Effect, Integer, Text, Texts, ToolSpec};
 use rete_redact::SecretSet;
 use serde_json::{json, Value};
 use std::sync::Arc;
-
-/// The read_log tool.
-pub struct ReadLog;
 
 const NAME: &str = "read_log";
 
@@ -69,30 +66,23 @@ const CONTAINS: Text = Text::new(
     "Only lines containing this text, ignoring case.",
 );
 
-/// The tool's declaration.
-pub const SPEC: ToolSpec = ToolSpec {
-    name: NAME,
-    tier: Tier::Debug,
-    description: DESCRIPTION,
-    effect: Effect::ReadOnly,
-    args: &[
-        CURSOR.spec,
-        LIMIT.spec,
-        MIN_LEVEL.spec,
-        CATEGORIES.spec,
-        CONTAINS.spec,
-    ],
+/// The read_log tool, declared.
+pub const TOOL: Declared = Declared {
+    spec: ToolSpec {
+        name: NAME,
+        tier: Tier::Debug,
+        description: DESCRIPTION,
+        effect: Effect::ReadOnly,
+        args: &[
+            CURSOR.spec,
+            LIMIT.spec,
+            MIN_LEVEL.spec,
+            CATEGORIES.spec,
+            CONTAINS.spec,
+        ],
+    },
+    run: |ctx, args| Box::pin(run(ctx, args)),
 };
-
-impl Tool for ReadLog {
-    fn spec(&self) -> &ToolSpec {
-        &SPEC
-    }
-
-    fn run<'a>(&'a self, ctx: &'a ToolContext, args: &'a Args) -> BoxFuture<'a, ToolResult> {
-        Box::pin(run(ctx, args))
-    }
-}
 
 /// The filters of one read.
 #[derive(Debug, Default)]

@@ -14,14 +14,11 @@ use crate::read::result::{time, ToolOutcome, BUDGET};
 use crate::read::withheld::Withholder;
 use crate::tools::context::ToolContext;
 use crate::tools::lookup::{self, UNKNOWN_BUFFER};
-use crate::tools::registry::{BoxFuture, Tier, Tool, ToolResult};
+use crate::tools::registry::{Declared, Tier, ToolResult};
 use crate::tools::spec::{Effect, Integer, Text, ToolSpec, BUFFER};
 use rete_engine::buffer::Buffer;
 use rete_engine::row::Row;
 use serde_json::{json, Map, Value};
-
-/// The read_messages tool.
-pub struct ReadMessages;
 
 const NAME: &str = "read_messages";
 
@@ -44,24 +41,17 @@ const BEFORE: Text = Text::new("before", "A previous next_cursor: the messages b
 const AROUND: Text = Text::new("around", "A message's IRCv3 id: the window around it.");
 const LIMIT: Integer = Integer::limit(DEFAULT_LIMIT, MAX_LIMIT, "How many messages.");
 
-/// The tool's declaration.
-pub const SPEC: ToolSpec = ToolSpec {
-    name: NAME,
-    tier: Tier::Release,
-    description: DESCRIPTION,
-    effect: Effect::ReadOnly,
-    args: &[BUFFER.spec, BEFORE.spec, AROUND.spec, LIMIT.spec],
+/// The read_messages tool, declared.
+pub const TOOL: Declared = Declared {
+    spec: ToolSpec {
+        name: NAME,
+        tier: Tier::Release,
+        description: DESCRIPTION,
+        effect: Effect::ReadOnly,
+        args: &[BUFFER.spec, BEFORE.spec, AROUND.spec, LIMIT.spec],
+    },
+    run: |ctx, args| Box::pin(run(ctx, args)),
 };
-
-impl Tool for ReadMessages {
-    fn spec(&self) -> &ToolSpec {
-        &SPEC
-    }
-
-    fn run<'a>(&'a self, ctx: &'a ToolContext, args: &'a Args) -> BoxFuture<'a, ToolResult> {
-        Box::pin(run(ctx, args))
-    }
-}
 
 /// Which page to read.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -12,14 +12,11 @@ use crate::read::result::{ToolOutcome, BUDGET};
 use crate::read::withheld::Withholder;
 use crate::tools::context::ToolContext;
 use crate::tools::lookup::{self, UNKNOWN_BUFFER};
-use crate::tools::registry::{BoxFuture, Tier, Tool, ToolResult};
+use crate::tools::registry::{Declared, Tier, ToolResult};
 use crate::tools::spec::{Effect, Integer, Text, ToolSpec, BUFFER};
 use rete_engine::buffer::Buffer;
 use rete_engine::row::Row;
 use serde_json::{json, Value};
-
-/// The read_since tool.
-pub struct ReadSince;
 
 const NAME: &str = "read_since";
 
@@ -40,24 +37,17 @@ const CURSOR: Text = Text::new(
 );
 const LIMIT: Integer = Integer::limit(DEFAULT_LIMIT, MAX_LIMIT, "How many messages.");
 
-/// The tool's declaration.
-pub const SPEC: ToolSpec = ToolSpec {
-    name: NAME,
-    tier: Tier::Release,
-    description: DESCRIPTION,
-    effect: Effect::ReadOnly,
-    args: &[BUFFER.spec, CURSOR.spec, LIMIT.spec],
+/// The read_since tool, declared.
+pub const TOOL: Declared = Declared {
+    spec: ToolSpec {
+        name: NAME,
+        tier: Tier::Release,
+        description: DESCRIPTION,
+        effect: Effect::ReadOnly,
+        args: &[BUFFER.spec, CURSOR.spec, LIMIT.spec],
+    },
+    run: |ctx, args| Box::pin(run(ctx, args)),
 };
-
-impl Tool for ReadSince {
-    fn spec(&self) -> &ToolSpec {
-        &SPEC
-    }
-
-    fn run<'a>(&'a self, ctx: &'a ToolContext, args: &'a Args) -> BoxFuture<'a, ToolResult> {
-        Box::pin(run(ctx, args))
-    }
-}
 
 /// The rows a page may cover, copied out of the session.
 #[derive(Clone, Debug)]

@@ -5,14 +5,11 @@
 use crate::read::args::{ArgError, Args};
 use crate::read::result::ToolOutcome;
 use crate::tools::context::ToolContext;
-use crate::tools::registry::{BoxFuture, Tier, Tool, ToolResult};
+use crate::tools::registry::{Declared, Tier, ToolResult};
 use crate::tools::spec::{Choice, Effect, Flag, Integer, Text, ToolSpec};
 use crate::tools::updates_call::{asked, sub_id, UNKNOWN_SUBSCRIPTION};
 use crate::updates::actor::ReadSpec;
 use crate::updates::render::Detail;
-
-/// The read_updates tool.
-pub struct ReadUpdates;
 
 const NAME: &str = "read_updates";
 
@@ -40,24 +37,17 @@ pub const LIMIT: Integer = Integer::limit(
     "Full mode: events per subscription.",
 );
 
-/// The tool's declaration.
-pub const SPEC: ToolSpec = ToolSpec {
-    name: NAME,
-    tier: Tier::Release,
-    description: DESCRIPTION,
-    effect: Effect::ReadOnly,
-    args: &[ID.spec, DETAIL.spec, PEEK.spec, LIMIT.spec],
+/// The read_updates tool, declared.
+pub const TOOL: Declared = Declared {
+    spec: ToolSpec {
+        name: NAME,
+        tier: Tier::Release,
+        description: DESCRIPTION,
+        effect: Effect::ReadOnly,
+        args: &[ID.spec, DETAIL.spec, PEEK.spec, LIMIT.spec],
+    },
+    run: |ctx, args| Box::pin(run(ctx, args)),
 };
-
-impl Tool for ReadUpdates {
-    fn spec(&self) -> &ToolSpec {
-        &SPEC
-    }
-
-    fn run<'a>(&'a self, ctx: &'a ToolContext, args: &'a Args) -> BoxFuture<'a, ToolResult> {
-        Box::pin(run(ctx, args))
-    }
-}
 
 /// Parses the shared arguments. The id is checked for form only; whether
 /// it is live is the registry's answer.

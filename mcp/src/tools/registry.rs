@@ -48,23 +48,23 @@ impl Tier {
 /// The spec table: the contract's seventeen tools, in tools/list order.
 /// Nothing else can ever be served, whatever a [`ToolBox`] is given.
 pub static TOOLS: [&dyn Tool; 17] = [
-    &crate::tools::list_sessions::ListSessions,
-    &crate::tools::list_buffers::ListBuffers,
-    &crate::tools::list_members::ListMembers,
-    &crate::tools::read_messages::ReadMessages,
-    &crate::tools::read_since::ReadSince,
-    &crate::tools::search::SearchMessages,
-    &crate::tools::find_user::FindUser,
-    &crate::tools::subscribe::Subscribe,
-    &crate::tools::unsubscribe::Unsubscribe,
-    &crate::tools::list_subscriptions::ListSubscriptions,
-    &crate::tools::read_updates::ReadUpdates,
-    &crate::tools::wait_for_updates::WaitForUpdates,
-    &crate::tools::raw_since::RawSince,
-    &crate::tools::search_raw::SearchRaw,
-    &crate::tools::engine_state::EngineState,
-    &crate::tools::read_log::ReadLog,
-    &crate::tools::send_raw::SendRaw,
+    &crate::tools::list_sessions::TOOL,
+    &crate::tools::list_buffers::TOOL,
+    &crate::tools::list_members::TOOL,
+    &crate::tools::read_messages::TOOL,
+    &crate::tools::read_since::TOOL,
+    &crate::tools::search::TOOL,
+    &crate::tools::find_user::TOOL,
+    &crate::tools::subscribe::TOOL,
+    &crate::tools::unsubscribe::TOOL,
+    &crate::tools::list_subscriptions::TOOL,
+    &crate::tools::read_updates::TOOL,
+    &crate::tools::wait_for_updates::TOOL,
+    &crate::tools::raw_since::TOOL,
+    &crate::tools::search_raw::TOOL,
+    &crate::tools::engine_state::TOOL,
+    &crate::tools::read_log::TOOL,
+    &crate::tools::send_raw::TOOL,
 ];
 
 /// The tier the spec table gives `name`, or None when it is not a tool.
@@ -83,6 +83,29 @@ pub trait Tool: Send + Sync {
     /// Runs the call. The registry has already refused undeclared
     /// arguments; the tool reads the rest through its spec's constants.
     fn run<'a>(&'a self, ctx: &'a ToolContext, args: &'a Args) -> BoxFuture<'a, ToolResult>;
+}
+
+/// How a declared tool runs a call.
+pub type Runner = for<'a> fn(&'a ToolContext, &'a Args) -> BoxFuture<'a, ToolResult>;
+
+/// A tool as its file declares it: the spec and the function that runs a
+/// call. Every tool in [`TOOLS`] is one of these.
+#[derive(Clone, Copy)]
+pub struct Declared {
+    /// Its declaration.
+    pub spec: ToolSpec,
+    /// Its run.
+    pub run: Runner,
+}
+
+impl Tool for Declared {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn run<'a>(&'a self, ctx: &'a ToolContext, args: &'a Args) -> BoxFuture<'a, ToolResult> {
+        (self.run)(ctx, args)
+    }
 }
 
 /// A table entry served as it is.

@@ -30,13 +30,10 @@ use crate::read::withheld::Withholder;
 use crate::tools::context::ToolContext;
 use crate::tools::lookup;
 use crate::tools::raw_read::{self, skipped_with_room, POSITION_LEN};
-use crate::tools::registry::{BoxFuture, Tier, Tool, ToolResult};
+use crate::tools::registry::{Declared, Tier, ToolResult};
 use crate::tools::spec::{Effect, Flag, Integer, Text, Texts, ToolSpec, NEXT_CURSOR, SESSION};
 use rete_actors::Direction;
 use serde_json::{json, Value};
-
-/// The search_raw tool.
-pub struct SearchRaw;
 
 const NAME: &str = "search_raw";
 
@@ -69,32 +66,25 @@ const COUNT_ONLY: Flag = Flag::new(
     "The number of matches from the cursor to the newest line, and no lines.",
 );
 
-/// The tool's declaration.
-pub const SPEC: ToolSpec = ToolSpec {
-    name: NAME,
-    tier: Tier::Debug,
-    description: DESCRIPTION,
-    effect: Effect::ReadOnly,
-    args: &[
-        SESSION.spec,
-        COMMANDS.spec,
-        DIRECTION.spec,
-        CONTAINS.spec,
-        NEXT_CURSOR.spec,
-        LIMIT.spec,
-        COUNT_ONLY.spec,
-    ],
+/// The search_raw tool, declared.
+pub const TOOL: Declared = Declared {
+    spec: ToolSpec {
+        name: NAME,
+        tier: Tier::Debug,
+        description: DESCRIPTION,
+        effect: Effect::ReadOnly,
+        args: &[
+            SESSION.spec,
+            COMMANDS.spec,
+            DIRECTION.spec,
+            CONTAINS.spec,
+            NEXT_CURSOR.spec,
+            LIMIT.spec,
+            COUNT_ONLY.spec,
+        ],
+    },
+    run: |ctx, args| Box::pin(run(ctx, args)),
 };
-
-impl Tool for SearchRaw {
-    fn spec(&self) -> &ToolSpec {
-        &SPEC
-    }
-
-    fn run<'a>(&'a self, ctx: &'a ToolContext, args: &'a Args) -> BoxFuture<'a, ToolResult> {
-        Box::pin(run(ctx, args))
-    }
-}
 
 /// What a line must be to match.
 #[derive(Debug)]

@@ -14,14 +14,11 @@ use crate::send::limiter::Reserve;
 use crate::send::line_rule::{self, LineRefused};
 use crate::tools::context::ToolContext;
 use crate::tools::lookup::UNKNOWN_SESSION;
-use crate::tools::registry::{BoxFuture, Tier, Tool, ToolResult};
+use crate::tools::registry::{Declared, Tier, ToolResult};
 use crate::tools::spec::{Effect, RequiredText, ToolSpec, SESSION};
 use rete_actors::AgentLineError;
 use rete_engine::event::ConnState;
 use serde_json::json;
-
-/// The send_raw tool.
-pub struct SendRaw;
 
 const NAME: &str = "send_raw";
 
@@ -36,24 +33,17 @@ const SENDING_DISABLED: &str = "sending is disabled";
 
 const LINE: RequiredText = RequiredText::new("line", "The raw IRC line, without a line ending.");
 
-/// The tool's declaration.
-pub const SPEC: ToolSpec = ToolSpec {
-    name: NAME,
-    tier: Tier::Send,
-    description: DESCRIPTION,
-    effect: Effect::SendsToIrc,
-    args: &[SESSION.spec, LINE.spec],
+/// The send_raw tool, declared.
+pub const TOOL: Declared = Declared {
+    spec: ToolSpec {
+        name: NAME,
+        tier: Tier::Send,
+        description: DESCRIPTION,
+        effect: Effect::SendsToIrc,
+        args: &[SESSION.spec, LINE.spec],
+    },
+    run: |ctx, args| Box::pin(run(ctx, args)),
 };
-
-impl Tool for SendRaw {
-    fn spec(&self) -> &ToolSpec {
-        &SPEC
-    }
-
-    fn run<'a>(&'a self, ctx: &'a ToolContext, args: &'a Args) -> BoxFuture<'a, ToolResult> {
-        Box::pin(run(ctx, args))
-    }
-}
 
 async fn run(ctx: &ToolContext, args: &Args) -> ToolResult {
     // The registry refuses the call while sending is off; a context without

@@ -24,6 +24,11 @@
 //! assert_eq!(SPEC.descriptor(false)["inputSchema"]["required"][0], "buffer");
 //! ```
 //!
+//! A tool file pairs its spec with its run as a
+//! [`Declared`](crate::tools::registry::Declared) named `TOOL`, and the
+//! spec table (`crate::tools::TOOLS`) lists it: adding a tool is its file
+//! and that one line.
+//!
 //! Checked in this order (the registry does the first two before the tool
 //! runs; the tool's reads do the rest, in the order it reads):
 //! 1. an argument that exists only while control.debug is on, sent while it

@@ -3,13 +3,10 @@
 use crate::read::args::Args;
 use crate::read::result::ToolOutcome;
 use crate::tools::context::ToolContext;
-use crate::tools::registry::{BoxFuture, Tier, Tool, ToolResult};
+use crate::tools::registry::{Declared, Tier, ToolResult};
 use crate::tools::spec::{Effect, RequiredText, ToolSpec};
 use crate::tools::updates_call::{asked, sub_id, UNKNOWN_SUBSCRIPTION};
 use serde_json::json;
-
-/// The unsubscribe tool.
-pub struct Unsubscribe;
 
 const NAME: &str = "unsubscribe";
 
@@ -17,24 +14,17 @@ const DESCRIPTION: &str = "Remove a subscription; everything its inbox held is g
 
 const ID: RequiredText = RequiredText::new("id", "A subscription id.");
 
-/// The tool's declaration.
-pub const SPEC: ToolSpec = ToolSpec {
-    name: NAME,
-    tier: Tier::Release,
-    description: DESCRIPTION,
-    effect: Effect::Subscriptions,
-    args: &[ID.spec],
+/// The unsubscribe tool, declared.
+pub const TOOL: Declared = Declared {
+    spec: ToolSpec {
+        name: NAME,
+        tier: Tier::Release,
+        description: DESCRIPTION,
+        effect: Effect::Subscriptions,
+        args: &[ID.spec],
+    },
+    run: |ctx, args| Box::pin(run(ctx, args)),
 };
-
-impl Tool for Unsubscribe {
-    fn spec(&self) -> &ToolSpec {
-        &SPEC
-    }
-
-    fn run<'a>(&'a self, ctx: &'a ToolContext, args: &'a Args) -> BoxFuture<'a, ToolResult> {
-        Box::pin(run(ctx, args))
-    }
-}
 
 async fn run(ctx: &ToolContext, args: &Args) -> ToolResult {
     let id = sub_id(ID.read(args)?)?;

@@ -240,7 +240,7 @@ mod tests {
     fn parse(v: Value) -> Result<Request, String> {
         let a = args(v);
         let settings = crate::tools::Settings::default();
-        match crate::tools::search::SPEC.check_names(&a, &settings) {
+        match crate::tools::search::TOOL.spec.check_names(&a, &settings) {
             Err(crate::tools::ToolOutcome::Error(text)) => return Err(text),
             Err(other) => return Err(format!("{other:?}")),
             Ok(()) => {}

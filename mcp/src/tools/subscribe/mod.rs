@@ -4,16 +4,13 @@
 use crate::read::args::Args;
 use crate::read::result::{time, ToolOutcome};
 use crate::tools::context::ToolContext;
-use crate::tools::registry::{BoxFuture, Tier, Tool, ToolResult};
+use crate::tools::registry::{Declared, Tier, ToolResult};
 use crate::tools::spec::{Choice, Effect, Flag, Object, Text, Texts, ToolSpec};
 use crate::tools::updates_call::asked;
 use serde_json::json;
 
 mod parse;
 pub use parse::{parse, MAX_COMMAND_BYTES, MAX_ENTRIES, MAX_ENTRY_BYTES, MAX_MATCH_BYTES};
-
-/// The subscribe tool.
-pub struct Subscribe;
 
 const NAME: &str = "subscribe";
 
@@ -82,35 +79,28 @@ pub(super) const LOG: Object = Object::new(
 )
 .debug_only();
 
-/// The tool's declaration.
-pub const SPEC: ToolSpec = ToolSpec {
-    name: NAME,
-    tier: Tier::Release,
-    description: DESCRIPTION,
-    effect: Effect::Subscriptions,
-    args: &[
-        SESSIONS.spec,
-        BUFFERS.spec,
-        MENTIONS.spec,
-        QUERIES.spec,
-        FROM.spec,
-        KINDS.spec,
-        MATCH.spec,
-        MATCH_MODE.spec,
-        RAW.spec,
-        LOG.spec,
-    ],
+/// The subscribe tool, declared.
+pub const TOOL: Declared = Declared {
+    spec: ToolSpec {
+        name: NAME,
+        tier: Tier::Release,
+        description: DESCRIPTION,
+        effect: Effect::Subscriptions,
+        args: &[
+            SESSIONS.spec,
+            BUFFERS.spec,
+            MENTIONS.spec,
+            QUERIES.spec,
+            FROM.spec,
+            KINDS.spec,
+            MATCH.spec,
+            MATCH_MODE.spec,
+            RAW.spec,
+            LOG.spec,
+        ],
+    },
+    run: |ctx, args| Box::pin(run(ctx, args)),
 };
-
-impl Tool for Subscribe {
-    fn spec(&self) -> &ToolSpec {
-        &SPEC
-    }
-
-    fn run<'a>(&'a self, ctx: &'a ToolContext, args: &'a Args) -> BoxFuture<'a, ToolResult> {
-        Box::pin(run(ctx, args))
-    }
-}
 
 async fn run(ctx: &ToolContext, args: &Args) -> ToolResult {
     let filter = parse(args)?;

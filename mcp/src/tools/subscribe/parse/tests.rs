@@ -1,7 +1,7 @@
 use super::*;
 use crate::read::result::encode;
 use crate::tools::context::Settings;
-use crate::tools::subscribe::SPEC;
+use crate::tools::subscribe::TOOL;
 use serde_json::{json, Value};
 
 const S1: &str = "0f8e2b1a-3c4d-4e5f-8a9b-0c1d2e3f4a5b";
@@ -17,7 +17,8 @@ fn args(v: Value) -> Args {
 /// the tool's parse.
 fn checked(v: Value, debug: bool) -> Result<Filter, ToolOutcome> {
     let a = args(v);
-    SPEC.check_names(&a, &Settings { debug, send: false })?;
+    TOOL.spec
+        .check_names(&a, &Settings { debug, send: false })?;
     super::parse(&a)
 }
 
