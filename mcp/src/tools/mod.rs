@@ -1,6 +1,7 @@
-//! The tools: a fixed allowlist ([`registry`]), the schema helpers
-//! ([`schema`]), the context a call runs in ([`context`]), session and buffer
-//! lookup ([`lookup`]), and the tools themselves. The argument and result
+//! The tools: the spec table and dispatch ([`registry`]), how a tool
+//! declares itself ([`spec`]), the context a call runs in ([`context`]),
+//! session and buffer lookup ([`lookup`]), and the tools themselves, one
+//! module each. The argument and result
 //! layers, cursors, message objects, paging and the withholder live in
 //! `crate::read`, shared with the live-update registry, and are re-exported
 //! here under their old paths.
