@@ -9,7 +9,7 @@
 //!
 //! # Secrets
 //! Before any line is looked at, the secrets of every running session are
-//! read (each within [`SECRETS_TIMEOUT`]) and handed to the ring, which adds
+//! read (each within `SECRETS_TIMEOUT`) and handed to the ring, which adds
 //! them to what it learned since it was last cleared: so lines are scanned
 //! for the secrets of every running session, of every session read while
 //! capture was on, and of every such session that has ended since. When a
