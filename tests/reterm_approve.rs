@@ -77,6 +77,12 @@ async fn the_prompt_row_and_its_keys_answer_lines_in_order() -> Result<()> {
         rows[rows.len() - 3].contains("[rt"),
         "the status bar above it: {rows:#?}"
     );
+    // It rings, as a highlight does, and says why in the title.
+    let (bells, title) = term.inspect(|_, noticed| (noticed.bells, noticed.title.clone()));
+    ensure!(
+        bells >= 1 && title == "reterm: AI access asks to send on test",
+        "{bells} {title}"
+    );
 
     // A second waits behind it, masked; the row still shows the oldest, and says two wait.
     let second = unprivileged::send_raw(

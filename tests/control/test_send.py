@@ -181,12 +181,23 @@ def test_approval_through_reterm_allows_denies_and_withdraws(start_reterm):
         asked = server.wait_line(lambda l: l.startswith(ASKED), since=start, timeout=10)
         assert asked == (ASKED + "PRIVMSG apprwatch :let through — /control allow or "
                          "/control deny within 20 s (1 waiting)"), asked
+        # A second waits behind it: the count says so, and answers go oldest first.
+        start = len(server.lines)
+        thread2, answers2 = send_in_background(server, "PRIVMSG apprwatch :second")
+        asked = server.wait_line(lambda l: l.startswith(ASKED), since=start, timeout=10)
+        assert asked.endswith(":second — /control allow or /control deny within 20 s "
+                              "(2 waiting)"), asked
         assert server.run("/control allow") == [
-            "-!- allowed: AI access line on ctlnet: PRIVMSG apprwatch :let through"]
-        thread.join(30)
-        assert answers and not answers[0][0], answers
-        assert json.loads(answers[0][1])["sent"] is True, answers
+            "-!- allowed: AI access line on ctlnet: PRIVMSG apprwatch :let through "
+            "(1 still waiting)"]
+        assert server.run("/control allow") == [
+            "-!- allowed: AI access line on ctlnet: PRIVMSG apprwatch :second"]
+        for t, a in ((thread, answers), (thread2, answers2)):
+            t.join(30)
+            assert a and not a[0][0], a
+            assert json.loads(a[0][1])["sent"] is True, a
         watcher.wait(lambda l: l.endswith("PRIVMSG apprwatch :let through"))
+        watcher.wait(lambda l: l.endswith("PRIVMSG apprwatch :second"))
 
         # Denied: the veto answer; the prompt never shows the password.
         start = len(server.lines)

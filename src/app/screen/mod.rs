@@ -110,6 +110,11 @@ pub async fn run(mut app: App) -> anyhow::Result<()> {
             // A line starting or stopping to wait for the person changes
             // the prompt row; what reterm says about it goes to buffer 1.
             event = approval_events.recv() => {
+                // A line waiting for the person rings, as a highlight does:
+                // it has 20 seconds.
+                if let Ok(rete_mcp::send::approval::ApprovalEvent::Asked { prompt, .. }) = &event {
+                    term.alert(&format!("reterm: AI access asks to send on {}", prompt.session));
+                }
                 super::approval::on_event(event, &approvals);
                 pacer.changed();
             },
