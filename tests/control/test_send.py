@@ -147,6 +147,12 @@ class Watcher:
         self.sock.close()
 
 
+def answered(server, command):
+    """What `command` printed, without the session rows line mode prints
+    meanwhile (an audit row of a line just sent may land among them)."""
+    return [l for l in server.run(command) if not l.startswith("[")]
+
+
 def send_in_background(server, line):
     """One send_raw call on its own connection; (thread, answers) where
     answers gets its (isError, text) once it is answered."""
@@ -171,7 +177,7 @@ def test_approval_through_reterm_allows_denies_and_withdraws(start_reterm):
     try:
         server = connected_reterm(start_reterm, ircd)
         watcher = Watcher(ircd, "apprwatch")
-        assert server.run("/set control.approve on") == ["control.approve is on"]
+        assert answered(server, "/set control.approve on") == ["control.approve is on"]
         assert "approve = true" in server.config.read_text()
         assert server.status().endswith(" · send · approve"), server.status()
 
@@ -187,10 +193,10 @@ def test_approval_through_reterm_allows_denies_and_withdraws(start_reterm):
         asked = server.wait_line(lambda l: l.startswith(ASKED), since=start, timeout=10)
         assert asked.endswith(":second — /control allow or /control deny within 20 s "
                               "(2 waiting)"), asked
-        assert server.run("/control allow") == [
+        assert answered(server, "/control allow") == [
             "-!- allowed: AI access line on ctlnet: PRIVMSG apprwatch :let through "
             "(1 still waiting)"]
-        assert server.run("/control allow") == [
+        assert answered(server, "/control allow") == [
             "-!- allowed: AI access line on ctlnet: PRIVMSG apprwatch :second"]
         for t, a in ((thread, answers), (thread2, answers2)):
             t.join(30)
@@ -204,11 +210,11 @@ def test_approval_through_reterm_allows_denies_and_withdraws(start_reterm):
         thread, answers = send_in_background(server, "PRIVMSG NickServ :IDENTIFY hunter9zz")
         asked = server.wait_line(lambda l: l.startswith(ASKED), since=start, timeout=10)
         assert "IDENTIFY ********" in asked and "hunter9zz" not in asked, asked
-        assert server.run("/control deny") == [
+        assert answered(server, "/control deny") == [
             "-!- denied: AI access line on ctlnet: PRIVMSG NickServ :IDENTIFY ********"]
         thread.join(30)
         assert answers == [(True, NOT_SENT)], answers
-        assert server.run("/control deny") == ["-!- no AI access line waits for approval"]
+        assert answered(server, "/control deny") == ["-!- no AI access line waits for approval"]
 
         # A client that leaves while its line waits withdraws the prompt.
         start = len(server.lines)
@@ -218,7 +224,7 @@ def test_approval_through_reterm_allows_denies_and_withdraws(start_reterm):
         pending.close()
         server.wait_line(lambda l: l == "-!- the agent's call gave up, not sent: AI access "
                          "line on ctlnet: PRIVMSG apprwatch :gone", since=start, timeout=10)
-        assert server.run("/control allow") == ["-!- no AI access line waits for approval"]
+        assert answered(server, "/control allow") == ["-!- no AI access line waits for approval"]
 
         # A marker after all of it: the watcher read neither refused line.
         marker = Watcher(ircd, "apprmark")
@@ -228,7 +234,7 @@ def test_approval_through_reterm_allows_denies_and_withdraws(start_reterm):
         assert not any("IDENTIFY" in l or ":gone" in l for l in watcher.lines), watcher.lines
 
         # Off again: a line is sent without asking.
-        assert server.run("/set control.approve off") == ["control.approve is off"]
+        assert answered(server, "/set control.approve off") == ["control.approve is off"]
         [(is_error, text)] = call_all(server, [("send_raw", {"session": NETWORK_ID,
                                                              "line": "PRIVMSG apprwatch :free"})])
         assert not is_error, text
