@@ -101,6 +101,7 @@ fn frame(s: &Session, terminal: &mut Terminal<TestBackend>, scroll: usize, look:
             ],
             more_below: scroll > 0,
         },
+        approval: None,
         input: InputLine {
             prompt: "[#bench] ".into(),
             text: "a half-typed line".into(),

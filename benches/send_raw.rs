@@ -78,6 +78,7 @@ fn main() -> Result<()> {
                 ctx.send = Some(Sending {
                     sessions: rete_actors::SendingSessions::new(rete.clone()),
                     limiter: limiter::start().await.map_err(anyhow::Error::msg)?,
+                    approval: None,
                 });
             }
             let text = format!("rtt {n}");

@@ -200,6 +200,9 @@ pub enum Setting {
     ControlDebug(bool),
     /// `control.send on|off` (not persisted)
     ControlSend(bool),
+    /// `control.approve on|off`: each line an agent sends waits for the
+    /// person's answer (persisted).
+    ControlApprove(bool),
     /// `control.port N`
     ControlPort {
         /// The port, clamped into [`CONTROL_PORT_RANGE`].
@@ -226,6 +229,10 @@ pub enum ControlCommand {
     Status,
     /// `/control log`
     Log,
+    /// `/control allow`: send the oldest line waiting for approval.
+    Allow,
+    /// `/control deny`: refuse the oldest line waiting for approval.
+    Deny,
 }
 
 /// Why a line is not a valid command. Display is one line.
@@ -265,10 +272,11 @@ impl fmt::Display for InputError {
 impl std::error::Error for InputError {}
 
 /// The keys `/set` knows.
-const SETTING_KEYS: [&str; 8] = [
+const SETTING_KEYS: [&str; 9] = [
     "control.enabled",
     "control.debug",
     "control.send",
+    "control.approve",
     "control.port",
     "time_format",
     "mirc_colours",
@@ -512,6 +520,9 @@ fn setting(args: &str) -> Result<Setting, InputError> {
             on_off(value, "control.debug must be on or off").map(Setting::ControlDebug)
         }
         "control.send" => on_off(value, "control.send must be on or off").map(Setting::ControlSend),
+        "control.approve" => {
+            on_off(value, "control.approve must be on or off").map(Setting::ControlApprove)
+        }
         "control.port" => port(value),
         "mirc_colours" => on_off(value, "mirc_colours must be on or off").map(Setting::MircColours),
         "nicklist" => on_off(value, "nicklist must be on or off").map(Setting::Nicklist),
@@ -582,6 +593,8 @@ fn control(args: &str) -> Result<ControlCommand, InputError> {
         ("token", Some("regenerate")) => Ok(ControlCommand::Token { regenerate: true }),
         ("status", None) => Ok(ControlCommand::Status),
         ("log", None) => Ok(ControlCommand::Log),
+        ("allow", None) => Ok(ControlCommand::Allow),
+        ("deny", None) => Ok(ControlCommand::Deny),
         _ => Err(usage(spec)),
     }
 }

@@ -801,11 +801,37 @@ async fn set_persists_control_settings_and_control_reports_off() -> Result<()> {
         .wait_for_line(|l| l == "AI access is off — /set control.enabled on", WAIT)
         .await?;
 
+    // control.approve is saved (its comment kept); with nothing waiting the answers say so.
+    let original_approve = "approve = false   # ask me before each line an agent sends";
+    ensure!(
+        clamped.contains(original_approve),
+        "template changed? {clamped}"
+    );
+    reterm.send("/set control.approve maybe").await?;
+    reterm
+        .wait_for_line(|l| l == "error: control.approve must be on or off", WAIT)
+        .await?;
+    reterm.send("/set control.approve on").await?;
+    reterm
+        .wait_for_line(|l| l == "control.approve is on", WAIT)
+        .await?;
+    let approving = clamped.replace(
+        original_approve,
+        "approve = true   # ask me before each line an agent sends",
+    );
+    assert_eq!(fs::read_to_string(&path)?, approving);
+    for command in ["/control allow", "/control deny"] {
+        reterm.send(command).await?;
+        reterm
+            .wait_for_line(|l| l == "-!- no AI access line waits for approval", WAIT)
+            .await?;
+    }
+
     reterm.close_stdin();
     let exited = reterm.wait_exit(EXIT_WAIT).await?;
     assert!(exited.status.success(), "{exited:?}");
     let last = fs::read_to_string(&path)?;
-    assert_eq!(last, clamped);
+    assert_eq!(last, approving);
     // No `send` key anywhere (the template's comments may mention the switch).
     assert!(
         !last.lines().any(|l| l.trim_start().starts_with("send")),

@@ -71,6 +71,7 @@ async fn ten_thousand_crafted_messages_make_rete_send_nothing_of_its_own() -> Re
     u.ctx.send = Some(Sending {
         sessions: rete_actors::SendingSessions::new(u.rete.clone()),
         limiter: limiter::start().await.map_err(anyhow::Error::msg)?,
+        approval: None,
     });
     u.ctx.settings.send = true;
     let sid = session.id().as_str().to_owned();

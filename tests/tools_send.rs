@@ -2,7 +2,8 @@
 //! ngircd, which offers no message-tags), with raw-socket bots reading what arrives: the
 //! line rule's every error, the burst limit under 16 concurrent calls, the audit row, the log
 //! line, the raw tap and the result masked for PASS, OPER, AUTHENTICATE and a service login,
-//! a raw-out hook's veto, and `session not connected`.
+//! a raw-out hook's veto, `session not connected`, and the person's approval (control.approve):
+//! allowed, denied, unanswered and withdrawn when the call gives up.
 
 // Test helpers fail loudly: an unwrap here is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -16,6 +17,7 @@ use rete_actors::{Direction, RawObserver, RawOutHook, Rete, ReteOptions, Session
 use rete_engine::event::ConnState;
 use rete_engine::ids::SessionId;
 use rete_mcp::access_log::AccessLog;
+use rete_mcp::send::approval::{ApprovalEvent, Approvals, Ending, Prompt, APPROVAL_WAIT};
 use rete_mcp::send::{limiter, Sending};
 use rete_mcp::tools::{Args, Settings, ToolBox, ToolContext, ToolOutcome};
 use serde_json::{json, Value};
@@ -101,6 +103,16 @@ struct Fixture {
 
 impl Fixture {
     async fn start(nick: &str, port: u16) -> Result<Fixture> {
+        Fixture::start_with(nick, port, None).await
+    }
+
+    /// With control.approve on: every line waits in `approvals`.
+    async fn approving(nick: &str, port: u16, approvals: &Approvals) -> Result<Fixture> {
+        approvals.set_on(true);
+        Fixture::start_with(nick, port, Some(approvals.clone())).await
+    }
+
+    async fn start_with(nick: &str, port: u16, approval: Option<Approvals>) -> Result<Fixture> {
         log_lines();
         let rete = Arc::new(
             Rete::start(ReteOptions {
@@ -120,6 +132,7 @@ impl Fixture {
                 send: Some(Sending {
                     sessions: rete_actors::SendingSessions::new(rete),
                     limiter,
+                    approval,
                 }),
                 cancel: CancellationToken::new(),
                 settings: Settings {
@@ -450,5 +463,232 @@ async fn tags_need_the_message_tags_capability() -> Result<()> {
     let ircd = ircd().await;
     let g = Fixture::start("sender8", ircd.port()).await?;
     g.sent("@label=1 PING :x").await?;
+    Ok(())
+}
+
+/// The next prompt shown, skipping other events.
+async fn next_prompt(
+    events: &mut tokio::sync::broadcast::Receiver<ApprovalEvent>,
+) -> Result<Prompt> {
+    let wait = async {
+        loop {
+            if let ApprovalEvent::Asked { prompt, .. } = events.recv().await? {
+                return Ok::<_, anyhow::Error>(prompt);
+            }
+        }
+    };
+    tokio::time::timeout(WAIT, wait).await?
+}
+
+/// The next line that stopped waiting, and why.
+async fn next_ending(
+    events: &mut tokio::sync::broadcast::Receiver<ApprovalEvent>,
+) -> Result<(Prompt, Ending, usize)> {
+    let wait = async {
+        loop {
+            if let ApprovalEvent::Ended {
+                prompt,
+                ending,
+                waiting,
+            } = events.recv().await?
+            {
+                return Ok::<_, anyhow::Error>((prompt, ending, waiting));
+            }
+        }
+    };
+    tokio::time::timeout(WAIT, wait).await?
+}
+
+const NOT_SENT: &str = "line not sent: a script blocked it or the connection could not take it";
+
+#[test]
+fn a_line_waits_twenty_seconds_for_the_person() {
+    assert_eq!(APPROVAL_WAIT, std::time::Duration::from_secs(20));
+}
+
+#[tokio::test]
+async fn an_allowed_line_is_sent_and_recorded() -> Result<()> {
+    let ircd = ircd().await;
+    let mut bot = Bot::connect(ircd.port(), "apprwatch").await?;
+    let approvals = Approvals::with_wait(WAIT);
+    let mut events = approvals.subscribe();
+    let f = Arc::new(Fixture::approving("approver1", ircd.port(), &approvals).await?);
+    let call = {
+        let f = f.clone();
+        tokio::spawn(async move { f.send("PRIVMSG apprwatch :\u{202E}line-let-through").await })
+    };
+    let prompt = next_prompt(&mut events).await?;
+    // Named by the session, shown as the audit row shows it.
+    assert_eq!(prompt.session, "test");
+    assert_eq!(prompt.line, "PRIVMSG apprwatch :\\u{202E}line-let-through");
+    // Nothing is sent before the answer: the audit row is not there yet.
+    assert!(!f
+        .server_rows()
+        .await?
+        .iter()
+        .any(|r| r.contains("line-let-through")));
+    assert_eq!(approvals.answer(prompt.id, true), Some(prompt));
+    match call.await? {
+        ToolOutcome::Ok(v) => assert_eq!(v["sent"], true, "{v}"),
+        other => bail!("allowed line: {other:?}"),
+    }
+    bot.wait_for(
+        |l| Msg::parse(l).param(1) == "\u{202E}line-let-through",
+        DEFAULT_TIMEOUT,
+    )
+    .await?;
+    let rows = f.server_rows().await?;
+    assert!(
+        rows.iter()
+            .any(|r| r == "AI access sent: PRIVMSG apprwatch :\\u{202E}line-let-through"),
+        "{rows:#?}"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_denied_line_is_not_sent_and_leaves_no_row_only_the_log_line() -> Result<()> {
+    let ircd = ircd().await;
+    let mut bot = Bot::connect(ircd.port(), "denywatch").await?;
+    let approvals = Approvals::with_wait(WAIT);
+    let mut events = approvals.subscribe();
+    let f = Arc::new(Fixture::approving("approver2", ircd.port(), &approvals).await?);
+    // Two wait at once; answered in order, oldest first.
+    let first = {
+        let f = f.clone();
+        tokio::spawn(async move { f.send("PRIVMSG denywatch :denied line").await })
+    };
+    let asked = next_prompt(&mut events).await?;
+    let second = {
+        let f = f.clone();
+        tokio::spawn(async move { f.send("PRIVMSG NickServ :IDENTIFY hunter7zz").await })
+    };
+    let masked = next_prompt(&mut events).await?;
+    // The prompt never holds the secret.
+    assert_eq!(masked.line, "PRIVMSG NickServ :IDENTIFY ********");
+    assert_eq!(
+        approvals.oldest().map(|(p, n)| (p.id, n)),
+        Some((asked.id, 2))
+    );
+    assert_eq!(approvals.answer_oldest(false).map(|p| p.id), Some(asked.id));
+    assert_eq!(
+        approvals.answer_oldest(false).map(|p| p.id),
+        Some(masked.id)
+    );
+    for call in [first, second] {
+        assert_eq!(call.await?, ToolOutcome::Error(NOT_SENT.into()));
+    }
+    // A marker from another bot ends what the watcher reads: the denied line is not in it.
+    let mut marker = Bot::connect(ircd.port(), "denymark").await?;
+    marker.privmsg("denywatch", "marker").await?;
+    let seen = bot
+        .collect_until(|l| Msg::parse(l).param(1) == "marker", DEFAULT_TIMEOUT)
+        .await?;
+    assert!(!seen.iter().any(|l| l.contains("denied line")), "{seen:#?}");
+    let rows = f.server_rows().await?;
+    assert!(
+        !rows
+            .iter()
+            .any(|r| r.contains("denied line") || r.contains("IDENTIFY")),
+        "{rows:#?}"
+    );
+    eventually("the denial's log line", WAIT, || async {
+        logged()
+            .contains("AI access line on test was not sent: PRIVMSG denywatch :denied line")
+            .then_some(())
+    })
+    .await?;
+    assert!(!logged().contains("hunter7zz"), "the secret in the log");
+    // Denied lines gave their places back: five go at once again.
+    approvals.set_on(false);
+    let g = Arc::new(Fixture {
+        ctx: ToolContext {
+            send: f.ctx.send.clone().map(|s| Sending {
+                approval: None,
+                ..s
+            }),
+            ..f.ctx.clone()
+        },
+        session: f.session.clone(),
+        tap: f.tap.clone(),
+    });
+    assert_eq!(sent_at_once(&g, 6, "after denials").await?, 5);
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_unanswered_line_is_not_sent_once_the_wait_ends() -> Result<()> {
+    let ircd = ircd().await;
+    let mut bot = Bot::connect(ircd.port(), "latewatch").await?;
+    // A short wait, so the test does not take 20 s; the production value is asserted above.
+    let approvals = Approvals::with_wait(std::time::Duration::from_millis(300));
+    let mut events = approvals.subscribe();
+    let f = Fixture::approving("approver3", ircd.port(), &approvals).await?;
+    assert_eq!(
+        f.refused("PRIVMSG latewatch :unanswered line").await?,
+        NOT_SENT
+    );
+    let (prompt, ending, waiting) = next_ending(&mut events).await?;
+    assert_eq!(
+        (prompt.line.as_str(), ending, waiting),
+        ("PRIVMSG latewatch :unanswered line", Ending::Unanswered, 0)
+    );
+    // Answering it now changes nothing.
+    assert_eq!(approvals.answer(prompt.id, true), None);
+    let mut marker = Bot::connect(ircd.port(), "latemark").await?;
+    marker.privmsg("latewatch", "marker").await?;
+    let seen = bot
+        .collect_until(|l| Msg::parse(l).param(1) == "marker", DEFAULT_TIMEOUT)
+        .await?;
+    assert!(!seen.iter().any(|l| l.contains("unanswered")), "{seen:#?}");
+    let rows = f.server_rows().await?;
+    assert!(!rows.iter().any(|r| r.contains("unanswered")), "{rows:#?}");
+    eventually("the log line", WAIT, || async {
+        logged()
+            .contains("AI access line on test was not sent: PRIVMSG latewatch :unanswered line")
+            .then_some(())
+    })
+    .await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_call_that_gives_up_while_waiting_withdraws_its_prompt() -> Result<()> {
+    let ircd = ircd().await;
+    let approvals = Approvals::with_wait(WAIT);
+    let mut events = approvals.subscribe();
+    let f = Fixture::approving("approver4", ircd.port(), &approvals).await?;
+    let cancel = CancellationToken::new();
+    let ctx = ToolContext {
+        cancel: cancel.clone(),
+        ..f.ctx.clone()
+    };
+    let call = tokio::spawn(async move {
+        let args = json!({"session": f.sid(), "line": "PRIVMSG nobody :withdrawn line"});
+        let args = Args::from_request(Some(&args)).expect("arguments are an object");
+        let got = ToolBox::new().call("send_raw", &ctx, &args).await;
+        (got, f)
+    });
+    let prompt = next_prompt(&mut events).await?;
+    assert_eq!(approvals.waiting(), vec![prompt.clone()]);
+    cancel.cancel();
+    let (got, f) = call.await?;
+    assert_eq!(got, ToolOutcome::Cancelled);
+    let (ended, ending, waiting) = next_ending(&mut events).await?;
+    assert_eq!(
+        (ended, ending, waiting),
+        (prompt.clone(), Ending::Withdrawn, 0)
+    );
+    assert!(approvals.waiting().is_empty());
+    assert_eq!(
+        approvals.answer(prompt.id, true),
+        None,
+        "nothing left to allow"
+    );
+    let rows = f.server_rows().await?;
+    assert!(
+        !rows.iter().any(|r| r.contains("withdrawn line")),
+        "{rows:#?}"
+    );
     Ok(())
 }

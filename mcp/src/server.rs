@@ -5,6 +5,7 @@
 use crate::access_log::AccessLog;
 use crate::debug::Capture;
 use crate::listener::{conn_ctx, ControlSupervisor, SupervisorArgs, SupervisorMsg, Switches};
+use crate::send::approval::Approvals;
 use crate::token::{self, Token, TokenError};
 use crate::updates::Updates;
 use ractor::{Actor, ActorRef};
@@ -89,6 +90,19 @@ impl ControlServer {
         settings: ServerSettings,
         access_log: Arc<AccessLog>,
     ) -> Result<ControlServer, StartError> {
+        ControlServer::start_with_approvals(rete, settings, access_log, Approvals::new()).await
+    }
+
+    /// [`start`](Self::start), with the host's [`Approvals`]: while it is
+    /// on, every send_raw line waits for the person's answer there. The
+    /// host keeps it across servers, so its prompts outlive a restart's
+    /// handle (the lines themselves are withdrawn when their requests end).
+    pub async fn start_with_approvals(
+        rete: Arc<Rete>,
+        settings: ServerSettings,
+        access_log: Arc<AccessLog>,
+        approvals: Approvals,
+    ) -> Result<ControlServer, StartError> {
         // SAFETY: geteuid has no preconditions and cannot fail.
         if unsafe { libc::geteuid() } == 0 {
             return Err(StartError::Root);
@@ -97,6 +111,7 @@ impl ControlServer {
         let switches = Switches {
             debug: Arc::new(AtomicBool::new(settings.debug)),
             send: Arc::new(AtomicBool::new(settings.send)),
+            approvals,
         };
         let updates = Updates::unstarted();
         let raw_tap = crate::debug::raw::RawTaps::start(rete.debug_raw_slot())
@@ -155,12 +170,18 @@ impl ControlServer {
         &self.capture
     }
 
+    /// The lines waiting for the person's approval, and its switch.
+    pub fn approvals(&self) -> &Approvals {
+        &self.switches.approvals
+    }
+
     /// Switches send_raw; takes effect on the next request.
     pub fn set_send(&self, on: bool) {
         self.switches.send.store(on, Ordering::Relaxed);
     }
 
-    /// `AI access on, port <port>` with ` · debug` and ` · send` as they apply.
+    /// `AI access on, port <port>` with ` · debug` and ` · send` as they
+    /// apply, and ` · approve` (beyond the contract) while control.approve is.
     pub fn status_line(&self) -> String {
         let mut s = format!("AI access on, port {}", self.settings.port);
         if self.switches.debug.load(Ordering::Relaxed) {
@@ -168,6 +189,9 @@ impl ControlServer {
         }
         if self.switches.send.load(Ordering::Relaxed) {
             s.push_str(" · send");
+        }
+        if self.switches.approvals.is_on() {
+            s.push_str(" · approve");
         }
         s
     }

@@ -6,6 +6,7 @@
 
 use rete_actors::Rete;
 use rete_mcp::access_log::AccessLog;
+use rete_mcp::send::approval::Approvals;
 use rete_mcp::server::{ControlServer, ServerSettings, StartError};
 use rete_mcp::token::secrets_path;
 use reterm::config::ControlConfig;
@@ -33,6 +34,10 @@ pub struct Control {
     send: bool,
     /// Kept across stops and regenerations; gone when reterm quits.
     access_log: Arc<AccessLog>,
+    /// control.approve and the lines waiting for the person: one for the
+    /// whole run, handed to each server started, so the prompt row and
+    /// `/control allow|deny` always look at the same queue.
+    approvals: Approvals,
 }
 
 impl Control {
@@ -45,7 +50,19 @@ impl Control {
             port: 0,
             send: false,
             access_log: Arc::new(AccessLog::new()),
+            approvals: Approvals::new(),
         }
+    }
+
+    /// The lines waiting for the person's approval.
+    pub fn approvals(&self) -> &Approvals {
+        &self.approvals
+    }
+
+    /// control.approve changed (saved by the caller); the next request
+    /// reads it.
+    pub fn set_approve(&self, on: bool) {
+        self.approvals.set_on(on);
     }
 
     /// Brings the server in line with the settings: starts it when enabled
@@ -54,6 +71,7 @@ impl Control {
     pub async fn apply(&mut self, settings: &ControlConfig) -> Option<String> {
         self.debug = settings.debug;
         self.port = settings.port;
+        self.approvals.set_on(settings.approve);
         match (settings.enabled, &self.state) {
             (true, State::On(_)) => None,
             (true, _) => self.start().await,
@@ -74,8 +92,13 @@ impl Control {
                     send: self.send,
                     secrets,
                 };
-                ControlServer::start(self.rete.clone(), server_settings, self.access_log.clone())
-                    .await
+                ControlServer::start_with_approvals(
+                    self.rete.clone(),
+                    server_settings,
+                    self.access_log.clone(),
+                    self.approvals.clone(),
+                )
+                .await
             }
             Err(e) => Err(StartError::Token(e)),
         };

@@ -374,6 +374,22 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
             say(super::register::NO_PROJECT_SCOPE);
             Ok(())
         }
+        Command::Control(ControlCommand::Allow) => {
+            say(&super::approval::answer(
+                app.control.approvals(),
+                None,
+                true,
+            ));
+            Ok(())
+        }
+        Command::Control(ControlCommand::Deny) => {
+            say(&super::approval::answer(
+                app.control.approvals(),
+                None,
+                false,
+            ));
+            Ok(())
+        }
         Command::Control(ControlCommand::Status) => {
             say(&app.control.status());
             Ok(())
@@ -452,6 +468,13 @@ async fn set(app: &mut App, setting: Setting) -> Result<()> {
                 "control.send is {} until reterm quits",
                 on_off(on)
             ));
+            None
+        }
+        Setting::ControlApprove(on) => {
+            set_control(&path, ControlSetting::Approve(on))?;
+            app.loaded.config.control.approve = on;
+            app.control.set_approve(on);
+            say(&format!("control.approve is {}", on_off(on)));
             None
         }
         Setting::ControlPort { port, clamped } => {

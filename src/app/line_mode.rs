@@ -2,7 +2,7 @@
 //! Used when stdin or stdout is not a terminal, or with `--plain`, so
 //! scripts and pipes keep working.
 
-use super::{events, say, App};
+use super::{approval, events, say, App};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::broadcast::error::RecvError;
 
@@ -13,6 +13,9 @@ pub async fn run(mut app: App) -> anyhow::Result<()> {
         None => app.rete.subscribe(),
     };
     let mut stdin = BufReader::new(tokio::io::stdin()).lines();
+    // Lines waiting for the person's approval are printed as they come.
+    let approvals = app.control.approvals().clone();
+    let mut approval_events = approvals.subscribe();
     app.greet();
     while !app.quit {
         tokio::select! {
@@ -28,6 +31,7 @@ pub async fn run(mut app: App) -> anyhow::Result<()> {
                 Err(RecvError::Lagged(n)) => say(&format!("-!- {n} events were not shown (output fell behind)")),
                 Err(RecvError::Closed) => app.quit = true,
             },
+            event = approval_events.recv() => approval::on_event(event, &approvals),
             _ = tokio::signal::ctrl_c() => app.quit = true,
         }
     }

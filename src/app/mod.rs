@@ -12,13 +12,15 @@
 //! - `notices.rs`: where reterm's own lines go; `notes.rs`: lines reterm adds
 //!   to a network's buffer in full screen (topic and names on join).
 //! - `control.rs`: the AI access control server and `/control`; `reload.rs`:
-//!   `/reload`.
+//!   `/reload`; `approval.rs`: what reterm says and answers while an
+//!   agent's line waits for the person (control.approve).
 //! - `transcript.rs`: per-buffer transcript files (`logging = true`);
 //!   `transcript_dates.rs`: their `log opened` and `day changed` lines.
 //! - `line_mode.rs`: the line-mode loop.
 //! - `screen/`: the full-screen loop.
 //! - this file: start-up and the state both frontends share.
 
+mod approval;
 mod buffers;
 mod control;
 mod dispatch;

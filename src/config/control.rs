@@ -15,6 +15,8 @@ pub enum ControlKey {
     Enabled,
     /// `debug`
     Debug,
+    /// `approve`: each line an agent sends waits for the person's answer.
+    Approve,
     /// `port`
     Port,
 }
@@ -25,6 +27,7 @@ impl ControlKey {
         match self {
             ControlKey::Enabled => "enabled",
             ControlKey::Debug => "debug",
+            ControlKey::Approve => "approve",
             ControlKey::Port => "port",
         }
     }
@@ -44,6 +47,8 @@ pub enum ControlSetting {
     Enabled(bool),
     /// `control.debug`
     Debug(bool),
+    /// `control.approve`
+    Approve(bool),
     /// `control.port` (1..=65535)
     Port(u16),
 }
@@ -54,13 +59,16 @@ impl ControlSetting {
         match self {
             ControlSetting::Enabled(_) => ControlKey::Enabled,
             ControlSetting::Debug(_) => ControlKey::Debug,
+            ControlSetting::Approve(_) => ControlKey::Approve,
             ControlSetting::Port(_) => ControlKey::Port,
         }
     }
 
     fn value(self) -> Value {
         match self {
-            ControlSetting::Enabled(on) | ControlSetting::Debug(on) => Value::from(on),
+            ControlSetting::Enabled(on)
+            | ControlSetting::Debug(on)
+            | ControlSetting::Approve(on) => Value::from(on),
             ControlSetting::Port(port) => Value::from(i64::from(port)),
         }
     }

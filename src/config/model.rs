@@ -69,6 +69,9 @@ pub struct ControlConfig {
     pub enabled: bool,
     /// Verbose control-server diagnostics.
     pub debug: bool,
+    /// Each line an agent sends with send_raw waits for the person's
+    /// answer (beyond the contract; saved, off by default).
+    pub approve: bool,
     /// Loopback port to listen on.
     pub port: u16,
 }
@@ -78,6 +81,7 @@ impl Default for ControlConfig {
         ControlConfig {
             enabled: false,
             debug: false,
+            approve: false,
             port: DEFAULT_CONTROL_PORT,
         }
     }

@@ -44,6 +44,7 @@ pub(super) struct RawDisplay {
 pub(super) struct RawControl {
     pub enabled: Option<bool>,
     pub debug: Option<bool>,
+    pub approve: Option<bool>,
     pub port: Option<u16>,
 }
 

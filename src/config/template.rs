@@ -24,6 +24,7 @@ const TEMPLATE: &str = r##"# reterm configuration.
 [control]
 enabled = false   # serve AI access on 127.0.0.1
 debug = false     # also serve the debug tools (not built yet)
+approve = false   # ask me before each line an agent sends (Ctrl-G / Ctrl-X)
 port = 7422       # the port on 127.0.0.1
 
 # How the full screen draws; `/set time_format|mirc_colours|nicklist|highlights`

@@ -134,6 +134,7 @@ fn control(
     Ok(ControlConfig {
         enabled: raw.enabled.unwrap_or(defaults.enabled),
         debug: raw.debug.unwrap_or(defaults.debug),
+        approve: raw.approve.unwrap_or(defaults.approve),
         port,
     })
 }

@@ -246,12 +246,12 @@ pub(crate) mod spec {
         "/help [command]",
         "list commands, or explain one"
     );
-    command!(SET, "set", "/set <key> <value>", "change a setting: control.enabled|control.debug|control.send on|off, control.port <number>; display: time_format <strftime>, mirc_colours|nicklist on|off, highlights <word,word|none>");
+    command!(SET, "set", "/set <key> <value>", "change a setting: control.enabled|control.debug|control.send|control.approve on|off, control.port <number>; display: time_format <strftime>, mirc_colours|nicklist on|off, highlights <word,word|none>");
     command!(
         CONTROL,
         "control",
-        "/control token [regenerate] | register | status | log",
-        "AI-access control server: show/renew its token, connect Claude Code without it, its state, its log"
+        "/control token [regenerate] | register | status | log | allow | deny",
+        "AI-access control server: show/renew its token, connect Claude Code without it, its state, its log, answer the oldest line waiting for approval"
     );
 }
 

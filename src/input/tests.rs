@@ -284,6 +284,14 @@ fn set_boolean_settings() {
         err("/set control.send maybe"),
         "control.send must be on or off"
     );
+    assert_eq!(
+        cmd("/set control.approve ON"),
+        Command::Set(Setting::ControlApprove(true))
+    );
+    assert_eq!(
+        err("/set control.approve y"),
+        "control.approve must be on or off"
+    );
 }
 
 #[test]
@@ -330,7 +338,7 @@ fn set_usage_and_unknown_keys() {
     assert_eq!(err("/set control.port 1 2"), "usage: /set <key> <value>");
     assert_eq!(
         err("/set colour red"),
-        "unknown setting: colour (known: control.enabled, control.debug, control.send, control.port, time_format, mirc_colours, nicklist, highlights)"
+        "unknown setting: colour (known: control.enabled, control.debug, control.send, control.approve, control.port, time_format, mirc_colours, nicklist, highlights)"
     );
 }
 
@@ -371,7 +379,12 @@ fn control() {
             "{line}"
         );
     }
-    let usage = "usage: /control token [regenerate] | register | status | log";
+    assert_eq!(
+        cmd("/control allow"),
+        Command::Control(ControlCommand::Allow)
+    );
+    assert_eq!(cmd("/control DENY"), Command::Control(ControlCommand::Deny));
+    let usage = "usage: /control token [regenerate] | register | status | log | allow | deny";
     for line in ["/control register user", "/control register --scope"] {
         assert_eq!(err(line), usage, "{line}");
     }
@@ -381,6 +394,7 @@ fn control() {
         "/control token now",
         "/control status x",
         "/control log a b",
+        "/control allow all",
     ] {
         assert_eq!(err(line), usage, "{line}");
     }

@@ -1,6 +1,6 @@
 //! Drawing a [`Screen`] into a ratatui frame.
 
-use super::model::{areas, InputLine, Screen, Status};
+use super::model::{areas_with, InputLine, Screen, Status};
 use crate::client::activity::Level;
 use ratatui::layout::{Position, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -10,10 +10,19 @@ use ratatui::Frame;
 use unicode_width::{UnicodeWidthChar as _, UnicodeWidthStr as _};
 
 const BAR: Style = Style::new().fg(Color::White).bg(Color::Blue);
+/// The approval prompt: hard to miss.
+const ASK: Style = Style::new()
+    .fg(Color::Black)
+    .bg(Color::Yellow)
+    .add_modifier(Modifier::BOLD);
 
 /// Draws the whole frame.
 pub fn draw(frame: &mut Frame<'_>, screen: &Screen) {
-    let a = areas(frame.area(), screen.nicklist.is_some());
+    let a = areas_with(
+        frame.area(),
+        screen.nicklist.is_some(),
+        screen.approval.is_some(),
+    );
     let buf = frame.buffer_mut();
     Paragraph::new(Line::from(screen.title.as_str()))
         .style(BAR)
@@ -43,6 +52,11 @@ pub fn draw(frame: &mut Frame<'_>, screen: &Screen) {
     Paragraph::new(status_line(&screen.status))
         .style(BAR)
         .render(a.status, buf);
+    if let (Some(area), Some(text)) = (a.approval, &screen.approval) {
+        Paragraph::new(Line::from(text.as_str()))
+            .style(ASK)
+            .render(area, buf);
+    }
     let (line, cursor) = input_line(&screen.input, a.input.width as usize);
     Paragraph::new(line).render(a.input, buf);
     if let Some(x) = cursor {
@@ -244,6 +258,29 @@ mod tests {
         t.backend_mut().assert_cursor_position(Position::new(8, 5));
         // The bars are drawn in the bar colours.
         assert_eq!(t.backend().buffer()[(0, 4)].bg, Color::Blue);
+    }
+
+    #[test]
+    fn the_approval_prompt_takes_the_row_above_the_input_line() {
+        let mut t = terminal(40, 6);
+        let mut s = base();
+        // The frame builds as many lines as the smaller body holds.
+        s.lines = vec![Line::from("two"), Line::from("three")];
+        s.approval = Some("AI access wants to send".into());
+        t.draw(|f| draw(f, &s)).unwrap();
+        assert_eq!(
+            screen_text(&t),
+            [
+                "#rete: the topic",
+                "two",
+                "three",
+                "[12:34] [rt] [2:test/#rete]",
+                "AI access wants to send",
+                "[#rete]",
+            ]
+        );
+        assert_eq!(t.backend().buffer()[(0, 4)].bg, Color::Yellow);
+        t.backend_mut().assert_cursor_position(Position::new(8, 5));
     }
 
     #[test]

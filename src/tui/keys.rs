@@ -37,6 +37,12 @@ pub enum Action {
     Redraw,
     /// Answer "no" to a question (Esc).
     Cancel,
+    /// Send the agent's line the prompt row shows (Ctrl-G: "go"). A Ctrl
+    /// key, so ordinary typing, a paste or an Enter meant for the input
+    /// line can never answer for the person.
+    Allow,
+    /// Refuse the agent's line the prompt row shows (Ctrl-X).
+    Deny,
     /// Quit (Ctrl-C, as in line mode).
     Quit,
 }
@@ -66,6 +72,8 @@ pub fn action(key: KeyEvent) -> Option<Action> {
             'p' => Some(Action::Previous),
             'l' => Some(Action::Redraw),
             'c' => Some(Action::Quit),
+            'g' => Some(Action::Allow),
+            'x' => Some(Action::Deny),
             _ => None,
         },
         KeyCode::Char(c) if alt && !ctrl => match c {
@@ -156,6 +164,22 @@ mod tests {
         assert_eq!(key(KeyCode::PageDown, NONE), Some(Action::PageDown));
         assert_eq!(key(KeyCode::Home, CTRL), Some(Action::Top));
         assert_eq!(key(KeyCode::End, ALT), Some(Action::Bottom));
+    }
+
+    #[test]
+    fn only_ctrl_keys_answer_an_approval() {
+        assert_eq!(key(KeyCode::Char('g'), CTRL), Some(Action::Allow));
+        assert_eq!(key(KeyCode::Char('x'), CTRL), Some(Action::Deny));
+        for (c, modifiers) in [('g', NONE), ('x', NONE), ('g', ALT), ('x', CTRL | ALT)] {
+            assert!(
+                !matches!(
+                    key(KeyCode::Char(c), modifiers),
+                    Some(Action::Allow | Action::Deny)
+                ),
+                "{c} {modifiers:?}"
+            );
+        }
+        assert_ne!(key(KeyCode::Enter, NONE), Some(Action::Allow));
     }
 
     #[test]

@@ -22,6 +22,9 @@ pub struct Screen {
     pub nicklist: Option<Vec<Listed>>,
     /// The status bar.
     pub status: Status,
+    /// The approval prompt (an agent's line waiting for the person), drawn
+    /// on a row of its own above the input line.
+    pub approval: Option<String>,
     /// The input line.
     pub input: InputLine,
 }
@@ -72,14 +75,23 @@ pub struct Areas {
     pub nicks: Option<Rect>,
     /// The status bar.
     pub status: Rect,
+    /// The approval prompt's row, when one waits.
+    pub approval: Option<Rect>,
     /// The input line.
     pub input: Rect,
 }
 
 /// Splits the terminal: title, body (and nick list), status bar, input line.
 pub fn areas(area: Rect, nicklist: bool) -> Areas {
+    areas_with(area, nicklist, false)
+}
+
+/// The same, with a row for the approval prompt between the status bar and
+/// the input line when `approval` (the body gives it up).
+pub fn areas_with(area: Rect, nicklist: bool, approval: bool) -> Areas {
     let line = |y: u16| Rect::new(area.x, y, area.width, 1.min(area.height));
-    let body_height = area.height.saturating_sub(3);
+    let extra = u16::from(approval);
+    let body_height = area.height.saturating_sub(3 + extra);
     let body = Rect::new(area.x, area.y + 1.min(area.height), area.width, body_height);
     let (body, nicks) = if nicklist && area.width >= NICKLIST_MIN_TERMINAL {
         let main = Rect {
@@ -99,7 +111,8 @@ pub fn areas(area: Rect, nicklist: bool) -> Areas {
         title: line(area.y),
         body,
         nicks,
-        status: line(area.y + area.height.saturating_sub(2)),
+        status: line(area.y + area.height.saturating_sub(2 + extra)),
+        approval: approval.then(|| line(area.y + area.height.saturating_sub(2))),
         input: line(area.y + area.height.saturating_sub(1)),
     }
 }
@@ -120,5 +133,11 @@ mod tests {
         assert_eq!((narrow.nicks, narrow.body.width), (None, 40));
         let tiny = areas(Rect::new(0, 0, 10, 2), false);
         assert_eq!(tiny.body.height, 0);
+        assert_eq!(a.approval, None);
+        let asking = areas_with(Rect::new(0, 0, 80, 24), false, true);
+        assert_eq!(asking.body, Rect::new(0, 1, 80, 20));
+        assert_eq!(asking.status, Rect::new(0, 21, 80, 1));
+        assert_eq!(asking.approval, Some(Rect::new(0, 22, 80, 1)));
+        assert_eq!(asking.input, Rect::new(0, 23, 80, 1));
     }
 }

@@ -10,6 +10,7 @@ import time
 from identity import IS_ROOT, server_uid
 from ircd import Inspircd
 from reterm_proc import NETWORK_ID, NETWORK_NAME, NETWORK_NICK, free_port, private_dir
+import rawhttp
 from rawhttp import call, post, tool_text
 from test_sdk import call_all
 
@@ -92,4 +93,153 @@ def test_send_raw_sends_records_and_limits(start_reterm):
         assert sum(1 for a in answers if not a[0]) == 5, answers
         assert [text for is_error, text in answers if is_error] == [BURST], answers
     finally:
+        ircd.stop()
+
+
+NOT_SENT = "line not sent: a script blocked it or the connection could not take it"
+ASKED = "-!- AI access wants to send on ctlnet: "
+
+
+class Watcher:
+    """A raw-socket IRC client on `ircd` that records every line it reads."""
+
+    def __init__(self, ircd, nick):
+        import socket
+        self.nick = nick
+        self.lines = []
+        self._cond = threading.Condition()
+        self.sock = socket.create_connection(("127.0.0.1", ircd.port), timeout=10)
+        self.sock.sendall(f"NICK {nick}\r\nUSER {nick} 0 * :{nick}\r\n".encode())
+        threading.Thread(target=self._read, daemon=True).start()
+        self.wait(lambda l: f" 001 {nick} " in l)
+
+    def _read(self):
+        buf = b""
+        while True:
+            try:
+                data = self.sock.recv(4096)
+            except OSError:
+                return
+            if not data:
+                return
+            buf += data
+            while b"\r\n" in buf:
+                raw, buf = buf.split(b"\r\n", 1)
+                line = raw.decode("utf-8", "replace")
+                if line.startswith("PING "):
+                    self.sock.sendall(("PONG " + line[5:] + "\r\n").encode())
+                with self._cond:
+                    self.lines.append(line)
+                    self._cond.notify_all()
+
+    def wait(self, predicate, timeout=10.0):
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                for line in self.lines:
+                    if predicate(line):
+                        return line
+                left = deadline - time.monotonic()
+                assert left > 0, "watcher read:\n" + "\n".join(self.lines)
+                self._cond.wait(left)
+
+    def close(self):
+        self.sock.close()
+
+
+def answered(server, command):
+    """What `command` printed, without the session rows line mode prints
+    meanwhile (an audit row of a line just sent may land among them)."""
+    return [l for l in server.run(command) if not l.startswith("[")]
+
+
+def send_in_background(server, line):
+    """One send_raw call on its own connection; (thread, answers) where
+    answers gets its (isError, text) once it is answered."""
+    answers = []
+
+    def one():
+        body = call("send_raw", {"session": NETWORK_ID, "line": line})
+        answers.append(tool_text(post(server, body, timeout=30)))
+
+    thread = threading.Thread(target=one)
+    thread.start()
+    return thread, answers
+
+
+def test_approval_through_reterm_allows_denies_and_withdraws(start_reterm):
+    """control.approve end to end in line mode: the prompt line names the
+    session and shows the line masked; /control allow sends it (the watcher
+    reads it), /control deny answers the veto text and sends nothing, a
+    client that leaves withdraws its prompt, and the setting is saved."""
+    ircd = Inspircd().start()
+    watcher = None
+    try:
+        server = connected_reterm(start_reterm, ircd)
+        watcher = Watcher(ircd, "apprwatch")
+        assert answered(server, "/set control.approve on") == ["control.approve is on"]
+        assert "approve = true" in server.config.read_text()
+        assert server.status().endswith(" · send · approve"), server.status()
+
+        # Allowed: the prompt, then the line on the wire and its audit row.
+        start = len(server.lines)
+        thread, answers = send_in_background(server, "PRIVMSG apprwatch :let through")
+        asked = server.wait_line(lambda l: l.startswith(ASKED), since=start, timeout=10)
+        assert asked == (ASKED + "PRIVMSG apprwatch :let through — /control allow or "
+                         "/control deny within 20 s (1 waiting)"), asked
+        # A second waits behind it: the count says so, and answers go oldest first.
+        start = len(server.lines)
+        thread2, answers2 = send_in_background(server, "PRIVMSG apprwatch :second")
+        asked = server.wait_line(lambda l: l.startswith(ASKED), since=start, timeout=10)
+        assert asked.endswith(":second — /control allow or /control deny within 20 s "
+                              "(2 waiting)"), asked
+        assert answered(server, "/control allow") == [
+            "-!- allowed: AI access line on ctlnet: PRIVMSG apprwatch :let through "
+            "(1 still waiting)"]
+        assert answered(server, "/control allow") == [
+            "-!- allowed: AI access line on ctlnet: PRIVMSG apprwatch :second"]
+        for t, a in ((thread, answers), (thread2, answers2)):
+            t.join(30)
+            assert a and not a[0][0], a
+            assert json.loads(a[0][1])["sent"] is True, a
+        watcher.wait(lambda l: l.endswith("PRIVMSG apprwatch :let through"))
+        watcher.wait(lambda l: l.endswith("PRIVMSG apprwatch :second"))
+
+        # Denied: the veto answer; the prompt never shows the password.
+        start = len(server.lines)
+        thread, answers = send_in_background(server, "PRIVMSG NickServ :IDENTIFY hunter9zz")
+        asked = server.wait_line(lambda l: l.startswith(ASKED), since=start, timeout=10)
+        assert "IDENTIFY ********" in asked and "hunter9zz" not in asked, asked
+        assert answered(server, "/control deny") == [
+            "-!- denied: AI access line on ctlnet: PRIVMSG NickServ :IDENTIFY ********"]
+        thread.join(30)
+        assert answers == [(True, NOT_SENT)], answers
+        assert answered(server, "/control deny") == ["-!- no AI access line waits for approval"]
+
+        # A client that leaves while its line waits withdraws the prompt.
+        start = len(server.lines)
+        pending = rawhttp.Pending(server, call("send_raw", {"session": NETWORK_ID,
+                                                            "line": "PRIVMSG apprwatch :gone"}))
+        server.wait_line(lambda l: l.startswith(ASKED), since=start, timeout=10)
+        pending.close()
+        server.wait_line(lambda l: l == "-!- the agent's call gave up, not sent: AI access "
+                         "line on ctlnet: PRIVMSG apprwatch :gone", since=start, timeout=10)
+        assert answered(server, "/control allow") == ["-!- no AI access line waits for approval"]
+
+        # A marker after all of it: the watcher read neither refused line.
+        marker = Watcher(ircd, "apprmark")
+        marker.sock.sendall(b"PRIVMSG apprwatch :marker\r\n")
+        watcher.wait(lambda l: l.endswith(":marker"))
+        marker.close()
+        assert not any("IDENTIFY" in l or ":gone" in l for l in watcher.lines), watcher.lines
+
+        # Off again: a line is sent without asking.
+        assert answered(server, "/set control.approve off") == ["control.approve is off"]
+        [(is_error, text)] = call_all(server, [("send_raw", {"session": NETWORK_ID,
+                                                             "line": "PRIVMSG apprwatch :free"})])
+        assert not is_error, text
+        watcher.wait(lambda l: l.endswith("PRIVMSG apprwatch :free"))
+    finally:
+        if watcher is not None:
+            watcher.close()
         ircd.stop()

@@ -47,6 +47,7 @@ pub mod pty_reterm;
 pub mod sasl_tests_session;
 pub mod server_scenarios;
 pub mod tls;
+pub mod unprivileged;
 pub mod updates_tests_tools;
 pub mod znc;
 

@@ -62,11 +62,33 @@ fn nonzero(n: u16) -> NonZeroU16 {
 impl PtyReterm {
     /// Starts reterm with `HOME=home` in a `rows`×`cols` terminal.
     pub fn spawn(home: &Path, args: &[&str], rows: u16, cols: u16) -> Result<Self> {
+        let mut cmd = CommandBuilder::new(reterm_binary());
+        cmd.args(args);
+        Self::spawn_command(cmd, home, rows, cols)
+    }
+
+    /// The same as the unprivileged user (when the tests run as root), so its control
+    /// server can serve; `home` must be that user's (`support::unprivileged::home`).
+    pub fn spawn_unprivileged(home: &Path, args: &[&str], rows: u16, cols: u16) -> Result<Self> {
+        let binary = super::unprivileged::reterm_binary()?;
+        let prefix = super::unprivileged::setpriv_prefix();
+        let mut cmd = match prefix.split_first() {
+            Some((program, rest)) => {
+                let mut cmd = CommandBuilder::new(program);
+                cmd.args(rest);
+                cmd.arg(&binary);
+                cmd
+            }
+            None => CommandBuilder::new(&binary),
+        };
+        cmd.args(args);
+        Self::spawn_command(cmd, home, rows, cols)
+    }
+
+    fn spawn_command(mut cmd: CommandBuilder, home: &Path, rows: u16, cols: u16) -> Result<Self> {
         let pair = native_pty_system()
             .openpty(size(rows, cols))
             .map_err(|e| anyhow!("openpty: {e}"))?;
-        let mut cmd = CommandBuilder::new(reterm_binary());
-        cmd.args(args);
         cmd.env("HOME", home);
         cmd.env("TERM", "xterm-256color");
         cmd.env_remove("RETERM_LOG");

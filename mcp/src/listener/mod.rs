@@ -60,6 +60,9 @@ pub(crate) struct ConnCtx {
     pub(crate) limiter: crate::send::limiter::Limiter,
     pub(crate) debug: Arc<AtomicBool>,
     pub(crate) send: Arc<AtomicBool>,
+    /// Read once per request, like the switches: a line waits for the
+    /// person only while control.approve is on.
+    approvals: crate::send::approval::Approvals,
     pub(crate) access_log: Arc<AccessLog>,
     /// The subscription registry; its supervisor points this at the
     /// registry actor serving now.
@@ -104,6 +107,7 @@ impl ConnCtx {
             send: settings.send.then(|| crate::send::Sending {
                 sessions: self.sending.clone(),
                 limiter: self.limiter.clone(),
+                approval: self.approvals.is_on().then(|| self.approvals.clone()),
             }),
             cancel,
             settings,
@@ -315,6 +319,8 @@ pub(crate) struct Switches {
     pub(crate) debug: Arc<AtomicBool>,
     /// control.send.
     pub(crate) send: Arc<AtomicBool>,
+    /// control.approve, and the lines waiting for the person.
+    pub(crate) approvals: crate::send::approval::Approvals,
 }
 
 /// Builds the shared connection context.
@@ -337,6 +343,7 @@ pub(crate) fn conn_ctx(
         limiter: crate::send::limiter::Limiter::unstarted(),
         debug: switches.debug,
         send: switches.send,
+        approvals: switches.approvals,
         access_log,
         updates,
         capture,

@@ -84,6 +84,7 @@ async fn serve_tools(tools: ToolBox) -> (u16, Token, ActorRef<SupervisorMsg>) {
         limiter: crate::send::limiter::Limiter::unstarted(),
         debug: Arc::new(AtomicBool::new(false)),
         send: Arc::new(AtomicBool::new(false)),
+        approvals: Default::default(),
         access_log: Arc::new(AccessLog::new()),
         updates: crate::updates::Updates::unstarted(),
         capture: crate::debug::Capture::off(),
@@ -263,4 +264,33 @@ async fn slots_clients_in_a_row_are_all_answered() {
         SLOTS * PER_CLIENT
     );
     let _ = ractor::call!(supervisor, SupervisorMsg::Stop);
+}
+
+#[tokio::test]
+async fn a_request_carries_approval_only_while_it_is_on() {
+    let rete = Arc::new(Rete::start(ReteOptions::default()).await.unwrap());
+    let switches = crate::listener::Switches::default();
+    switches
+        .send
+        .store(true, std::sync::atomic::Ordering::Relaxed);
+    let approvals = switches.approvals.clone();
+    let ctx = crate::listener::conn_ctx(
+        Token::generate(),
+        1,
+        rete,
+        switches,
+        Arc::new(AccessLog::new()),
+        crate::updates::Updates::unstarted(),
+        crate::debug::Capture::off(),
+    );
+    let approval = |ctx: &ConnCtx| {
+        ctx.tool_context(CancellationToken::new())
+            .send
+            .map(|s| s.approval.is_some())
+    };
+    assert_eq!(approval(&ctx), Some(false));
+    approvals.set_on(true);
+    assert_eq!(approval(&ctx), Some(true), "read on the next request");
+    approvals.set_on(false);
+    assert_eq!(approval(&ctx), Some(false));
 }

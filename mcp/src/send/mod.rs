@@ -1,11 +1,13 @@
 //! Sending: what send_raw needs besides the tool itself — the line rule, the
-//! per-session rate limits and the limiter actor that holds them, and the
-//! [`Sending`] capability a request carries only while control.send is on.
+//! per-session rate limits and the limiter actor that holds them, the
+//! person's approval (opt-in), and the [`Sending`] capability a request
+//! carries only while control.send is on.
 //!
 //! The read tools never see this module's types: the only path from the
 //! control surface to a session's sender is a [`Sending`] in the request's
 //! context, which the listener puts there only while sending is on.
 
+pub mod approval;
 pub mod caps;
 pub mod limiter;
 pub mod line_rule;
@@ -20,4 +22,7 @@ pub struct Sending {
     pub sessions: SendingSessions,
     /// The rate limits, shared by every request of this server.
     pub limiter: Limiter,
+    /// Where each line waits for the person's answer, while control.approve
+    /// is on for this request; `None` sends without asking.
+    pub approval: Option<approval::Approvals>,
 }

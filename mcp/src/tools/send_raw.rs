@@ -1,7 +1,8 @@
 //! send_raw: one raw IRC line from an agent, sent where `/quote` sends.
 //!
 //! Checked in this order: the session exists, the line rule, the session is
-//! connected (and has message-tags for a tagged line), the rate limits. The
+//! connected (and has message-tags for a tagged line), the rate limits, and
+//! (while control.approve is on) the person's answer. The
 //! line then goes to the session actor, which paces it like any command,
 //! passes it through the raw-out hook, writes it, and only then records it
 //! (the audit row and the log line) and answers. A line handed over is sent
@@ -9,6 +10,7 @@
 
 use crate::read::args::Args;
 use crate::read::result::ToolOutcome;
+use crate::send::approval::{self, Gate};
 use crate::send::caps::CapRefused;
 use crate::send::limiter::Reserve;
 use crate::send::line_rule::{self, LineRefused};
@@ -60,10 +62,11 @@ async fn run(ctx: &ToolContext, args: &Args) -> ToolResult {
     let checked = line_rule::check(&line).map_err(refused)?;
     // Reads only: whether the line can go, not what it does.
     let reader = crate::tools::lookup::session(ctx, &id).await?;
-    let (connected, tags) = crate::tools::lookup::read(ctx, &reader, NOT_CONNECTED, |view| {
+    let (connected, tags, name) = crate::tools::lookup::read(ctx, &reader, NOT_CONNECTED, |view| {
         (
             view.state() == ConnState::Connected,
             view.capabilities().has("message-tags"),
+            view.name().to_owned(),
         )
     })
     .await?;
@@ -80,6 +83,14 @@ async fn run(ctx: &ToolContext, args: &Args) -> ToolResult {
     };
     let recorded = rete_redact::mask_sent_line(&line).into_owned();
     let shown = rete_redact::display_escape(&recorded).into_owned();
+    // control.approve: the person answers first (see send::approval).
+    if let Some(approvals) = &sending.approval {
+        match approval::gate(approvals, &name, &shown, &ctx.cancel).await {
+            Gate::Go => {}
+            Gate::NotSent => return Err(ToolOutcome::error(NOT_SENT)),
+            Gate::Cancelled => return Err(ToolOutcome::Cancelled),
+        }
+    }
     // Handed over from here: the line is sent, counted and recorded even
     // if this request is cancelled while it waits for the throttler.
     let handed = tokio::spawn(async move {

@@ -16,7 +16,7 @@ use rete_engine::row::{Payload, Row};
 use reterm::client::names::listed;
 use reterm::client::raw_ring::RAW_KEEP;
 use reterm::tui::lines::{visible_filled, with_notes, Viewport};
-use reterm::tui::model::{areas, InputLine, Screen};
+use reterm::tui::model::{areas_with, InputLine, Screen};
 use reterm::tui::paste::question;
 use reterm::tui::title::{channel_title, Topic};
 use std::collections::HashMap;
@@ -74,8 +74,12 @@ pub async fn build(app: &App, ui: &mut Ui, area: Rect) -> (Screen, Vec<Entry>) {
     } else {
         ui.answer.len()
     };
-    let with_nicks = areas(area, true);
-    let without = areas(area, false);
+    // An agent's line waiting for the person takes a row of its own; the
+    // keys answer the line drawn, so the id is kept with the frame.
+    let approval = super::super::approval::prompt_row(app.control.approvals());
+    ui.prompted = approval.as_ref().map(|(id, _)| *id);
+    let with_nicks = areas_with(area, true, approval.is_some());
+    let without = areas_with(area, false, approval.is_some());
     let look = app.look.clone();
     let time_format = look.time_format().to_owned();
     let scroll = ui.get(&focused).map(|b| b.scroll).unwrap_or(0);
@@ -243,6 +247,7 @@ pub async fn build(app: &App, ui: &mut Ui, area: Rect) -> (Screen, Vec<Entry>) {
     screen.status.number = number;
     screen.status.activity = activity;
     screen.status.more_below = ui.get(&focused).is_some_and(|b| b.scroll > 0);
+    screen.approval = approval.map(|(_, text)| text);
     screen.input = InputLine {
         prompt: std::mem::take(&mut screen.input.prompt),
         text: ui.editor.text().to_owned(),

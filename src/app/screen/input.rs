@@ -58,6 +58,18 @@ async fn on_action(app: &mut App, ui: &mut Ui, term: &mut Term, own: &Arc<Notice
     if !matches!(a, Action::Complete) {
         ui.completer.reset();
     }
+    // An approval is answered whatever else waits (a paste's question too).
+    if let Action::Allow | Action::Deny = a {
+        own.take_fresh();
+        let approvals = app.control.approvals();
+        say(&super::super::approval::answer_shown(
+            approvals,
+            ui.prompted,
+            a == Action::Allow,
+        ));
+        show_answer(app, ui, own);
+        return;
+    }
     if ui.paste.is_some() {
         // Only the question's answers count while a paste waits.
         match a {
@@ -139,7 +151,7 @@ async fn on_action(app: &mut App, ui: &mut Ui, term: &mut Term, own: &Arc<Notice
         Action::Redraw => {
             let _ = term.terminal.clear();
         }
-        Action::Cancel => {}
+        Action::Cancel | Action::Allow | Action::Deny => {}
         Action::Quit => {
             for n in &app.networks {
                 n.session.sender().disconnect(None);

@@ -54,6 +54,8 @@ pub async fn run(mut app: App) -> anyhow::Result<()> {
     term.title("reterm");
     let mut pacer = Pacer::new(FRAME);
     let raw = app.raw.clone();
+    let approvals = app.control.approvals().clone();
+    let mut approval_events = approvals.subscribe();
     let mut focused = focused_key(&app);
     while !app.quit {
         if pacer.due(std::time::Instant::now()) {
@@ -103,6 +105,17 @@ pub async fn run(mut app: App) -> anyhow::Result<()> {
                 if focused_key(&app) != Some(Key::Own) {
                     ui.raise(&Key::Own, Level::Events);
                 }
+                pacer.changed();
+            },
+            // A line starting or stopping to wait for the person changes
+            // the prompt row; what reterm says about it goes to buffer 1.
+            event = approval_events.recv() => {
+                // A line waiting for the person rings, as a highlight does:
+                // it has 20 seconds.
+                if let Ok(rete_mcp::send::approval::ApprovalEvent::Asked { prompt, .. }) = &event {
+                    term.alert(&format!("reterm: AI access asks to send on {}", prompt.session));
+                }
+                super::approval::on_event(event, &approvals);
                 pacer.changed();
             },
             // Only a shown raw buffer is redrawn for its lines.

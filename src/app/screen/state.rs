@@ -28,6 +28,9 @@ pub struct Ui {
     pub completer: Completer,
     /// A multi-line paste waiting for Enter or Esc.
     pub paste: Option<Vec<String>>,
+    /// The agent's line the prompt row showed at the last frame: what
+    /// Ctrl-G and Ctrl-X answer.
+    pub prompted: Option<u64>,
     /// reterm's answer to the last command, shown under the rows of a
     /// network buffer (it is also in reterm's buffer).
     pub answer: Vec<String>,
