@@ -5,6 +5,7 @@
 use rete_engine::buffer::BufferKind;
 use rete_engine::row::{Payload, Row};
 use rete_engine::timefmt::iso_seconds;
+use reterm::tui::rows::event_text;
 
 /// Renders one row of `buffer` (named `buffer_name`) on `network`.
 pub fn render_row(network: &str, buffer_name: &str, kind: BufferKind, row: &Row) -> String {
@@ -15,50 +16,18 @@ pub fn render_row(network: &str, buffer_name: &str, kind: BufferKind, row: &Row)
         _ => escape(buffer_name),
     };
     let from = escape(&row.from);
+    // Messages keep IRC's punctuation; every other row is the full screen's
+    // wording (one place: `event_text`) behind a marker saying what it is.
     let body = match &row.payload {
         Payload::Privmsg { text } => format!("<{from}> {}", escape(text)),
         Payload::Notice { text } if from.is_empty() => format!("-!- {}", escape(text)),
         Payload::Notice { text } => format!("-{from}- {}", escape(text)),
         Payload::Action { text } => format!("* {from} {}", escape(text)),
-        Payload::Ctcp {
-            command,
-            args,
-            reply,
-        } => {
-            let what = if *reply { "CTCP reply" } else { "CTCP" };
-            // No arguments (a CTCP TIME request) leaves no empty field behind.
-            let args = if args.is_empty() {
-                String::new()
-            } else {
-                format!(" {}", escape(args))
-            };
-            format!("-!- {what} {}{args} from {from}", escape(command))
+        Payload::UserJoined { .. } => format!("--> {}", event_text(row)),
+        Payload::UserParted { .. } | Payload::UserQuit { .. } | Payload::UserKicked { .. } => {
+            format!("<-- {}", event_text(row))
         }
-        Payload::UserJoined { userhost, .. } => match userhost {
-            Some(uh) => format!("--> {from} ({}) joined", escape(uh)),
-            None => format!("--> {from} joined"),
-        },
-        Payload::UserParted { reason } => format!("<-- {from} left{}", reason_suffix(reason)),
-        Payload::UserQuit { reason } => format!("<-- {from} quit{}", reason_suffix(reason)),
-        Payload::UserKicked { victim, reason } => format!(
-            "<-- {} was kicked by {from}{}",
-            escape(victim),
-            reason_suffix(reason)
-        ),
-        Payload::NickChanged { new_nick } => format!("-!- {from} is now {}", escape(new_nick)),
-        Payload::TopicChanged { topic } => format!("-!- {from} set the topic: {}", escape(topic)),
-        Payload::ModeChanged { modes } if from.is_empty() => format!("-!- mode {}", escape(modes)),
-        Payload::ModeChanged { modes } => format!("-!- {from} set mode {}", escape(modes)),
-        Payload::Invited { target, channel } => format!(
-            "-!- {from} invited {} to {}",
-            escape(target),
-            escape(channel)
-        ),
-        Payload::ServerReply { command, text } => {
-            format!("-!- {} {}", escape(command), escape(text))
-        }
-        Payload::ServerError { text } => format!("-!- ERROR {}", escape(text)),
-        Payload::ClientStatus { text } => format!("-!- {}", escape(text)),
+        _ => format!("-!- {}", event_text(row)),
     };
     let history = if row.history { " (history)" } else { "" };
     format!("[{}] {where_} {clock}{history} {body}", escape(network))
@@ -95,13 +64,6 @@ pub fn clock_now() -> String {
         .unwrap_or(0);
     let iso = iso_seconds(rete_engine::clock::UnixMillis(ms));
     iso.get(11..19).unwrap_or("??:??:??").to_owned()
-}
-
-fn reason_suffix(reason: &Option<Box<str>>) -> String {
-    match reason {
-        Some(r) => format!(" ({})", escape(r)),
-        None => String::new(),
-    }
 }
 
 /// Text from IRC as it may be shown: mIRC formatting codes stripped, and
