@@ -315,9 +315,15 @@ impl<'a> Commands<'a> {
     }
 
     /// Without echo-message, the client stores its own message at once;
-    /// with it, the server's copy is stored when it comes back.
+    /// with it, the server's copy is stored when it comes back, and a query
+    /// is opened now so that copy has its buffer: an arriving line opens a
+    /// query only within `max_query_buffers`, ours included, since a server
+    /// can claim we sent to anyone.
     fn local_echo(&mut self, target: &str, payload: Payload) {
         if self.s.caps.has("echo-message") {
+            if !self.s.isupport.is_channel(target) {
+                self.s.query_buffer(target);
+            }
             return;
         }
         let buffer = if self.s.isupport.is_channel(target) {

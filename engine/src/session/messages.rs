@@ -93,7 +93,9 @@ impl Session {
         if is_notice {
             return self.buffers.server_id().clone();
         }
-        if !ours && self.buffers.query_count() >= self.config.max_query_buffers {
+        // Ours too: the person's own sends opened their query already, so an
+        // echo without one is another client's (a bouncer's) or made up.
+        if self.buffers.query_count() >= self.config.max_query_buffers {
             return self.query_refused(nick);
         }
         self.query_buffer(partner)

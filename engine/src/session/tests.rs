@@ -804,12 +804,14 @@ fn service_login_echo_and_history_are_stored_masked() {
     assert!(t
         .sent()
         .contains(&"PRIVMSG NickServ :IDENTIFY hunter22".to_string()));
-    // With echo-message nothing is stored until the server's copy arrives.
+    // With echo-message nothing is stored until the server's copy arrives (the query
+    // is open, and empty).
     assert!(t
         .s
         .view()
         .find_buffer(BufferKind::Query, "NickServ")
-        .is_none());
+        .is_some());
+    assert!(t.buffer_rows(BufferKind::Query, "NickServ").is_empty());
     t.feed("@msgid=e1 :rete!u@me PRIVMSG NickServ :IDENTIFY hunter22");
     // Replayed history of our own login.
     t.feed(":srv BATCH +h1 chathistory NickServ");
@@ -1433,6 +1435,37 @@ fn private_messages_from_many_nicks_open_at_most_the_allowed_query_buffers() {
         .view()
         .find_buffer(BufferKind::Query, "someone")
         .is_some());
+}
+
+#[test]
+fn echoes_of_messages_we_never_sent_open_no_query_past_the_cap() {
+    // With echo-message a server can claim we sent to anyone: those copies must not
+    // open query buffers beyond the cap (found by tests/hostile_server.rs).
+    let mut c = config();
+    c.max_query_buffers = 3;
+    let mut t = T::new(c);
+    t.register(OFFER);
+    assert!(t.s.view().capabilities().has("echo-message"));
+    for i in 0..10 {
+        t.feed(&format!(":rete!u@h PRIVMSG v{i} :forged {i}"));
+    }
+    let queries = |t: &T| {
+        t.s.view()
+            .buffers()
+            .filter(|b| b.kind() == BufferKind::Query)
+            .count()
+    };
+    assert_eq!(queries(&t), 3);
+    // The person's own /msg opens its query when sent, so even past the cap its
+    // echo has a buffer to land in.
+    t.s.commands().privmsg("friend", "hello").unwrap();
+    assert!(t
+        .s
+        .view()
+        .find_buffer(BufferKind::Query, "friend")
+        .is_some());
+    t.feed(":rete!u@h PRIVMSG friend :hello");
+    assert_eq!(t.buffer_rows(BufferKind::Query, "friend").len(), 1);
 }
 
 #[test]
