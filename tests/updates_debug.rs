@@ -4,7 +4,7 @@
 //! poll interval in the contract's shapes, the filters, a secret-bearing raw line and log line
 //! withheld and counted, suppressed past 200 a minute, stalled with no session running, and
 //! debug off pausing them (`paused`, pending raw events moved into `dropped`, no event ending
-//! a wait) while message events stay.
+//! a wait) while message events stay, and a reconnected session's new tap read from its start.
 
 // Test helpers fail loudly: an unwrap here is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -483,4 +483,52 @@ impl AsyncProbe for AuthProbe {
         tracing::error!(target: "rete::auth", "auth probe {i}");
         Ok(())
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_raw_subscription_reads_a_reconnected_sessions_new_tap_from_its_start() -> Result<()> {
+    let mut ircd = Inspircd::start(InspircdConfig::new()).await?;
+    let f = Fixture::start().await?;
+    let mut config = session_config("recsub");
+    config.channels = channels(&["#rec"]);
+    let session = f.add(config, ircd.port()).await?;
+    let sid = session.id().as_str().to_owned();
+    joined(&session, "#rec").await?;
+    let mut bot = Bot::connect_with(BotConfig::new(ircd.port(), "recbot")).await?;
+    bot.join("#rec").await?;
+    let (id, _) = f.subscribe(json!({"raw": {"sessions": [sid]}})).await?;
+    let before = until_started(&f, &id, BotProbe(&mut bot, "#rec")).await?;
+    let last_seq = |d: &Drained| d.events.last().and_then(|e| e["line"]["seq"].as_u64());
+    let old = last_seq(&before).context("a seq")?;
+    assert!(old > 1, "{:?}", before.texts());
+
+    // The server goes away and comes back: the session reconnects, and its lines are a new tap,
+    // numbered from 1 again, which the subscription reads from its start (not from the old
+    // tap's position, which would skip every line up to seq `old`).
+    ircd.restart().await?;
+    let registered = |d: &Drained| d.has(" 001 recsub ");
+    let after = f.drain_until(&id, registered).await?;
+    let seqs: Vec<u64> = after
+        .events
+        .iter()
+        .filter_map(|e| e["line"]["seq"].as_u64())
+        .collect();
+    let start = seqs
+        .iter()
+        .position(|&s| s == 1)
+        .with_context(|| format!("no seq 1 after the reconnect: {seqs:?}"))?;
+    let first = &after.events[start]["line"];
+    assert_eq!(first["dir"], "out", "{first}");
+    assert!(
+        first["line"]
+            .as_str()
+            .is_some_and(|l| l.starts_with("CAP LS 302")),
+        "{first}"
+    );
+    // From there on the new tap is delivered whole and in order, registration included.
+    let new_tap = &seqs[start..];
+    assert!(new_tap.windows(2).all(|w| w[1] == w[0] + 1), "{seqs:?}");
+    assert_eq!(after.dropped, 0, "{after:?}");
+    assert!(after.events.iter().all(|e| e["session"] == json!(sid)));
+    Ok(())
 }

@@ -71,7 +71,7 @@ pub use agent_line::AgentLineError;
 pub use capabilities::{ReadOnlySessions, SendingSessions};
 pub use connection::MAX_LINES_IN_FLIGHT;
 pub use hook::{RawOutHook, Verdict};
-pub use raw_tap::{DebugRawSlot, Direction, RawObserver};
+pub use raw_tap::{DebugRawSlot, Direction, RawCapture, RawObserver};
 pub use rete::{
     Rete, ReteError, ReteOptions, SessionHandle, SessionReader, SessionSender, SessionSpec,
 };

@@ -1,15 +1,21 @@
-//! The raw tap: every session's lines in and out, masked at the source with
-//! `rete_redact::mask_line` (as the engine masks what it stores), handed to
-//! up to two observers: the display slot (a host's raw buffer, set with
-//! `Rete::set_raw_observer`) and the debug slot (the control surface's debug
-//! capture, set through [`DebugRawSlot`]). The slots are independent: setting
-//! or clearing one never touches the other.
+//! The raw tap: every session's lines in and out, handed to up to two
+//! observers: the display slot (a host's raw buffer, set with
+//! `Rete::set_raw_observer`), which sees each line masked with
+//! `rete_redact::mask_line` (as the engine masks what it stores), and the
+//! debug slot (the control surface's debug capture, set through
+//! [`DebugRawSlot`]), which is handed each line not yet masked, with the
+//! time the session stamped it, so that masking, cutting and storing happen
+//! on its own thread rather than on the session's. The slots are
+//! independent: setting or clearing one never touches the other.
 //!
 //! Capture costs nothing while off: each line pays one atomic load (one bit
 //! per slot in one byte), and no line is masked, copied or allocated until an
-//! observer is set. With both set a line is masked once and handed to each.
+//! observer is set. The display slot costs a mask per line; the debug slot
+//! what its observer does on the session's path (the control surface's
+//! copies the line's bytes onto a reused buffer, and nothing else).
 
 use parking_lot::RwLock;
+use rete_engine::clock::UnixMillis;
 use rete_engine::ids::SessionId;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
@@ -37,12 +43,28 @@ pub trait RawObserver: Send + Sync + 'static {
     }
 }
 
+/// What the debug slot holds: sees each line of every session **not
+/// masked**. It must mask each line (`rete_redact::mask_line`) before it
+/// keeps or shows it, and it must never log or `Debug`-print one before
+/// that. It gets the line unmasked so that the masking runs on its own
+/// thread, off the session's path.
+///
+/// Called on the session actor's task: copy the bytes and return (onto a
+/// reused buffer under a short lock, say); never mask, allocate, block or
+/// wait there.
+pub trait RawCapture: Send + Sync + 'static {
+    /// One line (without CR LF) of `session`, unmasked, seen at `time`.
+    fn on_line(&self, session: &SessionId, time: UnixMillis, direction: Direction, line: &str);
+
+    /// `session` starts a connection attempt: the lines that follow belong
+    /// to a new connection.
+    fn on_connecting(&self, session: &SessionId);
+}
+
 /// The display slot's bit in [`RawTap::on`].
 const DISPLAY: u8 = 1;
 /// The debug slot's bit in [`RawTap::on`].
 const DEBUG: u8 = 2;
-
-type Slot = RwLock<Option<Arc<dyn RawObserver>>>;
 
 /// Where sessions hand their lines; shared by the facade and every session.
 ///
@@ -53,8 +75,8 @@ pub struct RawTap {
     /// One bit per slot that holds an observer: the one check a line pays
     /// while both are empty.
     on: AtomicU8,
-    display: Slot,
-    debug: Slot,
+    display: RwLock<Option<Arc<dyn RawObserver>>>,
+    debug: RwLock<Option<Arc<dyn RawCapture>>>,
 }
 
 impl RawTap {
@@ -65,37 +87,43 @@ impl RawTap {
 
     /// Sets or clears the display observer.
     pub fn set(&self, observer: Option<Arc<dyn RawObserver>>) {
-        self.set_slot(&self.display, DISPLAY, observer);
+        let mut held = self.display.write();
+        self.set_bit(DISPLAY, observer.is_some());
+        *held = observer;
     }
 
     /// Sets or clears the debug observer.
-    pub fn set_debug(&self, observer: Option<Arc<dyn RawObserver>>) {
-        self.set_slot(&self.debug, DEBUG, observer);
+    pub fn set_debug(&self, observer: Option<Arc<dyn RawCapture>>) {
+        let mut held = self.debug.write();
+        self.set_bit(DEBUG, observer.is_some());
+        *held = observer;
     }
 
-    fn set_slot(&self, slot: &Slot, bit: u8, observer: Option<Arc<dyn RawObserver>>) {
-        let mut held = slot.write();
-        if observer.is_some() {
+    fn set_bit(&self, bit: u8, on: bool) {
+        if on {
             self.on.fetch_or(bit, Ordering::AcqRel);
         } else {
             self.on.fetch_and(!bit, Ordering::AcqRel);
         }
-        *held = observer;
     }
 
-    /// Hands one line to each observer, masked once, when there is one.
+    /// Hands one line, seen at `time`, to each observer there is: masked
+    /// to the display slot, as it is to the debug slot. With neither set
+    /// this is one atomic load.
     #[inline]
-    pub fn see(&self, session: &SessionId, direction: Direction, line: &str) {
+    pub fn see(&self, session: &SessionId, direction: Direction, time: UnixMillis, line: &str) {
         let on = self.on.load(Ordering::Acquire);
         if on == 0 {
             return;
         }
-        let masked = rete_redact::mask_line(line);
-        for (bit, slot) in [(DISPLAY, &self.display), (DEBUG, &self.debug)] {
-            if on & bit != 0 {
-                if let Some(observer) = slot.read().as_ref() {
-                    observer.on_raw(session, direction, &masked);
-                }
+        if on & DISPLAY != 0 {
+            if let Some(observer) = self.display.read().as_ref() {
+                observer.on_raw(session, direction, &rete_redact::mask_line(line));
+            }
+        }
+        if on & DEBUG != 0 {
+            if let Some(capture) = self.debug.read().as_ref() {
+                capture.on_line(session, time, direction, line);
             }
         }
     }
@@ -107,11 +135,14 @@ impl RawTap {
         if on == 0 {
             return;
         }
-        for (bit, slot) in [(DISPLAY, &self.display), (DEBUG, &self.debug)] {
-            if on & bit != 0 {
-                if let Some(observer) = slot.read().as_ref() {
-                    observer.on_connecting(session);
-                }
+        if on & DISPLAY != 0 {
+            if let Some(observer) = self.display.read().as_ref() {
+                observer.on_connecting(session);
+            }
+        }
+        if on & DEBUG != 0 {
+            if let Some(capture) = self.debug.read().as_ref() {
+                capture.on_connecting(session);
             }
         }
     }
@@ -131,9 +162,9 @@ impl DebugRawSlot {
     }
 
     /// Sets (or, with `None`, clears) the debug observer of every session's
-    /// raw lines, masked. While none is set a line costs the display slot's
-    /// one atomic load and nothing more.
-    pub fn set(&self, observer: Option<Arc<dyn RawObserver>>) {
+    /// raw lines, unmasked (see [`RawCapture`]). While none is set a line
+    /// costs the display slot's one atomic load and nothing more.
+    pub fn set(&self, observer: Option<Arc<dyn RawCapture>>) {
         self.tap.set_debug(observer);
     }
 }
@@ -155,22 +186,37 @@ mod tests {
                 .push((Direction::Out, "<connecting>".to_owned()));
         }
     }
+    impl RawCapture for Seen {
+        fn on_line(&self, _: &SessionId, time: UnixMillis, direction: Direction, line: &str) {
+            self.0
+                .lock()
+                .push((direction, format!("{} {line}", time.0)));
+        }
+        fn on_connecting(&self, _: &SessionId) {
+            self.0
+                .lock()
+                .push((Direction::Out, "<connecting>".to_owned()));
+        }
+    }
 
     fn id() -> SessionId {
         SessionId::parse("6f1c2a0e-9a4b-4c53-8d2e-1b7f0c9e4a21").unwrap()
     }
 
+    fn see(tap: &RawTap, direction: Direction, line: &str) {
+        tap.see(&id(), direction, UnixMillis(7), line);
+    }
+
     #[test]
-    fn lines_reach_the_observer_masked_and_only_while_set() {
+    fn lines_reach_the_display_observer_masked_and_only_while_set() {
         let tap = RawTap::default();
-        let id = id();
-        tap.see(&id, Direction::Out, "PRIVMSG #a :before");
+        see(&tap, Direction::Out, "PRIVMSG #a :before");
         let seen = Arc::new(Seen::default());
         tap.set(Some(seen.clone()));
-        tap.see(&id, Direction::Out, "PASS hunter2");
-        tap.see(&id, Direction::In, ":srv 001 me :Welcome");
+        see(&tap, Direction::Out, "PASS hunter2");
+        see(&tap, Direction::In, ":srv 001 me :Welcome");
         tap.set(None);
-        tap.see(&id, Direction::In, "PRIVMSG #a :after");
+        see(&tap, Direction::In, "PRIVMSG #a :after");
         let got = seen.0.lock().clone();
         assert_eq!(
             got,
@@ -182,27 +228,28 @@ mod tests {
     }
 
     #[test]
-    fn the_two_slots_are_independent() {
+    fn the_two_slots_are_independent_and_the_debug_slot_masks_for_itself() {
         let tap = Arc::new(RawTap::default());
-        let id = id();
         let display = Arc::new(Seen::default());
         let debug = Arc::new(Seen::default());
         let slot = DebugRawSlot::new(tap.clone());
         slot.set(Some(debug.clone()));
-        tap.see(&id, Direction::In, "one");
+        see(&tap, Direction::In, "one");
         tap.set(Some(display.clone()));
-        tap.connecting(&id);
-        tap.see(&id, Direction::Out, "OPER admin s3cret");
+        tap.connecting(&id());
+        see(&tap, Direction::Out, "OPER admin s3cret");
         slot.set(None);
-        tap.see(&id, Direction::In, "three");
+        see(&tap, Direction::In, "three");
         tap.set(None);
-        tap.see(&id, Direction::In, "four");
+        see(&tap, Direction::In, "four");
         assert_eq!(
             debug.0.lock().clone(),
             [
-                (Direction::In, "one".to_owned()),
+                (Direction::In, "7 one".to_owned()),
                 (Direction::Out, "<connecting>".to_owned()),
-                (Direction::Out, "OPER admin ********".to_owned()),
+                // Handed over as it went: the capture masks it on its own
+                // thread (rete_mcp's tap actor) before it keeps it.
+                (Direction::Out, "7 OPER admin s3cret".to_owned()),
             ]
         );
         assert_eq!(

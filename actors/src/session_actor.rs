@@ -293,7 +293,7 @@ impl SessionState {
                 let shared = &state.shared;
                 shared
                     .raw
-                    .see(&shared.id, crate::raw_tap::Direction::In, &line);
+                    .see(&shared.id, crate::raw_tap::Direction::In, now.wall, &line);
                 shared.engine.lock().handle_line(now, &line);
                 state.drain(myself);
                 drop(permit);
@@ -501,7 +501,7 @@ impl SessionState {
                     };
                     shared
                         .raw
-                        .see(&shared.id, crate::raw_tap::Direction::Out, &seen);
+                        .see(&shared.id, crate::raw_tap::Direction::Out, now.wall, &seen);
                     drop(seen);
                     if wire.send(Outgoing { line, ticket }).is_err() {
                         if let Some(t) = ticket {

@@ -110,8 +110,15 @@ impl Feed {
     /// Takes the lines of `session`'s tap this subscription has not seen,
     /// oldest first, and moves its position to the newest line read. The
     /// answer says whether a line it would have read was dropped at the
-    /// tap's capacity (a gap in the sequence of the same tap).
-    pub fn take_raw<'a>(&mut self, session: &SessionId, lines: &'a [RawLine]) -> RawTake<'a> {
+    /// tap's capacity: `dropped_through`, the newest position the ring
+    /// dropped, is after this subscription's (in its tap, or in a later
+    /// one after a reconnect, which a sequence gap alone would not show).
+    pub fn take_raw<'a>(
+        &mut self,
+        session: &SessionId,
+        lines: &'a [RawLine],
+        dropped_through: Option<Pos>,
+    ) -> RawTake<'a> {
         let at = self.raw_at(session);
         let newest = lines.last().map(|l| l.pos);
         let (new, evicted): (&[RawLine], bool) = match at {
@@ -119,11 +126,7 @@ impl Feed {
             RawAt::Fresh => (lines, false),
             RawAt::After(pos) => {
                 let first = lines.partition_point(|l| l.pos <= pos);
-                let rest = &lines[first..];
-                let gap = rest
-                    .first()
-                    .is_some_and(|l| l.pos.tap == pos.tap && l.pos.seq > pos.seq + 1);
-                (rest, gap)
+                (&lines[first..], dropped_through.is_some_and(|d| d > pos))
             }
         };
         let next = match (newest, at) {

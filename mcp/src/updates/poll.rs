@@ -28,7 +28,7 @@ pub async fn read(plan: PollPlan, capture: Capture, sessions: ReadOnlySessions) 
                 .ok()?
                 .ok()?;
             let window = taps.read(&id, after, usize::MAX).await.ok()?;
-            Some((withhold, window.lines))
+            Some((withhold, window.lines, window.dropped_through))
         };
         let got = read.await;
         data.raw.push((id, got));

@@ -1,7 +1,7 @@
 //! The tap actor and its supervisor: one actor for the process, holding
 //! every session's ring (see `super` for why one rather than one per
-//! session). It moves pending lines into the rings (woken every
-//! `DRAIN_AT` lines, and before every read), serves reads by copying a
+//! session). It masks pending lines and moves them into the rings (woken
+//! every `DRAIN_AT` lines, and before every read), serves reads by copying a
 //! window out (lines are shared, so a copy is a reference count each), and
 //! clears the rings when capture goes off. It never awaits inside `handle`.
 //!
@@ -10,10 +10,11 @@
 //! are process-wide and increasing, a reader's old cursor reads the new
 //! lines from their start rather than skipping them.
 
-use crate::debug::raw::ring::{stored_from, Pos, Rings, Window};
+use crate::debug::raw::ring::{cut_point, stored_from, Pos, Rings, Window, MAX_LINE_BYTES};
 use crate::debug::raw::sink::{Event, Pending, Sink};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 use rete_engine::ids::SessionId;
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// Messages the tap actor handles.
@@ -64,14 +65,33 @@ impl TapState {
                     start,
                     len,
                     original_len,
+                    unmasked,
                 } => {
-                    let (Some(s), Some(kept)) = (
+                    let (start, len) = (start as usize, len as usize);
+                    let (Some(s), Some(copied)) = (
                         p.sessions.get(session as usize),
                         p.bytes.get(start..start + len),
                     ) else {
                         continue;
                     };
-                    let (text, kept) = stored_from(kept, original_len);
+                    // Masked here, on the actor's thread, before it is cut
+                    // and stored: the session's path only copied it.
+                    let text = if unmasked {
+                        rete_redact::mask_line(copied)
+                    } else {
+                        Cow::Borrowed(copied)
+                    };
+                    // What was not copied counts as cut off too, unless
+                    // masking made the line short: then the rest belonged
+                    // to what it masked, and its length is not shown.
+                    let masked_short =
+                        matches!(text, Cow::Owned(_)) && text.len() <= MAX_LINE_BYTES;
+                    let whole = match masked_short {
+                        true => text.len(),
+                        false => text.len() + (original_len as usize).saturating_sub(len),
+                    };
+                    let kept = &text[..cut_point(&text)];
+                    let (text, kept) = stored_from(kept, whole);
                     self.rings.push(s, time, dir, text, kept);
                 }
             }

@@ -16,8 +16,11 @@
 //! under the session's supervisor, so a session actor's restart does not
 //! touch its ring; what bounds it is per session (5,000 lines each).
 //!
-//! Lines are masked at the source by the engine's raw tap before the sink
-//! sees them; screening on the way out (the session's secrets, the raw-line
+//! Lines are masked at the source, before they are stored: the engine's
+//! raw tap hands the sink each line as the session owns it, and the tap
+//! actor masks it (`rete_redact::mask_line`, the rules the raw buffer
+//! shows) and cuts it on its own thread, so the session's path pays only a
+//! push. Screening on the way out (the session's secrets, the raw-line
 //! tripwire, a cut inside a secret) is the reading tool's, through
 //! `crate::read::raw`.
 
@@ -27,7 +30,7 @@ mod sink;
 
 use actor::{TapMsg, TapSupervisor};
 use ractor::{Actor, ActorRef};
-use rete_actors::{DebugRawSlot, RawObserver};
+use rete_actors::{DebugRawSlot, RawCapture, RawObserver};
 use rete_engine::ids::SessionId;
 use ring::{Pos, Window};
 use sink::Sink;
@@ -75,11 +78,19 @@ impl RawTaps {
         }
     }
 
-    /// The observer the engine's debug slot holds while capturing. Lines
-    /// handed to it directly are stored as given: masking is the source's
-    /// job (the engine's raw tap masks before it calls an observer). For
-    /// benchmarks and tests that feed the tap without a socket.
+    /// An observer that feeds the tap directly, for benchmarks and tests
+    /// that have no socket. Lines handed to it are stored **as given**, not
+    /// masked (the engine's debug slot gets the sink as a `RawCapture`,
+    /// whose lines the tap actor masks): so a test can store an unmasked
+    /// line and see the screens on the way out catch it.
     pub fn observer(&self) -> Arc<dyn RawObserver> {
+        self.sink.clone()
+    }
+
+    /// The sink as the engine's debug slot holds it: lines handed to it are
+    /// unmasked, and the tap actor masks and cuts each before storing it.
+    /// For benchmarks that drive a `RawTap` of their own as a session does.
+    pub fn capture(&self) -> Arc<dyn RawCapture> {
         self.sink.clone()
     }
 
@@ -145,7 +156,58 @@ mod tests {
         }
         let got = texts(&taps).await;
         assert_eq!(got.len(), sink::DRAIN_AT * 2 + 3);
-        assert_eq!(got.last().map(String::as_str), Some("line 514"));
+        let last = format!("line {}", sink::DRAIN_AT * 2 + 2);
+        assert_eq!(got.last(), Some(&last));
+    }
+
+    #[tokio::test]
+    async fn lines_the_engine_hands_over_are_masked_and_cut_by_the_actor() {
+        let (_rete, taps) = taps().await;
+        let c = taps.capture();
+        let t = rete_engine::clock::UnixMillis(42);
+        c.on_line(&sid(), t, Direction::Out, "PASS hunter2");
+        c.on_line(&sid(), t, Direction::Out, "OPER admin s3cret");
+        c.on_line(&sid(), t, Direction::Out, "AUTHENTICATE aHVudGVyMg==");
+        c.on_line(
+            &sid(),
+            t,
+            Direction::Out,
+            "PRIVMSG NickServ :IDENTIFY me pw",
+        );
+        let long = format!("PRIVMSG #a :{}", "x".repeat(3_000));
+        c.on_line(&sid(), t, Direction::In, &long);
+        // Longer than what the sink copies: the part not copied is counted
+        // as cut off too, and a password in it is masked (the copy holds
+        // every word masking looks at).
+        let huge = format!("PASS {}", "p".repeat(sink::COPIED_MAX * 2));
+        c.on_line(&sid(), t, Direction::Out, &huge);
+        let huge_text = format!("PRIVMSG #a :{}", "y".repeat(sink::COPIED_MAX * 2));
+        c.on_line(&sid(), t, Direction::In, &huge_text);
+        let w = taps.read(&sid(), None, 10).await.unwrap();
+        let got: Vec<&str> = w.lines.iter().map(|l| &*l.text).collect();
+        assert_eq!(
+            got[..4],
+            [
+                "PASS :********",
+                "OPER admin ********",
+                "AUTHENTICATE ********",
+                "PRIVMSG NickServ :IDENTIFY ********",
+            ]
+        );
+        assert!(w.lines.iter().all(|l| l.time == t));
+        let cut = &w.lines[4];
+        assert_eq!(cut.kept, Some(ring::MAX_LINE_BYTES));
+        let marker = format!("…[+{} bytes]", long.len() - ring::MAX_LINE_BYTES);
+        assert!(cut.text.ends_with(&marker), "{}", &cut.text[2_000..]);
+        assert_eq!(&*w.lines[5].text, "PASS :********");
+        let huge_cut = &w.lines[6];
+        let marker = format!("…[+{} bytes]", huge_text.len() - ring::MAX_LINE_BYTES);
+        assert!(
+            huge_cut.text.ends_with(&marker),
+            "{}",
+            &huge_cut.text[2_000..]
+        );
+        assert_eq!(w.lines.len(), 7);
     }
 
     #[tokio::test]

@@ -141,6 +141,10 @@ pub struct Window {
     /// True when a line after the position asked for was dropped at
     /// capacity (only when a position was given).
     pub evicted: bool,
+    /// The newest position dropped at capacity since the ring was last
+    /// cleared: a reader at any position before it lost a line it would
+    /// have read, in this tap or an earlier one.
+    pub dropped_through: Option<Pos>,
 }
 
 /// Every session's tap.
@@ -248,6 +252,7 @@ impl Rings {
             lines: ring.lines.range(start..).take(limit).cloned().collect(),
             more: rest > limit,
             evicted: after.is_some_and(|a| ring.dropped_through.is_some_and(|d| d > a)),
+            dropped_through: ring.dropped_through,
         }
     }
 

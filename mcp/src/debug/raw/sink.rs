@@ -1,54 +1,89 @@
 //! The debug slot's observer: what a session's task pays per line while
-//! capture is on. It stamps the line, copies the part that is kept (at most
-//! 2,048 bytes) onto the end of one shared byte buffer, and records where it
-//! is, under a short lock; it wakes the tap actor once every [`DRAIN_AT`]
-//! lines. It allocates nothing per line: the buffers keep their capacity, the
-//! actor swapping in emptied ones, and it is the actor that builds each
-//! stored line (and frees the evicted ones) on its own thread. It never waits
-//! on the actor or on a reader (a reader's copy runs in the actor, never
-//! under this lock).
+//! capture is on. It copies the line, not yet masked, onto the end of one
+//! shared byte buffer and records where it is, with the time the session
+//! stamped it, under a short lock; it wakes the tap actor once every
+//! [`DRAIN_AT`] lines. That is all: no mask, no clock read, no allocation
+//! per line (the buffers keep their capacity, the actor swapping in emptied
+//! ones). The tap actor masks each line (`rete_redact::mask_line`), cuts it
+//! at 2,048 bytes and builds the stored line on its own thread, before it
+//! is stored; it frees evicted lines there too. An unmasked line lives only
+//! in the pending buffer, until the next drain, and is never logged or
+//! `Debug`-printed. The sink never waits on the actor or on a reader (a
+//! reader's copy runs in the actor, never under this lock).
+//!
+//! Copying beats moving the session's own `String` here: a line freed on
+//! the thread that allocated it stays in that thread's allocator cache,
+//! where a line freed by the actor's thread makes both threads contend for
+//! the allocator's lock on every line.
 //!
 //! The list is bounded: past [`PENDING_MAX`] lines (an actor that is not
 //! draining, say while it restarts) a line is counted as lost and later
-//! reported as dropped at capacity, never queued without bound.
+//! reported as dropped at capacity, never queued without bound. At most
+//! [`COPIED_MAX`] bytes of a line are copied (IRC lines are far shorter);
+//! the rest counts as dropped in the cut's `…[+N bytes]`.
 
 use crate::debug::raw::actor::TapMsg;
-use crate::debug::raw::ring::cut_point;
+use crate::debug::raw::ring::MAX_LINE_BYTES;
 use parking_lot::Mutex;
 use ractor::ActorRef;
-use rete_actors::{Direction, RawObserver};
+use rete_actors::{Direction, RawCapture, RawObserver};
 use rete_engine::clock::UnixMillis;
 use rete_engine::ids::SessionId;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Pending lines that wake the actor: batching keeps the wake (a task
-/// unpark) off nearly every line. Reads drain first, so a reader never
-/// misses what is pending.
-pub(crate) const DRAIN_AT: usize = 256;
+/// unpark, a system call when the runtime's threads sleep) off nearly every
+/// line. Reads drain first, so a reader never misses what is pending.
+pub(crate) const DRAIN_AT: usize = 1_024;
 
 /// Pending lines past which new ones are counted as lost.
 pub(crate) const PENDING_MAX: usize = 20_000;
+
+/// The most bytes of one line copied for the actor: enough that masking
+/// sees every word it could mask before the 2,048-byte cut.
+pub(crate) const COPIED_MAX: usize = 8 * MAX_LINE_BYTES;
+
+/// The length of the longest start of `line` of at most `max` bytes that
+/// ends on a character boundary.
+pub(crate) fn prefix_len(line: &str, max: usize) -> usize {
+    if line.len() <= max {
+        return line.len();
+    }
+    let mut kept = max;
+    while !line.is_char_boundary(kept) {
+        kept -= 1;
+    }
+    kept
+}
 
 /// What a session handed over, waiting for the actor.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Event {
     /// A connection attempt of the session at this index.
     Connecting(u32),
-    /// A line: `bytes[start..start + len]` is the part kept of a line of
-    /// `original_len` bytes.
+    /// A line: `bytes[start..start + len]` is the part copied of a line of
+    /// `original_len` bytes; `unmasked` when the actor must mask it (false
+    /// for a line handed over as given, see [`RawObserver`] below).
+    /// (Offsets are u32, keeping an event 32 bytes: the pending bytes stay
+    /// under `PENDING_MAX * COPIED_MAX`, far below 4 GiB.)
     Line {
         session: u32,
-        time: UnixMillis,
         dir: Direction,
-        start: usize,
-        len: usize,
-        original_len: usize,
+        unmasked: bool,
+        time: UnixMillis,
+        start: u32,
+        len: u32,
+        original_len: u32,
     },
 }
 
+// What a line writes onto the pending list besides its bytes.
+const _: () = assert!(std::mem::size_of::<Event>() <= 32);
+
 /// The pending events, the bytes their lines point into, and the session
-/// ids they name by index (so a line costs no id copy).
-#[derive(Debug, Default)]
+/// ids they name by index (so a line costs no id copy). No `Debug`: the
+/// bytes are not masked yet.
+#[derive(Default)]
 pub(crate) struct Pending {
     pub(crate) sessions: Vec<SessionId>,
     pub(crate) events: Vec<Event>,
@@ -112,10 +147,16 @@ fn now() -> UnixMillis {
     UnixMillis(ms)
 }
 
-impl RawObserver for Sink {
-    fn on_raw(&self, session: &SessionId, direction: Direction, line: &str) {
-        let kept = &line[..cut_point(line)];
-        let time = now();
+impl Sink {
+    fn push(
+        &self,
+        session: &SessionId,
+        time: UnixMillis,
+        dir: Direction,
+        line: &str,
+        unmasked: bool,
+    ) {
+        let copied = &line[..prefix_len(line, COPIED_MAX)];
         let wake = {
             let mut p = self.pending.lock();
             let i = p.index(session);
@@ -124,14 +165,15 @@ impl RawObserver for Sink {
                 false
             } else {
                 let start = p.bytes.len();
-                p.bytes.push_str(kept);
+                p.bytes.push_str(copied);
                 p.events.push(Event::Line {
                     session: i,
+                    dir,
+                    unmasked,
                     time,
-                    dir: direction,
-                    start,
-                    len: kept.len(),
-                    original_len: line.len(),
+                    start: start as u32,
+                    len: copied.len() as u32,
+                    original_len: u32::try_from(line.len()).unwrap_or(u32::MAX),
                 });
                 p.events.len() % DRAIN_AT == 0
             }
@@ -139,6 +181,12 @@ impl RawObserver for Sink {
         if wake {
             self.wake();
         }
+    }
+}
+
+impl RawCapture for Sink {
+    fn on_line(&self, session: &SessionId, time: UnixMillis, direction: Direction, line: &str) {
+        self.push(session, time, direction, line, true);
     }
 
     fn on_connecting(&self, session: &SessionId) {
@@ -151,5 +199,18 @@ impl RawObserver for Sink {
         if wake {
             self.wake();
         }
+    }
+}
+
+/// Lines handed over directly (benchmarks and tests that feed the tap
+/// without a socket) are stored as given, stamped now: a test can so store
+/// an unmasked line and see the screens on the way out catch it.
+impl RawObserver for Sink {
+    fn on_raw(&self, session: &SessionId, direction: Direction, line: &str) {
+        self.push(session, now(), direction, line, false);
+    }
+
+    fn on_connecting(&self, session: &SessionId) {
+        RawCapture::on_connecting(self, session);
     }
 }

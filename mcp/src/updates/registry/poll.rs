@@ -25,8 +25,9 @@ pub struct PollPlan {
     pub log: Option<u64>,
 }
 
-/// One session's tap as a poll read it: its secret scan and its lines.
-pub type TapRead = (Withholder, Vec<RawLine>);
+/// One session's tap as a poll read it: its secret scan, its lines, and
+/// the newest position its ring dropped at capacity.
+pub type TapRead = (Withholder, Vec<RawLine>, Option<Pos>);
 
 /// What a poll read.
 #[derive(Debug, Default)]
@@ -104,12 +105,12 @@ impl Registry {
                     if !raw.covers(session) {
                         continue;
                     }
-                    let Some((withhold, lines)) = read else {
+                    let Some((withhold, lines, dropped_through)) = read else {
                         sub.feed.keep_pending(session);
                         continue;
                     };
                     read_any = true;
-                    let take = sub.feed.take_raw(session, lines);
+                    let take = sub.feed.take_raw(session, lines, *dropped_through);
                     let debug = sub.inbox.debug_mut();
                     debug.evicted |= take.evicted;
                     let mut new = Vec::new();

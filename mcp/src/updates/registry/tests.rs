@@ -540,7 +540,10 @@ fn raw_line(seq: u64, text: &str) -> crate::debug::raw::ring::RawLine {
 
 fn tap(lines: Vec<crate::debug::raw::ring::RawLine>) -> PollData {
     PollData {
-        raw: vec![(session(), Some((Withholder::new(["hunter22"]), lines)))],
+        raw: vec![(
+            session(),
+            Some((Withholder::new(["hunter22"]), lines, None)),
+        )],
         log: None,
         clears: 0,
     }
