@@ -82,8 +82,7 @@ pub async fn handle(req: RpcRequest<'_>, tools: &ToolBox, ctx: &ToolContext) -> 
             } else {
                 Default::default()
             };
-            let body = methods::dispatch(&id, &method, &params, &numbers, tools, ctx).await;
-            reply::json_response(200, &body)
+            methods::dispatch(&id, &method, &params, &numbers, tools, ctx).await
         }
     }
 }
