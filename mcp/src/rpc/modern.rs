@@ -102,7 +102,7 @@ pub async fn handle(
             complete(&id, result)
         }
         "tools/call" => {
-            let numbers = message::sent_numbers(body);
+            let numbers = message::sent_numbers(body, &params);
             match methods::call_tool(&params, &numbers, tools, ctx).await {
                 Ok(result) => call_response(&id, &result, Some(COMPLETE)),
                 Err(MethodError { code, message }) => {
