@@ -43,7 +43,7 @@ use crate::read::args::{cut_utf8, SentNumbers};
 use parking_lot::Mutex;
 use rete_engine::clock::UnixMillis;
 use rete_engine::timefmt::iso_seconds;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
@@ -146,13 +146,22 @@ impl AccessLog {
         numbers: &SentNumbers,
         outcome: CallOutcome<'_>,
     ) {
-        let row = format!(
-            "{} {}({}) → {}",
-            iso_seconds(at),
-            escape_invisible(&cut_name(tool)),
-            render_sent_args(tool, args, numbers),
-            render_outcome(outcome)
-        );
+        // One string, written in place: each part formatted on its own
+        // and then into the row cost five allocations and a copy each.
+        let mut row = String::with_capacity(96);
+        push_stamp(&mut row, at);
+        row.push(' ');
+        let kept = cut_utf8(tool, NAME_CAP);
+        row.push_str(&rete_redact::escape_invisible(kept));
+        if kept.len() < tool.len() {
+            row.push('…');
+        }
+        row.push('(');
+        if args.is_some_and(|a| !is_empty_object(a)) {
+            row.push_str(&render_sent_args(tool, args, numbers));
+        }
+        row.push_str(") → ");
+        push_outcome(&mut row, outcome);
         self.push(row);
     }
 
@@ -223,15 +232,52 @@ pub fn wall_now() -> UnixMillis {
     UnixMillis(ms)
 }
 
-fn render_outcome(outcome: CallOutcome<'_>) -> String {
-    match outcome {
-        CallOutcome::Ok { bytes } => format!("ok, {bytes} bytes"),
-        CallOutcome::Error(text) => escape_invisible(text),
-        CallOutcome::Stopped { bytes } => format!("stopped by its time budget, {bytes} bytes"),
-        CallOutcome::Waiting => String::from("waiting"),
-        CallOutcome::Cancelled => String::from("cancelled"),
-        CallOutcome::Refused(text) => format!("refused: {}", escape_invisible(text)),
+/// Appends the row time of `at`, [`iso_seconds`]'s text. Rows come many a
+/// second, so each thread keeps the text of the last second it wrote.
+fn push_stamp(row: &mut String, at: UnixMillis) {
+    thread_local! {
+        static LAST: std::cell::RefCell<(i64, String)> =
+            const { std::cell::RefCell::new((i64::MIN, String::new())) };
     }
+    let second = at.0.div_euclid(1000);
+    LAST.with_borrow_mut(|(last, text)| {
+        if *last != second {
+            *text = iso_seconds(at);
+            *last = second;
+        }
+        row.push_str(text);
+    });
+}
+
+fn is_empty_object(value: &Value) -> bool {
+    value.as_object().is_some_and(Map::is_empty)
+}
+
+fn push_outcome(row: &mut String, outcome: CallOutcome<'_>) {
+    // Writing to a String cannot fail.
+    let _ = match outcome {
+        CallOutcome::Ok { bytes } => write!(row, "ok, {bytes} bytes"),
+        CallOutcome::Error(text) => {
+            row.push_str(&rete_redact::escape_invisible(text));
+            Ok(())
+        }
+        CallOutcome::Stopped { bytes } => {
+            write!(row, "stopped by its time budget, {bytes} bytes")
+        }
+        CallOutcome::Waiting => {
+            row.push_str("waiting");
+            Ok(())
+        }
+        CallOutcome::Cancelled => {
+            row.push_str("cancelled");
+            Ok(())
+        }
+        CallOutcome::Refused(text) => {
+            row.push_str("refused: ");
+            row.push_str(&rete_redact::escape_invisible(text));
+            Ok(())
+        }
+    };
 }
 
 /// The tool whose top-level `line` is kept whole.

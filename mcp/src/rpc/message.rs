@@ -110,7 +110,18 @@ pub fn classify(value: Value) -> Result<Message, RpcResponse> {
 /// as sent, read from the body a second time with the arguments borrowed raw.
 /// Empty when there is nothing such to read (the call is then logged with
 /// its numbers as parsed).
-pub fn sent_numbers(body: &[u8]) -> SentNumbers {
+///
+/// `params` is the request's params as parsed: when its `arguments` hold no
+/// top-level number there is nothing to read, and the body is not parsed
+/// again (most calls send none).
+pub fn sent_numbers(body: &[u8], params: &Map<String, Value>) -> SentNumbers {
+    let has_numbers = params
+        .get("arguments")
+        .and_then(Value::as_object)
+        .is_some_and(|arguments| arguments.values().any(Value::is_number));
+    if !has_numbers {
+        return SentNumbers::new();
+    }
     #[derive(Deserialize)]
     struct Call<'a> {
         #[serde(borrow)]

@@ -9,8 +9,10 @@ use crate::read::args::{Args, SentNumbers};
 use crate::read::result::{encode, BUDGET, INTERNAL_ERROR as INTERNAL_ERROR_TEXT};
 use crate::rpc::headers::{LATEST_VERSION, SUPPORTED_VERSIONS};
 use crate::rpc::reply::{
-    error_body, result_body, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND,
+    call_response, error_body, json_response, result_body, CallResult, INTERNAL_ERROR,
+    INVALID_PARAMS, METHOD_NOT_FOUND,
 };
+use crate::rpc::RpcResponse;
 use crate::tools::{ToolBox, ToolContext, ToolOutcome};
 use serde_json::{json, Map, Value};
 
@@ -25,7 +27,7 @@ pub const SERVER_NAME: &str = "reterm";
 /// present and neither an object nor null.
 pub const ARGUMENTS_NOT_AN_OBJECT: &str = "arguments must be an object";
 
-/// Answers one request: the JSON-RPC response object.
+/// Answers one request: the 200 carrying its JSON-RPC response object.
 pub async fn dispatch(
     id: &Value,
     method: &str,
@@ -33,17 +35,18 @@ pub async fn dispatch(
     numbers: &SentNumbers,
     tools: &ToolBox,
     ctx: &ToolContext,
-) -> Value {
-    match method {
+) -> RpcResponse {
+    let body = match method {
         "initialize" => result_body(id, initialize(params)),
         "ping" => result_body(id, json!({})),
         "tools/list" => result_body(id, tools_list(tools, ctx)),
         "tools/call" => match call_tool(params, numbers, tools, ctx).await {
-            Ok(result) => result_body(id, result),
+            Ok(result) => return call_response(id, &result, None),
             Err(e) => error_body(id, e.code, e.message, None),
         },
         _ => error_body(id, METHOD_NOT_FOUND, "Method not found", None),
-    }
+    };
+    json_response(200, &body)
 }
 
 /// A JSON-RPC error a method answers instead of a result.
@@ -76,14 +79,15 @@ fn initialize(params: &Map<String, Value>) -> Value {
     })
 }
 
-/// The tools/call result (a CallToolResult), or the JSON-RPC error for a
-/// call that never reaches a tool.
+/// The tools/call result (a CallToolResult, written by
+/// [`call_response`]), or the JSON-RPC error for a call that never reaches a
+/// tool.
 pub async fn call_tool(
     params: &Map<String, Value>,
     numbers: &SentNumbers,
     tools: &ToolBox,
     ctx: &ToolContext,
-) -> Result<Value, MethodError> {
+) -> Result<CallResult, MethodError> {
     let Some(name) = params.get("name").and_then(Value::as_str) else {
         return Err(MethodError {
             code: INVALID_PARAMS,
@@ -130,9 +134,5 @@ pub async fn call_tool(
     };
     ctx.access_log
         .record_call(wall_now(), name, sent, args.sent_numbers(), logged);
-    let mut result = json!({ "content": [{ "type": "text", "text": text }] });
-    if is_error {
-        result["isError"] = json!(true);
-    }
-    Ok(result)
+    Ok(CallResult { text, is_error })
 }

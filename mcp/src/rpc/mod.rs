@@ -78,12 +78,11 @@ pub async fn handle(req: RpcRequest<'_>, tools: &ToolBox, ctx: &ToolContext) -> 
         Ok(Message::Notification) | Ok(Message::Response) => reply::accepted(),
         Ok(Message::Request { id, method, params }) => {
             let numbers = if method == "tools/call" {
-                message::sent_numbers(req.body)
+                message::sent_numbers(req.body, &params)
             } else {
                 Default::default()
             };
-            let body = methods::dispatch(&id, &method, &params, &numbers, tools, ctx).await;
-            reply::json_response(200, &body)
+            methods::dispatch(&id, &method, &params, &numbers, tools, ctx).await
         }
     }
 }

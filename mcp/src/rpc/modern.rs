@@ -32,7 +32,8 @@ use crate::rpc::headers::values;
 use crate::rpc::message::{self, Message};
 use crate::rpc::methods::{self, MethodError, INSTRUCTIONS, SERVER_NAME};
 use crate::rpc::reply::{
-    accepted, error_response, json_response, result_body, INVALID_PARAMS, METHOD_NOT_FOUND,
+    accepted, call_response, error_response, json_response, result_body, INVALID_PARAMS,
+    METHOD_NOT_FOUND,
 };
 use crate::rpc::RpcResponse;
 use crate::tools::{ToolBox, ToolContext};
@@ -101,9 +102,9 @@ pub async fn handle(
             complete(&id, result)
         }
         "tools/call" => {
-            let numbers = message::sent_numbers(body);
+            let numbers = message::sent_numbers(body, &params);
             match methods::call_tool(&params, &numbers, tools, ctx).await {
-                Ok(result) => complete(&id, result),
+                Ok(result) => call_response(&id, &result, Some(COMPLETE)),
                 Err(MethodError { code, message }) => {
                     error_response(status_of(code), Some(&id), code, message, None)
                 }
@@ -124,9 +125,12 @@ fn status_of(code: i64) -> u16 {
     }
 }
 
+/// The `resultType` of every result this server sends.
+const COMPLETE: &str = "complete";
+
 /// A 200 answer whose result says it is complete.
 fn complete(id: &Value, mut result: Value) -> RpcResponse {
-    result["resultType"] = json!("complete");
+    result["resultType"] = json!(COMPLETE);
     json_response(200, &result_body(id, result))
 }
 

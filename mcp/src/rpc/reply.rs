@@ -53,6 +53,47 @@ pub fn result_body(id: &Value, result: Value) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "result": result })
 }
 
+/// A tools/call result as it is sent: the one text item (the tool's
+/// encoded result or its error text) and whether it is a tool error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallResult {
+    /// The text item's content.
+    pub text: String,
+    /// True for a tool error (`isError: true`).
+    pub is_error: bool,
+}
+
+/// The 200 answer carrying a tools/call result for request `id`, with
+/// `resultType` when the era sends one.
+///
+/// The same bytes as [`json_response`] of [`result_body`] with a
+/// `{"content": [{"type": "text", "text": …}], "isError": …}` result, keys
+/// in the sorted order a `Value` writes them, but written straight around
+/// the text: the text is escaped once into the body instead of being moved
+/// into a `Value` tree of eight allocations and serialized from it.
+pub fn call_response(id: &Value, result: &CallResult, result_type: Option<&str>) -> RpcResponse {
+    let mut bytes = Vec::with_capacity(result.text.len() + result.text.len() / 8 + 128);
+    bytes.extend_from_slice(br#"{"id":"#);
+    // Writing JSON to a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut bytes, id);
+    bytes.extend_from_slice(br#","jsonrpc":"2.0","result":{"content":[{"text":"#);
+    let _ = serde_json::to_writer(&mut bytes, result.text.as_str());
+    bytes.extend_from_slice(br#","type":"text"}]"#);
+    if result.is_error {
+        bytes.extend_from_slice(br#","isError":true"#);
+    }
+    if let Some(result_type) = result_type {
+        bytes.extend_from_slice(br#","resultType":"#);
+        let _ = serde_json::to_writer(&mut bytes, result_type);
+    }
+    bytes.extend_from_slice(b"}}");
+    RpcResponse {
+        status: 200,
+        content_type: Some(JSON),
+        body: bytes,
+    }
+}
+
 /// A JSON body with this status.
 pub fn json_response(status: u16, body: &Value) -> RpcResponse {
     // The same compact bytes as `Display`, written straight into the Vec
@@ -73,5 +114,57 @@ pub fn accepted() -> RpcResponse {
         status: 202,
         content_type: None,
         body: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The answer as the `Value` envelope would have written it.
+    fn through_value(id: &Value, result: &CallResult, result_type: Option<&str>) -> Vec<u8> {
+        let mut value = json!({ "content": [{ "type": "text", "text": result.text }] });
+        if result.is_error {
+            value["isError"] = json!(true);
+        }
+        if let Some(t) = result_type {
+            value["resultType"] = json!(t);
+        }
+        json_response(200, &result_body(id, value)).body
+    }
+
+    #[test]
+    fn a_call_response_has_the_bytes_of_its_value_envelope() {
+        let texts = [
+            String::new(),
+            r#"{"sessions":[],"untrusted":true}"#.to_owned(),
+            "quote \" backslash \\ line\nbreak tab\t nul\u{0} esc\u{1b} bidi\u{202e} é 😀"
+                .to_owned(),
+            "x".repeat(70_000),
+        ];
+        for id in [
+            json!(1),
+            json!("a\"b"),
+            json!(-7),
+            json!(12345678901234567890u64),
+        ] {
+            for text in &texts {
+                for is_error in [false, true] {
+                    for result_type in [None, Some("complete")] {
+                        let result = CallResult {
+                            text: text.clone(),
+                            is_error,
+                        };
+                        let sent = call_response(&id, &result, result_type);
+                        assert_eq!(sent.status, 200);
+                        assert_eq!(sent.content_type, Some(JSON));
+                        assert_eq!(
+                            String::from_utf8_lossy(&sent.body),
+                            String::from_utf8_lossy(&through_value(&id, &result, result_type)),
+                        );
+                    }
+                }
+            }
+        }
     }
 }

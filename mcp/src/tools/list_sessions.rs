@@ -7,6 +7,7 @@ use crate::tools::registry::{Declared, Tier, ToolResult};
 use crate::tools::spec::{Effect, ToolSpec};
 use rete_actors::{ReteError, SessionReader};
 use serde_json::{json, Map, Value};
+use std::sync::LazyLock;
 use tokio::sync::oneshot;
 
 const NAME: &str = "list_sessions";
@@ -27,9 +28,13 @@ pub const TOOL: Declared = Declared {
     run: |ctx, _args| Box::pin(run(ctx)),
 };
 
+/// The result's bytes beside its rows, measured once.
+static FRAME: LazyLock<usize> =
+    LazyLock::new(|| encoded_len(&json!({"sessions": [], "truncated": true, "untrusted": true})));
+
 async fn run(ctx: &ToolContext) -> ToolResult {
     let sessions = ctx.sessions.sessions();
-    let frame = encoded_len(&json!({"sessions": [], "truncated": true, "untrusted": true}));
+    let frame = *FRAME;
     let mut page = RowBudget::new();
     // A row too large for any page has nowhere to be reported (this result
     // has no skipped), so it counts as cut off.
