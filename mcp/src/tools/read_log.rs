@@ -31,7 +31,7 @@ use crate::read::paging::Binding;
 use crate::read::result::{encoded_len, Offer, RowBudget, ToolOutcome, BUDGET};
 use crate::tools::context::ToolContext;
 use crate::tools::registry::{Declared, Tier, ToolResult};
-use crate::tools::spec::{Effect, Integer, Text, Texts, ToolSpec};
+use crate::tools::spec::{Effect, Integer, Text, Texts, ToolSpec, LINE_CONTAINS};
 use rete_redact::SecretSet;
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -61,10 +61,6 @@ const MIN_LEVEL: Text = Text::new(
     "Only lines at or above this level. Absent: every level.",
 );
 const CATEGORIES: Texts = Texts::new("categories", "Only lines in these categories.");
-const CONTAINS: Text = Text::new(
-    "contains",
-    "Only lines containing this text, ignoring case.",
-);
 
 /// The read_log tool, declared.
 pub const TOOL: Declared = Declared {
@@ -78,7 +74,7 @@ pub const TOOL: Declared = Declared {
             LIMIT.spec,
             MIN_LEVEL.spec,
             CATEGORIES.spec,
-            CONTAINS.spec,
+            LINE_CONTAINS.spec,
         ],
     },
     run: |ctx, args| Box::pin(run(ctx, args)),
@@ -111,7 +107,7 @@ impl Query {
             ),
             _ => None,
         };
-        let contains = CONTAINS
+        let contains = LINE_CONTAINS
             .read(args)?
             .filter(|c| !c.is_empty())
             .map(Substring::new);

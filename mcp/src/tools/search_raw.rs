@@ -31,7 +31,9 @@ use crate::tools::context::ToolContext;
 use crate::tools::lookup;
 use crate::tools::raw_read::{self, skipped_with_room, POSITION_LEN};
 use crate::tools::registry::{Declared, Tier, ToolResult};
-use crate::tools::spec::{Effect, Flag, Integer, Text, Texts, ToolSpec, NEXT_CURSOR, SESSION};
+use crate::tools::spec::{
+    Effect, Flag, Integer, Text, Texts, ToolSpec, LINE_CONTAINS, NEXT_CURSOR, SESSION,
+};
 use rete_actors::Direction;
 use serde_json::{json, Value};
 
@@ -55,10 +57,6 @@ const COMMANDS: Texts = Texts::new(
     "Only lines with these IRC commands or numerics ([\"354\",\"315\"]).",
 );
 const DIRECTION: Text = Text::new("direction", "in or out.");
-const CONTAINS: Text = Text::new(
-    "contains",
-    "Only lines containing this text, ignoring case.",
-);
 const LIMIT: Integer = Integer::limit(DEFAULT_LIMIT, MAX_LIMIT, "How many matching lines.");
 const COUNT_ONLY: Flag = Flag::new(
     "count_only",
@@ -77,7 +75,7 @@ pub const TOOL: Declared = Declared {
             SESSION.spec,
             COMMANDS.spec,
             DIRECTION.spec,
-            CONTAINS.spec,
+            LINE_CONTAINS.spec,
             NEXT_CURSOR.spec,
             LIMIT.spec,
             COUNT_ONLY.spec,
@@ -157,7 +155,7 @@ async fn run(ctx: &ToolContext, args: &Args) -> ToolResult {
     let session_id = SESSION.read(args)?;
     let commands = COMMANDS.read(args)?;
     let direction = DIRECTION.read(args)?;
-    let contains = CONTAINS.read(args)?;
+    let contains = LINE_CONTAINS.read(args)?;
     let cursor = NEXT_CURSOR.read(args)?;
     let limit = LIMIT.read_count(args)?;
     let count_only = COUNT_ONLY.read(args)?;

@@ -418,6 +418,12 @@ pub const SESSION: RequiredText = RequiredText::new("session", "A session id fro
 /// `buffer`, as the per-buffer tools take it.
 pub const BUFFER: RequiredText = RequiredText::new("buffer", "A buffer id from list_buffers.");
 
+/// `contains` of the tools that filter lines (raw or log) by their text.
+pub const LINE_CONTAINS: Text = Text::new(
+    "contains",
+    "Only lines containing this text, ignoring case.",
+);
+
 /// `cursor` of a tool that pages forwards with a `next_cursor`.
 pub const NEXT_CURSOR: Text = Text::new("cursor", "A previous next_cursor.");
 
