@@ -456,3 +456,151 @@ fn reader_debug_never_shows_buffered_bytes() {
         "{shown}"
     );
 }
+
+/// Generated heads, each fed whole and then in generated chunks: the outcome never
+/// depends on the split, a refusal is always one of the contract's head statuses, and a
+/// head the reader accepts obeys every rule it promises (issue 19's generated heads;
+/// `PROPTEST_CASES=1000000 cargo nextest run -p rete-mcp generated_heads` is the long run).
+mod generated {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn line() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("Host: 127.0.0.1:7422".to_owned()),
+            Just("Content-Length: 5".to_owned()),
+            Just("Content-Length: 99999999999999999999999".to_owned()),
+            Just("Content-Length: 65537".to_owned()),
+            Just("Content-Length: -1".to_owned()),
+            Just("Content-Length: 5, 5".to_owned()),
+            Just("Transfer-Encoding: chunked".to_owned()),
+            Just("Authorization: Bearer t0k3n".to_owned()),
+            Just("Accept: application/json, text/event-stream".to_owned()),
+            Just("Expect: 100-continue".to_owned()),
+            Just(" folded".to_owned()),
+            Just("NoColon".to_owned()),
+            Just("Bad Name: x".to_owned()),
+            Just("X-Empty:".to_owned()),
+            Just(String::new()),
+            "[A-Za-z-]{1,20}: [ -~]{0,60}",
+            "[ -~]{0,80}",
+            "\\PC{0,30}",
+        ]
+    }
+
+    fn request_line() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("POST /mcp HTTP/1.1".to_owned()),
+            Just("GET /mcp HTTP/1.1".to_owned()),
+            Just("POST /mcp?x=1 HTTP/1.0".to_owned()),
+            Just("POST  /mcp HTTP/1.1".to_owned()),
+            Just("POST /mcp HTTP/2".to_owned()),
+            Just("POST /mcp".to_owned()),
+            "[A-Z]{1,8} /[ -~]{0,40} HTTP/1\\.[01]",
+            "[ -~]{0,60}",
+        ]
+    }
+
+    /// A head: a request line, headers, the terminator (usually), sometimes a bare CR or
+    /// LF put anywhere, sometimes padding past the head limit, then maybe a body start.
+    fn head() -> impl Strategy<Value = Vec<u8>> {
+        (
+            request_line(),
+            prop::collection::vec(line(), 0..12),
+            prop::bool::weighted(0.9),
+            prop::option::weighted(
+                0.15,
+                (
+                    any::<prop::sample::Index>(),
+                    prop_oneof![Just(b'\r'), Just(b'\n')],
+                ),
+            ),
+            prop::option::weighted(0.05, MAX_HEAD - 64..MAX_HEAD + 64),
+            prop::collection::vec(any::<u8>(), 0..8),
+        )
+            .prop_map(|(request, lines, ended, bare, pad, body)| {
+                let mut text = request;
+                for l in lines {
+                    text.push_str("\r\n");
+                    text.push_str(&l);
+                }
+                if let Some(len) = pad {
+                    text.push_str("\r\nX-Pad: ");
+                    let room = len.saturating_sub(text.len() + 4);
+                    text.push_str(&"a".repeat(room));
+                }
+                let mut bytes = text.into_bytes();
+                if let Some((at, byte)) = bare {
+                    let i = at.index(bytes.len() + 1);
+                    bytes.insert(i, byte);
+                }
+                if ended {
+                    bytes.extend_from_slice(b"\r\n\r\n");
+                }
+                bytes.extend(body);
+                bytes
+            })
+    }
+
+    /// Where to cut: sorted cut points into the bytes.
+    fn cuts() -> impl Strategy<Value = Vec<prop::sample::Index>> {
+        prop::collection::vec(any::<prop::sample::Index>(), 0..6)
+    }
+
+    fn chunked(
+        bytes: &[u8],
+        cuts: &[prop::sample::Index],
+    ) -> Result<Option<(RequestHead, Vec<u8>)>, HeadError> {
+        let mut points: Vec<usize> = cuts.iter().map(|c| c.index(bytes.len() + 1)).collect();
+        points.sort_unstable();
+        let mut reader = HeadReader::new();
+        let mut from = 0;
+        for p in points.into_iter().chain([bytes.len()]) {
+            match reader.push(&bytes[from..p]) {
+                Ok(None) => from = p,
+                other => {
+                    // The rest of the bytes, had the client sent them, follow the head.
+                    return other.map(|o| {
+                        o.map(|(h, mut rest)| {
+                            rest.extend_from_slice(&bytes[p..]);
+                            (h, rest)
+                        })
+                    });
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(2_000),
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+
+        #[test]
+        fn generated_heads_read_the_same_however_split(bytes in head(), cuts in cuts()) {
+            let whole = read(&bytes);
+            prop_assert_eq!(&chunked(&bytes, &cuts), &whole);
+            match whole {
+                Err(e) => prop_assert!([400, 411, 413, 431].contains(&e.status())),
+                Ok(None) => prop_assert!(bytes.len() <= MAX_HEAD),
+                Ok(Some((head, rest))) => {
+                    let used = bytes.len() - rest.len();
+                    prop_assert!(used <= MAX_HEAD);
+                    prop_assert!(bytes[..used].ends_with(b"\r\n\r\n"));
+                    prop_assert!(head.header_values("transfer-encoding").is_empty());
+                    prop_assert!(head.header_values("content-length").len() <= 1);
+                    if head.method == "POST" {
+                        prop_assert!(head.content_length().is_some_and(|n| n <= MAX_BODY));
+                    }
+                    for (name, value) in &head.headers {
+                        prop_assert!(!name.is_empty() && !name.contains([' ', ':']));
+                        prop_assert!(!value.contains(['\r', '\n']));
+                    }
+                }
+            }
+        }
+    }
+}
