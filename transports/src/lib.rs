@@ -9,11 +9,13 @@
 //!   reader and writer halves.
 //! - [`transport`]: which wire a session speaks over ([`Transport`], [`TransportKind`]).
 //! - [`backoff`]: exponential reconnect delays with jitter.
+//! - [`retecloud`]: the ReteCloud frame protocol and its sans-IO state machines (`retecloud/PROTOCOL.md`).
 #![deny(missing_docs)]
 
 pub mod backoff;
 pub mod connect;
 pub mod lines;
+pub mod retecloud;
 pub mod tls;
 pub mod transport;
 

@@ -1,0 +1,32 @@
+//! ReteCloud: the frame protocol between a client and the `rete-cloud`
+//! service, and its I/O-free core.
+//!
+//! The protocol is written down in `PROTOCOL.md` beside this file; this
+//! module is its implementation without any I/O: no tokio, no socket, no
+//! clock. The state machines are fed frames and time (milliseconds as
+//! arguments) and answer with frames to send and actions for their host, so
+//! the WebSocket transport and the service are thin loops around them.
+//!
+//! # Layout
+//! - [`frame`]: the frame types ([`ClientFrame`], [`ServerFrame`]), closed.
+//! - [`config`]: a network's settings in `config_update` and `config`.
+//! - [`secret`]: [`Token`], [`Secret`] and [`IrcLine`], whose `Debug` shows
+//!   no secret.
+//! - [`error_code`]: the stable [`ErrorCode`]s.
+//! - [`codec`]: text message ⇄ frame, the size limit, a code for every bad input.
+
+pub mod codec;
+pub mod config;
+pub mod error_code;
+pub mod frame;
+pub mod secret;
+
+pub use codec::{
+    decode_client, decode_server, encode_client, encode_server, FrameError, MAX_FRAME_BYTES,
+};
+pub use error_code::ErrorCode;
+pub use frame::{ClientFrame, ServerFrame};
+pub use secret::{IrcLine, Secret, Token};
+
+/// The protocol version this implementation speaks.
+pub const PROTOCOL_VERSION: u32 = 1;
