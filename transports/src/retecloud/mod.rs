@@ -14,12 +14,18 @@
 //!   no secret.
 //! - [`error_code`]: the stable [`ErrorCode`]s.
 //! - [`codec`]: text message ⇄ frame, the size limit, a code for every bad input.
+//! - [`replay`]: the replay planner (resume point → rows to send) and the
+//!   per-stream feed that merges replay with live rows.
+//! - [`token_chain`]: the service's token chain (hashes only, rotation,
+//!   grace, reuse revokes).
 
 pub mod codec;
 pub mod config;
 pub mod error_code;
 pub mod frame;
+pub mod replay;
 pub mod secret;
+pub mod token_chain;
 
 pub use codec::{
     decode_client, decode_server, encode_client, encode_server, FrameError, MAX_FRAME_BYTES,
