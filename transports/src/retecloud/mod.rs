@@ -14,11 +14,14 @@
 //!   no secret.
 //! - [`error_code`]: the stable [`ErrorCode`]s.
 //! - [`codec`]: text message ⇄ frame, the size limit, a code for every bad input.
+//! - [`client`]: the client's side of a connection ([`CloudClient`]): auth,
+//!   resume, heartbeat, reconnect decision, token stored before it is acknowledged.
 //! - [`replay`]: the replay planner (resume point → rows to send) and the
 //!   per-stream feed that merges replay with live rows.
 //! - [`token_chain`]: the service's token chain (hashes only, rotation,
 //!   grace, reuse revokes).
 
+pub mod client;
 pub mod codec;
 pub mod config;
 pub mod error_code;
@@ -27,6 +30,7 @@ pub mod replay;
 pub mod secret;
 pub mod token_chain;
 
+pub use client::{Action, CloudClient};
 pub use codec::{
     decode_client, decode_server, encode_client, encode_server, FrameError, MAX_FRAME_BYTES,
 };

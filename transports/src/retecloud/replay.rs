@@ -31,7 +31,10 @@ impl StoreExtent {
     }
 
     /// A stream with no row yet.
-    pub const EMPTY: StoreExtent = StoreExtent { earliest: 1, latest: 0 };
+    pub const EMPTY: StoreExtent = StoreExtent {
+        earliest: 1,
+        latest: 0,
+    };
 }
 
 /// What a resume point asks of the store.
@@ -66,7 +69,9 @@ pub enum ResumePlan {
 /// The plan for a client that holds every row up to `after` (0: none).
 pub fn plan_resume(extent: StoreExtent, after: u64) -> ResumePlan {
     if after > extent.latest {
-        ResumePlan::Unknown { latest: extent.latest }
+        ResumePlan::Unknown {
+            latest: extent.latest,
+        }
     } else if after == extent.latest {
         ResumePlan::UpToDate
     } else if after + 1 < extent.earliest {
@@ -241,14 +246,39 @@ mod tests {
         let e = extent(10, 20);
         assert_eq!(plan_resume(e, 20), ResumePlan::UpToDate);
         assert_eq!(plan_resume(e, 15), ResumePlan::Replay { from: 16, to: 20 });
-        assert_eq!(plan_resume(e, 9), ResumePlan::Replay { from: 10, to: 20 }, "the point just before the oldest");
-        assert_eq!(plan_resume(e, 8), ResumePlan::Gone { earliest: 10, latest: 20 });
-        assert_eq!(plan_resume(e, 0), ResumePlan::Gone { earliest: 10, latest: 20 });
+        assert_eq!(
+            plan_resume(e, 9),
+            ResumePlan::Replay { from: 10, to: 20 },
+            "the point just before the oldest"
+        );
+        assert_eq!(
+            plan_resume(e, 8),
+            ResumePlan::Gone {
+                earliest: 10,
+                latest: 20
+            }
+        );
+        assert_eq!(
+            plan_resume(e, 0),
+            ResumePlan::Gone {
+                earliest: 10,
+                latest: 20
+            }
+        );
         assert_eq!(plan_resume(e, 21), ResumePlan::Unknown { latest: 20 });
-        assert_eq!(plan_resume(extent(1, 20), 0), ResumePlan::Replay { from: 1, to: 20 });
+        assert_eq!(
+            plan_resume(extent(1, 20), 0),
+            ResumePlan::Replay { from: 1, to: 20 }
+        );
         assert_eq!(plan_resume(StoreExtent::EMPTY, 0), ResumePlan::UpToDate);
         assert_eq!(plan_resume(extent(21, 20), 20), ResumePlan::UpToDate);
-        assert_eq!(plan_resume(extent(21, 20), 19), ResumePlan::Gone { earliest: 21, latest: 20 });
+        assert_eq!(
+            plan_resume(extent(21, 20), 19),
+            ResumePlan::Gone {
+                earliest: 21,
+                latest: 20
+            }
+        );
     }
 
     #[test]
@@ -276,7 +306,10 @@ mod tests {
         }
         // Row 11 is stored and broadcast while the replay is still going.
         let e = extent(1, 11);
-        assert!(matches!(f.offer(11), Offer::Ahead { .. }), "dropped: the store has it");
+        assert!(
+            matches!(f.offer(11), Offer::Ahead { .. }),
+            "dropped: the store has it"
+        );
         assert_eq!(f.next_read(e, 100), NextRead::Rows(8..=11));
         for s in 8..=11 {
             assert_eq!(f.offer(s), Offer::Next);

@@ -58,7 +58,11 @@ impl TokenHash {
 impl fmt::Debug for TokenHash {
     /// The first four bytes, enough to tell entries apart in a log.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "TokenHash({:02x}{:02x}{:02x}{:02x}…)", self.0[0], self.0[1], self.0[2], self.0[3])
+        write!(
+            f,
+            "TokenHash({:02x}{:02x}{:02x}{:02x}…)",
+            self.0[0], self.0[1], self.0[2], self.0[3]
+        )
     }
 }
 
@@ -131,7 +135,9 @@ impl AuthOutcome {
     pub fn accepted(&self) -> bool {
         matches!(
             self,
-            AuthOutcome::Accepted { .. } | AuthOutcome::AcceptedPending { .. } | AuthOutcome::AcceptedInGrace { .. }
+            AuthOutcome::Accepted { .. }
+                | AuthOutcome::AcceptedPending { .. }
+                | AuthOutcome::AcceptedInGrace { .. }
         )
     }
 
@@ -165,7 +171,10 @@ pub enum ChainError {
 pub const MAX_REMEMBERED: usize = 32;
 
 fn is_replaced(s: Standing) -> bool {
-    matches!(s, Standing::Grace { .. } | Standing::Retired | Standing::Abandoned)
+    matches!(
+        s,
+        Standing::Grace { .. } | Standing::Retired | Standing::Abandoned
+    )
 }
 
 /// One client's tokens.
@@ -192,10 +201,22 @@ impl TokenChain {
     }
 
     /// A chain read back from the store, checked.
-    pub fn from_entries(entries: Vec<ChainEntry>, revoked: bool, grace_ms: u64) -> Result<Self, ChainError> {
-        let current = entries.iter().filter(|e| e.standing == Standing::Current).count();
-        let pending = entries.iter().filter(|e| e.standing == Standing::Pending).count();
-        let increasing = entries.windows(2).all(|w| w[0].generation < w[1].generation);
+    pub fn from_entries(
+        entries: Vec<ChainEntry>,
+        revoked: bool,
+        grace_ms: u64,
+    ) -> Result<Self, ChainError> {
+        let current = entries
+            .iter()
+            .filter(|e| e.standing == Standing::Current)
+            .count();
+        let pending = entries
+            .iter()
+            .filter(|e| e.standing == Standing::Pending)
+            .count();
+        let increasing = entries
+            .windows(2)
+            .all(|w| w[0].generation < w[1].generation);
         if (current != 1 && !revoked) || current > 1 || pending > 1 || !increasing {
             return Err(ChainError::Inconsistent);
         }
@@ -223,7 +244,10 @@ impl TokenChain {
 
     /// The generation a rotation is waiting on, if any.
     pub fn pending(&self) -> Option<u64> {
-        self.entries.iter().find(|e| e.standing == Standing::Pending).map(|e| e.generation)
+        self.entries
+            .iter()
+            .find(|e| e.standing == Standing::Pending)
+            .map(|e| e.generation)
     }
 
     /// Revokes the chain (reuse, or the user's own request).

@@ -10,9 +10,15 @@ const GRACE: u64 = 60_000;
 #[test]
 fn the_first_token_is_current() {
     let mut c = TokenChain::new(&tok(1), GRACE);
-    assert_eq!(c.authenticate(0, &tok(1)), AuthOutcome::Accepted { generation: 0 });
+    assert_eq!(
+        c.authenticate(0, &tok(1)),
+        AuthOutcome::Accepted { generation: 0 }
+    );
     assert_eq!(c.authenticate(0, &tok(2)), AuthOutcome::Unknown);
-    assert_eq!(AuthOutcome::Unknown.error_code(), Some(ErrorCode::AuthFailed));
+    assert_eq!(
+        AuthOutcome::Unknown.error_code(),
+        Some(ErrorCode::AuthFailed)
+    );
 }
 
 #[test]
@@ -21,7 +27,10 @@ fn rotation_then_grace_then_reuse_revokes_the_chain() {
     let g = c.begin_rotation(&tok(2)).unwrap();
     assert_eq!(g, 1);
     // Until the acknowledgement the old token is still current.
-    assert_eq!(c.authenticate(10, &tok(1)), AuthOutcome::Accepted { generation: 0 });
+    assert_eq!(
+        c.authenticate(10, &tok(1)),
+        AuthOutcome::Accepted { generation: 0 }
+    );
     assert_eq!(c.pending(), Some(1), "the client may store it yet");
     // A new rotation supersedes it: its token is refused from now on.
     let g = c.begin_rotation(&tok(3)).unwrap();
@@ -29,13 +38,25 @@ fn rotation_then_grace_then_reuse_revokes_the_chain() {
     assert_eq!(c.authenticate(11, &tok(2)), AuthOutcome::Unknown);
     assert!(!c.is_revoked());
     c.acknowledge(1_000, g).unwrap();
-    assert_eq!(c.authenticate(1_001, &tok(3)), AuthOutcome::Accepted { generation: 2 });
-    assert_eq!(c.authenticate(1_000 + GRACE - 1, &tok(1)), AuthOutcome::AcceptedInGrace { generation: 0 });
-    assert_eq!(c.authenticate(1_000 + GRACE, &tok(1)), AuthOutcome::Reused { generation: 0 });
+    assert_eq!(
+        c.authenticate(1_001, &tok(3)),
+        AuthOutcome::Accepted { generation: 2 }
+    );
+    assert_eq!(
+        c.authenticate(1_000 + GRACE - 1, &tok(1)),
+        AuthOutcome::AcceptedInGrace { generation: 0 }
+    );
+    assert_eq!(
+        c.authenticate(1_000 + GRACE, &tok(1)),
+        AuthOutcome::Reused { generation: 0 }
+    );
     assert!(c.is_revoked());
     // Every token of the chain is dead now, the current one too.
     assert_eq!(c.authenticate(1_000 + GRACE, &tok(3)), AuthOutcome::Revoked);
-    assert_eq!(AuthOutcome::Revoked.error_code(), Some(ErrorCode::TokenRevoked));
+    assert_eq!(
+        AuthOutcome::Revoked.error_code(),
+        Some(ErrorCode::TokenRevoked)
+    );
     assert_eq!(c.begin_rotation(&tok(4)), Err(ChainError::Revoked));
 }
 
@@ -43,11 +64,24 @@ fn rotation_then_grace_then_reuse_revokes_the_chain() {
 fn presenting_the_pending_token_acknowledges_it() {
     let mut c = TokenChain::new(&tok(1), GRACE);
     let g = c.begin_rotation(&tok(2)).unwrap();
-    assert_eq!(c.authenticate(5, &tok(2)), AuthOutcome::AcceptedPending { generation: g });
+    assert_eq!(
+        c.authenticate(5, &tok(2)),
+        AuthOutcome::AcceptedPending { generation: g }
+    );
     assert_eq!(c.pending(), None);
-    assert_eq!(c.acknowledge(6, g), Err(ChainError::NotPending), "already taken");
-    assert_eq!(c.authenticate(6, &tok(1)), AuthOutcome::AcceptedInGrace { generation: 0 });
-    assert_eq!(c.authenticate(5 + GRACE, &tok(1)), AuthOutcome::Reused { generation: 0 });
+    assert_eq!(
+        c.acknowledge(6, g),
+        Err(ChainError::NotPending),
+        "already taken"
+    );
+    assert_eq!(
+        c.authenticate(6, &tok(1)),
+        AuthOutcome::AcceptedInGrace { generation: 0 }
+    );
+    assert_eq!(
+        c.authenticate(5 + GRACE, &tok(1)),
+        AuthOutcome::Reused { generation: 0 }
+    );
 }
 
 #[test]
@@ -56,7 +90,11 @@ fn an_acknowledgement_takes_only_the_pending_generation_and_no_token_comes_back(
     c.begin_rotation(&tok(2)).unwrap();
     c.begin_rotation(&tok(3)).unwrap();
     assert_eq!(c.acknowledge(0, 7), Err(ChainError::NotPending));
-    assert_eq!(c.acknowledge(0, 1), Err(ChainError::NotPending), "superseded");
+    assert_eq!(
+        c.acknowledge(0, 1),
+        Err(ChainError::NotPending),
+        "superseded"
+    );
     c.acknowledge(0, 2).unwrap();
     assert_eq!(c.begin_rotation(&tok(1)), Err(ChainError::TokenReused));
 }
@@ -69,7 +107,10 @@ fn only_hashes_are_kept() {
     let shown = format!("{c:?}");
     assert!(!shown.contains(&secret.expose()[5..]), "{shown}");
     assert!(!shown.contains(&tok(10).expose()[5..]));
-    assert!(c.entries().iter().all(|e| e.hash == TokenHash::of(&secret) || e.hash == TokenHash::of(&tok(10))));
+    assert!(c
+        .entries()
+        .iter()
+        .all(|e| e.hash == TokenHash::of(&secret) || e.hash == TokenHash::of(&tok(10))));
 }
 
 #[test]
@@ -83,8 +124,14 @@ fn a_stored_chain_is_checked_when_loaded() {
         hash: TokenHash::of(&tok(2)),
         standing: Standing::Current,
     });
-    assert_eq!(TokenChain::from_entries(two, false, GRACE), Err(ChainError::Inconsistent));
-    assert_eq!(TokenChain::from_entries(vec![], false, GRACE), Err(ChainError::Inconsistent));
+    assert_eq!(
+        TokenChain::from_entries(two, false, GRACE),
+        Err(ChainError::Inconsistent)
+    );
+    assert_eq!(
+        TokenChain::from_entries(vec![], false, GRACE),
+        Err(ChainError::Inconsistent)
+    );
 }
 
 #[test]
@@ -98,7 +145,10 @@ fn old_entries_are_forgotten_past_the_limit() {
     // The oldest is forgotten: unknown (refused) rather than reuse.
     assert_eq!(c.authenticate(10 * GRACE, &tok(0)), AuthOutcome::Unknown);
     assert!(!c.is_revoked());
-    assert_eq!(c.authenticate(10 * GRACE, &tok(39)), AuthOutcome::Reused { generation: 39 });
+    assert_eq!(
+        c.authenticate(10 * GRACE, &tok(39)),
+        AuthOutcome::Reused { generation: 39 }
+    );
 }
 
 /// One step a client, a thief or the clock can take.
