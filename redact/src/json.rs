@@ -76,7 +76,7 @@ fn mask_counting(value: &mut Value) -> usize {
 
 /// The note shown instead of a text that names a secret field the pattern
 /// cannot pair with a value. It says nothing of the content but its size.
-fn withheld_note(text: &str) -> String {
+pub(crate) fn withheld_note(text: &str) -> String {
     format!(
         "(withheld: names a secret field that could not be masked, {} bytes)",
         text.len()
@@ -107,7 +107,7 @@ pub fn mask_frame(text: &str) -> String {
 
 /// The end (exclusive) of the JSON string starting at `start` (a quote), or
 /// the end of the text when it is not closed.
-fn string_end(bytes: &[u8], start: usize) -> usize {
+pub(crate) fn string_end(bytes: &[u8], start: usize) -> usize {
     let mut i = start + 1;
     while i < bytes.len() {
         match bytes[i] {

@@ -15,6 +15,8 @@
 //! - `tripwire`: [`is_credential_shaped`], the last check on a raw line before
 //!   it is returned.
 //! - `json`: ReteCloud frames and log lines, [`mask_json`] and [`mask_frame`].
+//! - `frame`: a ReteCloud transport frame as shown, [`mask_retecloud_frame`]
+//!   (the JSON rule and the IRC line it carries) and [`mask_irc_echo`].
 //! - `display`: [`display_escape`], so text cannot draw on, hide or reorder
 //!   the row that shows it, and [`escape_invisible`], the same escapes with
 //!   nothing stripped (the AI access log).
@@ -22,6 +24,7 @@
 #![deny(missing_docs)]
 
 mod display;
+mod frame;
 mod json;
 mod line;
 mod secrets;
@@ -29,6 +32,7 @@ mod service;
 mod tripwire;
 
 pub use display::{display_escape, escape_invisible};
+pub use frame::{mask_irc_echo, mask_retecloud_frame, IRC_ECHO_PREFIX};
 pub use json::{mask_frame, mask_json};
 pub use line::{mask_line, mask_sent_line};
 pub use secrets::SecretSet;
