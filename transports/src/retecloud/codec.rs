@@ -30,7 +30,8 @@ use std::fmt;
 
 /// The largest text message either side accepts or sends, in bytes. Big
 /// enough for any IRC line with its tags in a frame (8,703 bytes) many times
-/// over; a backlog larger than this is split into several frames.
+/// over; a backlog answer that would not fit holds fewer rows (and says
+/// `more`).
 pub const MAX_FRAME_BYTES: usize = 65_536;
 
 /// Why a message could not be decoded or a frame encoded.
