@@ -1,7 +1,8 @@
 //! ReteCloud properties over generated frames and schedules: frames
 //! round-trip through the codec; no frame carrying a secret shows it once
 //! masked (whole, or cut anywhere); the service's feed and the client's
-//! state machine together deliver every missed row exactly once, in order.
+//! state machine together deliver every missed row exactly once, in order,
+//! and report every row the store evicted before it could be sent.
 // Test helpers fail loudly: an unwrap here is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -422,17 +423,27 @@ enum Event {
     Row { copies: u8 },
     /// The service reads its next chunk from the store.
     Read,
+    /// The store evicts its oldest rows (up to this many).
+    Evict(u64),
 }
 
 fn event() -> impl Strategy<Value = Event> {
     prop_oneof![
         (0u8..3).prop_map(|copies| Event::Row { copies }),
         Just(Event::Read),
+        (1u64..6).prop_map(Event::Evict),
     ]
 }
 
 fn stream() -> StreamId {
     StreamId("libera.1".into())
+}
+
+fn gone(earliest: u64) -> ErrorFrame {
+    let mut err = ErrorFrame::new(ErrorCode::ResumePointGone, "gone");
+    err.stream = Some(stream());
+    err.earliest = Some(earliest);
+    err
 }
 
 fn line_frame(seq: u64, replay: bool) -> ServerFrame {
@@ -485,12 +496,8 @@ proptest! {
             ResumePlan::UpToDate => after + 1,
             ResumePlan::Gone { earliest: e, latest: l } => {
                 prop_assert!(after + 1 < e && after <= l);
-                let mut err = ErrorFrame::new(ErrorCode::ResumePointGone, "gone");
-                err.stream = Some(stream());
-                err.earliest = Some(e);
-                err.latest = Some(l);
-                client.handle_frame(1, ServerFrame::Error(err));
-                l + 1
+                client.handle_frame(1, ServerFrame::Error(gone(e)));
+                after + 1
             }
             ResumePlan::Unknown { latest: l } => {
                 prop_assert!(after > l);
@@ -512,12 +519,21 @@ proptest! {
             match feed.next_read(extent, chunk) {
                 NextRead::Nothing => false,
                 NextRead::Rows(r) => {
+                    // The store can only return rows it holds.
+                    assert!(
+                        *r.start() >= extent.earliest && *r.end() <= extent.latest,
+                        "read {r:?} from a store holding {extent:?}"
+                    );
                     for seq in r {
                         send(feed, client, seq);
                     }
                     true
                 }
-                NextRead::Lost(_) => panic!("nothing is evicted during this run"),
+                NextRead::Lost(_) => {
+                    client.handle_frame(2, ServerFrame::Error(gone(extent.earliest)));
+                    feed.skip_lost(extent);
+                    true
+                }
             }
         };
         for e in events {
@@ -532,15 +548,21 @@ proptest! {
                 Event::Read => {
                     read(&mut feed, &mut client, extent);
                 }
+                Event::Evict(n) => {
+                    let earliest = (extent.earliest + n).min(extent.latest + 1);
+                    extent = StoreExtent::new(earliest, extent.latest).unwrap();
+                }
             }
         }
         while read(&mut feed, &mut client, extent) {}
         prop_assert!(feed.replayed());
 
+        // Rows and reported gaps, in order, cover exactly what was missed.
         let mut got = Vec::new();
         while let Some(a) = client.poll_action() {
             match a {
                 Action::Row { seq, .. } => got.push(seq),
+                Action::Gap { lost, .. } => got.extend(lost),
                 Action::Close { reason, .. } => prop_assert!(false, "closed: {:?}", reason),
                 _ => {}
             }

@@ -128,17 +128,13 @@ pub enum Action {
     },
     /// Every replay is done (the host may reset its backoff).
     Ready,
-    /// Rows after `after` up to `earliest - 1` are gone from the service's
-    /// store: they cannot be replayed. Rows resume live after `latest`.
+    /// These rows are gone from the service's store and will never come;
+    /// the rows after them follow (replayed from the oldest row held).
     Gap {
         /// The stream.
         stream: StreamId,
-        /// The resume point that was asked for.
-        after: u64,
-        /// The oldest row the store holds.
-        earliest: u64,
-        /// The newest row.
-        latest: u64,
+        /// The rows lost.
+        lost: std::ops::RangeInclusive<u64>,
     },
     /// The stream's numbering is not the one the resume point came from;
     /// rows resume live after `latest`.
@@ -470,18 +466,31 @@ impl CloudClient {
             };
             return self.close(CloseReason::ServerError(e.code), reconnect);
         }
-        match (e.code, e.stream.clone(), e.latest) {
-            (ErrorCode::ResumePointGone, Some(stream), Some(latest)) => {
-                let after = self.cursors.get(&stream).map_or(0, Cursor::last);
-                self.cursors.insert(stream.clone(), Cursor::after(latest));
-                self.actions.push_back(Action::Gap {
-                    stream,
-                    after,
-                    earliest: e.earliest.unwrap_or(latest + 1),
-                    latest,
-                });
+        let point = match e.code {
+            ErrorCode::ResumePointGone => e.earliest,
+            _ => e.latest,
+        };
+        match (e.code, e.stream.clone(), point) {
+            // At attach, or when the store evicted rows a replay still had
+            // to send: the replay goes on from `earliest`.
+            (ErrorCode::ResumePointGone, Some(stream), Some(earliest))
+                if self.cursors.contains_key(&stream) =>
+            {
+                let Some(cursor) = self.cursors.get_mut(&stream) else {
+                    return;
+                };
+                let first_lost = cursor.next();
+                cursor.skip_to(earliest.saturating_sub(1));
+                if first_lost < earliest {
+                    self.actions.push_back(Action::Gap {
+                        stream,
+                        lost: first_lost..=earliest - 1,
+                    });
+                }
             }
-            (ErrorCode::ResumePointUnknown, Some(stream), Some(latest)) => {
+            (ErrorCode::ResumePointUnknown, Some(stream), Some(latest))
+                if self.cursors.contains_key(&stream) =>
+            {
                 self.cursors.insert(stream.clone(), Cursor::after(latest));
                 self.actions
                     .push_back(Action::StreamReset { stream, latest });

@@ -50,8 +50,8 @@ pub enum ResumePlan {
         to: u64,
     },
     /// Rows after the resume point were evicted: answer
-    /// `resume_point_gone` and go live from `latest + 1` (the client may
-    /// fetch what is held with `fetch`).
+    /// `resume_point_gone` naming `earliest` (the rows between are lost),
+    /// then replay `earliest..=latest`, what the store still holds.
     Gone {
         /// The oldest row held.
         earliest: u64,
@@ -166,14 +166,18 @@ pub struct StreamFeed {
 }
 
 impl StreamFeed {
-    /// The feed for a resume `plan` made against `extent`. A stream not
-    /// resumed (`UpToDate` at `latest`, or `Gone`/`Unknown`) goes live from
-    /// `extent.latest + 1`.
+    /// The feed for a resume `plan` made against `extent`. `Gone` replays
+    /// what is held (after its error); a stream not resumed (`UpToDate`, or
+    /// `Unknown`: another numbering) goes live from `extent.latest + 1`.
     pub fn start(plan: ResumePlan, extent: StoreExtent) -> Self {
         match plan {
             ResumePlan::Replay { from, to } => Self {
                 cursor: Cursor::after(from - 1),
                 replay_to: to,
+            },
+            ResumePlan::Gone { earliest, latest } => Self {
+                cursor: Cursor::after(earliest - 1),
+                replay_to: latest,
             },
             _ => Self {
                 cursor: Cursor::after(extent.latest),
@@ -331,9 +335,20 @@ mod tests {
     }
 
     #[test]
+    fn a_gone_resume_point_replays_what_is_held() {
+        let e = extent(5, 9);
+        let mut f = StreamFeed::start(plan_resume(e, 1), e);
+        assert_eq!(f.next_read(e, 100), NextRead::Rows(5..=9));
+        for s in 5..=9 {
+            assert_eq!(f.offer(s), Offer::Next);
+        }
+        assert!(f.replayed());
+    }
+
+    #[test]
     fn a_stream_not_resumed_goes_live_from_the_newest_row() {
         let e = extent(5, 9);
-        for plan in [plan_resume(e, 1), plan_resume(e, 30), plan_resume(e, 9)] {
+        for plan in [plan_resume(e, 30), plan_resume(e, 9)] {
             let mut f = StreamFeed::start(plan, e);
             assert!(f.replayed());
             assert_eq!(f.next_read(e, 10), NextRead::Nothing);

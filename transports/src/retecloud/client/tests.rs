@@ -169,26 +169,69 @@ fn a_gap_closes_and_the_reconnect_resumes_before_it() {
 }
 
 #[test]
-fn resume_point_gone_is_reported_as_a_gap_and_rows_go_on_live() {
-    let mut c = attached(Some(3), 100, 200);
+fn resume_point_gone_is_reported_as_a_gap_and_the_held_rows_follow() {
+    let mut c = attached(Some(3), 100, 102);
     let mut e = ErrorFrame::new(ErrorCode::ResumePointGone, "rows after 3 are gone");
     e.stream = Some(stream());
     e.earliest = Some(100);
-    e.latest = Some(200);
+    e.latest = Some(102);
     c.handle_frame(2, ServerFrame::Error(e));
+    for s in 100..=102 {
+        c.handle_frame(2, line(s, true));
+    }
     c.handle_frame(3, ServerFrame::Ready(Ready {}));
-    c.handle_frame(4, line(201, false));
+    c.handle_frame(4, line(103, false));
     let a = drain(&mut c);
     assert!(
         a.contains(&Action::Gap {
             stream: stream(),
-            after: 3,
-            earliest: 100,
-            latest: 200
+            lost: 4..=99
         }),
         "{a:?}"
     );
-    assert_eq!(rows(&a), [201]);
+    assert_eq!(rows(&a), [100, 101, 102, 103]);
+}
+
+#[test]
+fn eviction_in_the_middle_of_a_replay_is_a_gap_too() {
+    let mut c = attached(Some(3), 1, 20);
+    c.handle_frame(2, line(4, true));
+    c.handle_frame(2, line(5, true));
+    let mut e = ErrorFrame::new(ErrorCode::ResumePointGone, "evicted");
+    e.stream = Some(stream());
+    e.earliest = Some(9);
+    c.handle_frame(2, ServerFrame::Error(e));
+    c.handle_frame(2, line(9, true));
+    let a = drain(&mut c);
+    assert!(
+        a.contains(&Action::Gap {
+            stream: stream(),
+            lost: 6..=8
+        }),
+        "{a:?}"
+    );
+    assert_eq!(rows(&a), [4, 5, 9]);
+    assert!(!a.iter().any(|x| matches!(x, Action::Close { .. })));
+}
+
+#[test]
+fn resume_point_unknown_goes_live_after_the_newest_row() {
+    let mut c = attached(Some(500), 1, 17);
+    let mut e = ErrorFrame::new(ErrorCode::ResumePointUnknown, "no row 500");
+    e.stream = Some(stream());
+    e.latest = Some(17);
+    c.handle_frame(2, ServerFrame::Error(e));
+    c.handle_frame(3, ServerFrame::Ready(Ready {}));
+    c.handle_frame(4, line(18, false));
+    let a = drain(&mut c);
+    assert!(
+        a.contains(&Action::StreamReset {
+            stream: stream(),
+            latest: 17
+        }),
+        "{a:?}"
+    );
+    assert_eq!(rows(&a), [18]);
 }
 
 #[test]
