@@ -18,6 +18,9 @@
 //!   resume, heartbeat, reconnect decision, token stored before it is acknowledged.
 //! - [`replay`]: the replay planner (resume point → rows to send) and the
 //!   per-stream feed that merges replay with live rows.
+//! - [`server`]: the service's side of a connection ([`ServerConnection`]):
+//!   the gate for bad input (auth first, error codes, fatal or not), heartbeats,
+//!   the rotation in flight; [`SentIds`], send de-duplication across connections.
 //! - [`token_chain`]: the service's token chain (hashes only, rotation,
 //!   grace, reuse revokes).
 
@@ -28,6 +31,7 @@ pub mod error_code;
 pub mod frame;
 pub mod replay;
 pub mod secret;
+pub mod server;
 pub mod token_chain;
 
 pub use client::{Action, CloudClient};
@@ -37,6 +41,7 @@ pub use codec::{
 pub use error_code::ErrorCode;
 pub use frame::{ClientFrame, ServerFrame};
 pub use secret::{IrcLine, Secret, Token};
+pub use server::{SentIds, ServerAction, ServerConnection};
 
 /// The protocol version this implementation speaks.
 pub const PROTOCOL_VERSION: u32 = 1;
