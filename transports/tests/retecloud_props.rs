@@ -572,3 +572,58 @@ proptest! {
         prop_assert_eq!(client.duplicates_dropped(), 0, "the service sent no row twice");
     }
 }
+
+// ---- error messages never quote a value ----
+
+/// A JSON value that holds `secret` somewhere (as a string, in an array,
+/// in an object), or something else of the wrong type.
+fn value_with(secret: String) -> impl Strategy<Value = serde_json::Value> {
+    use serde_json::{json, Value};
+    let s = secret.clone();
+    prop_oneof![
+        Just(Value::String(s.clone())),
+        Just(json!([s.clone()])),
+        Just(json!({ "k": s.clone() })),
+        Just(json!([{ "key": "sasl_password", "value": s.clone() }])),
+        Just(json!([{ "key": s.clone(), "value": "x" }])),
+        Just(json!([{ "key": "sasl_mechanism", "value": s.clone() }])),
+        Just(json!({ "msgid": s.clone(), "time": 1 })),
+        Just(json!({ s.clone(): 1 })),
+        any::<i64>().prop_map(Value::from),
+        Just(Value::Null),
+    ]
+}
+
+/// The members each client frame type has, so generated frames fail deep
+/// inside (a wrong value in a real member), not only at an unknown name.
+fn members_of(frame_type: &str) -> Vec<&'static str> {
+    match frame_type {
+        "auth" => vec!["version", "token", "client", "resume"],
+        "fetch" => vec!["id", "stream", "buffer", "before", "limit"],
+        "send" => vec!["id", "network", "line"],
+        "config_update" => vec!["id", "network", "entries"],
+        "token_ack" => vec!["generation"],
+        _ => vec!["n"],
+    }
+}
+
+proptest! {
+    #[test]
+    fn an_error_message_never_quotes_a_member_value(
+        (secret, frame_type, members) in (secret(), proptest::sample::select(CLIENT_TYPES.to_vec()))
+            .prop_flat_map(|(s, t)| {
+                let names = proptest::sample::select(members_of(t));
+                (Just(s.clone()), Just(t), proptest::collection::vec((names, value_with(s)), 1..4))
+            }),
+    ) {
+        let mut object = serde_json::Map::new();
+        object.insert("type".into(), serde_json::Value::String(frame_type.into()));
+        for (name, value) in members {
+            object.insert(name.into(), value);
+        }
+        let text = serde_json::Value::Object(object).to_string();
+        if let Err(e) = decode_client(&text) {
+            prop_assert!(!e.message.contains(&secret), "{} -> {}", text, e.message);
+        }
+    }
+}

@@ -259,8 +259,18 @@ fn shape_error(serde_message: &str) -> (ErrorCode, String) {
         (ErrorCode::UnknownField, names_only(msg))
     } else if msg.starts_with("missing field") {
         (ErrorCode::MissingField, names_only(msg))
-    } else if msg.starts_with("duplicate field") || msg.starts_with("unknown variant") {
+    } else if msg.starts_with("duplicate field") {
         (ErrorCode::InvalidField, names_only(msg))
+    } else if msg.starts_with("unknown variant") {
+        // The variant is a value (a config key, a SASL mechanism, where a
+        // password might have been put by mistake): name what is allowed.
+        match msg.split_once(", expected ") {
+            Some((_, expected)) => (
+                ErrorCode::InvalidField,
+                format!("unknown variant, expected {expected}"),
+            ),
+            None => (ErrorCode::InvalidField, "unknown variant".into()),
+        }
     } else if let Some(kind) = ["invalid type", "invalid value", "invalid length"]
         .into_iter()
         .find(|k| msg.starts_with(k))

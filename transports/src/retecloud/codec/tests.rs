@@ -174,3 +174,21 @@ fn server_frames_decode_on_the_client_side() {
     assert_eq!(e.code, ErrorCode::UnknownField);
     assert!(decode_server(r#"{"type":"ready"}"#).is_ok());
 }
+
+#[test]
+fn an_unknown_variant_is_not_quoted() {
+    for text in [
+        r#"{"type":"config_update","id":"c1","network":"n","entries":[{"key":"sasl_mechanism","value":"S3CRhunter2"}]}"#,
+        r#"{"type":"config_update","id":"c1","network":"n","entries":[{"key":"S3CRhunter2","value":"x"}]}"#,
+        r#"{"type":"fetch","id":"f","stream":"s","buffer":"b","before":{"S3CRhunter2":1},"limit":1}"#,
+    ] {
+        let e = decode_client(text).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidField, "{text}");
+        assert!(!e.message.contains("S3CR"), "{text}: {}", e.message);
+        assert!(
+            e.message.contains("expected"),
+            "says what is allowed: {}",
+            e.message
+        );
+    }
+}
