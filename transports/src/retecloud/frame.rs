@@ -555,8 +555,8 @@ impl ServerFrame {
                     .problem()
                     .or_else(|| n.stream.problem())
                     .or_else(|| {
-                        (n.earliest > n.latest.saturating_add(1)).then(|| {
-                            format!("network {}: earliest is past latest + 1", n.network.0)
+                        (n.earliest == 0 || n.earliest > n.latest.saturating_add(1)).then(|| {
+                            format!("network {}: earliest must be 1 to latest + 1", n.network.0)
                         })
                     })
             }),

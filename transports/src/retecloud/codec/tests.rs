@@ -192,3 +192,17 @@ fn an_unknown_variant_is_not_quoted() {
         );
     }
 }
+
+#[test]
+fn a_hello_with_an_impossible_extent_is_refused() {
+    for (earliest, latest) in [(0, 5), (7, 5)] {
+        let text = format!(
+            r#"{{"type":"hello","version":1,"user":"u","heartbeat_ms":1,"max_frame_bytes":1,"networks":[{{"network":"n","stream":"s","name":"N","state":"connected","earliest":{earliest},"latest":{latest}}}]}}"#
+        );
+        assert_eq!(
+            decode_server(&text).unwrap_err().code,
+            ErrorCode::InvalidField,
+            "{text}"
+        );
+    }
+}
