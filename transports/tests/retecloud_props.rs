@@ -373,6 +373,8 @@ fn frame_carrying(secret: String) -> impl Strategy<Value = String> {
 }
 
 // ---- the properties ----
+// (Debug output is checked alongside masking: a frame that carries a secret
+// must not print it either.)
 
 proptest! {
     #[test]
@@ -395,6 +397,12 @@ proptest! {
         prop_assert!(text.contains(&secret));
         let shown = mask_retecloud_frame(&text);
         prop_assert!(!shown.contains(&secret), "{} -> {}", text, shown);
+        // Debug output of the decoded frame holds no secret either.
+        let debug = match decode_client(&text) {
+            Ok(f) => format!("{f:?}"),
+            Err(_) => format!("{:?}", decode_server(&text).unwrap()),
+        };
+        prop_assert!(!debug.contains(&secret), "{}", debug);
         // Cut anywhere (a frame that does not parse): masked by pattern or
         // replaced by a note, never shown whole.
         let mut at = cut.index(text.len() + 1);
