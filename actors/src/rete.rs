@@ -298,7 +298,7 @@ impl SessionReader {
     /// same engine, so a read that finds none (or whose message was lost with
     /// the failed one) waits for the next and runs there: a restart is not a
     /// session going away. It gives up with [`ReteError::Restarting`] after
-    /// [`RESTART_WAIT`], or if `f` itself was running when the actor failed
+    /// 5 seconds (`RESTART_WAIT`), or if `f` itself was running when the actor failed
     /// (it is never run twice), and answers [`ReteError::UnknownSession`] once
     /// the session is removed.
     pub async fn read<R, F>(&self, f: F) -> Result<R, ReteError>
