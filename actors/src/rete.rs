@@ -22,6 +22,11 @@ use tokio::sync::{broadcast, oneshot};
 /// How many events a slow observer may fall behind before it misses some.
 const EVENT_BACKLOG: usize = 8192;
 
+/// How long [`SessionReader::read`] waits for a failed session actor's successor before
+/// it answers [`ReteError::Restarting`]: well past the supervisor's first restart delays
+/// (100 ms, doubling), short enough that a session failing over and over is reported.
+const RESTART_WAIT: Duration = Duration::from_secs(5);
+
 /// Why a facade call failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ReteError {
@@ -126,6 +131,8 @@ impl Rete {
             span: tracing::info_span!(target: "rete::network", "session", id = %id),
             id,
             current: Mutex::new(None),
+            actor_changed: tokio::sync::Notify::new(),
+            removed: std::sync::atomic::AtomicBool::new(false),
             restarts: AtomicU32::new(0),
         });
         let result = ractor::call!(self.root, |reply| RootMsg::Add {
@@ -200,6 +207,11 @@ impl Rete {
         if let Some(join) = join {
             let _ = join.await;
         }
+        // No actor comes back now: a read still waiting for one ends at once.
+        for s in &sessions {
+            s.shared.removed.store(true, Ordering::SeqCst);
+            s.shared.set_actor(None);
+        }
     }
 }
 
@@ -249,6 +261,15 @@ impl SessionHandle {
             let _ = actor.cast(SessionMsg::Crash);
         }
     }
+
+    /// Makes the session's actor panic (with the engine locked), to exercise supervision
+    /// of a panic in tests.
+    #[doc(hidden)]
+    pub fn panic_for_test(&self) {
+        if let Some(actor) = self.shared.current.lock().clone() {
+            let _ = actor.cast(SessionMsg::Panic);
+        }
+    }
 }
 
 /// Reads a session. It can only run closures over a [`SessionView`], which
@@ -272,16 +293,84 @@ impl SessionReader {
     /// Runs `f` inside the session actor, between two engine inputs, so it
     /// sees one consistent instant. Dropping the returned future cancels the
     /// wait (the closure may still run, and its result is discarded).
+    ///
+    /// A session's actor that fails is restarted by the supervisor with the
+    /// same engine, so a read that finds none (or whose message was lost with
+    /// the failed one) waits for the next and runs there: a restart is not a
+    /// session going away. It gives up with [`ReteError::Restarting`] after
+    /// 5 seconds (`RESTART_WAIT`), or if `f` itself was running when the actor failed
+    /// (it is never run twice), and answers [`ReteError::UnknownSession`] once
+    /// the session is removed.
     pub async fn read<R, F>(&self, f: F) -> Result<R, ReteError>
     where
         R: Send + 'static,
         F: FnOnce(SessionView<'_>) -> R + Send + 'static,
     {
-        let (tx, rx) = oneshot::channel();
-        self.read_detached(move |view: SessionView<'_>| {
-            let _ = tx.send(f(view));
-        })?;
-        rx.await.map_err(|_| ReteError::Restarting)
+        // `f` stays here until an actor takes it, so a message lost with a
+        // failed actor leaves it to be sent to the next one.
+        let pending = Arc::new(Mutex::new(Some(f)));
+        let mut give_up = None;
+        loop {
+            let (tx, rx) = oneshot::channel();
+            let slot = pending.clone();
+            let tried = self.queue(move |view: SessionView<'_>| {
+                if let Some(f) = slot.lock().take() {
+                    let _ = tx.send(f(view));
+                }
+            });
+            let tried = match tried {
+                Ok(actor) => match rx.await {
+                    Ok(r) => return Ok(r),
+                    Err(_) => Some(actor),
+                },
+                Err(tried) => tried,
+            };
+            if pending.lock().is_none() {
+                return Err(ReteError::Restarting);
+            }
+            let give_up =
+                *give_up.get_or_insert_with(|| tokio::time::Instant::now() + RESTART_WAIT);
+            self.next_actor(tried, give_up).await?;
+        }
+    }
+
+    /// Waits until the session has a live actor other than `tried` (the one a
+    /// read was just lost with), or fails at `give_up` or once it is removed.
+    async fn next_actor(
+        &self,
+        tried: Option<ractor::ActorId>,
+        give_up: tokio::time::Instant,
+    ) -> Result<(), ReteError> {
+        loop {
+            let changed = self.shared.actor_changed.notified();
+            tokio::pin!(changed);
+            // Registered before looking, so a change from here on wakes it.
+            changed.as_mut().enable();
+            if self.shared.removed.load(Ordering::SeqCst) {
+                return Err(ReteError::UnknownSession);
+            }
+            let current = self.shared.current.lock().as_ref().map(|a| a.get_id());
+            if current.is_some() && current != tried {
+                return Ok(());
+            }
+            if tokio::time::timeout_at(give_up, changed).await.is_err() {
+                return Err(ReteError::Restarting);
+            }
+        }
+    }
+
+    /// Queues `f` in the live actor, as [`read_detached`](Self::read_detached)
+    /// does, and says which actor took it; or, when none did, which one
+    /// refused it (a failed actor the supervisor has not yet replaced), if any.
+    fn queue<F>(&self, f: F) -> Result<ractor::ActorId, Option<ractor::ActorId>>
+    where
+        F: FnOnce(SessionView<'_>) + Send + 'static,
+    {
+        let actor = self.shared.current.lock().clone().ok_or(None)?;
+        actor
+            .cast(SessionMsg::Read(Box::new(f)))
+            .map_err(|_| Some(actor.get_id()))?;
+        Ok(actor.get_id())
     }
 
     /// Queues `f` to run inside the session actor, as [`read`](Self::read)
@@ -294,15 +383,7 @@ impl SessionReader {
     where
         F: FnOnce(SessionView<'_>) + Send + 'static,
     {
-        let actor = self
-            .shared
-            .current
-            .lock()
-            .clone()
-            .ok_or(ReteError::Restarting)?;
-        actor
-            .cast(SessionMsg::Read(Box::new(f)))
-            .map_err(|_| ReteError::Restarting)
+        self.queue(f).map(|_| ()).map_err(|_| ReteError::Restarting)
     }
 }
 

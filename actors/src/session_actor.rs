@@ -60,7 +60,13 @@ pub struct SessionShared {
     pub(crate) backoff: Mutex<Backoff>,
     pub(crate) id: SessionId,
     /// The live actor, swapped by the supervisor on restart; None while restarting.
+    /// Set through [`SessionShared::set_actor`], which wakes reads waiting for one.
     pub(crate) current: Mutex<Option<SessionRef>>,
+    /// Woken whenever `current` gets a new actor, or the session is removed, so a read
+    /// that found no live actor waits for the next one (see `SessionReader::read`).
+    pub(crate) actor_changed: tokio::sync::Notify,
+    /// Set once the session is removed: no actor will come back for it.
+    pub(crate) removed: std::sync::atomic::AtomicBool,
     /// How many times the supervisor restarted this session's actor.
     pub(crate) restarts: std::sync::atomic::AtomicU32,
     /// The session's tracing span: its actor's handling and its connection
@@ -69,6 +75,13 @@ pub struct SessionShared {
 }
 
 impl SessionShared {
+    /// Installs the session's live actor (None while it restarts or once removed) and
+    /// wakes every read waiting for one.
+    pub(crate) fn set_actor(&self, actor: Option<SessionRef>) {
+        *self.current.lock() = actor;
+        self.actor_changed.notify_waiters();
+    }
+
     fn now(&self) -> Now {
         let wall = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -160,6 +173,10 @@ pub enum SessionMsg {
     /// Fail the actor on purpose, so tests can show supervision at work.
     #[doc(hidden)]
     Crash,
+    /// Panic inside the actor on purpose, with the engine locked, so tests can show that a
+    /// panic takes the same supervised path as a failure and leaves the engine usable.
+    #[doc(hidden)]
+    Panic,
 }
 
 /// The session actor. It holds nothing: its state is [`SessionState`].
@@ -245,6 +262,12 @@ impl Actor for SessionActor {
         let span = state.shared.span.clone();
         span.in_scope(|| state.handle_msg(&myself, msg))
     }
+}
+
+/// The panic [`SessionMsg::Panic`] asks for: the one panic outside tests, on purpose.
+#[allow(clippy::panic)]
+fn panic_on_purpose() -> ! {
+    panic!("panic requested")
 }
 
 impl SessionState {
@@ -368,6 +391,12 @@ impl SessionState {
             }
             SessionMsg::Crash => {
                 return Err("crash requested".into());
+            }
+            SessionMsg::Panic => {
+                // ractor catches the unwind and reports the actor failed; the engine's
+                // lock (parking_lot, which does not poison) is released as it unwinds.
+                let _engine = state.shared.engine.lock();
+                panic_on_purpose();
             }
             // Stale messages from an earlier connection attempt or timer.
             SessionMsg::Connected { .. }

@@ -61,7 +61,7 @@ async fn spawn_child(
 ) -> Result<SessionRef, ActorProcessingErr> {
     let (actor, _) =
         Actor::spawn_linked(None, SessionActor, shared.clone(), myself.get_cell()).await?;
-    *shared.current.lock() = Some(actor.clone());
+    shared.set_actor(Some(actor.clone()));
     Ok(actor)
 }
 
@@ -117,7 +117,11 @@ impl Actor for RootSupervisor {
                     return Ok(());
                 };
                 let child = state.children.remove(pos);
-                *child.shared.current.lock() = None;
+                child
+                    .shared
+                    .removed
+                    .store(true, std::sync::atomic::Ordering::SeqCst);
+                child.shared.set_actor(None);
                 if let Some(actor) = child.actor {
                     let _ = actor.cast(SessionMsg::Disconnect { reason: None });
                     // Unlink first so the stop is not taken for a failure.
@@ -176,7 +180,7 @@ impl Actor for RootSupervisor {
             return Ok(());
         };
         child.actor = None;
-        *child.shared.current.lock() = None;
+        child.shared.set_actor(None);
         let id = child.shared.id.clone();
         tracing::warn!(target: "rete::app", session = %id, reason = %why, "session actor stopped; restarting");
         schedule_restart(&myself, state, &id);

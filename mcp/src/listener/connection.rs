@@ -10,6 +10,12 @@
 //!   the handler has not stopped; the slot stays taken until it does, or for
 //!   60 s more, after which the slot is given back and the handler counted
 //!   as overrunning until it returns.
+//!
+//! Beyond the contract, which names no deadline for it: an answer must be
+//! taken by the socket within 10 s of being ready ([`WRITE_DEADLINE`]), else
+//! the connection is closed, so a client that never reads cannot keep its
+//! slot. And a stop cancels a request still arriving (head or body) as it
+//! cancels one being handled: its connection is closed unanswered at once.
 
 use super::{ConnCtx, SlotGuard};
 use crate::http::{self, route, HeadReader, Refusal};
@@ -22,7 +28,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _, Interest};
 use tokio::net::TcpStream;
-use tokio::time::{sleep_until, timeout_at, Instant};
+use tokio::time::{sleep_until, timeout, timeout_at, Instant};
 use tokio_util::sync::CancellationToken;
 
 const HEAD_DEADLINE: Duration = Duration::from_secs(2);
@@ -30,6 +36,9 @@ const REQUEST_DEADLINE: Duration = Duration::from_secs(10);
 const ANSWER_DEADLINE: Duration = Duration::from_secs(25);
 const HANDLER_DEADLINE: Duration = Duration::from_secs(30);
 const OVERRUN_GRACE: Duration = Duration::from_secs(60);
+/// How long an answer may take to be taken by the socket: a client that does
+/// not read it is closed then, and its slot given back.
+pub(super) const WRITE_DEADLINE: Duration = Duration::from_secs(10);
 
 /// What the accept loop knows about a connection's addresses.
 #[derive(Clone, Copy)]
@@ -87,7 +96,7 @@ async fn serve_request(
         let _ = stream.set_nodelay(true);
     }
 
-    let (head, mut body) = match read_head(stream, accepted + HEAD_DEADLINE).await {
+    let (head, mut body) = match read_head(stream, accepted + HEAD_DEADLINE, &cancel).await {
         HeadOutcome::Head(head, leftover) => (head, leftover),
         HeadOutcome::Refused(refusal) => return refuse(stream, ctx, refusal, slot).await,
         HeadOutcome::Gone => return,
@@ -95,11 +104,18 @@ async fn serve_request(
     if let Err(refusal) = ctx.gate.judge(&head).and_then(|()| route(&head)) {
         return refuse(stream, ctx, refusal, slot).await;
     }
-    if head.expects_continue() && stream.write_all(http::CONTINUE).await.is_err() {
-        return;
+    if head.expects_continue() {
+        let sent = timeout_at(
+            accepted + REQUEST_DEADLINE,
+            stream.write_all(http::CONTINUE),
+        );
+        if !matches!(sent.await, Ok(Ok(()))) {
+            return;
+        }
     }
     let length = head.content_length().unwrap_or(0) as usize;
-    match read_body(stream, &mut body, length, accepted + REQUEST_DEADLINE).await {
+    let deadline = accepted + REQUEST_DEADLINE;
+    match read_body(stream, &mut body, length, deadline, &cancel).await {
         Ok(()) => {}
         Err(BodyError::Deadline) => return ctx.refused(Refusal::ReadDeadline),
         Err(BodyError::Gone) => return,
@@ -128,7 +144,15 @@ async fn serve_request(
     // Wait for the answer, the client leaving, the answer deadline or a stop.
     let outcome = loop {
         tokio::select! {
-            done = &mut handler => break Some(done),
+            done = &mut handler => {
+                // Ended by a stop (its tool saw the cancel before this select
+                // did, so all it has is a cancelled outcome): the request is
+                // dropped like every other one in flight, nothing answered.
+                if cancel.is_cancelled() {
+                    return;
+                }
+                break Some(done);
+            }
             read = stream.read(&mut sink) => match read {
                 // A client that closes (or only shuts its sending side) is gone.
                 Ok(0) | Err(_) => {
@@ -169,8 +193,8 @@ async fn serve_request(
             // The handler still runs, so the connection keeps its slot
             // through the 504 and after it, until the handler returns.
             ctx.refused(Refusal::HandlerDeadline);
-            let _ = stream.write_all(&http::empty(504)).await;
-            let _ = stream.shutdown().await;
+            let _ = timeout(WRITE_DEADLINE, stream.write_all(&http::empty(504))).await;
+            let _ = timeout(WRITE_DEADLINE, stream.shutdown()).await;
             finish_handler(handler.as_mut(), complete, ctx, slot).await;
         }
     }
@@ -201,19 +225,25 @@ async fn refuse(
 /// back for the last byte and the client gets the answer in one segment, not
 /// two; and the socket sends without delay (`TCP_NODELAY`), so in an answer
 /// longer than a segment the tail does not wait for an acknowledgement.
+///
+/// A client that does not take the answer within [`WRITE_DEADLINE`] is
+/// given up on: the connection is closed (by the caller, returning) and the
+/// slot, still held while the rest waited, goes with it.
 async fn answer(stream: &mut TcpStream, bytes: &[u8], slot: &mut Option<SlotGuard>) {
     let Some((last, rest)) = bytes.split_last() else {
         return;
     };
-    if send_all(stream, rest, libc::MSG_MORE).await.is_err() {
+    let deadline = Instant::now() + WRITE_DEADLINE;
+    if !matches!(
+        timeout_at(deadline, send_all(stream, rest, libc::MSG_MORE)).await,
+        Ok(Ok(()))
+    ) {
         return;
     }
     drop(slot.take());
-    if send_all(stream, std::slice::from_ref(last), 0)
-        .await
-        .is_ok()
-    {
-        let _ = stream.shutdown().await;
+    let sent = timeout_at(deadline, send_all(stream, std::slice::from_ref(last), 0)).await;
+    if matches!(sent, Ok(Ok(()))) {
+        let _ = timeout_at(deadline, stream.shutdown()).await;
     }
 }
 
@@ -267,12 +297,22 @@ enum HeadOutcome {
 /// connection.
 const HEAD_READ: usize = 1000;
 
-async fn read_head(stream: &mut TcpStream, deadline: Instant) -> HeadOutcome {
+/// Reads the head until `deadline`; a stop (`cancel`) ends the read as if
+/// the client had gone, so the connection is closed unanswered at once.
+async fn read_head(
+    stream: &mut TcpStream,
+    deadline: Instant,
+    cancel: &CancellationToken,
+) -> HeadOutcome {
     let mut reader = HeadReader::new();
     let mut buf = Vec::with_capacity(HEAD_READ);
     loop {
         buf.clear();
-        match timeout_at(deadline, stream.read_buf(&mut buf)).await {
+        let read = tokio::select! {
+            _ = cancel.cancelled() => return HeadOutcome::Gone,
+            read = timeout_at(deadline, stream.read_buf(&mut buf)) => read,
+        };
+        match read {
             Err(_) => return HeadOutcome::Refused(Refusal::HeadDeadline),
             Ok(Ok(0)) | Ok(Err(_)) => return HeadOutcome::Gone,
             Ok(Ok(_)) => {}
@@ -290,16 +330,22 @@ enum BodyError {
     Gone,
 }
 
-/// Reads until `body` holds `length` bytes, straight into it.
+/// Reads until `body` holds `length` bytes, straight into it; a stop
+/// (`cancel`) ends the read as if the client had gone.
 async fn read_body(
     stream: &mut TcpStream,
     body: &mut Vec<u8>,
     length: usize,
     deadline: Instant,
+    cancel: &CancellationToken,
 ) -> Result<(), BodyError> {
     body.reserve(length.saturating_sub(body.len()));
     while body.len() < length {
-        match timeout_at(deadline, stream.read_buf(body)).await {
+        let read = tokio::select! {
+            _ = cancel.cancelled() => return Err(BodyError::Gone),
+            read = timeout_at(deadline, stream.read_buf(body)) => read,
+        };
+        match read {
             Err(_) => return Err(BodyError::Deadline),
             Ok(Ok(0)) | Ok(Err(_)) => return Err(BodyError::Gone),
             Ok(Ok(_)) => {}

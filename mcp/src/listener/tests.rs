@@ -70,6 +70,12 @@ async fn serve_until_cancelled() -> Served {
 
 /// Starts a listener under its supervisor serving `tools` on a free port.
 async fn serve_tools(tools: ToolBox) -> (u16, Token, ActorRef<SupervisorMsg>) {
+    let (port, token, supervisor, _) = serve_tools_ctx(tools).await;
+    (port, token, supervisor)
+}
+
+/// [`serve_tools`], with the connection context, whose slot count a test can watch.
+async fn serve_tools_ctx(tools: ToolBox) -> (u16, Token, ActorRef<SupervisorMsg>, Arc<ConnCtx>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let token = Token::generate();
@@ -94,10 +100,10 @@ async fn serve_tools(tools: ToolBox) -> (u16, Token, ActorRef<SupervisorMsg>) {
     let args = SupervisorArgs {
         listener,
         port,
-        ctx,
+        ctx: ctx.clone(),
     };
     let (supervisor, _) = Actor::spawn(None, ControlSupervisor, args).await.unwrap();
-    (port, token, supervisor)
+    (port, token, supervisor, ctx)
 }
 
 async fn send_call(served: &Served) -> TcpStream {
@@ -293,4 +299,78 @@ async fn a_request_carries_approval_only_while_it_is_on() {
     assert_eq!(approval(&ctx), Some(true), "read on the next request");
     approvals.set_on(false);
     assert_eq!(approval(&ctx), Some(false));
+}
+
+/// Answers with far more than the kernel buffers on loopback (a partial
+/// result is not held to the budget, so a test tool can make one this large),
+/// and says when it has.
+struct HugeAnswer {
+    answered: Arc<Notify>,
+}
+
+impl Tool for HugeAnswer {
+    fn spec(&self) -> &ToolSpec {
+        &crate::tools::list_sessions::TOOL.spec
+    }
+
+    fn run<'a>(&'a self, _ctx: &'a ToolContext, _args: &'a Args) -> BoxFuture<'a, ToolResult> {
+        Box::pin(async move {
+            self.answered.notify_one();
+            Err(ToolOutcome::Stopped(
+                serde_json::json!({"pad": "x".repeat(32 << 20)}),
+            ))
+        })
+    }
+}
+
+/// A client that never reads an answer the socket cannot take keeps its slot
+/// only until the write deadline; then the connection is closed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_never_reads_loses_its_slot_at_the_write_deadline() {
+    let answered = Arc::new(Notify::new());
+    let tools = ToolBox::with_tools(vec![Box::new(HugeAnswer {
+        answered: answered.clone(),
+    })])
+    .unwrap_or_else(|_| panic!("list_sessions is allowlisted"));
+    let (port, token, supervisor, ctx) = serve_tools_ctx(tools).await;
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_sessions","arguments":{}}}"#;
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: application/json\r\nAccept: application/json\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        token.expose(),
+        body.len()
+    );
+    // The smallest receive window, and never a read.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(1).unwrap();
+    let mut stream = socket
+        .connect(SocketAddr::from(([127, 0, 0, 1], port)))
+        .await
+        .unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), answered.notified())
+        .await
+        .expect("the request reached its tool");
+    let started = StdInstant::now();
+    let live = || ctx.slots.live.load(Ordering::SeqCst);
+    // Its answer is stuck in the socket: it still holds its slot.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(live(), 1, "the answer did not wait on the client");
+    let limit = super::connection::WRITE_DEADLINE + Duration::from_secs(5);
+    while live() != 0 {
+        assert!(
+            started.elapsed() < limit,
+            "the slot is still held {:?} after the answer was ready",
+            started.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let freed = started.elapsed();
+    assert!(
+        freed >= super::connection::WRITE_DEADLINE - Duration::from_secs(1),
+        "freed after only {freed:?}"
+    );
+    drop(stream);
+    let _ = ractor::call!(supervisor, SupervisorMsg::Stop);
 }

@@ -44,8 +44,8 @@ async fn run(ctx: &ToolContext) -> ToolResult {
     // per read: a queued read needs nothing polled to run, and a task each
     // cost a spawn and a wake-up per session per request.
     let reads: Vec<_> = sessions.iter().map(queue_row).collect();
-    for read in reads {
-        let row = match read {
+    for (session, read) in sessions.iter().zip(reads) {
+        let queued = match read {
             Ok(answer) => tokio::select! {
                 biased;
                 _ = ctx.cancel.cancelled() => return Err(ToolOutcome::Cancelled),
@@ -54,12 +54,25 @@ async fn run(ctx: &ToolContext) -> ToolResult {
             },
             Err(e) => Err(e),
         };
+        // A session whose actor failed is being restarted with the same
+        // engine: `read` waits for the new actor rather than leave it out.
+        let row = match queued {
+            Err(ReteError::Restarting) => {
+                let transport = session.transport().as_str();
+                tokio::select! {
+                    biased;
+                    _ = ctx.cancel.cancelled() => return Err(ToolOutcome::Cancelled),
+                    row = session.read(move |view| row_of(view, transport)) => row,
+                }
+            }
+            other => other,
+        };
         let row = match row {
             Ok(row) => row,
-            // The supervisor is restarting this session's actor: it cannot
-            // be read at this instant, and listing it with made-up fields
-            // would be worse than leaving it out of this answer.
-            Err(ReteError::Restarting) => {
+            // The supervisor could not bring this session's actor back in
+            // time (or it was removed meanwhile): listing it with made-up
+            // fields would be worse than leaving it out of this answer.
+            Err(ReteError::Restarting | ReteError::UnknownSession) => {
                 tracing::debug!("list_sessions: a session is restarting; left out");
                 continue;
             }
@@ -89,14 +102,19 @@ fn queue_row(session: &SessionReader) -> Result<oneshot::Receiver<Value>, ReteEr
     let (tx, rx) = oneshot::channel();
     let transport = session.transport().as_str();
     session.read_detached(move |view| {
-        let _ = tx.send(json!({
-            "id": view.id().as_str(),
-            "name": view.name(),
-            "network": view.network(),
-            "transport": transport,
-            "state": view.state().as_str(),
-            "nick": view.nick(),
-        }));
+        let _ = tx.send(row_of(view, transport));
     })?;
     Ok(rx)
+}
+
+/// One session's row.
+fn row_of(view: rete_engine::view::SessionView<'_>, transport: &str) -> Value {
+    json!({
+        "id": view.id().as_str(),
+        "name": view.name(),
+        "network": view.network(),
+        "transport": transport,
+        "state": view.state().as_str(),
+        "nick": view.nick(),
+    })
 }
