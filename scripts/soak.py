@@ -237,6 +237,14 @@ class Stats:
         self.latency.setdefault(tool, []).append(seconds)
 
     def error(self, tool, text):
+        # search_messages and find_user stopped by their time budget are
+        # errors whose text is the partial JSON, naming the stop in "stopped".
+        try:
+            stopped = json.loads(text).get("stopped")
+        except (ValueError, AttributeError):
+            stopped = None
+        if stopped:
+            text = stopped
         short = text if len(text) < 120 else text[:120] + "…"
         if any(text == n or text.startswith(n) for n in NAMED):
             self.named[short] = self.named.get(short, 0) + 1
