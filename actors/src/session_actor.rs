@@ -314,10 +314,15 @@ impl SessionState {
             } if generation == state.generation => {
                 let now = state.shared.now();
                 let shared = &state.shared;
+                let mut engine = shared.engine.lock();
+                // An echo of our /smsg is shown masked, as the engine stores it.
+                let shown = engine.raw_shown(&line);
                 shared
                     .raw
-                    .see(&shared.id, crate::raw_tap::Direction::In, now.wall, &line);
-                shared.engine.lock().handle_line(now, &line);
+                    .see(&shared.id, crate::raw_tap::Direction::In, now.wall, &shown);
+                drop(shown);
+                engine.handle_line(now, &line);
+                drop(engine);
                 state.drain(myself);
                 drop(permit);
             }
@@ -526,7 +531,8 @@ impl SessionState {
                     // every AUTHENTICATE masked, the mechanism line too.
                     let seen = match ticket {
                         Some(_) => rete_redact::mask_sent_line(&line),
-                        None => std::borrow::Cow::Borrowed(line.as_str()),
+                        // A /smsg is shown masked, as the engine stores it.
+                        None => engine.raw_shown(&line),
                     };
                     shared
                         .raw

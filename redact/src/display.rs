@@ -106,6 +106,27 @@ fn code_argument_len(code: char, after: &str) -> usize {
     }
 }
 
+/// `text` as drawn, for the secret scan: mIRC formatting codes (and their
+/// colour arguments) removed, nothing else changed. Borrowed when there is
+/// none, so text without formatting costs one pass over its bytes.
+pub(crate) fn strip_formatting(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(is_formatting_code) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        rest = &rest[c.len_utf8()..];
+        if is_formatting_code(c) {
+            // Arguments are ASCII digits, so the byte count is a char boundary.
+            rest = &rest[code_argument_len(c, rest)..];
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// Display escaping for audit rows, the AI access log and reterm's screen:
 /// mIRC formatting codes stripped, and control, format, default-ignorable
 /// and bidi characters shown as escapes (`\n`, `\r`, `\t`, else `\u{1B}`

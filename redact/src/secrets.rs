@@ -1,6 +1,10 @@
 //! The way-out scan: the exact secret values a session holds, looked for in
 //! everything the control surface is about to return.
 //!
+//! A secret is found in any ASCII case (a case-folded password is one guess
+//! away from the password) and with mIRC formatting codes inside it (text is
+//! also searched as drawn, the codes removed), so neither form slips past.
+//!
 //! The set is built once per change of secrets (one automaton for all of
 //! them), so each scan is a single pass over the text whatever the number of
 //! secrets. It never gives a secret back: there is no accessor, and Debug
@@ -49,6 +53,7 @@ impl SecretSet {
             // three times faster than the standard automaton here.
             AhoCorasick::builder()
                 .match_kind(MatchKind::LeftmostFirst)
+                .ascii_case_insensitive(true)
                 .build(kept.iter().map(|s| s.as_bytes()))
                 .ok()
         };
@@ -101,16 +106,32 @@ impl SecretSet {
         self.secrets.len()
     }
 
-    /// True when `text` contains one of the secrets, exactly.
+    /// True when `text` contains one of the secrets, in any ASCII case, as
+    /// written or as drawn (mIRC formatting codes removed).
     pub fn contains_secret(&self, text: &str) -> bool {
         if text.len() < self.shortest {
             return false;
         }
+        if self.finds(text) {
+            return true;
+        }
+        match crate::display::strip_formatting(text) {
+            std::borrow::Cow::Owned(drawn) => self.finds(&drawn),
+            std::borrow::Cow::Borrowed(_) => false,
+        }
+    }
+
+    fn finds(&self, text: &str) -> bool {
         match &self.matcher {
             Some(m) => m.is_match(text),
             // Only a failed build leaves secrets without a matcher: search
             // plainly rather than let everything through.
-            None => self.secrets.iter().any(|s| text.contains(&**s)),
+            None => {
+                let folded = text.to_ascii_lowercase();
+                self.secrets
+                    .iter()
+                    .any(|s| folded.contains(&s.to_ascii_lowercase()))
+            }
         }
     }
 
@@ -121,7 +142,8 @@ impl SecretSet {
         let kept = kept.as_bytes();
         self.secrets.iter().any(|s| {
             let s = s.as_bytes();
-            (MIN_SECRET_BYTES..=s.len().min(kept.len())).any(|n| kept.ends_with(&s[..n]))
+            (MIN_SECRET_BYTES..=s.len().min(kept.len()))
+                .any(|n| kept[kept.len() - n..].eq_ignore_ascii_case(&s[..n]))
         })
     }
 }
@@ -173,7 +195,37 @@ mod tests {
         }
         assert!(!set.contains_secret("abc defghij"));
         assert!(set.cut_ends_in_secret("... defg"));
+        assert!(set.cut_ends_in_secret("... DEFG"));
         assert!(!set.cut_ends_in_secret("... def"));
+    }
+
+    #[test]
+    fn a_secret_in_another_case_is_found() {
+        // A case-folded password is one guess away from the password.
+        let set = SecretSet::new(["Hunter22-Pw"]);
+        for text in ["HUNTER22-PW", "say hunter22-pw now", "hUnTeR22-pW"] {
+            assert!(set.contains_secret(text), "{text}");
+        }
+        assert!(!set.contains_secret("hunter22 pw"));
+    }
+
+    #[test]
+    fn a_secret_with_formatting_codes_inside_is_found() {
+        // It draws as the secret itself.
+        let set = SecretSet::new(["Hunter22-Pw"]);
+        for text in [
+            "Hun\u{2}ter22-Pw",
+            "Hunter22\u{3}04-Pw\u{3}",
+            "\u{1D}Hunter\u{1D}\u{1D}22-Pw",
+            "Hunt\u{F}er22-Pw",
+            "Hunter\u{4}FF00AA22-Pw",
+            "x Hu\u{1F}nter22-p\u{16}W",
+        ] {
+            assert!(set.contains_secret(text), "{text:?}");
+        }
+        // A colour's digits are not text: what is drawn is not the secret.
+        assert!(!SecretSet::new(["pass1234"]).contains_secret("pass\u{3}1234"));
+        assert!(!set.contains_secret("Hun\u{2}ter23-Pw"));
     }
 
     #[test]

@@ -46,6 +46,7 @@ pub mod ports;
 pub mod process;
 pub mod pty_reterm;
 pub mod sasl_tests_session;
+pub mod secret_corpus;
 pub mod server_scenarios;
 pub mod tls;
 pub mod unprivileged;

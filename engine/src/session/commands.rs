@@ -165,6 +165,8 @@ impl<'a> Commands<'a> {
         self.connected()?;
         self.still_in_channel(target)?;
         self.send_checked(OutLine::new("PRIVMSG").param(target).param(text))?;
+        let now = self.s.now.mono;
+        self.s.raw_masks.add(text, now);
         if self.s.caps.has("echo-message") {
             let target_folded = self.s.fold(target);
             let expires = self.s.now.mono.plus_ms(SECRET_ECHO_MS);

@@ -59,6 +59,22 @@ fn session_holding_every_secret() -> Session {
 }
 
 #[test]
+fn a_smsg_line_is_shown_masked_to_the_raw_views() {
+    let mut s = session_holding_every_secret();
+    for line in [
+        format!("PRIVMSG NickServ :{SMSG_TEXT}"),
+        format!(":rete!u@h PRIVMSG NickServ :{SMSG_TEXT}"),
+    ] {
+        let shown = s.raw_shown(&line).into_owned();
+        assert!(
+            !shown.contains(SMSG_TEXT) && shown.ends_with(":********"),
+            "{shown}"
+        );
+    }
+    assert_eq!(s.raw_shown("PRIVMSG #rete :hello"), "PRIVMSG #rete :hello");
+}
+
+#[test]
 fn a_session_holding_every_kind_of_secret_prints_none_of_them() {
     let s = session_holding_every_secret();
     // The lines really are queued: the test would prove nothing otherwise.

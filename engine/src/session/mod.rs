@@ -33,6 +33,7 @@ mod config;
 mod messages;
 mod nick_choice;
 mod queued_line;
+mod raw_masks;
 mod refusal;
 mod registration;
 pub(crate) mod registration_names;
@@ -128,6 +129,9 @@ pub struct Session {
     /// `/smsg` texts whose echo-message copy is still expected.
     #[serde(skip)]
     pub(crate) pending_secrets: Vec<commands::PendingSecret>,
+    /// `/smsg` texts the raw views show masked for a while.
+    #[serde(skip)]
+    pub(crate) raw_masks: raw_masks::RawMasks,
     /// True once this connection said that the query buffer cap was reached.
     #[serde(skip)]
     pub(crate) query_cap_reported: bool,
@@ -186,6 +190,7 @@ impl Session {
             next_ticket: 0,
             events: VecDeque::new(),
             pending_secrets: Vec::new(),
+            raw_masks: raw_masks::RawMasks::default(),
             attached_at: None,
             playback_at: None,
             query_cap_reported: false,
@@ -292,6 +297,15 @@ impl Session {
         if let Some(token) = self.lag.poll_probe(now.mono) {
             self.send_urgent(OutLine::new("PING").param(&token));
         }
+    }
+
+    /// `line` (received, or about to be written) as a raw view may show it:
+    /// a `/smsg` text sent in the last minute is masked, since the engine
+    /// stores it masked but the line itself carries it. Borrowed, at the
+    /// cost of one check, when no `/smsg` was sent lately.
+    pub fn raw_shown<'a>(&mut self, line: &'a str) -> std::borrow::Cow<'a, str> {
+        let now = self.now.mono;
+        self.raw_masks.shown(line, now)
     }
 
     /// One line from the server, without its CR LF.
