@@ -82,7 +82,7 @@ impl Service {
             .args(extra);
         let mut child = ManagedChild::spawn("rete-cloud", cmd)?;
         let i = child
-            .wait_line(0, WAIT, |l| l.contains("listening on ws://"))
+            .wait_line(0, WAIT, |l| l.contains("rete-cloud listening on "))
             .await?;
         let line = child
             .output_text()
@@ -91,7 +91,7 @@ impl Service {
             .unwrap_or_default()
             .to_owned();
         let addr = line
-            .rsplit("ws://")
+            .rsplit("://")
             .next()
             .ok_or_else(|| anyhow!("no address in {line}"))?
             .to_owned();
@@ -609,5 +609,63 @@ async fn token_rotation_grace_and_reuse() -> Result<()> {
         "every token of the chain is revoked"
     );
     let _ = DEFAULT_TIMEOUT;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_with_a_given_certificate_and_plain_only_on_loopback() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let db = dir.path().join("cloud.db");
+    let token = cli(&db, &["user", "add", "carol"])?;
+
+    // Plain ws:// on an address that is not loopback is refused at start.
+    let out = Command::new(binary())
+        .args(["serve", "--listen", "0.0.0.0:0", "--db"])
+        .arg(&db)
+        .output()?;
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("refusing plain ws:// on 0.0.0.0:0"), "{err}");
+
+    // With a certificate: wss://, verified against exactly that certificate.
+    let cert = support::tls::TestCert::generate()?;
+    let (cert_path, key_path) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    std::fs::write(&cert_path, &cert.cert_pem)?;
+    std::fs::write(&key_path, &cert.key_pem)?;
+    let service = Service::start(
+        &db,
+        &[
+            "--cert",
+            cert_path.to_str().unwrap(),
+            "--key",
+            key_path.to_str().unwrap(),
+        ],
+    )
+    .await?;
+    assert!(service.child.output_text().contains("listening on wss://"));
+    let tcp = TcpStream::connect(&service.addr).await?;
+    let connector = tokio_rustls::TlsConnector::from(support::tls::client_config(&cert.cert_der)?);
+    let name = rustls::pki_types::ServerName::try_from("127.0.0.1")?;
+    let tls = connector.connect(name, tcp).await?;
+    let (mut ws, _) =
+        tokio_tungstenite::client_async(format!("wss://{}/", service.addr), tls).await?;
+    ws.send(Message::text(
+        json!({"type":"auth","version":1,"token":token}).to_string(),
+    ))
+    .await?;
+    let hello = loop {
+        match tokio::time::timeout(WAIT, ws.next())
+            .await?
+            .ok_or_else(|| anyhow!("closed"))??
+        {
+            Message::Text(t) => break serde_json::from_str::<Value>(t.as_str())?,
+            _ => continue,
+        }
+    };
+    assert_eq!(
+        (hello["type"].as_str(), hello["user"].as_str()),
+        (Some("hello"), Some("carol"))
+    );
+    assert_eq!(hello["networks"], json!([]));
     Ok(())
 }

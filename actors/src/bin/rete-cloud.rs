@@ -235,7 +235,15 @@ async fn serve(m: &ArgMatches) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber_init();
+    // Logs to stderr, `RUST_LOG` to choose (info by default). Nothing the
+    // service logs holds a token, a password or a row's text.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
     let m = cli().get_matches();
     let result = match m.subcommand() {
         Some(("user", m)) => user_add(m.subcommand().map_or(m, |(_, m)| m)),
@@ -255,6 +263,3 @@ fn main() -> ExitCode {
         }
     }
 }
-
-/// Logs go to stderr; nothing logged holds a token, a password or a row.
-fn tracing_subscriber_init() {}
