@@ -421,6 +421,40 @@ async fn attach_detach_reattach_two_clients_restart_and_bad_input() -> Result<()
     );
     assert_eq!(bl["more"], true);
 
+    // config_update: applied whole, echoed to the sender with its id and to
+    // the other client without; a secret echoed only as "set"; the nick
+    // changes on IRC at once; a bad entry changes nothing.
+    a.send(
+        json!({"type":"config_update","id":"c1","network":"local","entries":[
+        {"key":"nick","value":"alice_"},{"key":"sasl_password","value":"hunter2-secret"}]}),
+    )
+    .await?;
+    let echo = a.until(|f| f["type"] == "config").await?.pop().unwrap();
+    assert_eq!(echo["id"], "c1");
+    assert_eq!(
+        echo["entries"],
+        json!([{"key":"nick","value":"alice_"},{"key":"sasl_password","value":"set"}])
+    );
+    let other = b.until(|f| f["type"] == "config").await?.pop().unwrap();
+    assert!(other.get("id").is_none());
+    assert!(!other.to_string().contains("hunter2") && !echo.to_string().contains("hunter2"));
+    w.bob
+        .wait_for(
+            |l| l.starts_with(":alice!") && l.contains("NICK") && l.ends_with("alice_"),
+            WAIT,
+        )
+        .await?;
+    a.send(
+        json!({"type":"config_update","id":"c2","network":"local","entries":[
+        {"key":"nick","value":"alice2"},{"key":"channels","value":["rete"]}]}),
+    )
+    .await?;
+    let e = a.until(|f| f["type"] == "error").await?.pop().unwrap();
+    assert_eq!(
+        (e["code"].as_str(), e["fatal"].as_bool(), e["id"].as_str()),
+        (Some("bad_config"), Some(false), Some("c2"))
+    );
+
     // A malformed frame after auth is fatal.
     a.send_text("{not json".into()).await?;
     let (f, status) = a.until_closed().await?;
@@ -437,11 +471,11 @@ async fn attach_detach_reattach_two_clients_restart_and_bad_input() -> Result<()
     };
     w.service.child.kill();
     w.bob
-        .wait_for(|l| l.contains("QUIT") && l.starts_with(":alice!"), WAIT)
+        .wait_for(|l| l.contains("QUIT") && l.starts_with(":alice_!"), WAIT)
         .await?;
     w.service = Service::start(&w.db, &[]).await?;
     w.bob
-        .wait_for(|l| l.contains("JOIN") && l.starts_with(":alice!"), WAIT)
+        .wait_for(|l| l.contains("JOIN") && l.starts_with(":alice_!"), WAIT)
         .await?;
     w.bob.privmsg("#rete", "after restart").await?;
     let addr = w.service.addr.clone();
