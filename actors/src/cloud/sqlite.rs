@@ -71,6 +71,13 @@ impl SqliteStore {
     /// Opens (creating when absent) the database at `path`.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
         let db = Connection::open(path).map_err(backend)?;
+        // The file holds network passwords (SASL, PASS): owner only. SQLite
+        // gives its -wal and -shm files the same mode.
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+                .map_err(|e| StoreError::Backend(format!("{}: {e}", path.display())))?;
+        }
         db.busy_timeout(std::time::Duration::from_secs(5))
             .map_err(backend)?;
         db.execute_batch(SCHEMA).map_err(backend)?;

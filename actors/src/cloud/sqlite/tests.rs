@@ -75,6 +75,16 @@ fn rows_are_numbered_consecutively_and_survive_reopening() {
 }
 
 #[test]
+fn the_database_is_readable_by_its_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.db");
+    SqliteStore::open(&path).unwrap();
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+}
+
+#[test]
 fn another_users_network_is_unknown() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = SqliteStore::open(&dir.path().join("c.db")).unwrap();
