@@ -59,6 +59,8 @@
 
 mod agent_line;
 mod capabilities;
+#[cfg(feature = "cloud")]
+pub mod cloud;
 mod connection;
 pub mod hook;
 pub mod raw_tap;

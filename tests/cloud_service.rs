@@ -1,0 +1,705 @@
+//! `rete-cloud` as a real process between InspIRCd and WebSocket clients on
+//! loopback: attach, live rows, detach, reattach with exactly the missed
+//! rows, two clients resuming on their own, sends acknowledged once, a
+//! restart keeping history, backlog, token rotation, grace and reuse, and
+//! every bad input the protocol names.
+//!
+//! The binary lives in `rete-actors` behind its `cloud` feature; the
+//! harness builds it once (`cargo build -p rete-actors --features cloud
+//! --bin rete-cloud`, a no-op when `scripts/test` built it already).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use anyhow::{anyhow, bail, Context, Result};
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+use support::process::ManagedChild;
+use support::{Bot, Inspircd, InspircdConfig, DEFAULT_TIMEOUT};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::WebSocketStream;
+
+const WAIT: Duration = Duration::from_secs(15);
+
+fn binary() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let exe = std::env::current_exe().unwrap();
+        let debug = exe.parent().unwrap().parent().unwrap().to_path_buf();
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = Command::new(cargo)
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "rete-actors",
+                "--features",
+                "cloud",
+                "--bin",
+                "rete-cloud",
+            ])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .unwrap();
+        assert!(status.success(), "building rete-cloud failed");
+        debug.join("rete-cloud")
+    })
+    .clone()
+}
+
+fn cli(db: &Path, args: &[&str]) -> Result<String> {
+    let out = Command::new(binary())
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .output()?;
+    if !out.status.success() {
+        bail!(
+            "rete-cloud {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok(String::from_utf8(out.stdout)?.trim().to_owned())
+}
+
+struct Service {
+    child: ManagedChild,
+    addr: String,
+}
+
+impl Service {
+    async fn start(db: &Path, extra: &[&str]) -> Result<Service> {
+        let mut cmd = Command::new(binary());
+        cmd.arg("serve")
+            .arg("--db")
+            .arg(db)
+            .args(["--listen", "127.0.0.1:0"])
+            .args(extra);
+        let mut child = ManagedChild::spawn("rete-cloud", cmd)?;
+        let i = child
+            .wait_line(0, WAIT, |l| l.contains("rete-cloud listening on "))
+            .await?;
+        let line = child
+            .output_text()
+            .lines()
+            .nth(i)
+            .unwrap_or_default()
+            .to_owned();
+        let addr = line
+            .rsplit("://")
+            .next()
+            .ok_or_else(|| anyhow!("no address in {line}"))?
+            .to_owned();
+        Ok(Service { child, addr })
+    }
+}
+
+struct Client {
+    ws: WebSocketStream<TcpStream>,
+}
+
+impl Client {
+    async fn open(addr: &str) -> Result<Client> {
+        let tcp = TcpStream::connect(addr).await?;
+        let (ws, _) = tokio_tungstenite::client_async(format!("ws://{addr}/"), tcp).await?;
+        Ok(Client { ws })
+    }
+
+    async fn send(&mut self, frame: Value) -> Result<()> {
+        self.send_text(frame.to_string()).await
+    }
+
+    async fn send_text(&mut self, text: String) -> Result<()> {
+        self.ws.send(Message::text(text)).await?;
+        Ok(())
+    }
+
+    /// The next frame; Err on close or timeout.
+    async fn recv(&mut self) -> Result<Value> {
+        loop {
+            let msg = tokio::time::timeout(WAIT, self.ws.next())
+                .await
+                .context("no frame in time")?
+                .ok_or_else(|| anyhow!("closed"))??;
+            match msg {
+                Message::Text(t) => return Ok(serde_json::from_str(t.as_str())?),
+                Message::Close(c) => bail!("closed: {c:?}"),
+                _ => {}
+            }
+        }
+    }
+
+    /// Frames up to and including the first one `pred` accepts.
+    async fn until(&mut self, mut pred: impl FnMut(&Value) -> bool) -> Result<Vec<Value>> {
+        let mut got = Vec::new();
+        loop {
+            let f = self.recv().await?;
+            let done = pred(&f);
+            got.push(f);
+            if done {
+                return Ok(got);
+            }
+        }
+    }
+
+    /// Reads frames until the service closes; returns them and the close status.
+    async fn until_closed(&mut self) -> Result<(Vec<Value>, u16)> {
+        let mut got = Vec::new();
+        loop {
+            let msg = tokio::time::timeout(WAIT, self.ws.next())
+                .await
+                .with_context(|| format!("not closed in time; frames: {got:?}"))?;
+            match msg {
+                Some(Ok(Message::Text(t))) => got.push(serde_json::from_str(t.as_str())?),
+                Some(Ok(Message::Close(Some(c)))) => return Ok((got, u16::from(c.code))),
+                Some(Ok(Message::Close(None))) | None => bail!("closed without a status"),
+                Some(Ok(_)) => {}
+                Some(Err(e)) => bail!("socket error {e}"),
+            }
+        }
+    }
+
+    /// auth, then everything up to `ready`.
+    async fn attach(addr: &str, token: &str, resume: Value) -> Result<(Client, Value, Vec<Value>)> {
+        let mut c = Client::open(addr).await?;
+        c.send(json!({"type":"auth","version":1,"token":token,"client":"cloud_service/1","resume":resume})).await?;
+        let hello = c.recv().await?;
+        if hello["type"] != "hello" {
+            bail!("expected hello, got {hello}");
+        }
+        let frames = c.until(|f| f["type"] == "ready").await?;
+        Ok((c, hello, frames))
+    }
+}
+
+fn rows(frames: &[Value]) -> Vec<&Value> {
+    frames.iter().filter(|f| f["type"] == "line").collect()
+}
+
+fn seqs(frames: &[Value]) -> Vec<u64> {
+    rows(frames)
+        .iter()
+        .map(|f| f["seq"].as_u64().unwrap())
+        .collect()
+}
+
+fn consecutive(after: u64, seqs: &[u64]) -> bool {
+    seqs.iter()
+        .enumerate()
+        .all(|(i, s)| *s == after + 1 + i as u64)
+}
+
+fn says(f: &Value, text: &str) -> bool {
+    f["type"] == "line"
+        && f["line"]
+            .as_str()
+            .is_some_and(|l| l.ends_with(&format!(" :{text}")))
+}
+
+struct World {
+    _ircd: Inspircd,
+    _dir: tempfile::TempDir,
+    db: PathBuf,
+    service: Service,
+    token: String,
+    bob: Bot,
+    stream: String,
+}
+
+async fn world(extra: &[&str]) -> Result<World> {
+    let ircd = Inspircd::start(InspircdConfig::new()).await?;
+    let dir = tempfile::tempdir()?;
+    let db = dir.path().join("cloud.db");
+    let token = cli(&db, &["user", "add", "alice"])?;
+    assert!(
+        token.starts_with("rct1_") && token.len() == 69,
+        "one token printed"
+    );
+    let server = format!("127.0.0.1:{}", ircd.port());
+    let added = cli(
+        &db,
+        &[
+            "network",
+            "add",
+            "alice",
+            "local",
+            "--server",
+            &server,
+            "--nick",
+            "alice",
+            "--channel",
+            "#rete",
+        ],
+    )?;
+    let stream = added.rsplit(' ').next().unwrap().to_owned();
+    let mut bob = Bot::connect(ircd.port(), "bob").await?;
+    bob.join("#rete").await?;
+    let service = Service::start(&db, extra).await?;
+    // The service joins #rete with no client attached.
+    bob.wait_for(|l| l.contains("JOIN") && l.starts_with(":alice!"), WAIT)
+        .await?;
+    Ok(World {
+        _ircd: ircd,
+        _dir: dir,
+        db,
+        service,
+        token,
+        bob,
+        stream,
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attach_detach_reattach_two_clients_restart_and_bad_input() -> Result<()> {
+    let mut w = world(&[]).await?;
+    let addr = w.service.addr.clone();
+    let stream = w.stream.clone();
+
+    // Attach from the very start: every row the service stored, in order.
+    let (mut a, hello, replay) =
+        Client::attach(&addr, &w.token, json!([{"stream":stream,"after":0}])).await?;
+    assert_eq!(hello["user"], "alice");
+    assert_eq!(hello["networks"][0]["stream"], stream.as_str());
+    let latest = hello["networks"][0]["latest"].as_u64().unwrap();
+    assert!(latest > 0, "rows were stored while no client was attached");
+    assert!(replay
+        .iter()
+        .any(|f| f["type"] == "sync" && f["lines"].to_string().contains("JOIN #rete")));
+    let got = seqs(&replay);
+    assert!(
+        consecutive(0, &got) && got.len() as u64 >= latest,
+        "replayed 1..={latest}: {got:?}"
+    );
+    assert!(rows(&replay)
+        .iter()
+        .all(|f| f["replay"] == true || f["seq"].as_u64().unwrap() > latest));
+
+    // Live rows.
+    w.bob.privmsg("#rete", "live 1").await?;
+    let live = a.until(|f| says(f, "live 1")).await?;
+    let mut last = *got.last().unwrap();
+    let s = seqs(&live);
+    assert!(
+        consecutive(last, &s),
+        "live rows continue the numbering: {last} then {s:?}"
+    );
+    assert!(rows(&live).iter().all(|f| f.get("replay").is_none()));
+    last = *s.last().unwrap();
+    let before_detach = last;
+
+    // Detach; traffic flows; reattach gets exactly the missed rows.
+    drop(a);
+    for i in 1..=5 {
+        w.bob.privmsg("#rete", &format!("missed {i}")).await?;
+    }
+    let (mut a, _, replay) =
+        Client::attach(&addr, &w.token, json!([{"stream":stream,"after":last}])).await?;
+    let mut frames = replay;
+    if !frames.iter().any(|f| says(f, "missed 5")) {
+        frames.extend(a.until(|f| says(f, "missed 5")).await?);
+    }
+    let s = seqs(&frames);
+    assert!(
+        consecutive(last, &s),
+        "no gap, no duplicate after {last}: {s:?}"
+    );
+    let texts: Vec<String> = rows(&frames)
+        .iter()
+        .filter_map(|f| {
+            f["line"]
+                .as_str()
+                .and_then(|l| l.rsplit(" :").next())
+                .map(str::to_owned)
+        })
+        .filter(|t| t.starts_with("missed"))
+        .collect();
+    assert_eq!(
+        texts,
+        ["missed 1", "missed 2", "missed 3", "missed 4", "missed 5"]
+    );
+    last = *s.last().unwrap();
+
+    // A second client at once, resuming from its own (earlier) point.
+    let (mut b, _, replay_b) = Client::attach(
+        &addr,
+        &w.token,
+        json!([{"stream":stream,"after":before_detach}]),
+    )
+    .await?;
+    let mut fb = replay_b;
+    if !fb.iter().any(|f| says(f, "missed 5")) {
+        fb.extend(b.until(|f| says(f, "missed 5")).await?);
+    }
+    let sb = seqs(&fb);
+    assert!(
+        consecutive(before_detach, &sb),
+        "client b resumes on its own: {sb:?}"
+    );
+    w.bob.privmsg("#rete", "both").await?;
+    let fa = a.until(|f| says(f, "both")).await?;
+    let fb2 = b.until(|f| says(f, "both")).await?;
+    let sa = seqs(&fa);
+    assert!(consecutive(last, &sa));
+    assert_eq!(
+        fb2.iter().rev().find(|f| says(f, "both")).unwrap()["seq"],
+        fa.iter().rev().find(|f| says(f, "both")).unwrap()["seq"]
+    );
+
+    // A send from a client goes to IRC once, acknowledged with its id; the
+    // echo is a row every client sees; a resend is a duplicate.
+    a.send(json!({"type":"send","id":"a-1","network":"local","line":"PRIVMSG #rete :from a"}))
+        .await?;
+    let acked = a.until(|f| f["type"] == "send_ack").await?;
+    assert_eq!(acked.last().unwrap()["id"], "a-1");
+    assert!(acked.last().unwrap().get("duplicate").is_none());
+    w.bob
+        .wait_for(|l| l.contains("PRIVMSG #rete :from a"), WAIT)
+        .await?;
+    b.until(|f| says(f, "from a")).await?;
+    a.send(json!({"type":"send","id":"a-1","network":"local","line":"PRIVMSG #rete :from a"}))
+        .await?;
+    let dup = a.until(|f| f["type"] == "send_ack").await?;
+    assert_eq!(dup.last().unwrap()["duplicate"], true);
+
+    // Bad requests after auth: an error naming the request, not fatal, nothing sent.
+    a.send(json!({"type":"send","id":"x-1","network":"local","line":"PRIVMSG #rete :x","bogus":1}))
+        .await?;
+    let e = a.until(|f| f["type"] == "error").await?.pop().unwrap();
+    assert_eq!(
+        (e["code"].as_str(), e["fatal"].as_bool(), e["id"].as_str()),
+        (Some("unknown_field"), Some(false), Some("x-1"))
+    );
+    a.send(
+        json!({"type":"send","id":"x-2","network":"local","line":"PRIVMSG #rete :a\r\nQUIT :gone"}),
+    )
+    .await?;
+    let e = a.until(|f| f["type"] == "error").await?.pop().unwrap();
+    assert_eq!(
+        (e["code"].as_str(), e["fatal"].as_bool()),
+        (Some("bad_line"), Some(false))
+    );
+    a.send(json!({"type":"send","id":"x-3","network":"elsewhere","line":"PRIVMSG #rete :x"}))
+        .await?;
+    let e = a.until(|f| f["type"] == "error").await?.pop().unwrap();
+    assert_eq!(e["code"], "unknown_network");
+    a.send(json!({"type":"fetch","id":"x-4","stream":"other.1","buffer":"#rete","limit":5}))
+        .await?;
+    let e = a.until(|f| f["type"] == "error").await?.pop().unwrap();
+    assert_eq!(e["code"], "unknown_stream");
+    a.send(json!({"type":"send","id":"a-2","network":"local","line":"PRIVMSG #rete :marker"}))
+        .await?;
+    a.until(|f| f["type"] == "send_ack").await?;
+    let seen = w.bob.collect_until(|l| l.contains(":marker"), WAIT).await?;
+    assert!(
+        !seen
+            .iter()
+            .any(|l| l.contains(":x") || l.contains("QUIT") || l.contains("from a")),
+        "nothing refused reached IRC, no resend: {seen:?}"
+    );
+
+    // Backlog of one buffer, newest rows, oldest first.
+    a.send(json!({"type":"fetch","id":"f1","stream":stream,"buffer":"#REte","limit":3}))
+        .await?;
+    let bl = a.until(|f| f["type"] == "backlog").await?.pop().unwrap();
+    let lines: Vec<&str> = bl["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["line"].as_str().unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3);
+    assert!(
+        lines[2].ends_with(":marker")
+            && lines[1].ends_with(":from a")
+            && lines[0].ends_with(":both"),
+        "{lines:?}"
+    );
+    assert_eq!(bl["more"], true);
+
+    // config_update: applied whole, echoed to the sender with its id and to
+    // the other client without; a secret echoed only as "set"; the nick
+    // changes on IRC at once; a bad entry changes nothing.
+    a.send(
+        json!({"type":"config_update","id":"c1","network":"local","entries":[
+        {"key":"nick","value":"alice_"},{"key":"sasl_password","value":"hunter2-secret"}]}),
+    )
+    .await?;
+    let echo = a.until(|f| f["type"] == "config").await?.pop().unwrap();
+    assert_eq!(echo["id"], "c1");
+    assert_eq!(
+        echo["entries"],
+        json!([{"key":"nick","value":"alice_"},{"key":"sasl_password","value":"set"}])
+    );
+    let other = b.until(|f| f["type"] == "config").await?.pop().unwrap();
+    assert!(other.get("id").is_none());
+    assert!(!other.to_string().contains("hunter2") && !echo.to_string().contains("hunter2"));
+    w.bob
+        .wait_for(
+            |l| l.starts_with(":alice!") && l.contains("NICK") && l.ends_with("alice_"),
+            WAIT,
+        )
+        .await?;
+    a.send(
+        json!({"type":"config_update","id":"c2","network":"local","entries":[
+        {"key":"nick","value":"alice2"},{"key":"channels","value":["rete"]}]}),
+    )
+    .await?;
+    let e = a.until(|f| f["type"] == "error").await?.pop().unwrap();
+    assert_eq!(
+        (e["code"].as_str(), e["fatal"].as_bool(), e["id"].as_str()),
+        (Some("bad_config"), Some(false), Some("c2"))
+    );
+
+    // A malformed frame after auth is fatal.
+    a.send_text("{not json".into()).await?;
+    let (f, status) = a.until_closed().await?;
+    assert_eq!(f.last().unwrap()["code"], "malformed_frame");
+    assert_eq!(status, 1008);
+    drop(b);
+
+    // Restart: history kept, numbering goes on, the same stream.
+    let a_last = {
+        let (mut c, hello, _) = Client::attach(&addr, &w.token, json!([])).await?;
+        c.send(json!({"type":"ping","n":1})).await?;
+        c.until(|f| f["type"] == "pong").await?;
+        hello["networks"][0]["latest"].as_u64().unwrap()
+    };
+    w.service.child.kill();
+    w.bob
+        .wait_for(|l| l.contains("QUIT") && l.starts_with(":alice_!"), WAIT)
+        .await?;
+    w.service = Service::start(&w.db, &[]).await?;
+    w.bob
+        .wait_for(|l| l.contains("JOIN") && l.starts_with(":alice_!"), WAIT)
+        .await?;
+    w.bob.privmsg("#rete", "after restart").await?;
+    let addr = w.service.addr.clone();
+    let (mut c, hello, replay) =
+        Client::attach(&addr, &w.token, json!([{"stream":stream,"after":a_last}])).await?;
+    assert_eq!(hello["networks"][0]["stream"], stream.as_str());
+    let mut fr = replay;
+    if !fr.iter().any(|f| says(f, "after restart")) {
+        fr.extend(c.until(|f| says(f, "after restart")).await?);
+    }
+    assert!(
+        consecutive(a_last, &seqs(&fr)),
+        "the numbering survives the restart"
+    );
+    c.send(json!({"type":"fetch","id":"f2","stream":stream,"buffer":"#rete","before":{"seq":a_last},"limit":500})).await?;
+    let bl = c.until(|f| f["type"] == "backlog").await?.pop().unwrap();
+    assert!(
+        bl["rows"].to_string().contains("missed 3"),
+        "history from before the restart"
+    );
+    let newest = *seqs(&fr).last().unwrap();
+
+    // Resume points the store cannot honour.
+    c.send(json!({"type":"ping","n":2})).await?;
+    drop(c);
+    let (_, _, fr) = Client::attach(
+        &addr,
+        &w.token,
+        json!([{"stream":stream,"after":newest + 100}]),
+    )
+    .await?;
+    let e = fr.iter().find(|f| f["type"] == "error").unwrap();
+    assert_eq!(
+        (e["code"].as_str(), e["fatal"].as_bool()),
+        (Some("resume_point_unknown"), Some(false))
+    );
+    assert!(rows(&fr).is_empty());
+    let keep_from = newest - 2;
+    cli(
+        &w.db,
+        &[
+            "rows",
+            "prune",
+            "alice",
+            "local",
+            "--before",
+            &keep_from.to_string(),
+        ],
+    )?;
+    let (_, _, fr) = Client::attach(&addr, &w.token, json!([{"stream":stream,"after":1}])).await?;
+    let e = fr.iter().find(|f| f["type"] == "error").unwrap();
+    assert_eq!(e["code"], "resume_point_gone");
+    assert_eq!(e["earliest"].as_u64(), Some(keep_from));
+    let s = seqs(&fr);
+    assert_eq!(
+        s.first().copied(),
+        Some(keep_from),
+        "then every row still held: {s:?}"
+    );
+    assert!(consecutive(keep_from - 1, &s));
+
+    // Bad input before authentication: fatal, closed.
+    let cases: Vec<(String, &str, u16)> = vec![
+        ("{not json".into(), "malformed_frame", 1008),
+        (
+            json!({"type":"ping","n":1}).to_string(),
+            "not_authenticated",
+            1008,
+        ),
+        ("x".repeat(70_000), "frame_too_large", 1009),
+        (
+            json!({"type":"auth","version":1,"token":format!("rct1_{}", "0".repeat(64))})
+                .to_string(),
+            "auth_failed",
+            1008,
+        ),
+        (
+            json!({"type":"auth","version":9,"token":w.token}).to_string(),
+            "unsupported_version",
+            1008,
+        ),
+        (json!({"type":"hello"}).to_string(), "unknown_type", 1008),
+    ];
+    for (text, code, want) in cases {
+        let mut c = Client::open(&addr).await?;
+        c.send_text(text).await?;
+        let (f, status) = c.until_closed().await?;
+        assert_eq!(f.len(), 1, "{code}: one error frame: {f:?}");
+        assert_eq!(
+            (f[0]["code"].as_str(), f[0]["fatal"].as_bool()),
+            (Some(code), Some(true))
+        );
+        assert_eq!(status, want, "{code}");
+    }
+    let mut c = Client::open(&addr).await?;
+    c.ws.send(Message::binary(vec![1u8, 2, 3])).await?;
+    let (f, status) = c.until_closed().await?;
+    assert_eq!(
+        (f[0]["code"].as_str(), status),
+        (Some("binary_message"), 1008)
+    );
+    w.bob.quit().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn token_rotation_grace_and_reuse() -> Result<()> {
+    let w = world(&["--rotate-after-ms", "0", "--grace-ms", "1500"]).await?;
+    let addr = w.service.addr.clone();
+    let t0 = w.token.clone();
+
+    // Rotated while attached: the new token comes after ready; the
+    // connection goes on after the acknowledgement.
+    let (mut a, _, _) = Client::attach(&addr, &t0, json!([])).await?;
+    let rot = a
+        .until(|f| f["type"] == "token_rotate")
+        .await?
+        .pop()
+        .unwrap();
+    let t1 = rot["token"].as_str().unwrap().to_owned();
+    assert_ne!(t1, t0);
+    assert_eq!(rot["grace_ms"], 1500);
+    a.send(json!({"type":"token_ack","generation":rot["generation"]}))
+        .await?;
+    a.send(json!({"type":"token_ack","generation":99})).await?;
+    let e = a.until(|f| f["type"] == "error").await?.pop().unwrap();
+    assert_eq!(
+        (e["code"].as_str(), e["fatal"].as_bool()),
+        (Some("rotation_not_pending"), Some(false))
+    );
+    a.send(json!({"type":"ping","n":5})).await?;
+    a.until(|f| f["type"] == "pong").await?;
+    drop(a);
+
+    // The database holds no token, only hashes.
+    let raw = std::fs::read(&w.db)?;
+    for t in [&t0, &t1] {
+        assert!(
+            !raw.windows(t.len()).any(|win| win == t.as_bytes()),
+            "a token in the database"
+        );
+    }
+
+    // The new token works (and is rotated again, left unacknowledged).
+    let (mut b, _, _) = Client::attach(&addr, &t1, json!([])).await?;
+    b.until(|f| f["type"] == "token_rotate").await?;
+    drop(b);
+
+    // Past its grace, the old token is reuse: refused, and the chain revoked.
+    tokio::time::sleep(Duration::from_millis(1700)).await;
+    let mut c = Client::open(&addr).await?;
+    c.send(json!({"type":"auth","version":1,"token":t0}))
+        .await?;
+    let (f, status) = c.until_closed().await?;
+    assert_eq!(
+        (f[0]["code"].as_str(), status),
+        (Some("token_revoked"), 1008)
+    );
+    let mut c = Client::open(&addr).await?;
+    c.send(json!({"type":"auth","version":1,"token":t1}))
+        .await?;
+    let (f, _) = c.until_closed().await?;
+    assert_eq!(
+        f[0]["code"], "token_revoked",
+        "every token of the chain is revoked"
+    );
+    let _ = DEFAULT_TIMEOUT;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_with_a_given_certificate_and_plain_only_on_loopback() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let db = dir.path().join("cloud.db");
+    let token = cli(&db, &["user", "add", "carol"])?;
+
+    // Plain ws:// on an address that is not loopback is refused at start.
+    let out = Command::new(binary())
+        .args(["serve", "--listen", "0.0.0.0:0", "--db"])
+        .arg(&db)
+        .output()?;
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("refusing plain ws:// on 0.0.0.0:0"), "{err}");
+
+    // With a certificate: wss://, verified against exactly that certificate.
+    let cert = support::tls::TestCert::generate()?;
+    let (cert_path, key_path) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    std::fs::write(&cert_path, &cert.cert_pem)?;
+    std::fs::write(&key_path, &cert.key_pem)?;
+    let service = Service::start(
+        &db,
+        &[
+            "--cert",
+            cert_path.to_str().unwrap(),
+            "--key",
+            key_path.to_str().unwrap(),
+        ],
+    )
+    .await?;
+    assert!(service.child.output_text().contains("listening on wss://"));
+    let tcp = TcpStream::connect(&service.addr).await?;
+    let connector = tokio_rustls::TlsConnector::from(support::tls::client_config(&cert.cert_der)?);
+    let name = rustls::pki_types::ServerName::try_from("127.0.0.1")?;
+    let tls = connector.connect(name, tcp).await?;
+    let (mut ws, _) =
+        tokio_tungstenite::client_async(format!("wss://{}/", service.addr), tls).await?;
+    ws.send(Message::text(
+        json!({"type":"auth","version":1,"token":token}).to_string(),
+    ))
+    .await?;
+    let hello = loop {
+        match tokio::time::timeout(WAIT, ws.next())
+            .await?
+            .ok_or_else(|| anyhow!("closed"))??
+        {
+            Message::Text(t) => break serde_json::from_str::<Value>(t.as_str())?,
+            _ => continue,
+        }
+    };
+    assert_eq!(
+        (hello["type"].as_str(), hello["user"].as_str()),
+        (Some("hello"), Some("carol"))
+    );
+    assert_eq!(hello["networks"], json!([]));
+    Ok(())
+}
