@@ -9,7 +9,13 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent
 use rete_engine::ids::SessionId;
 use rete_transports::Backoff;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// How long a restarted session actor must run before a failure counts as
+/// new rather than as the same crash loop: its restart delays then start again
+/// from the shortest, so one crash a day does not wait as long as the tenth of
+/// a loop did.
+const STABLE_AFTER: Duration = Duration::from_secs(60);
 
 /// A reference to the root supervisor.
 pub type RootRef = ActorRef<RootMsg>;
@@ -40,8 +46,47 @@ pub struct RootSupervisor;
 struct Child {
     shared: Arc<SessionShared>,
     actor: Option<SessionRef>,
-    /// Restart delays; grows while the child keeps failing.
+    restarts: Restarts,
+}
+
+impl Child {
+    fn new(shared: Arc<SessionShared>, actor: SessionRef, now: Instant) -> Child {
+        Child {
+            shared,
+            actor: Some(actor),
+            restarts: Restarts::new(now),
+        }
+    }
+}
+
+/// A child's restart delays: they grow while it keeps failing, and start over
+/// from the shortest once an actor of it has run [`STABLE_AFTER`].
+struct Restarts {
     backoff: Backoff,
+    /// When its current actor started.
+    started: Instant,
+}
+
+impl Restarts {
+    fn new(now: Instant) -> Restarts {
+        Restarts {
+            backoff: Backoff::new(Duration::from_millis(100), Duration::from_secs(30)),
+            started: now,
+        }
+    }
+
+    /// A new actor of the child started at `now`.
+    fn started(&mut self, now: Instant) {
+        self.started = now;
+    }
+
+    /// The delay before the next restart, after a failure at `now`.
+    fn delay_after_failure(&mut self, now: Instant) -> Duration {
+        if now.saturating_duration_since(self.started) >= STABLE_AFTER {
+            self.backoff.reset();
+        }
+        self.backoff.next_delay(&mut rand::rng())
+    }
 }
 
 /// The supervisor's state: its children in the order they were added.
@@ -96,14 +141,9 @@ impl Actor for RootSupervisor {
                 let result = spawn_child(&myself, &shared).await;
                 match result {
                     Ok(actor) => {
-                        state.children.push(Child {
-                            shared,
-                            actor: Some(actor),
-                            backoff: Backoff::new(
-                                Duration::from_millis(100),
-                                Duration::from_secs(30),
-                            ),
-                        });
+                        state
+                            .children
+                            .push(Child::new(shared, actor, Instant::now()));
                         let _ = reply.send(Ok(()));
                     }
                     Err(e) => {
@@ -145,6 +185,7 @@ impl Actor for RootSupervisor {
                     Ok(actor) => {
                         if let Some(child) = state.by_id(&id) {
                             child.actor = Some(actor);
+                            child.restarts.started(Instant::now());
                         }
                         tracing::info!(target: "rete::app", session = %id, "session actor restarted");
                     }
@@ -192,7 +233,7 @@ fn schedule_restart(myself: &ActorRef<RootMsg>, state: &mut RootState, id: &Sess
     let Some(child) = state.by_id(id) else {
         return;
     };
-    let delay = child.backoff.next_delay(&mut rand::rng());
+    let delay = child.restarts.delay_after_failure(Instant::now());
     tracing::info!(
         target: "rete::app",
         session = %id,
@@ -202,4 +243,35 @@ fn schedule_restart(myself: &ActorRef<RootMsg>, state: &mut RootState, id: &Sess
     );
     let id = id.clone();
     myself.send_after(delay, move || RootMsg::Restart(id));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delays_grow_in_a_crash_loop_and_start_over_after_a_stable_run() {
+        let t0 = Instant::now();
+        let mut r = Restarts::new(t0);
+        // Ten failures, each a moment after its restart: a crash loop.
+        let mut at = t0;
+        let mut last = Duration::ZERO;
+        for _ in 0..10 {
+            at += Duration::from_millis(10);
+            last = r.delay_after_failure(at);
+            at += last;
+            r.started(at);
+        }
+        assert!(
+            last >= Duration::from_secs(15),
+            "the loop backed off: {last:?}"
+        );
+        // The last restart then ran for a minute before failing: a new
+        // failure, restarted as soon as the first.
+        let delay = r.delay_after_failure(at + STABLE_AFTER);
+        assert!(
+            delay <= Duration::from_millis(100),
+            "started over: {delay:?}"
+        );
+    }
 }
