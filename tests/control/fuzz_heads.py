@@ -26,6 +26,7 @@ import errno
 import os
 import random
 import select
+import signal
 import shutil
 import socket
 import struct
@@ -130,12 +131,14 @@ def send_case(case, port):
     sock = _connect(port)
     start = time.monotonic()
     sent_at = 0.0
+    early = b""
     try:
         for k, piece in enumerate(case.pieces):
             if k and case.gap:
-                # A slow writer stops as soon as the server answers or closes.
-                ready, _, _ = select.select([sock], [], [], case.gap)
-                if ready:
+                # A slow writer stops as soon as the server answers or closes
+                # (a 100 Continue is not an answer: the body still has to go).
+                early, done = _read_while_waiting(sock, case.gap, early)
+                if done:
                     break
             elif k and case.pause:
                 time.sleep(case.pause)
@@ -154,9 +157,32 @@ def send_case(case, port):
                     pass
         timeout = SLOW_TIMEOUT if case.slow else FAST_TIMEOUT
         raw, closed = _read_until_close(sock, time.monotonic() + timeout)
-        return Outcome(raw, closed, time.monotonic() - start, sent_at)
+        return Outcome(early + raw, closed, time.monotonic() - start, sent_at)
     finally:
         _close(sock)
+
+
+def _read_while_waiting(sock, seconds, early):
+    """Waits `seconds` for the server, reading what it sends meanwhile:
+    (everything read so far, whether it closed or sent more than 1xx)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return early, False
+        ready, _, _ = select.select([sock], [], [], left)
+        if not ready:
+            return early, False
+        try:
+            chunk = sock.recv(65536)
+        except ConnectionResetError:
+            return early, True
+        if not chunk:
+            return early, True
+        early += chunk
+        interim, status, _, _ = _parse(early)
+        if status is not None or early != _interim_bytes(early, interim):
+            return early, True
 
 
 def verdict(case, out):
@@ -296,8 +322,10 @@ class Runner:
     """Runs a seeded set of cases against `server` (a started, serving
     reterm_proc.Reterm with its token read)."""
 
-    def __init__(self, server, *, seed, workers=FAST_WORKERS, keep=20):
+    def __init__(self, server, *, seed, workers=FAST_WORKERS, keep=20, on_mismatch=None):
         self.server = server
+        # Told of each mismatch as it happens (its report line), for a long run.
+        self.on_mismatch = on_mismatch
         self.target = heads.Target(server.token.value, server.port)
         self.seed = seed
         self.workers = workers
@@ -317,11 +345,13 @@ class Runner:
             if problem is None:
                 return
             self.report.mismatch_count += 1
+            data = redact(case.data, self.target.token)
+            entry = (case.index, case.kind, case.expect.rule, case.expect.status, problem,
+                     case.half_close, data[:600])
             if len(self.report.mismatches) < self.keep:
-                data = redact(case.data, self.target.token)
-                self.report.mismatches.append(
-                    (case.index, case.kind, case.expect.rule, case.expect.status, problem,
-                     case.half_close, data[:600]))
+                self.report.mismatches.append(entry)
+            if self.on_mismatch:
+                self.on_mismatch(_mismatch_line(entry))
 
     def _run_one(self, case):
         out = send_case(case, self.target.port)
@@ -395,6 +425,13 @@ class Runner:
         return self.report
 
 
+def _mismatch_line(entry):
+    index, kind, rule, status, problem, half, data = entry
+    want = "closed unanswered" if status is None else status
+    return (f"MISMATCH case {index} ({kind}{', half-closed' if half else ''}): "
+            f"expected {want} ({rule}); {problem}; sent {data!r}")
+
+
 def describe(report):
     """The report's lines, mismatches included (their data redacted)."""
     lines = [report.summary()]
@@ -404,10 +441,7 @@ def describe(report):
     answers = sorted(report.expected.items(), key=lambda kv: (kv[0] is None, kv[0] or 0))
     lines.append("cases by the answer due: " + ", ".join(
         f"{'closed' if k is None else k} {n}" for k, n in answers))
-    for index, kind, rule, status, problem, half, data in report.mismatches:
-        want = "closed unanswered" if status is None else status
-        lines.append(f"MISMATCH case {index} ({kind}{', half-closed' if half else ''}): "
-                     f"expected {want} ({rule}); {problem}; sent {data!r}")
+    lines.extend(_mismatch_line(entry) for entry in report.mismatches)
     for batch, leak in report.leaks:
         lines.append(f"SLOTS after batch {batch}: {leak}")
     if report.died:
@@ -434,11 +468,13 @@ def _main():
     shutil.copy2(args.reterm, binary)
     binary.chmod(0o755)
     server = Reterm(binary)
+    # Stopped with a signal (a background run ignores SIGINT): clean up all the same.
+    signal.signal(signal.SIGTERM, _interrupted)
     try:
         server.start()
         server.wait_serving(timeout=20)
         server.fetch_token()
-        runner = Runner(server, seed=args.seed)
+        runner = Runner(server, seed=args.seed, on_mismatch=lambda line: print(line, flush=True))
         if args.only is not None:
             case = heads.generate(args.seed, args.only, runner.target)
             out = send_case(case, server.port)
@@ -464,6 +500,10 @@ def _main():
     finally:
         server.cleanup()
         shutil.rmtree(bindir, ignore_errors=True)
+
+
+def _interrupted(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 if __name__ == "__main__":

@@ -723,7 +723,7 @@ def generate_slow(seed, index, t):
                 break
         head_len = data.find(b"\r\n\r\n") + 4 if b"\r\n\r\n" in data else len(data)
         pieces = [data[i:i + 1] for i in range(head_len)] + ([data[head_len:]] * (head_len < len(data)))
-        gap = min(0.004, 1.0 / max(1, len(pieces)))
+        gap = min(0.003, 0.8 / max(1, len(pieces)))
         return Case(index, "slow-inside", pieces, half, answer, gap=gap, slow=True,
                     late_ok=HEAD_DEADLINE - 0.2)
     data = good_request(rng, t).bytes()
