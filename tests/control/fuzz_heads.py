@@ -263,8 +263,11 @@ def probe_slots(target):
     try:
         for _ in range(SLOTS):
             sock = _connect(target.port)
-            sock.sendall(request[:split])
             held.append(sock)
+            try:
+                sock.sendall(request[:split])
+            except OSError:
+                pass  # refused at once: counted below as not served
         ninth = _connect(target.port)
         try:
             ninth.sendall(request)
@@ -277,7 +280,10 @@ def probe_slots(target):
             return f"a 9th connection was not closed unanswered: {raw[:40]!r}"
         served = 0
         for sock in held:
-            sock.sendall(request[split:])
+            try:
+                sock.sendall(request[split:])
+            except OSError:
+                pass  # already closed unanswered: counted below as not served
         for sock in held:
             raw, closed = _read_until_close(sock, time.monotonic() + FAST_TIMEOUT)
             if closed and raw.startswith(b"HTTP/1.1 200 "):
