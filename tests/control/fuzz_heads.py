@@ -23,8 +23,6 @@ suite runs a short, seeded one (test_heads_fuzz.py).
 
 import argparse
 import errno
-import os
-import random
 import select
 import signal
 import shutil

@@ -307,13 +307,11 @@ class Request:
     version: str = "HTTP/1.1"
     headers: list = field(default_factory=list)    # (name, value) as sent
     body: bytes = b""
-    raw_lines: dict = field(default_factory=dict)   # index -> bytes replacing a header line
 
     def head(self):
         out = [f"{self.method} {self.target} {self.version}".encode("utf-8")]
-        for i, (name, value) in enumerate(self.headers):
-            line = self.raw_lines.get(i)
-            out.append(line if line is not None else f"{name}:{value}".encode("utf-8"))
+        for name, value in self.headers:
+            out.append(f"{name}:{value}".encode("utf-8"))
         return b"\r\n".join(out) + b"\r\n\r\n"
 
     def bytes(self):
