@@ -144,6 +144,10 @@ class Reterm:
         self.stop()
         shutil.rmtree(self.home, ignore_errors=True)
 
+    def running(self):
+        """Whether the process is still running (it has not exited or crashed)."""
+        return self._proc is not None and self._proc.poll() is None
+
     def stderr_text(self):
         if self._stderr is None:
             return ""
