@@ -160,12 +160,6 @@ impl Ingest {
         self.stopped.store(still, Ordering::Release);
         ready
     }
-
-    /// Forgets a removed session's lane.
-    #[allow(dead_code)]
-    pub(super) fn forget(&self, session: &SessionId) {
-        self.lanes.lock().remove(session);
-    }
 }
 
 impl RawCapture for Ingest {
