@@ -81,3 +81,92 @@ impl Commands<'_> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use crate::clock::{Mono, Now, UnixMillis};
+    use crate::ids::SessionId;
+    use crate::session::{ChannelSpec, Session, SessionConfig};
+
+    fn now(ms: u64) -> Now {
+        Now {
+            mono: Mono(ms),
+            wall: UnixMillis(1_790_769_600_000 + ms as i64),
+        }
+    }
+
+    fn sent(s: &mut Session, at: &mut u64) -> Vec<String> {
+        let mut out = Vec::new();
+        for _ in 0..200 {
+            match s.poll_transmit(Mono(*at)) {
+                Some(l) => out.push(l),
+                None if s.queued_lines() > 0 => *at += 2_000,
+                None => break,
+            }
+        }
+        out
+    }
+
+    fn session() -> Session {
+        let id = SessionId::parse("6f0c3c2e-8d1a-4a51-9b7e-4d2f5a6b7c8d").unwrap();
+        let mut c = SessionConfig::new(id, "test", "rete");
+        c.channels = vec![ChannelSpec {
+            name: "#old".into(),
+            key: None,
+        }];
+        Session::new(c)
+    }
+
+    #[test]
+    fn login_settings_apply_from_the_next_registration() {
+        let mut s = session();
+        let mut at = 1_000;
+        s.commands()
+            .set_login("newident", "New Real", Some("pass word"), None)
+            .unwrap();
+        s.handle_connected(now(at), "127.0.0.1:6667", None, [7; 18]);
+        let out = sent(&mut s, &mut at);
+        assert!(out.iter().any(|l| l == "PASS :pass word"), "{out:?}");
+        assert!(
+            out.iter()
+                .any(|l| l.starts_with("USER newident ") && l.ends_with(":New Real")),
+            "{out:?}"
+        );
+        assert!(s.view().secrets().contains_secret("xx pass word xx"));
+        assert!(s.commands().set_login("a b", "r", None, None).is_err());
+        assert!(s
+            .commands()
+            .set_login("u", "r", Some("a\r\nb"), None)
+            .is_err());
+    }
+
+    #[test]
+    fn channels_are_joined_and_parted_at_once_and_kept_across_reconnects() {
+        let mut s = session();
+        let mut at = 1_000;
+        s.handle_connected(now(at), "127.0.0.1:6667", None, [7; 18]);
+        sent(&mut s, &mut at);
+        s.handle_line(now(at), ":srv 001 rete :Welcome");
+        let out = sent(&mut s, &mut at);
+        assert!(out.iter().any(|l| l == "JOIN #old"), "{out:?}");
+        s.handle_line(now(at), ":rete!r@h JOIN #old");
+        sent(&mut s, &mut at);
+        // A bad name changes nothing.
+        assert!(s.commands().set_channels(&["#new", "bad name"]).is_err());
+        assert!(sent(&mut s, &mut at).iter().all(|l| !l.contains("#new")));
+        s.commands().set_channels(&["#new"]).unwrap();
+        let out = sent(&mut s, &mut at);
+        assert!(out.iter().any(|l| l == "PART #old"), "{out:?}");
+        assert!(out.iter().any(|l| l == "JOIN #new"), "{out:?}");
+        s.handle_disconnected(now(at), "gone");
+        s.handle_connected(now(at), "127.0.0.1:6667", None, [7; 18]);
+        sent(&mut s, &mut at);
+        s.handle_line(now(at), ":srv 001 rete :Welcome");
+        let joins: Vec<String> = sent(&mut s, &mut at)
+            .into_iter()
+            .filter(|l| l.starts_with("JOIN"))
+            .collect();
+        assert_eq!(joins, ["JOIN #new"]);
+    }
+}
