@@ -7,9 +7,10 @@
 //! session's **lane** stops: every later line of the session is counted and
 //! dropped, until the writer has stored everything the session queued
 //! before the overflow. Then the writer takes the count ([`Ingest::ready_gaps`])
-//! and stores one row saying how many lines were lost there, and restarts
-//! the session's IRC connection (so the rows after the gap rebuild a
-//! client's view from a fresh registration). Other sessions go on.
+//! and stores one row saying how many lines were lost there; the lane runs
+//! again. The IRC connection is not touched: the service's engine saw every
+//! line, so the state a client's next `sync` gives is whole; only rows are
+//! missing, and the gap row says where and how many. Other sessions go on.
 //!
 //! The queue holds at most `capacity` lines (default
 //! [`DEFAULT_INGEST_CAPACITY`]); with the reader's line limit that bounds
