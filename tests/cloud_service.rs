@@ -19,7 +19,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 use support::process::ManagedChild;
-use support::{Bot, Inspircd, InspircdConfig, DEFAULT_TIMEOUT};
+use support::{Bot, Inspircd, InspircdConfig, Ngircd, NgircdConfig, DEFAULT_TIMEOUT};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
@@ -202,17 +202,25 @@ fn says(f: &Value, text: &str) -> bool {
 }
 
 struct World {
-    _ircd: Inspircd,
+    _ircd: Box<dyn std::any::Any + Send>,
     _dir: tempfile::TempDir,
     db: PathBuf,
     service: Service,
     token: String,
     bob: Bot,
     stream: String,
+    /// The IRC server's port.
+    port: u16,
 }
 
 async fn world(extra: &[&str]) -> Result<World> {
     let ircd = Inspircd::start(InspircdConfig::new()).await?;
+    let port = ircd.port();
+    world_on(Box::new(ircd), port, extra).await
+}
+
+/// A world whose IRC server is `ircd` (kept alive with it), on `port`.
+async fn world_on(ircd: Box<dyn std::any::Any + Send>, port: u16, extra: &[&str]) -> Result<World> {
     let dir = tempfile::tempdir()?;
     let db = dir.path().join("cloud.db");
     let token = cli(&db, &["user", "add", "alice"])?;
@@ -220,7 +228,7 @@ async fn world(extra: &[&str]) -> Result<World> {
         token.starts_with("rct1_") && token.len() == 69,
         "one token printed"
     );
-    let server = format!("127.0.0.1:{}", ircd.port());
+    let server = format!("127.0.0.1:{port}");
     let added = cli(
         &db,
         &[
@@ -237,7 +245,7 @@ async fn world(extra: &[&str]) -> Result<World> {
         ],
     )?;
     let stream = added.rsplit(' ').next().unwrap().to_owned();
-    let mut bob = Bot::connect(ircd.port(), "bob").await?;
+    let mut bob = Bot::connect(port, "bob").await?;
     bob.join("#rete").await?;
     let service = Service::start(&db, extra).await?;
     // The service joins #rete with no client attached.
@@ -251,6 +259,7 @@ async fn world(extra: &[&str]) -> Result<World> {
         token,
         bob,
         stream,
+        port,
     })
 }
 
@@ -701,5 +710,376 @@ async fn tls_with_a_given_certificate_and_plain_only_on_loopback() -> Result<()>
         (Some("hello"), Some("carol"))
     );
     assert_eq!(hello["networks"], json!([]));
+    Ok(())
+}
+
+/// The `line` frames whose IRC line ends with `:text`.
+fn saying<'a>(frames: &'a [Value], text: &str) -> Vec<&'a Value> {
+    frames.iter().filter(|f| says(f, text)).collect()
+}
+
+/// The lines of a backlog answer.
+fn backlog_lines(bl: &Value) -> Vec<String> {
+    bl["rows"]
+        .as_array()
+        .map(|rows| {
+            rows.iter()
+                .filter_map(|r| r["line"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_echo_message_the_service_stores_our_messages_once() -> Result<()> {
+    // ngircd offers no echo-message: the service must make the echo.
+    let ircd = Ngircd::start(NgircdConfig::new()).await?;
+    let port = ircd.port();
+    let mut w = world_on(Box::new(ircd), port, &[]).await?;
+    let addr = w.service.addr.clone();
+    let stream = w.stream.clone();
+    let (mut a, _, _) = Client::attach(&addr, &w.token, json!([])).await?;
+    let (mut b, _, _) = Client::attach(&addr, &w.token, json!([])).await?;
+
+    a.send(
+        json!({"type":"send","id":"n-1","network":"local","line":"PRIVMSG #rete :no echo here"}),
+    )
+    .await?;
+    let seen = w
+        .bob
+        .wait_for(|l| l.ends_with("PRIVMSG #rete :no echo here"), WAIT)
+        .await?;
+    // The prefix everyone else sees for us is the one the row carries.
+    let prefix = seen.split(" PRIVMSG").next().unwrap().to_owned();
+    assert!(
+        prefix.starts_with(":alice!") && prefix.contains('@'),
+        "{seen}"
+    );
+    let fa = a.until(|f| says(f, "no echo here")).await?;
+    let fb = b.until(|f| says(f, "no echo here")).await?;
+    for frames in [&fa, &fb] {
+        let row = saying(frames, "no echo here")[0];
+        let line = row["line"].as_str().unwrap();
+        assert!(
+            line.starts_with("@time=") && line.contains(&format!(" {prefix} PRIVMSG #rete :")),
+            "the echo as the server would send it: {line}"
+        );
+        assert!(row["time"].as_u64().unwrap() > 0);
+    }
+    // A query message goes to that query's buffer.
+    a.send(json!({"type":"send","id":"n-2","network":"local","line":"PRIVMSG bob :just you"}))
+        .await?;
+    w.bob.wait_for(|l| l.ends_with(":just you"), WAIT).await?;
+    a.until(|f| says(f, "just you")).await?;
+    a.send(json!({"type":"fetch","id":"q","stream":stream,"buffer":"bob","limit":10}))
+        .await?;
+    let bl = a.until(|f| f["type"] == "backlog").await?.pop().unwrap();
+    let lines = backlog_lines(&bl);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].contains(&format!("{prefix} PRIVMSG bob :just you")));
+
+    // Stored once: a reattach from the start replays one copy of each.
+    drop(a);
+    let (_, _, replay) =
+        Client::attach(&addr, &w.token, json!([{"stream":stream,"after":0}])).await?;
+    assert_eq!(saying(&replay, "no echo here").len(), 1);
+    assert_eq!(saying(&replay, "just you").len(), 1);
+    assert!(consecutive(0, &seqs(&replay)));
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_echo_message_the_servers_copy_is_the_only_row() -> Result<()> {
+    let mut w = world(&[]).await?;
+    let addr = w.service.addr.clone();
+    let stream = w.stream.clone();
+    let (mut a, _, _) = Client::attach(&addr, &w.token, json!([])).await?;
+    a.send(json!({"type":"send","id":"e-1","network":"local","line":"PRIVMSG #rete :echoed once"}))
+        .await?;
+    w.bob
+        .wait_for(|l| l.ends_with(":echoed once"), WAIT)
+        .await?;
+    a.until(|f| says(f, "echoed once")).await?;
+    // A marker after it: every row before it is stored by then.
+    w.bob.privmsg("#rete", "marker").await?;
+    a.until(|f| says(f, "marker")).await?;
+    a.send(json!({"type":"fetch","id":"f","stream":stream,"buffer":"#rete","limit":50}))
+        .await?;
+    let bl = a.until(|f| f["type"] == "backlog").await?.pop().unwrap();
+    let lines = backlog_lines(&bl);
+    let copies: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.ends_with(":echoed once"))
+        .collect();
+    assert_eq!(copies.len(), 1, "never twice: {lines:?}");
+    assert!(
+        copies[0].contains("msgid="),
+        "the server's own copy: {}",
+        copies[0]
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sync_carries_isupport_prefixed_names_and_the_topic() -> Result<()> {
+    let mut w = world(&[]).await?;
+    let addr = w.service.addr.clone();
+    // bob founded #rete, so he is an operator; he voices alice and sets a topic.
+    w.bob.send("MODE #rete +v alice").await?;
+    w.bob.send("TOPIC #rete :the sync topic").await?;
+    // Once a later line is a row, the service's engine has handled both
+    // (the tap hands it a line after the engine handled the ones before).
+    let (mut c, _, _) = Client::attach(&addr, &w.token, json!([])).await?;
+    w.bob.privmsg("#rete", "after modes").await?;
+    c.until(|f| says(f, "after modes")).await?;
+    drop(c);
+    let (_, _, frames) = Client::attach(&addr, &w.token, json!([])).await?;
+    let lines: Vec<String> = frames
+        .iter()
+        .filter(|f| f["type"] == "sync")
+        .flat_map(|f| f["lines"].as_array().unwrap().clone())
+        .map(|l| l.as_str().unwrap().to_owned())
+        .collect();
+    let isupport: Vec<&String> = lines.iter().filter(|l| l.contains(" 005 alice ")).collect();
+    let tokens: Vec<&str> = isupport.iter().flat_map(|l| l.split(' ').skip(3)).collect();
+    for key in [
+        "PREFIX=",
+        "CHANTYPES=",
+        "CASEMAPPING=",
+        "NETWORK=",
+        "CHANMODES=",
+    ] {
+        assert!(
+            tokens.iter().any(|t| t.starts_with(key)),
+            "{key} in sync: {isupport:?}"
+        );
+    }
+    let join = lines
+        .iter()
+        .position(|l| l.ends_with("JOIN #rete"))
+        .unwrap();
+    let first_005 = lines.iter().position(|l| l.contains(" 005 ")).unwrap();
+    assert!(first_005 < join, "ISUPPORT comes before any channel");
+    let names = lines.iter().find(|l| l.contains(" 353 alice ")).unwrap();
+    let entries: Vec<&str> = names.rsplit(" :").next().unwrap().split(' ').collect();
+    assert!(
+        entries
+            .iter()
+            .any(|e| *e == "@bob" || e.starts_with("@bob!")),
+        "{names}"
+    );
+    assert!(
+        entries
+            .iter()
+            .any(|e| *e == "+alice" || e.starts_with("+alice!")),
+        "{names}"
+    );
+    assert!(lines
+        .iter()
+        .any(|l| l.contains(" 332 alice #rete :the sync topic")));
+    assert!(
+        lines.iter().any(|l| l.contains(" 333 alice #rete bob")),
+        "who set the topic: {lines:?}"
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn admin_changes_apply_while_running() -> Result<()> {
+    let mut w = world(&["--admin-poll-ms", "200"]).await?;
+    let addr = w.service.addr.clone();
+
+    // A network added by the command while serve runs is connected, no restart.
+    let mut carol = Bot::connect(w.port, "carol").await?;
+    carol.join("#two").await?;
+    cli(
+        &w.db,
+        &[
+            "network",
+            "add",
+            "alice",
+            "second",
+            "--server",
+            &format!("127.0.0.1:{}", w.port),
+            "--nick",
+            "alice2",
+            "--channel",
+            "#two",
+        ],
+    )?;
+    carol
+        .wait_for(|l| l.starts_with(":alice2!") && l.contains("JOIN"), WAIT)
+        .await?;
+    let (mut a, hello, _) = Client::attach(&addr, &w.token, json!([])).await?;
+    let nets: Vec<&str> = hello["networks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["network"].as_str().unwrap())
+        .collect();
+    assert!(nets.contains(&"second"), "{hello}");
+
+    // Channels: joined and parted at once.
+    a.send(
+        json!({"type":"config_update","id":"c1","network":"local","entries":[
+        {"key":"channels","value":["#new"]}]}),
+    )
+    .await?;
+    a.until(|f| f["type"] == "config").await?;
+    w.bob
+        .wait_for(
+            |l| l.starts_with(":alice!") && l.contains(" PART ") && l.contains("#rete"),
+            WAIT,
+        )
+        .await?;
+    carol.join("#new").await?;
+    // Username and realname: from the next connection (no restart of the service).
+    a.send(
+        json!({"type":"config_update","id":"c2","network":"local","entries":[
+        {"key":"username","value":"newident"},{"key":"realname","value":"New Real"}]}),
+    )
+    .await?;
+    a.until(|f| f["type"] == "config").await?;
+    a.send(json!({"type":"send","id":"q","network":"local","line":"QUIT :again"}))
+        .await?;
+    carol
+        .wait_for(
+            |l| l.starts_with(":alice!") && l.contains("newident@") && l.contains("JOIN"),
+            Duration::from_secs(30),
+        )
+        .await?;
+    // A channel the server cannot have is refused whole.
+    a.send(
+        json!({"type":"config_update","id":"c3","network":"local","entries":[
+        {"key":"channels","value":["#new","&local"]},{"key":"realname","value":"x"}]}),
+    )
+    .await?;
+    let e = a.until(|f| f["type"] == "error").await?.pop().unwrap();
+    assert_eq!(
+        (e["code"].as_str(), e["id"].as_str()),
+        (Some("bad_config"), Some("c3"))
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_ingest_queue_records_the_gap_and_goes_on() -> Result<()> {
+    let mut w = world(&["--ingest-queue", "16"]).await?;
+    let addr = w.service.addr.clone();
+    let stream = w.stream.clone();
+    let (mut a, hello, early) = Client::attach(&addr, &w.token, json!([])).await?;
+    // Live rows may come before ready: the numbering goes on from the last.
+    let before = seqs(&early)
+        .last()
+        .copied()
+        .unwrap_or(hello["networks"][0]["latest"].as_u64().unwrap());
+
+    // Hold the database's write lock: the writer stops, the queue fills.
+    let mut lock = std::process::Command::new("sqlite3")
+        .arg(&w.db)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()?;
+    {
+        use std::io::{BufRead, Write};
+        let stdin = lock.stdin.as_mut().unwrap();
+        writeln!(stdin, "BEGIN EXCLUSIVE;\nSELECT 'locked';")?;
+        stdin.flush()?;
+        let mut out = std::io::BufReader::new(lock.stdout.as_mut().unwrap());
+        let mut l = String::new();
+        out.read_line(&mut l)?;
+        assert_eq!(l.trim(), "locked");
+    }
+    for i in 0..100 {
+        w.bob.privmsg("#rete", &format!("burst {i}")).await?;
+    }
+    // The service's engine answers a CTCP only after every line before it.
+    w.bob.send("PRIVMSG alice :\u{1}PING 1\u{1}").await?;
+    w.bob
+        .wait_for(|l| l.contains("NOTICE bob :\u{1}PING 1\u{1}"), WAIT)
+        .await?;
+    drop(lock.stdin.take());
+    lock.wait()?;
+    w.bob.privmsg("#rete", "after the gap").await?;
+    let frames = a.until(|f| says(f, "after the gap")).await?;
+    let s = seqs(&frames);
+    assert!(consecutive(before, &s), "numbered without a hole: {s:?}");
+    let lines: Vec<&str> = rows(&frames)
+        .iter()
+        .map(|f| f["line"].as_str().unwrap())
+        .collect();
+    // One gap row, or more when a row the locked store refused left its own.
+    let gaps: Vec<usize> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.starts_with(":rete-cloud NOTICE alice :rete-cloud lost "))
+        .map(|(i, _)| i)
+        .collect();
+    assert!(!gaps.is_empty(), "a row records the gap: {lines:?}");
+    let lost: u64 = gaps
+        .iter()
+        .map(|&i| {
+            lines[i]
+                .split("lost ")
+                .nth(1)
+                .and_then(|t| t.split(' ').next())
+                .unwrap()
+                .parse::<u64>()
+                .unwrap()
+        })
+        .sum();
+    let stored = lines.iter().filter(|l| l.contains(":burst ")).count() as u64;
+    assert!(stored < 100, "the queue is bounded: {stored} stored");
+    assert!(
+        stored + lost >= 100,
+        "every burst line stored or counted: {stored} + {lost}: {lines:?}"
+    );
+    let last_gap = *gaps.last().unwrap();
+    assert!(
+        lines[last_gap..].iter().all(|l| !l.contains(":burst ")),
+        "what was stored came before the gap it was queued before"
+    );
+    assert!(
+        last_gap < lines.len() - 1,
+        "and the stream goes on after it"
+    );
+    // The gap row is in the stream for good: a replay has it too.
+    let (_, _, replay) =
+        Client::attach(&addr, &w.token, json!([{"stream":stream,"after":before}])).await?;
+    assert!(replay
+        .iter()
+        .any(|f| f["type"] == "line" && f["line"].as_str().unwrap().contains("rete-cloud lost ")));
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_past_the_rate_limit_are_refused_alone() -> Result<()> {
+    let w = world(&[]).await?;
+    let addr = w.service.addr.clone();
+    let stream = w.stream.clone();
+    let (mut a, _, _) = Client::attach(&addr, &w.token, json!([])).await?;
+    let n = 400;
+    for i in 0..n {
+        a.send(
+            json!({"type":"fetch","id":format!("r{i}"),"stream":stream,"buffer":"#rete","limit":1}),
+        )
+        .await?;
+    }
+    a.send(json!({"type":"ping","n":77})).await?;
+    let frames = a.until(|f| f["type"] == "pong" && f["n"] == 77).await?;
+    let answered = frames.iter().filter(|f| f["type"] == "backlog").count();
+    let limited: Vec<&Value> = frames
+        .iter()
+        .filter(|f| f["type"] == "error" && f["code"] == "rate_limited")
+        .collect();
+    assert!(!limited.is_empty(), "some requests were refused");
+    assert!(limited
+        .iter()
+        .all(|f| f["fatal"] == false && f["id"].is_string()));
+    assert_eq!(answered + limited.len(), n, "each request answered once");
+    assert!(answered >= 300, "the burst passes: {answered}");
+    // The connection goes on.
+    a.send(json!({"type":"ping","n":78})).await?;
+    a.until(|f| f["type"] == "pong").await?;
     Ok(())
 }

@@ -4,7 +4,7 @@
 //!   token once (only its hash is stored).
 //! - `rete-cloud network add USER NETWORK --db PATH --server HOST:PORT --nick N
 //!   [--tls] [--channel #c]...`: adds a network to a user's account (a running
-//!   service connects it at its next start).
+//!   service connects it within `--admin-poll-ms`, 2 s by default).
 //! - `rete-cloud rows prune USER NETWORK --db PATH --before SEQ`: drops a
 //!   stream's rows older than SEQ.
 //! - `rete-cloud serve --db PATH --listen ADDR [--cert PEM --key PEM]`: runs
@@ -122,7 +122,17 @@ fn cli() -> Command {
                     "rotate a token older than this at attach",
                     "86400000",
                 ))
-                .arg(num("heartbeat-ms", "heartbeat interval", "30000")),
+                .arg(num("heartbeat-ms", "heartbeat interval", "30000"))
+                .arg(num(
+                    "ingest-queue",
+                    "received lines waiting to be stored, all networks together",
+                    "8192",
+                ))
+                .arg(num(
+                    "admin-poll-ms",
+                    "how often to look for networks added while running",
+                    "2000",
+                )),
         )
 }
 
@@ -216,6 +226,8 @@ async fn serve(m: &ArgMatches) -> Result<(), String> {
         grace_ms: n("grace-ms"),
         rotate_after_ms: n("rotate-after-ms"),
         heartbeat_ms: n("heartbeat-ms").clamp(1_000, 300_000),
+        ingest_capacity: usize::try_from(n("ingest-queue").max(1)).unwrap_or(usize::MAX),
+        admin_poll_ms: n("admin-poll-ms").max(100),
     };
     let scheme = if tls.is_some() { "wss" } else { "ws" };
     // Refuse a plain non-loopback address before anything connects to IRC.

@@ -38,21 +38,6 @@ pub fn buffer_of(line: &str, own_nick: &str) -> String {
     }
 }
 
-/// The nick `line` gives us, when it is a welcome or our own NICK change.
-pub fn own_nick_change(line: &str, own_nick: &str) -> Option<String> {
-    let l = Line::parse(line).ok()?;
-    match l.command() {
-        "001" => l.param(0).map(str::to_owned),
-        "NICK"
-            if l.source_nick()
-                .is_some_and(|n| n.eq_ignore_ascii_case(own_nick)) =>
-        {
-            l.param(0).map(str::to_owned)
-        }
-        _ => None,
-    }
-}
-
 /// The line's msgid tag.
 pub fn msgid_of(line: &str) -> Option<String> {
     Line::parse(line).ok()?.tag("msgid").map(|m| m.into_owned())
@@ -70,15 +55,6 @@ mod tests {
         assert_eq!(buffer_of(":irc.example NOTICE me :hi", "me"), "*");
         assert_eq!(buffer_of(":irc.example 001 me :Welcome", "me"), "*");
         assert_eq!(buffer_of(":bob!b@h JOIN #x", "me"), "#x");
-        assert_eq!(
-            own_nick_change(":irc 001 alice :Welcome", "x").as_deref(),
-            Some("alice")
-        );
-        assert_eq!(
-            own_nick_change(":me!a@b NICK new", "me").as_deref(),
-            Some("new")
-        );
-        assert_eq!(own_nick_change(":bob!a@b NICK new", "me"), None);
         assert_eq!(
             msgid_of("@msgid=a1 :b!b@h PRIVMSG #r :x").as_deref(),
             Some("a1")

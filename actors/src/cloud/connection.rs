@@ -7,7 +7,7 @@
 //! (`unknown_network`, `unknown_stream`). Each stream's rows go through a
 //! `StreamFeed`: replay from the store, then live, each row once in order.
 
-use super::hub::{Hub, Live};
+use super::hub::{sasl_of, Hub, Live};
 use super::store::{BacklogEnd, ChainId, FoundChain, StoreError, UserId};
 use super::sync_lines::sync_lines;
 use super::tokens::{new_token, wall_ms};
@@ -534,7 +534,13 @@ impl Conn {
                     Offer::Ahead { .. } => self.catch_up(&stream).await?,
                 }
             }
-            Live::Network(update) => self.send(ServerFrame::Network(update)),
+            // A network added while this connection is attached is not in
+            // its hello: the client learns of it at its next attach.
+            Live::Network(update) => {
+                if self.feeds.values().any(|(n, _)| *n == update.network) {
+                    self.send(ServerFrame::Network(update));
+                }
+            }
             Live::Config { origin, frame } => {
                 if origin != self.id {
                     self.send(ServerFrame::Config(frame));
@@ -678,20 +684,63 @@ impl Conn {
             );
         };
         let mut settings = record.settings;
-        let mut new_nick = None;
+        let (mut new_nick, mut channels_changed, mut login_changed) = (None, false, false);
         for e in &c.entries {
             match e {
                 ConfigEntry::Nick(n) => {
                     settings.nick = n.clone();
                     new_nick = Some(n.clone());
                 }
-                ConfigEntry::Username(u) => settings.username = u.clone(),
-                ConfigEntry::Realname(r) => settings.realname = r.clone(),
-                ConfigEntry::Channels(ch) => settings.channels = ch.clone(),
-                ConfigEntry::SaslMechanism(m) => settings.sasl_mechanism = *m,
-                ConfigEntry::SaslUsername(u) => settings.sasl_username = u.clone(),
-                ConfigEntry::SaslPassword(p) => settings.sasl_password = p.clone(),
-                ConfigEntry::ServerPassword(p) => settings.server_password = p.clone(),
+                ConfigEntry::Channels(ch) => {
+                    settings.channels = ch.clone();
+                    channels_changed = true;
+                }
+                other => {
+                    login_changed = true;
+                    match other {
+                        ConfigEntry::Username(u) => settings.username = u.clone(),
+                        ConfigEntry::Realname(r) => settings.realname = r.clone(),
+                        ConfigEntry::SaslMechanism(m) => settings.sasl_mechanism = *m,
+                        ConfigEntry::SaslUsername(u) => settings.sasl_username = u.clone(),
+                        ConfigEntry::SaslPassword(p) => settings.sasl_password = p.clone(),
+                        ConfigEntry::ServerPassword(p) => settings.server_password = p.clone(),
+                        ConfigEntry::Nick(_) | ConfigEntry::Channels(_) => {}
+                    }
+                }
+            }
+        }
+        // The live session first: the channels are joined and parted at once
+        // (when connected), the login settings used from its next
+        // connection. A name the server's CHANTYPES refuses changes nothing.
+        if let Some(session) = self.hub.session_of(user, &c.network) {
+            if channels_changed || login_changed {
+                let live = settings.clone();
+                let applied = session
+                    .sender()
+                    .command(move |cmd| {
+                        if channels_changed {
+                            let names: Vec<&str> =
+                                live.channels.iter().map(String::as_str).collect();
+                            cmd.set_channels(&names)?;
+                        }
+                        if login_changed {
+                            cmd.set_login(
+                                &live.username,
+                                &live.realname,
+                                live.server_password.as_ref().map(|p| p.expose()),
+                                sasl_of(&live),
+                            )?;
+                        }
+                        Ok(())
+                    })
+                    .await;
+                if let Err(crate::ReteError::Command(e)) = applied {
+                    let message = match e {
+                        CommandError::Invalid(m) => format!("config_update: {m}"),
+                        _ => "config_update: the network cannot take these settings".into(),
+                    };
+                    return self.refuse(&c.id, ErrorCode::BadConfig, message);
+                }
             }
         }
         if let Err(e) = self.hub.save_settings(user, &c.network, &settings) {

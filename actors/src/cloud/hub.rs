@@ -9,14 +9,15 @@
 //! stored before it is broadcast), so a connection that misses a broadcast
 //! finds the row in the store.
 
-use super::buffer_of::{buffer_of, msgid_of, own_nick_change};
+use super::buffer_of::{buffer_of, msgid_of};
+use super::echo::Identity;
+use super::ingest::{Ingest, Ingested, DEFAULT_INGEST_CAPACITY};
 use super::store::{
     ChainId, CloudStore, NetworkRecord, NetworkSettings, NewRow, StoreError, UserId,
 };
-use crate::raw_tap::{Direction, RawCapture};
+use super::tokens::wall_ms;
 use crate::{Rete, ReteOptions, SessionHandle, SessionSpec};
 use parking_lot::Mutex;
-use rete_engine::clock::UnixMillis;
 use rete_engine::event::{ConnState, Event};
 use rete_engine::ids::SessionId;
 use rete_engine::sasl::{Credentials, Mechanism};
@@ -26,9 +27,19 @@ use rete_transports::retecloud::frame::{Config, NetworkId, NetworkState, Network
 use rete_transports::retecloud::server::{SentIds, SENT_IDS_CAPACITY, SENT_ID_TTL_MS};
 use rete_transports::{Backoff, ConnectConfig, Transport};
 use std::collections::HashMap;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::broadcast;
+
+/// The row a gap leaves in its stream: where it is and how many received
+/// lines it lost (a NOTICE from the service, in the server buffer).
+pub(super) fn gap_line(nick: &str, lost: u64) -> String {
+    format!(
+        ":rete-cloud NOTICE {nick} :rete-cloud lost {lost} received line{} here: they came faster than it could store them",
+        if lost == 1 { "" } else { "s" }
+    )
+}
 
 /// How many live frames a slow connection may fall behind before it reads
 /// from the store instead (nothing is lost: the store holds every row).
@@ -45,6 +56,12 @@ pub struct HubOptions {
     pub rotate_after_ms: u64,
     /// Heartbeat interval announced in `hello`.
     pub heartbeat_ms: u64,
+    /// Received lines waiting for the writer, all networks together (see
+    /// `ingest`: past it a network's lines are counted and its gap recorded).
+    pub ingest_capacity: usize,
+    /// How often the running service looks in the store for networks added
+    /// by `rete-cloud network add`.
+    pub admin_poll_ms: u64,
 }
 
 impl Default for HubOptions {
@@ -54,6 +71,8 @@ impl Default for HubOptions {
             grace_ms: 300_000,
             rotate_after_ms: 86_400_000,
             heartbeat_ms: 30_000,
+            ingest_capacity: DEFAULT_INGEST_CAPACITY,
+            admin_poll_ms: 2_000,
         }
     }
 }
@@ -104,23 +123,6 @@ pub struct Hub {
     pub options: HubOptions,
 }
 
-/// Hands received lines to the writer thread; never blocks the session.
-struct Ingest {
-    tx: std::sync::mpsc::Sender<(SessionId, u64, String)>,
-}
-
-impl RawCapture for Ingest {
-    fn on_line(&self, session: &SessionId, time: UnixMillis, direction: Direction, line: &str) {
-        if direction == Direction::In {
-            let _ = self
-                .tx
-                .send((session.clone(), time.0.max(0) as u64, line.to_owned()));
-        }
-    }
-
-    fn on_connecting(&self, _session: &SessionId) {}
-}
-
 fn state_of(s: ConnState) -> NetworkState {
     match s {
         ConnState::Connected => NetworkState::Connected,
@@ -128,6 +130,26 @@ fn state_of(s: ConnState) -> NetworkState {
         ConnState::Reconnecting => NetworkState::Reconnecting,
         ConnState::Disconnected => NetworkState::Disconnected,
     }
+}
+
+/// The SASL settings of a stored network.
+pub(super) fn sasl_of(s: &NetworkSettings) -> Option<SaslSettings> {
+    s.sasl_mechanism.map(|m| SaslSettings {
+        mechanism: match m {
+            SaslMechanism::Plain => Mechanism::Plain,
+            SaslMechanism::ScramSha256 => Mechanism::ScramSha256,
+            SaslMechanism::External => Mechanism::External,
+        },
+        credentials: Credentials {
+            authcid: s.sasl_username.clone().unwrap_or_default(),
+            password: s
+                .sasl_password
+                .as_ref()
+                .map(|p| p.expose().to_owned())
+                .unwrap_or_default(),
+            authzid: None,
+        },
+    })
 }
 
 /// The engine configuration of a stored network.
@@ -148,22 +170,7 @@ fn session_spec(record: &NetworkRecord) -> Result<SessionSpec, StoreError> {
             key: None,
         })
         .collect();
-    config.sasl = s.sasl_mechanism.map(|m| SaslSettings {
-        mechanism: match m {
-            SaslMechanism::Plain => Mechanism::Plain,
-            SaslMechanism::ScramSha256 => Mechanism::ScramSha256,
-            SaslMechanism::External => Mechanism::External,
-        },
-        credentials: Credentials {
-            authcid: s.sasl_username.clone().unwrap_or_default(),
-            password: s
-                .sasl_password
-                .as_ref()
-                .map(|p| p.expose().to_owned())
-                .unwrap_or_default(),
-            authzid: None,
-        },
-    });
+    config.sasl = sasl_of(s);
     Ok(SessionSpec {
         config,
         transport: Transport::Irc(ConnectConfig {
@@ -198,34 +205,82 @@ impl Hub {
             sent: Mutex::new(HashMap::new()),
             options,
         });
-        let (tx, rx) = std::sync::mpsc::channel();
-        hub.rete.debug_raw_slot().set(Some(Arc::new(Ingest { tx })));
+        let (ingest, rx) = Ingest::new(options.ingest_capacity);
+        hub.rete.debug_raw_slot().set(Some(ingest.clone()));
         let writer = hub.clone();
         std::thread::Builder::new()
             .name("rete-cloud-writer".into())
-            .spawn(move || writer.write_rows(&rx))
+            .spawn(move || writer.write_rows(&ingest, &rx))
             .map_err(|e| e.to_string())?;
         hub.clone().watch_states();
         for (user, record) in networks {
-            let spec = session_spec(&record).map_err(|e| e.to_string())?;
-            hub.routes.lock().insert(
-                spec.config.id.clone(),
-                Route {
-                    user,
-                    network: record.network.clone(),
-                    stream: record.stream.clone(),
-                },
-            );
-            let handle = hub
-                .rete
-                .add_session(spec)
-                .await
-                .map_err(|e| e.to_string())?;
-            hub.handles
-                .lock()
-                .insert((user, record.network.clone()), handle);
+            hub.start_network(user, &record).await?;
         }
+        hub.clone().watch_store();
         Ok(hub)
+    }
+
+    /// Starts the engine session of a stored network (routed before it
+    /// starts, so its first line already has a stream).
+    async fn start_network(&self, user: UserId, record: &NetworkRecord) -> Result<(), String> {
+        let spec = session_spec(record).map_err(|e| e.to_string())?;
+        self.routes.lock().insert(
+            spec.config.id.clone(),
+            Route {
+                user,
+                network: record.network.clone(),
+                stream: record.stream.clone(),
+            },
+        );
+        let handle = self
+            .rete
+            .add_session(spec)
+            .await
+            .map_err(|e| e.to_string())?;
+        self.handles
+            .lock()
+            .insert((user, record.network.clone()), handle);
+        Ok(())
+    }
+
+    /// Looks in the store every `admin_poll_ms` for networks added by
+    /// `rete-cloud network add` while the service runs, and connects them:
+    /// the store is the admin channel (the command writes it, WAL lets both
+    /// processes use it), so there is no socket to secure and nothing to
+    /// lose when the service is down.
+    fn watch_store(self: Arc<Self>) {
+        let every = Duration::from_millis(self.options.admin_poll_ms.max(100));
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                let all = match self.store(|s| s.all_networks()) {
+                    Ok(a) => a,
+                    Err(e) => {
+                        tracing::warn!(target: "rete::cloud", "looking for new networks: {e}");
+                        continue;
+                    }
+                };
+                for (user, record) in all {
+                    if self.session_of(user, &record.network).is_some() {
+                        continue;
+                    }
+                    match self.start_network(user, &record).await {
+                        Ok(()) => tracing::info!(
+                            target: "rete::cloud",
+                            "network {} added while running: connecting",
+                            record.network.0
+                        ),
+                        Err(e) => tracing::warn!(
+                            target: "rete::cloud",
+                            "network {} could not start: {e}",
+                            record.network.0
+                        ),
+                    }
+                }
+            }
+        });
     }
 
     /// Runs `f` on the store.
@@ -282,28 +337,88 @@ impl Hub {
     }
 
     /// The writer thread: store, then broadcast, one line at a time in the
-    /// order the sessions received them.
-    fn write_rows(&self, rx: &std::sync::mpsc::Receiver<(SessionId, u64, String)>) {
-        let mut own_nicks: HashMap<SessionId, String> = HashMap::new();
-        while let Ok((session, time, line)) = rx.recv() {
-            let Some(run) = self.routes.lock().get(&session).cloned() else {
-                continue;
+    /// order the sessions received them; our own messages echoed when the
+    /// server does not echo them; a lane's gap recorded once it drained.
+    fn write_rows(&self, ingest: &Ingest, rx: &Receiver<Ingested>) {
+        let mut identities: HashMap<SessionId, Identity> = HashMap::new();
+        loop {
+            let msg = match rx.recv_timeout(Duration::from_secs(1)) {
+                Ok(m) => Some(m),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => return,
             };
-            let nick = own_nicks.entry(session.clone()).or_default();
-            if let Some(n) = own_nick_change(&line, nick) {
-                *nick = n;
+            if let Some(msg) = msg {
+                let (session, stored) = match msg {
+                    Ingested::Connecting { session } => {
+                        identities
+                            .entry(session.clone())
+                            .or_default()
+                            .on_connecting();
+                        (session, true)
+                    }
+                    Ingested::In {
+                        session,
+                        time,
+                        line,
+                    } => {
+                        let me = identities.entry(session.clone()).or_default();
+                        me.on_received(&line);
+                        let nick = me.nick.clone();
+                        let stored = self.store_row(&session, time, line, &nick);
+                        (session, stored)
+                    }
+                    Ingested::Out {
+                        session,
+                        time,
+                        line,
+                    } => {
+                        let me = identities.entry(session.clone()).or_default();
+                        let stored = match me.echo_of(&line, time) {
+                            Some(echo) => {
+                                let nick = me.nick.clone();
+                                self.store_row(&session, time, echo, &nick)
+                            }
+                            None => true,
+                        };
+                        (session, stored)
+                    }
+                };
+                ingest.done(&session);
+                if !stored {
+                    ingest.lost(&session, 1);
+                }
             }
-            let buffer = buffer_of(&line, nick);
-            let msgid = msgid_of(&line);
-            let row = NewRow {
-                time,
-                buffer: &buffer,
-                msgid: msgid.as_deref(),
-                line: &line,
-            };
-            let keep = self.options.keep_rows;
-            match self.store(|s| s.append_row(run.user, &run.network, row, keep)) {
-                Ok(seq) => self.broadcast(
+            for (session, lost) in ingest.ready_gaps() {
+                let nick = identities
+                    .get(&session)
+                    .map(|i| i.nick.clone())
+                    .filter(|n| !n.is_empty())
+                    .unwrap_or_else(|| "*".into());
+                let line = gap_line(&nick, lost);
+                if !self.store_row(&session, wall_ms(), line, &nick) {
+                    ingest.lost(&session, lost);
+                }
+            }
+        }
+    }
+
+    /// Stores one row and broadcasts it; false when the store failed.
+    fn store_row(&self, session: &SessionId, time: u64, line: String, nick: &str) -> bool {
+        let Some(run) = self.routes.lock().get(session).cloned() else {
+            return true;
+        };
+        let buffer = buffer_of(&line, nick);
+        let msgid = msgid_of(&line);
+        let row = NewRow {
+            time,
+            buffer: &buffer,
+            msgid: msgid.as_deref(),
+            line: &line,
+        };
+        let keep = self.options.keep_rows;
+        match self.store(|s| s.append_row(run.user, &run.network, row, keep)) {
+            Ok(seq) => {
+                self.broadcast(
                     run.user,
                     Live::Row {
                         stream: run.stream.clone(),
@@ -311,8 +426,12 @@ impl Hub {
                         time,
                         line,
                     },
-                ),
-                Err(e) => tracing::error!(target: "rete::cloud", "a row was not stored: {e}"),
+                );
+                true
+            }
+            Err(e) => {
+                tracing::error!(target: "rete::cloud", "a row was not stored: {e}");
+                false
             }
         }
     }

@@ -11,11 +11,16 @@
 //! - `connection`: one client connection behind the protocol's gate,
 //!   bound to one user after `auth`.
 //! - [`ws`]: listen, TLS, WebSocket handshake, size limit, close codes.
+//! - `ingest`: the bounded queue from the raw tap to the writer, and the
+//!   gap a full queue leaves; `echo`: our own messages stored when the
+//!   server does not echo them.
 //! - `sync_lines`, `buffer_of`, [`tokens`]: small helpers.
 
 mod buffer_of;
 mod connection;
+mod echo;
 pub mod hub;
+mod ingest;
 pub mod sqlite;
 pub mod store;
 mod sync_lines;

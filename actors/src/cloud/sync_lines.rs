@@ -1,14 +1,70 @@
-//! A network's current IRC state as lines for the `sync` frame: the
-//! welcome naming our nick, then for each joined channel its JOIN, topic and
-//! names, in the order an IRC server sends them at join, so the client's
-//! engine rebuilds its view from them as it would from a server.
+//! A network's current IRC state as lines for the `sync` frame, in the order
+//! an IRC server sends them, so the client's engine rebuilds its view from
+//! them as it would from a server:
+//!
+//! - the welcome naming our nick;
+//! - ISUPPORT (005): every token the server sent, as the engine keeps them
+//!   (`Isupport::raw`, values escaped again), so the client learns PREFIX,
+//!   CHANTYPES, CASEMAPPING, CHANMODES, NETWORK and the rest before any
+//!   channel line needs them;
+//! - for each joined channel: our JOIN, the topic (332) with who set it and
+//!   when (333), NAMES (353) with every member's prefixes in rank order
+//!   (`@+alice`, the multi-prefix form) and `nick!user@host` where the
+//!   engine knows it (the userhost-in-names form), then 366.
 
 use rete_engine::buffer::BufferKind;
 use rete_engine::event::ConnState;
+use rete_engine::isupport::Isupport;
 use rete_engine::view::SessionView;
+use std::fmt::Write as _;
 
 /// The source the sync lines carry (they are the service's, not the server's).
 const SOURCE: &str = "rete-cloud";
+
+/// ISUPPORT tokens per 005 line (servers send about a dozen).
+const TOKENS_PER_LINE: usize = 12;
+
+/// NAMES entries per 353 line: far below the IRC line limit even with
+/// `nick!user@host` entries.
+const NAMES_PER_LINE: usize = 20;
+
+/// An ISUPPORT value escaped as the server would send it: `\xHH` for a
+/// space, a backslash, `=` and control characters.
+fn escape_value(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for c in value.chars() {
+        if c == ' ' || c == '\\' || c == '=' || c.is_ascii_control() {
+            let _ = write!(out, "\\x{:02X}", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The 005 lines for what the engine holds of the server's ISUPPORT.
+fn isupport_lines(nick: &str, isupport: &Isupport) -> Vec<String> {
+    let tokens: Vec<String> = isupport
+        .raw
+        .iter()
+        .map(|(k, v)| {
+            if v.is_empty() {
+                k.clone()
+            } else {
+                format!("{k}={}", escape_value(v))
+            }
+        })
+        .collect();
+    tokens
+        .chunks(TOKENS_PER_LINE)
+        .map(|chunk| {
+            format!(
+                ":{SOURCE} 005 {nick} {} :are supported by this server",
+                chunk.join(" ")
+            )
+        })
+        .collect()
+}
 
 /// The lines describing `view` now (none while not connected).
 pub fn sync_lines(view: SessionView<'_>) -> Vec<String> {
@@ -16,9 +72,11 @@ pub fn sync_lines(view: SessionView<'_>) -> Vec<String> {
         return Vec::new();
     }
     let nick = view.nick();
+    let isupport = view.isupport();
     let mut lines = vec![format!(
         ":{SOURCE} 001 {nick} :Welcome, {nick} (held by rete-cloud)"
     )];
+    lines.extend(isupport_lines(nick, isupport));
     for b in view.buffers().filter(|b| b.kind() == BufferKind::Channel) {
         let Some(ch) = view.channel(b.id()).filter(|c| c.joined) else {
             continue;
@@ -26,10 +84,32 @@ pub fn sync_lines(view: SessionView<'_>) -> Vec<String> {
         lines.push(format!(":{nick} JOIN {}", ch.name));
         if let Some(t) = ch.topic.as_deref().filter(|t| !t.is_empty()) {
             lines.push(format!(":{SOURCE} 332 {nick} {} :{t}", ch.name));
+            if let (Some(by), Some(at)) = (ch.topic_set_by.as_deref(), ch.topic_set_at) {
+                lines.push(format!(
+                    ":{SOURCE} 333 {nick} {} {by} {}",
+                    ch.name,
+                    at.0.max(0) / 1000
+                ));
+            }
         }
-        let names: Vec<&str> = ch.members.values().map(|m| m.nick.as_str()).collect();
-        // Several 353s keep each line far below the IRC line limit.
-        for chunk in names.chunks(40) {
+        let names: Vec<String> = view
+            .members(b.id())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|m| {
+                let mut entry: String = m
+                    .modes
+                    .chars()
+                    .filter_map(|mode| isupport.prefix_for_mode(mode))
+                    .collect();
+                entry.push_str(&m.nick);
+                if let (Some(u), Some(h)) = (m.user.as_deref(), m.host.as_deref()) {
+                    let _ = write!(entry, "!{u}@{h}");
+                }
+                entry
+            })
+            .collect();
+        for chunk in names.chunks(NAMES_PER_LINE) {
             lines.push(format!(
                 ":{SOURCE} 353 {nick} = {} :{}",
                 ch.name,
@@ -42,4 +122,22 @@ pub fn sync_lines(view: SessionView<'_>) -> Vec<String> {
         ));
     }
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn isupport_tokens_are_escaped_and_chunked() {
+        let mut i = Isupport::default();
+        i.apply_tokens(&["NETWORK=Rete\\x20Net", "PREFIX=(ov)@+", "WHOX"]);
+        assert_eq!(
+            isupport_lines("me", &i),
+            [":rete-cloud 005 me NETWORK=Rete\\x20Net PREFIX=(ov)@+ WHOX :are supported by this server"]
+        );
+        let mut back = Isupport::default();
+        back.apply_tokens(&["NETWORK=Rete\\x20Net"]);
+        assert_eq!(back.network.as_deref(), Some("Rete Net"));
+    }
 }

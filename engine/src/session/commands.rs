@@ -2,6 +2,8 @@
 //! the session to do. It is the only way, besides the protocol's own answers,
 //! that a line reaches the wire.
 
+mod reconfigure;
+
 use super::queued_line::QueuedLine;
 use super::Session;
 use crate::buffer::NewRow;

@@ -7,7 +7,9 @@
 //! its error code (fatal before authentication, and after it when the code
 //! says so); a second `auth` is refused; `ping` is answered; a
 //! `token_ack` is matched against the rotation in flight; heartbeats are
-//! kept. What needs the service's state (judging a token against its
+//! kept; requests past the connection's allowance (a burst of
+//! [`REQUEST_BURST`], then one per [`REQUEST_INTERVAL_MS`]) are refused with
+//! `rate_limited` and not handed out. What needs the service's state (judging a token against its
 //! [`TokenChain`](super::token_chain::TokenChain), carrying out a request)
 //! is handed out as a [`ServerAction`] and answered with a call
 //! ([`accept`](ServerConnection::accept), [`refuse`](ServerConnection::refuse),
@@ -45,14 +47,77 @@ pub struct ServerConfig {
     pub auth_timeout_ms: u64,
     /// The heartbeat interval `hello` announces.
     pub heartbeat_ms: u64,
+    /// Requests (`fetch`, `send`, `config_update`) one connection may make
+    /// at once before `rate_limited`: room for a client's whole resend
+    /// queue (256 sends) after `ready`, and a few fetches.
+    pub request_burst: u32,
+    /// One more request is allowed per this many milliseconds (20: fifty a
+    /// second, far above a person's pace and the control surface's caps).
+    pub request_interval_ms: u64,
 }
+
+/// [`ServerConfig::request_burst`] by default.
+pub const REQUEST_BURST: u32 = 300;
+
+/// [`ServerConfig::request_interval_ms`] by default.
+pub const REQUEST_INTERVAL_MS: u64 = 20;
 
 impl Default for ServerConfig {
     fn default() -> Self {
         Self {
             auth_timeout_ms: 10_000,
             heartbeat_ms: 30_000,
+            request_burst: REQUEST_BURST,
+            request_interval_ms: REQUEST_INTERVAL_MS,
         }
+    }
+}
+
+/// A connection's request allowance: a token bucket, integers only.
+#[derive(Clone, Copy, Debug)]
+struct Allowance {
+    tokens: u32,
+    /// When the last token was added (or the bucket was last full).
+    refilled_at: u64,
+}
+
+impl Allowance {
+    fn full(now: u64, config: &ServerConfig) -> Self {
+        Self {
+            tokens: config.request_burst,
+            refilled_at: now,
+        }
+    }
+
+    /// Takes one request's token; false when none is left.
+    fn take(&mut self, now: u64, config: &ServerConfig) -> bool {
+        let interval = config.request_interval_ms.max(1);
+        let earned = now.saturating_sub(self.refilled_at) / interval;
+        if earned > 0 {
+            let room = u64::from(config.request_burst.saturating_sub(self.tokens));
+            if earned >= room {
+                self.tokens = config.request_burst;
+                self.refilled_at = now;
+            } else {
+                self.tokens += earned as u32;
+                self.refilled_at += earned * interval;
+            }
+        }
+        if self.tokens == 0 {
+            return false;
+        }
+        self.tokens -= 1;
+        true
+    }
+}
+
+/// The id of a request frame.
+fn request_id(frame: &ClientFrame) -> Option<&RequestId> {
+    match frame {
+        ClientFrame::Fetch(f) => Some(&f.id),
+        ClientFrame::Send(s) => Some(&s.id),
+        ClientFrame::ConfigUpdate(c) => Some(&c.id),
+        _ => None,
     }
 }
 
@@ -100,6 +165,7 @@ pub struct ServerConnection {
     last_received: u64,
     last_sent: u64,
     ping_n: u64,
+    allowance: Allowance,
     actions: VecDeque<ServerAction>,
 }
 
@@ -115,6 +181,7 @@ impl ServerConnection {
             last_received: now,
             last_sent: now,
             ping_n: 0,
+            allowance: Allowance::full(now, &config),
             actions: VecDeque::new(),
         }
     }
@@ -208,7 +275,21 @@ impl ServerConnection {
                     );
                 }
             }
-            (_, request) => self.actions.push_back(ServerAction::Request(request)),
+            (_, request) => {
+                if self.allowance.take(now, &self.config) {
+                    self.actions.push_back(ServerAction::Request(request));
+                } else if let Some(id) = request_id(&request).cloned() {
+                    self.refuse_request(
+                        now,
+                        id,
+                        ErrorCode::RateLimited,
+                        format!(
+                            "more than {} requests at once, or over one per {} ms; this one was not carried out",
+                            self.config.request_burst, self.config.request_interval_ms
+                        ),
+                    );
+                }
+            }
         }
     }
 

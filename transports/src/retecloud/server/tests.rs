@@ -285,3 +285,57 @@ fn debug_shows_no_token() {
     let shown = format!("{:?}", c.poll_action());
     assert!(!shown.contains("rct1_x"), "{shown}");
 }
+
+#[test]
+fn requests_past_the_allowance_are_refused_and_not_handed_out() {
+    let config = ServerConfig {
+        request_burst: 3,
+        request_interval_ms: 100,
+        ..ServerConfig::default()
+    };
+    let mut c = ServerConnection::new(0, config);
+    c.handle_text(1, AUTH);
+    drain(&mut c);
+    c.accept(2, hello());
+    drain(&mut c);
+    let fetch = |n: u32| {
+        format!(r##"{{"type":"fetch","id":"f{n}","stream":"libera.1","buffer":"#a","limit":5}}"##)
+    };
+    for n in 0..3 {
+        c.handle_text(10, &fetch(n));
+    }
+    let a = drain(&mut c);
+    assert!(a.iter().all(|x| matches!(x, ServerAction::Request(_))) && a.len() == 3);
+    c.handle_text(10, &fetch(3));
+    let a = drain(&mut c);
+    assert_eq!(codes(&a), [(ErrorCode::RateLimited, false)]);
+    let Some(ServerAction::Send(ServerFrame::Error(e))) = a.first() else {
+        panic!()
+    };
+    assert_eq!(e.id, Some(RequestId("f3".into())));
+    assert!(!c.is_closed());
+    // Pings are not requests: answered while the allowance is spent.
+    c.handle_text(20, r#"{"type":"ping","n":1}"#);
+    assert_eq!(
+        drain(&mut c),
+        [ServerAction::Send(ServerFrame::Pong(Pong { n: 1 }))]
+    );
+    // One more per interval, never more than the burst.
+    c.handle_text(110, &fetch(4));
+    c.handle_text(110, &fetch(5));
+    let a = drain(&mut c);
+    assert!(matches!(a[0], ServerAction::Request(_)));
+    assert_eq!(codes(&a[1..]), [(ErrorCode::RateLimited, false)]);
+    c.handle_text(100_000, &fetch(6));
+    for n in 7..10 {
+        c.handle_text(100_000, &fetch(n));
+    }
+    let a = drain(&mut c);
+    assert_eq!(
+        a.iter()
+            .filter(|x| matches!(x, ServerAction::Request(_)))
+            .count(),
+        3
+    );
+    assert_eq!(codes(&a), [(ErrorCode::RateLimited, false)]);
+}

@@ -1,0 +1,172 @@
+//! Changing a live session's settings, for a host that keeps them elsewhere
+//! (rete-cloud's `config_update`): the registration settings the next
+//! connection uses, and the whole list of channels to be in.
+
+use super::{check_word, CommandError, Commands};
+use crate::line::OutLine;
+use crate::session::{ChannelSpec, SaslSettings};
+
+impl Commands<'_> {
+    /// Sets the username, realname, server password and SASL settings that
+    /// the next registration uses; the connection now keeps its own. The
+    /// new secrets join the ones the session withholds (an old one stays:
+    /// it may still be in its buffers).
+    pub fn set_login(
+        &mut self,
+        username: &str,
+        realname: &str,
+        password: Option<&str>,
+        sasl: Option<SaslSettings>,
+    ) -> Result<(), CommandError> {
+        check_word("username", username)?;
+        if realname.is_empty() || realname.contains(['\r', '\n', '\0']) {
+            return Err(CommandError::Invalid(
+                "the realname is empty or holds a line break or NUL".into(),
+            ));
+        }
+        if password.is_some_and(|p| p.is_empty() || p.contains(['\r', '\n', '\0'])) {
+            return Err(CommandError::Invalid(
+                "the password is empty or holds a line break or NUL".into(),
+            ));
+        }
+        let new_secrets = password
+            .into_iter()
+            .chain(sasl.as_ref().map(|s| s.credentials.password.as_str()));
+        self.s.secrets = self.s.secrets.extended(new_secrets);
+        let config = &mut self.s.config;
+        config.username = username.to_owned();
+        config.realname = realname.to_owned();
+        config.password = password.map(str::to_owned);
+        config.sasl = sasl;
+        Ok(())
+    }
+
+    /// Makes `channels` exactly the channels to be in: when connected, the
+    /// new ones are joined and the others parted at once; either way a
+    /// reconnect joins exactly these. Nothing changes when one name is bad.
+    pub fn set_channels(&mut self, channels: &[&str]) -> Result<(), CommandError> {
+        for c in channels {
+            check_word("channel", c)?;
+            if !self.s.isupport.is_channel(c) {
+                return Err(CommandError::Invalid(format!("{c} is not a channel name")));
+            }
+        }
+        let wanted: Vec<String> = channels.iter().map(|c| self.s.fold(c)).collect();
+        let gone: Vec<String> = self
+            .s
+            .wanted_channels
+            .iter()
+            .filter(|(folded, _)| !wanted.contains(folded))
+            .map(|(_, spec)| spec.name.clone())
+            .collect();
+        for name in &gone {
+            let folded = self.s.fold(name);
+            self.s.wanted_channels.remove(&folded);
+            if self.connected().is_ok() {
+                self.send_checked(OutLine::new("PART").param(name.as_str()))?;
+            }
+        }
+        for c in channels {
+            if !self.s.wanted_channels.contains_key(&self.s.fold(c)) {
+                self.join(c, None)?;
+            }
+        }
+        self.s.config.channels = channels
+            .iter()
+            .map(|c| ChannelSpec {
+                name: (*c).to_owned(),
+                key: None,
+            })
+            .collect();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use crate::clock::{Mono, Now, UnixMillis};
+    use crate::ids::SessionId;
+    use crate::session::{ChannelSpec, Session, SessionConfig};
+
+    fn now(ms: u64) -> Now {
+        Now {
+            mono: Mono(ms),
+            wall: UnixMillis(1_790_769_600_000 + ms as i64),
+        }
+    }
+
+    fn sent(s: &mut Session, at: &mut u64) -> Vec<String> {
+        let mut out = Vec::new();
+        for _ in 0..200 {
+            match s.poll_transmit(Mono(*at)) {
+                Some(l) => out.push(l),
+                None if s.queued_lines() > 0 => *at += 2_000,
+                None => break,
+            }
+        }
+        out
+    }
+
+    fn session() -> Session {
+        let id = SessionId::parse("6f0c3c2e-8d1a-4a51-9b7e-4d2f5a6b7c8d").unwrap();
+        let mut c = SessionConfig::new(id, "test", "rete");
+        c.channels = vec![ChannelSpec {
+            name: "#old".into(),
+            key: None,
+        }];
+        Session::new(c)
+    }
+
+    #[test]
+    fn login_settings_apply_from_the_next_registration() {
+        let mut s = session();
+        let mut at = 1_000;
+        s.commands()
+            .set_login("newident", "New Real", Some("pass word"), None)
+            .unwrap();
+        s.handle_connected(now(at), "127.0.0.1:6667", None, [7; 18]);
+        let out = sent(&mut s, &mut at);
+        assert!(out.iter().any(|l| l == "PASS :pass word"), "{out:?}");
+        assert!(
+            out.iter()
+                .any(|l| l.starts_with("USER newident ") && l.ends_with(":New Real")),
+            "{out:?}"
+        );
+        assert!(s.view().secrets().contains_secret("xx pass word xx"));
+        assert!(s.commands().set_login("a b", "r", None, None).is_err());
+        assert!(s
+            .commands()
+            .set_login("u", "r", Some("a\r\nb"), None)
+            .is_err());
+    }
+
+    #[test]
+    fn channels_are_joined_and_parted_at_once_and_kept_across_reconnects() {
+        let mut s = session();
+        let mut at = 1_000;
+        s.handle_connected(now(at), "127.0.0.1:6667", None, [7; 18]);
+        sent(&mut s, &mut at);
+        s.handle_line(now(at), ":srv 001 rete :Welcome");
+        let out = sent(&mut s, &mut at);
+        assert!(out.iter().any(|l| l == "JOIN #old"), "{out:?}");
+        s.handle_line(now(at), ":rete!r@h JOIN #old");
+        sent(&mut s, &mut at);
+        // A bad name changes nothing.
+        assert!(s.commands().set_channels(&["#new", "bad name"]).is_err());
+        assert!(sent(&mut s, &mut at).iter().all(|l| !l.contains("#new")));
+        s.commands().set_channels(&["#new"]).unwrap();
+        let out = sent(&mut s, &mut at);
+        assert!(out.iter().any(|l| l == "PART #old"), "{out:?}");
+        assert!(out.iter().any(|l| l == "JOIN #new"), "{out:?}");
+        s.handle_disconnected(now(at), "gone");
+        s.handle_connected(now(at), "127.0.0.1:6667", None, [7; 18]);
+        sent(&mut s, &mut at);
+        s.handle_line(now(at), ":srv 001 rete :Welcome");
+        let joins: Vec<String> = sent(&mut s, &mut at)
+            .into_iter()
+            .filter(|l| l.starts_with("JOIN"))
+            .collect();
+        assert_eq!(joins, ["JOIN #new"]);
+    }
+}
