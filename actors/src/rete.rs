@@ -452,9 +452,7 @@ impl SessionSender {
     /// ReteCloud session hands the frames it receives to the raw tap only
     /// while it does (the frames it sends, always); an IRC session ignores it.
     pub fn set_raw_shown(&self, shown: bool) {
-        self.shared
-            .raw_frames_shown
-            .store(shown, Ordering::Relaxed);
+        self.shared.raw_frames_shown.store(shown, Ordering::Relaxed);
     }
 
     /// Runs a user command against the engine's sending interface.

@@ -663,7 +663,11 @@ impl SessionState {
         }
         let due = engine.poll_timeout(now.mono);
         drop(engine);
-        let cloud_due = if bridged { self.cloud_due().map(Mono) } else { None };
+        let cloud_due = if bridged {
+            self.cloud_due().map(Mono)
+        } else {
+            None
+        };
         let due = due.into_iter().chain(cloud_due).min();
         if let Some(due) = due {
             if self.timer_due.is_none_or(|t| due < t) {

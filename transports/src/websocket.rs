@@ -212,7 +212,9 @@ impl CloudReader {
             match self.0.next().await {
                 None => return Ok(None),
                 Some(Err(e)) => return Err(e.to_string()),
-                Some(Ok(Message::Text(t))) => return Ok(Some(Incoming::Text(t.as_str().to_owned()))),
+                Some(Ok(Message::Text(t))) => {
+                    return Ok(Some(Incoming::Text(t.as_str().to_owned())))
+                }
                 Some(Ok(Message::Binary(_))) => return Ok(Some(Incoming::Binary)),
                 Some(Ok(Message::Close(_))) => return Ok(None),
                 Some(Ok(_)) => {}
@@ -247,7 +249,10 @@ pub async fn open(cfg: &CloudConfig) -> Result<CloudConnection, ConnectError> {
         .map_err(|_| ConnectError::Timeout)?
 }
 
-async fn open_unbounded(cfg: &CloudConfig, url: &CloudUrl) -> Result<CloudConnection, ConnectError> {
+async fn open_unbounded(
+    cfg: &CloudConfig,
+    url: &CloudUrl,
+) -> Result<CloudConnection, ConnectError> {
     let irc_like = ConnectConfig {
         host: url.host.clone(),
         port: url.port,
@@ -281,7 +286,9 @@ async fn open_unbounded(cfg: &CloudConfig, url: &CloudUrl) -> Result<CloudConnec
         .max_frame_size(Some(TRANSPORT_LIMIT));
     let (ws, _) = tokio_tungstenite::client_async_with_config(cfg.url.as_str(), io, Some(config))
         .await
-        .map_err(|e| ConnectError::Io(std::io::Error::other(format!("WebSocket handshake: {e}"))))?;
+        .map_err(|e| {
+            ConnectError::Io(std::io::Error::other(format!("WebSocket handshake: {e}")))
+        })?;
     let (sink, stream) = ws.split();
     Ok(CloudConnection {
         reader: CloudReader(stream),
@@ -317,7 +324,10 @@ mod tests {
         ] {
             let e = parse_url(bad).unwrap_err();
             assert!(e.contains(why), "{bad}: {e}");
-            assert!(!e.contains("token=x"), "the error quotes no part of a query");
+            assert!(
+                !e.contains("token=x"),
+                "the error quotes no part of a query"
+            );
         }
     }
 }

@@ -69,7 +69,10 @@ fn with_time(line: &str, time: u64) -> String {
     match line.strip_prefix('@') {
         Some(tags) => {
             let tag_part = tags.split(' ').next().unwrap_or("");
-            if tag_part.split(';').any(|t| t == "time" || t.starts_with("time=")) {
+            if tag_part
+                .split(';')
+                .any(|t| t == "time" || t.starts_with("time="))
+            {
                 line.to_owned()
             } else {
                 format!("@time={stamp};{tags}")
@@ -97,8 +100,13 @@ fn refusal_text(reason: CloseReason) -> &'static str {
 
 fn close_text(reason: CloseReason) -> String {
     match reason {
-        CloseReason::ServerError(code) => format!("the service closed the connection ({})", code.as_str()),
-        CloseReason::BadFrame(code) => format!("the service sent a frame this client refuses ({})", code.as_str()),
+        CloseReason::ServerError(code) => {
+            format!("the service closed the connection ({})", code.as_str())
+        }
+        CloseReason::BadFrame(code) => format!(
+            "the service sent a frame this client refuses ({})",
+            code.as_str()
+        ),
         CloseReason::ProtocolViolation => "the service broke the frame protocol".into(),
         CloseReason::AuthTimeout => "the service did not answer auth in time".into(),
         CloseReason::HeartbeatMissed => "the service sent nothing for two heartbeats".into(),
@@ -417,10 +425,9 @@ impl SessionState {
                     }
                 }
                 Action::RequestFailed(e) => {
-                    let ticket = e
-                        .id
-                        .as_ref()
-                        .and_then(|id| self.shared.cloud.lock().tickets.remove(id));
+                    let ticket =
+                        e.id.as_ref()
+                            .and_then(|id| self.shared.cloud.lock().tickets.remove(id));
                     if let Some(t) = ticket {
                         self.agent.not_sent(t);
                     }
@@ -464,7 +471,14 @@ impl SessionState {
     /// The client stopped for good: agent lines still waiting for an
     /// acknowledgement will not be sent.
     fn fail_cloud_tickets(&mut self) {
-        let tickets: Vec<Ticket> = self.shared.cloud.lock().tickets.drain().map(|(_, t)| t).collect();
+        let tickets: Vec<Ticket> = self
+            .shared
+            .cloud
+            .lock()
+            .tickets
+            .drain()
+            .map(|(_, t)| t)
+            .collect();
         for t in tickets {
             self.agent.not_sent(t);
         }

@@ -50,7 +50,11 @@ fn registration_comes_from_the_sync_and_nothing_is_sent_for_it() {
     let mut s = bridged();
     s.handle_connecting(now(1_000), false);
     s.handle_connected(now(1_000), "127.0.0.1:8080", None, [7; 18]);
-    assert_eq!(sent(&mut s, 1_000), Vec::<String>::new(), "no CAP, PASS, NICK, USER");
+    assert_eq!(
+        sent(&mut s, 1_000),
+        Vec::<String>::new(),
+        "no CAP, PASS, NICK, USER"
+    );
     assert_eq!(s.view().state(), ConnState::Connecting);
     s.handle_line(now(1_000), ":rete-cloud 001 rete :Welcome");
     assert_eq!(s.view().state(), ConnState::Connected);
@@ -102,11 +106,17 @@ fn the_persons_lines_go_out_unpaced_and_are_not_echoed_locally() {
         rows_before,
         "the stream carries our message back; no local echo"
     );
-    drop(v);
     // The stream's copy is the one row.
     s.handle_line(now(1_100), ":rete!u@h PRIVMSG #rete :line 0");
     let v = s.view();
-    let last = v.buffer(&chan).unwrap().display().last().unwrap().payload.clone();
+    let last = v
+        .buffer(&chan)
+        .unwrap()
+        .display()
+        .last()
+        .unwrap()
+        .payload
+        .clone();
     assert_eq!(
         last,
         Payload::Privmsg {
@@ -128,7 +138,12 @@ fn smsg_is_refused_and_sends_nothing() {
 fn the_services_who_poll_is_absorbed() {
     let mut s = bridged();
     attach(&mut s);
-    let before = s.view().buffer(s.view().server_buffer()).unwrap().display().count();
+    let before = s
+        .view()
+        .buffer(s.view().server_buffer())
+        .unwrap()
+        .display()
+        .count();
     s.handle_line(
         now(2_000),
         ":srv 352 rete #rete b h srv bob G :0 Bob Example",
@@ -151,15 +166,25 @@ fn an_upstream_outage_shows_reconnecting_until_the_next_welcome() {
     assert_eq!(sent(&mut s, 2_000), Vec::<String>::new());
     s.handle_line(now(3_000), ":irc.example 001 rete :Welcome back");
     assert_eq!(s.view().state(), ConnState::Connected);
-    assert_eq!(sent(&mut s, 3_000), Vec::<String>::new(), "the service rejoins");
+    assert_eq!(
+        sent(&mut s, 3_000),
+        Vec::<String>::new(),
+        "the service rejoins"
+    );
 }
 
 #[test]
 fn transport_secrets_are_scanned_and_replaced() {
     let mut s = bridged();
     s.set_transport_secrets(["rct1_aaaaaaaaaaaaaaaa"]);
-    assert!(s.view().secrets().contains_secret("x rct1_AAAAAAAAAAAAAAAA y"));
-    assert!(s.view().secrets().contains_secret("server-pass"), "the configured ones stay");
+    assert!(s
+        .view()
+        .secrets()
+        .contains_secret("x rct1_AAAAAAAAAAAAAAAA y"));
+    assert!(
+        s.view().secrets().contains_secret("server-pass"),
+        "the configured ones stay"
+    );
     s.set_transport_secrets(["rct1_bbbbbbbbbbbbbbbb"]);
     assert!(!s.view().secrets().contains_secret("rct1_aaaaaaaaaaaaaaaa"));
     assert!(s.view().secrets().contains_secret("rct1_bbbbbbbbbbbbbbbb"));

@@ -669,8 +669,8 @@ fn configured_secrets(config: &SessionConfig) -> rete_redact::SecretSet {
 }
 
 #[cfg(test)]
+mod bridged_tests;
+#[cfg(test)]
 mod debug_tests;
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod bridged_tests;

@@ -1,0 +1,355 @@
+//! The ReteCloud client transport through the engine's facade, against real
+//! processes on loopback: `Rete` ↔ `rete-cloud` ↔ InspIRCd, with a bot.
+//! Attach and read; detach, traffic, reattach with exactly the missed rows;
+//! a send reaching IRC and shown once; `/smsg` refused; token rotation
+//! while attached, stored before it is acknowledged and usable by a new
+//! engine; an unknown token stopping the retries with a clear state; the
+//! raw tap seeing masked frames (received ones only while shown).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use anyhow::Result;
+use rete_actors::{Direction, RawObserver, SessionSpec};
+use rete_engine::buffer::BufferKind;
+use rete_engine::event::ConnState;
+use rete_engine::ids::SessionId;
+use rete_engine::row::Payload;
+use rete_transports::{Backoff, TransportKind};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use support::cloud::{transport, CloudWorld, MemoryTokens};
+use support::eventually::eventually;
+use support::live_tests_session::{session_config, Live, WAIT};
+
+fn spec(url: &str, tokens: Arc<MemoryTokens>) -> SessionSpec {
+    SessionSpec {
+        config: session_config("alice"),
+        transport: transport(url, tokens),
+        autoconnect: true,
+        reconnect: Backoff::new(Duration::from_millis(100), Duration::from_secs(1)),
+    }
+}
+
+/// The texts of the PRIVMSG rows in #rete from `from`, in display order.
+async fn said_by(live: &Live, from: &'static str) -> Result<Vec<String>> {
+    live.read(move |v| {
+        let Some(id) = v.find_buffer(BufferKind::Channel, "#rete") else {
+            return Vec::new();
+        };
+        v.buffer(id)
+            .map(|b| {
+                b.display()
+                    .filter(|r| &*r.from == from)
+                    .filter_map(|r| match &r.payload {
+                        Payload::Privmsg { text } => Some(text.to_string()),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    })
+    .await
+}
+
+async fn wait_said(live: &Live, from: &'static str, text: &str) -> Result<Vec<String>> {
+    let text = text.to_owned();
+    eventually(&format!("{from} saying {text:?}"), WAIT, || {
+        let text = text.clone();
+        async move {
+            let got = said_by(live, from).await?;
+            Ok(got.iter().any(|t| *t == text).then_some(got))
+        }
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attach_read_send_detach_and_reattach_with_exactly_the_missed_rows() -> Result<()> {
+    let mut w = CloudWorld::start(&[]).await?;
+    let tokens = MemoryTokens::holding(&w.token);
+    let live = Live::start(spec(&w.service.url(), tokens.clone())).await?;
+    assert_eq!(live.handle.reader().transport(), TransportKind::ReteCloud);
+    assert_eq!(live.handle.reader().transport().as_str(), "retecloud");
+
+    // Attached: the sync made us a member of #rete, with bob.
+    live.wait_state(ConnState::Connected).await?;
+    let chan = live.wait_joined("#rete").await?;
+    live.wait_member("bob in #rete", &chan, |m| m.nick == "bob")
+        .await?;
+
+    // Live rows.
+    w.bob.privmsg("#rete", "live 1").await?;
+    wait_said(&live, "bob", "live 1").await?;
+
+    // Our line reaches IRC and is shown once (the stream carries it back).
+    live.handle
+        .sender()
+        .command(|c| c.privmsg("#rete", "hello from the cloud"))
+        .await?;
+    w.bob
+        .wait_for(|l| l.ends_with("PRIVMSG #rete :hello from the cloud"), WAIT)
+        .await?;
+    let ours = wait_said(&live, "alice", "hello from the cloud").await?;
+    assert_eq!(ours, ["hello from the cloud"]);
+
+    // /smsg refused, nothing sent.
+    let refused = live
+        .handle
+        .sender()
+        .command(|c| c.secret_privmsg("#rete", "a secret"))
+        .await;
+    assert!(
+        refused
+            .as_ref()
+            .is_err_and(|e| e.to_string().contains("ReteCloud")),
+        "{refused:?}"
+    );
+
+    // Detach: the service stays in #rete (no QUIT went through it).
+    live.handle.sender().disconnect(None);
+    live.wait_state(ConnState::Disconnected).await?;
+    for i in 1..=5 {
+        w.bob.privmsg("#rete", &format!("missed {i}")).await?;
+    }
+    // Reattach: exactly the missed rows, once each, in order.
+    live.handle.sender().connect();
+    live.wait_state(ConnState::Connected).await?;
+    let got = wait_said(&live, "bob", "missed 5").await?;
+    assert_eq!(
+        got,
+        ["live 1", "missed 1", "missed 2", "missed 3", "missed 4", "missed 5"]
+    );
+    w.bob.privmsg("#rete", "after").await?;
+    let got = wait_said(&live, "bob", "after").await?;
+    assert_eq!(got.len(), 7, "{got:?}");
+    let ours = said_by(&live, "alice").await?;
+    assert_eq!(
+        ours,
+        ["hello from the cloud"],
+        "our line once, even after the replay"
+    );
+    assert!(
+        !w.bob.lines().iter().any(|l| l.contains("a secret")),
+        "the refused /smsg never reached IRC"
+    );
+    assert!(
+        !w.bob
+            .lines()
+            .iter()
+            .any(|l| l.starts_with(":alice!") && l.contains(" QUIT ")),
+        "detaching does not quit the service's connection"
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rotated_token_is_stored_before_it_is_acknowledged_and_works_for_the_next_engine(
+) -> Result<()> {
+    let w = CloudWorld::start(&["--rotate-after-ms", "0", "--grace-ms", "1000"]).await?;
+    let t0 = w.token.clone();
+
+    // A store that fails: the rotation is never acknowledged, so the old
+    // token stays the one on disk and keeps working past the grace period
+    // (an acknowledged rotation would make it reuse, revoking the chain).
+    let failing = MemoryTokens::holding(&t0);
+    failing
+        .fail
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let live = Live::start(spec(&w.service.url(), failing.clone())).await?;
+    live.wait_state(ConnState::Connected).await?;
+    live.wait_joined("#rete").await?;
+    live.rete.shutdown(Duration::from_secs(2)).await;
+    assert_eq!(failing.current().as_deref(), Some(t0.as_str()));
+    tokio::time::sleep(Duration::from_millis(1200)).await; // past the grace period
+
+    // A store that works: the new token is stored, then acknowledged.
+    let tokens = MemoryTokens::holding(&t0);
+    let live = Live::start(spec(&w.service.url(), tokens.clone())).await?;
+    live.wait_state(ConnState::Connected).await?;
+    let t1 = eventually("a rotated token stored", WAIT, || {
+        let t = tokens.stored().first().cloned();
+        async move { t }
+    })
+    .await?;
+    assert_ne!(t1, t0);
+    assert!(t1.starts_with("rct1_") && t1.len() == 69);
+    // Both are the session's secrets now: withheld by every read tool.
+    let (old, new) = (t0.clone(), t1.clone());
+    let scanned = live
+        .read(move |v| {
+            (
+                v.secrets().contains_secret(&old),
+                v.secrets().contains_secret(&new),
+            )
+        })
+        .await?;
+    assert_eq!(scanned, (true, true));
+    live.rete.shutdown(Duration::from_secs(2)).await;
+    tokio::time::sleep(Duration::from_millis(1200)).await; // t0's grace is over
+
+    // A new engine (a restarted client) reading the store attaches with
+    // the rotated token: it was acknowledged, so the service took it.
+    let again = MemoryTokens::holding(&tokens.current().unwrap());
+    let live = Live::start(spec(&w.service.url(), again)).await?;
+    live.wait_state(ConnState::Connected).await?;
+    live.wait_joined("#rete").await?;
+    live.rete.shutdown(Duration::from_secs(2)).await;
+
+    // And t0, replaced and past its grace, is reuse: refused for good.
+    let stale = MemoryTokens::holding(&t0);
+    let live = Live::start(spec(&w.service.url(), stale)).await?;
+    let why = live
+        .wait_for("the refusal", |v| {
+            v.registration_refused().map(str::to_owned)
+        })
+        .await?;
+    assert!(why.contains("token_revoked"), "{why}");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_token_stops_the_retries_with_a_clear_state() -> Result<()> {
+    let w = CloudWorld::start(&[]).await?;
+    let unknown = format!("rct1_{}", "0".repeat(64));
+    let tokens = MemoryTokens::holding(&unknown);
+    let live = Live::start(spec(&w.service.url(), tokens)).await?;
+    let why = live
+        .wait_for("the refusal", |v| {
+            v.registration_refused().map(str::to_owned)
+        })
+        .await?;
+    assert!(why.contains("auth_failed"), "{why}");
+    assert!(!why.contains(&unknown), "the reason holds no token");
+    live.wait_state(ConnState::Disconnected).await?;
+    // No retry: one connection attempt, however long we look.
+    let server_rows = live
+        .read(|v| {
+            v.buffer(v.server_buffer())
+                .map(|b| {
+                    b.display()
+                        .filter_map(|r| match &r.payload {
+                            Payload::ClientStatus { text } => Some(text.to_string()),
+                            _ => None,
+                        })
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default()
+        })
+        .await?;
+    assert!(
+        server_rows
+            .iter()
+            .any(|t| t.starts_with("Not reconnecting")),
+        "{server_rows:?}"
+    );
+    let attempts = live
+        .states()
+        .iter()
+        .filter(|s| matches!(s, ConnState::Connecting | ConnState::Reconnecting))
+        .count();
+    assert_eq!(attempts, 1, "{:?}", live.states());
+    Ok(())
+}
+
+/// The raw tap's display slot, recording.
+#[derive(Default)]
+struct Recorder(Mutex<Vec<(Direction, String)>>);
+
+impl RawObserver for Recorder {
+    fn on_raw(&self, _: &SessionId, direction: Direction, line: &str) {
+        self.0.lock().unwrap().push((direction, line.to_owned()));
+    }
+}
+
+impl Recorder {
+    fn lines(&self) -> Vec<(Direction, String)> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_raw_tap_sees_masked_frames_received_ones_only_while_shown() -> Result<()> {
+    let mut w = CloudWorld::start(&[]).await?;
+    let tokens = MemoryTokens::holding(&w.token);
+    let rete = rete_actors::Rete::start(Default::default()).await?;
+    let rec = Arc::new(Recorder::default());
+    rete.set_raw_observer(Some(rec.clone()));
+    let handle = rete.add_session(spec(&w.service.url(), tokens)).await?;
+    let reader = handle.reader();
+    eventually("connected", WAIT, || {
+        let reader = reader.clone();
+        async move {
+            reader
+                .read(|v| (v.state() == ConnState::Connected).then_some(()))
+                .await
+                .ok()
+                .flatten()
+        }
+    })
+    .await?;
+
+    // Sent frames always: the auth frame, its token masked.
+    let lines = rec.lines();
+    let auth = lines
+        .iter()
+        .find(|(d, l)| *d == Direction::Out && l.contains("\"auth\""))
+        .expect("the auth frame was tapped");
+    assert!(
+        !auth.1.contains(&w.token),
+        "the token is masked: {}",
+        auth.1
+    );
+    assert!(
+        lines.iter().all(|(d, _)| *d == Direction::Out),
+        "no received frame while the raw buffer is not shown: {lines:?}"
+    );
+
+    // Shown: received frames too, masked.
+    handle.sender().set_raw_shown(true);
+    w.bob.privmsg("#rete", "seen raw").await?;
+    eventually("the line frame tapped", WAIT, || {
+        let got = rec
+            .lines()
+            .iter()
+            .any(|(d, l)| *d == Direction::In && l.contains("seen raw"));
+        async move { got.then_some(()) }
+    })
+    .await?;
+    let received = rec.lines().into_iter().filter(|(d, _)| *d == Direction::In);
+    for (_, frame) in received {
+        assert!(frame.starts_with('{'), "a frame, not an IRC line: {frame}");
+    }
+
+    // Hidden again: the next received frame is not tapped.
+    handle.sender().set_raw_shown(false);
+    let before = rec.lines().len();
+    w.bob.privmsg("#rete", "not seen raw").await?;
+    let reader = handle.reader();
+    eventually("the row", WAIT, || {
+        let reader = reader.clone();
+        async move {
+            reader
+                .read(|v| {
+                    let id = v.find_buffer(BufferKind::Channel, "#rete")?;
+                    v.buffer(id)?
+                        .display()
+                        .any(|r| matches!(&r.payload, Payload::Privmsg { text } if &**text == "not seen raw"))
+                        .then_some(())
+                })
+                .await
+                .ok()
+                .flatten()
+        }
+    })
+    .await?;
+    assert!(
+        rec.lines()[before..]
+            .iter()
+            .all(|(d, l)| *d == Direction::Out && !l.contains("not seen raw")),
+        "{:?}",
+        &rec.lines()[before..]
+    );
+    rete.shutdown(Duration::from_secs(2)).await;
+    Ok(())
+}
