@@ -20,7 +20,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use support::cloud::{transport, CloudWorld, MemoryTokens};
 use support::eventually::eventually;
+
+use rete_mcp::access_log::AccessLog;
+use rete_mcp::debug::raw::RawTaps;
+use rete_mcp::debug::Capture;
+use rete_mcp::tools::{Args, Settings, ToolBox, ToolContext, ToolOutcome};
+use serde_json::{json, Value};
 use support::live_tests_session::{session_config, Live, WAIT};
+use tokio_util::sync::CancellationToken;
 
 fn spec(url: &str, tokens: Arc<MemoryTokens>) -> SessionSpec {
     SessionSpec {
@@ -350,6 +357,149 @@ async fn the_raw_tap_sees_masked_frames_received_ones_only_while_shown() -> Resu
         "{:?}",
         &rec.lines()[before..]
     );
+    rete.shutdown(Duration::from_secs(2)).await;
+    Ok(())
+}
+
+/// The control surface's tools on one engine, debug on, with a capture on
+/// its raw tap (as reterm's control server holds them).
+struct Tools {
+    ctx: ToolContext,
+}
+
+impl Tools {
+    async fn ok(&self, tool: &str, args: Value) -> Result<Value> {
+        let parsed = Args::from_request(Some(&args)).expect("arguments are an object");
+        match ToolBox::new().call(tool, &self.ctx, &parsed).await {
+            ToolOutcome::Ok(v) => Ok(v),
+            other => anyhow::bail!("{tool}({args}) failed: {other:?}"),
+        }
+    }
+
+    /// Every raw line after `cursor`, and the cursor after them.
+    async fn raw(&self, sid: &str, cursor: Option<&str>) -> Result<(Vec<Value>, String)> {
+        let mut lines = Vec::new();
+        let mut cursor = cursor.map(str::to_owned);
+        loop {
+            let mut args = json!({"session": sid, "limit": 2000});
+            if let Some(c) = &cursor {
+                args["cursor"] = json!(c);
+            }
+            let v = self.ok("raw_since", args).await?;
+            lines.extend(v["lines"].as_array().cloned().unwrap_or_default());
+            cursor = v["cursor"].as_str().map(str::to_owned);
+            if v["truncated"] == json!(false) {
+                return Ok((lines, cursor.unwrap_or_default()));
+            }
+        }
+    }
+
+    async fn found(&self, text: &str) -> Result<Value> {
+        let text = text.to_owned();
+        eventually(&format!("{text:?} found"), WAIT, || {
+            let text = text.clone();
+            async move {
+                let v = self
+                    .ok("search_messages", json!({"query": text}))
+                    .await
+                    .ok()?;
+                let hit = v.to_string().contains(&text) || v.get("withheld").is_some();
+                hit.then_some(v)
+            }
+        })
+        .await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_sessions_read_tools_and_raw_since_on_a_retecloud_session() -> Result<()> {
+    let mut w = CloudWorld::start(&[]).await?;
+    let rete = Arc::new(rete_actors::Rete::start(Default::default()).await?);
+    let taps = RawTaps::start(rete.debug_raw_slot())
+        .await
+        .map_err(anyhow::Error::msg)?;
+    let capture = Capture::with_raw_tap(taps);
+    capture.switch(true);
+    let tools = Tools {
+        ctx: ToolContext {
+            sessions: rete_actors::ReadOnlySessions::new(rete.clone()),
+            send: None,
+            cancel: CancellationToken::new(),
+            settings: Settings {
+                debug: true,
+                send: false,
+            },
+            access_log: Arc::new(AccessLog::new()),
+            updates: rete_mcp::updates::Updates::unstarted(),
+            capture: capture.clone(),
+        },
+    };
+    let handle = rete
+        .add_session(spec(&w.service.url(), MemoryTokens::holding(&w.token)))
+        .await?;
+    let sid = handle.id().as_str().to_owned();
+
+    // list_sessions: transport retecloud, connected once the sync came.
+    let listed = eventually("connected in list_sessions", WAIT, || async {
+        let v = tools.ok("list_sessions", json!({})).await.ok()?;
+        (v["sessions"][0]["state"] == "connected").then_some(v)
+    })
+    .await?;
+    assert_eq!(listed["sessions"][0]["transport"], "retecloud", "{listed}");
+
+    // Read tools work on the rows the frames carried.
+    w.bob.privmsg("#rete", "hello tools").await?;
+    let v = tools.found("hello tools").await?;
+    assert!(v.to_string().contains("hello tools"), "{v}");
+
+    // The token is a session secret: a row holding it is withheld.
+    w.bob.privmsg("#rete", &format!("leak {}", w.token)).await?;
+    let v = tools.found("leak").await?;
+    assert!(!v.to_string().contains(&w.token), "{v}");
+    assert!(v["withheld"].as_u64() >= Some(1), "{v}");
+
+    // raw_since: the frames, masked. Sent ones always (the auth frame, its
+    // token masked); received ones not while the raw buffer is hidden.
+    let (lines, cursor) = tools.raw(&sid, None).await?;
+    let texts: Vec<&str> = lines.iter().filter_map(|l| l["line"].as_str()).collect();
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.starts_with('{') && t.contains("\"auth\"")),
+        "{texts:?}"
+    );
+    assert!(!texts.iter().any(|t| t.contains(&w.token)), "{texts:?}");
+    assert!(lines.iter().all(|l| l["dir"] == "out"), "{lines:?}");
+
+    // Shown: the line frames come in too.
+    handle.sender().set_raw_shown(true);
+    w.bob.privmsg("#rete", "raw shown").await?;
+    let (lines, cursor) = eventually("the frame in raw_since", WAIT, || {
+        let cursor = cursor.clone();
+        let tools = &tools;
+        let sid = sid.clone();
+        async move {
+            let (lines, c) = tools.raw(&sid, Some(&cursor)).await.ok()?;
+            lines
+                .iter()
+                .any(|l| {
+                    l["dir"] == "in" && l["line"].as_str().is_some_and(|t| t.contains("raw shown"))
+                })
+                .then_some((lines, c))
+        }
+    })
+    .await?;
+    for l in lines.iter().filter(|l| l["dir"] == "in") {
+        let t = l["line"].as_str().unwrap();
+        assert!(t.starts_with("{\"type\""), "a frame, not an IRC line: {t}");
+    }
+
+    // Hidden again: nothing received reaches raw_since.
+    handle.sender().set_raw_shown(false);
+    w.bob.privmsg("#rete", "raw hidden").await?;
+    tools.found("raw hidden").await?;
+    let (lines, _) = tools.raw(&sid, Some(&cursor)).await?;
+    assert!(lines.iter().all(|l| l["dir"] == "out"), "{lines:?}");
     rete.shutdown(Duration::from_secs(2)).await;
     Ok(())
 }
