@@ -65,7 +65,7 @@ async fn wait_said(live: &Live, from: &'static str, text: &str) -> Result<Vec<St
         let text = text.clone();
         async move {
             let got = said_by(live, from).await?;
-            Ok(got.iter().any(|t| *t == text).then_some(got))
+            Ok(got.contains(&text).then_some(got))
         }
     })
     .await

@@ -243,6 +243,10 @@ impl Actor for SessionActor {
         // A restarted actor finds the engine as the last one left it: the
         // old connection died with that actor, so say so, then reconnect.
         let was_up = state.shared.engine.lock().view().state() != ConnState::Disconnected;
+        // The ReteCloud client's connection died with the old actor too.
+        if state.is_bridged() {
+            state.cloud_closed();
+        }
         if was_up {
             let now = state.shared.now();
             state
