@@ -100,6 +100,32 @@ async fn attach_read_send_detach_and_reattach_with_exactly_the_missed_rows() -> 
     let ours = wait_said(&live, "alice", "hello from the cloud").await?;
     assert_eq!(ours, ["hello from the cloud"]);
 
+    // Agent lines (send_raw's path): no client-side throttler, so a burst
+    // is handed over at once; each counts as sent when the service
+    // acknowledges it, and all reach IRC, in order (paced by the
+    // service's own throttler: 5 at once, then one per 2 s).
+    let sender = live.handle.sender();
+    let sends = (1..=8).map(|i| {
+        let s = sender.clone();
+        let line = format!("PRIVMSG #rete :agent {i}");
+        async move { s.agent_line(line.clone(), line).await }
+    });
+    let results = futures_util::future::join_all(sends).await;
+    assert!(results.iter().all(Result::is_ok), "{results:?}");
+    w.bob
+        .wait_for(|l| l.ends_with("PRIVMSG #rete :agent 8"), 3 * WAIT)
+        .await?;
+    let agent: Vec<String> = w
+        .bob
+        .lines()
+        .iter()
+        .filter_map(|l| l.split(" PRIVMSG #rete :").nth(1))
+        .filter(|t| t.starts_with("agent "))
+        .map(str::to_owned)
+        .collect();
+    let want: Vec<String> = (1..=8).map(|i| format!("agent {i}")).collect();
+    assert_eq!(agent, want);
+
     // /smsg refused, nothing sent.
     let refused = live
         .handle
@@ -131,10 +157,11 @@ async fn attach_read_send_detach_and_reattach_with_exactly_the_missed_rows() -> 
     let got = wait_said(&live, "bob", "after").await?;
     assert_eq!(got.len(), 7, "{got:?}");
     let ours = said_by(&live, "alice").await?;
+    let mut want_ours = vec!["hello from the cloud".to_owned()];
+    want_ours.extend((1..=8).map(|i| format!("agent {i}")));
     assert_eq!(
-        ours,
-        ["hello from the cloud"],
-        "our line once, even after the replay"
+        ours, want_ours,
+        "our lines once each, even after the replay"
     );
     assert!(
         !w.bob.lines().iter().any(|l| l.contains("a secret")),
@@ -170,9 +197,24 @@ async fn a_rotated_token_is_stored_before_it_is_acknowledged_and_works_for_the_n
     assert_eq!(failing.current().as_deref(), Some(t0.as_str()));
     tokio::time::sleep(Duration::from_millis(1200)).await; // past the grace period
 
-    // A store that works: the new token is stored, then acknowledged.
+    // A store that works: the new token is stored, then acknowledged. The
+    // raw tap (shown) and the store write one journal, so the order is seen.
     let tokens = MemoryTokens::holding(&t0);
-    let live = Live::start(spec(&w.service.url(), tokens.clone())).await?;
+    let mut s = spec(&w.service.url(), tokens.clone());
+    s.autoconnect = false;
+    let live = Live::start(s).await?;
+    let rec = Arc::new(Recorder::default());
+    let journal = rec.clone();
+    tokens.on_store(move || {
+        journal
+            .0
+            .lock()
+            .unwrap()
+            .push((Direction::In, "STORED".into()))
+    });
+    live.rete.set_raw_observer(Some(rec.clone()));
+    live.handle.sender().set_raw_shown(true);
+    live.handle.sender().connect();
     live.wait_state(ConnState::Connected).await?;
     let t1 = eventually("a rotated token stored", WAIT, || {
         let t = tokens.stored().first().cloned();
@@ -192,6 +234,32 @@ async fn a_rotated_token_is_stored_before_it_is_acknowledged_and_works_for_the_n
         })
         .await?;
     assert_eq!(scanned, (true, true));
+    let acked = eventually("the token_ack frame", WAIT, || {
+        let lines = rec.lines();
+        async move {
+            lines
+                .iter()
+                .position(|(d, l)| *d == Direction::Out && l.contains("\"token_ack\""))
+                .map(|i| (i, lines))
+        }
+    })
+    .await?;
+    let (ack_at, lines) = acked;
+    let stored_at = lines.iter().position(|(_, l)| l == "STORED").unwrap();
+    let rotate_at = lines
+        .iter()
+        .position(|(d, l)| *d == Direction::In && l.contains("\"token_rotate\""))
+        .expect("the token_rotate frame was tapped");
+    assert!(
+        rotate_at < stored_at && stored_at < ack_at,
+        "rotate {rotate_at}, stored {stored_at}, ack {ack_at}"
+    );
+    assert!(
+        !lines
+            .iter()
+            .any(|(_, l)| l.contains(&t0) || l.contains(&t1)),
+        "a token in the raw tap"
+    );
     live.rete.shutdown(Duration::from_secs(2)).await;
     tokio::time::sleep(Duration::from_millis(1200)).await; // t0's grace is over
 

@@ -171,6 +171,8 @@ pub struct MemoryTokens {
     stored: Mutex<Vec<String>>,
     /// When set, every store fails.
     pub fail: std::sync::atomic::AtomicBool,
+    /// Called after each successful store (a test's journal).
+    on_store: Mutex<Option<Box<dyn Fn() + Send + Sync>>>,
 }
 
 impl MemoryTokens {
@@ -179,6 +181,11 @@ impl MemoryTokens {
         let s = MemoryTokens::default();
         *s.current.lock().unwrap_or_else(|p| p.into_inner()) = Some(token.to_owned());
         Arc::new(s)
+    }
+
+    /// Calls `f` after each successful store.
+    pub fn on_store(&self, f: impl Fn() + Send + Sync + 'static) {
+        *self.on_store.lock().unwrap_or_else(|p| p.into_inner()) = Some(Box::new(f));
     }
 
     /// The token held now.
@@ -213,6 +220,14 @@ impl CloudTokenStore for MemoryTokens {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push(t);
+        if let Some(f) = self
+            .on_store
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+        {
+            f();
+        }
         Ok(())
     }
 }
