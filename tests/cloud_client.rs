@@ -74,6 +74,12 @@ async fn wait_said(live: &Live, from: &'static str, text: &str) -> Result<Vec<St
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn attach_read_send_detach_and_reattach_with_exactly_the_missed_rows() -> Result<()> {
     let mut w = CloudWorld::start(&[]).await?;
+    // Said before we attach, and stored by the service before we do (a
+    // first client that sees it is the proof; it only then detaches).
+    w.bob.privmsg("#rete", "before we came").await?;
+    let first = Live::start(spec(&w.service.url(), MemoryTokens::holding(&w.token))).await?;
+    wait_said(&first, "bob", "before we came").await?;
+    first.rete.shutdown(Duration::from_secs(2)).await;
     let tokens = MemoryTokens::holding(&w.token);
     let live = Live::start(spec(&w.service.url(), tokens.clone())).await?;
     assert_eq!(live.handle.reader().transport(), TransportKind::ReteCloud);
@@ -84,6 +90,26 @@ async fn attach_read_send_detach_and_reattach_with_exactly_the_missed_rows() -> 
     let chan = live.wait_joined("#rete").await?;
     live.wait_member("bob in #rete", &chan, |m| m.nick == "bob")
         .await?;
+
+    // The first attach of a run fetched the channel's recent rows, as
+    // history: what bob said before we came is there once, marked.
+    let early = eventually("the earlier row fetched", WAIT, || async {
+        live.read(|v| {
+            let id = v.find_buffer(BufferKind::Channel, "#rete")?;
+            let rows: Vec<bool> = v
+                .buffer(id)?
+                .display()
+                .filter(|r| matches!(&r.payload, Payload::Privmsg { text } if &**text == "before we came"))
+                .map(|r| r.history)
+                .collect();
+            (!rows.is_empty()).then_some(rows)
+        })
+        .await
+        .ok()
+        .flatten()
+    })
+    .await?;
+    assert_eq!(early, [true], "once, as history");
 
     // Live rows.
     w.bob.privmsg("#rete", "live 1").await?;
@@ -151,11 +177,19 @@ async fn attach_read_send_detach_and_reattach_with_exactly_the_missed_rows() -> 
     let got = wait_said(&live, "bob", "missed 5").await?;
     assert_eq!(
         got,
-        ["live 1", "missed 1", "missed 2", "missed 3", "missed 4", "missed 5"]
+        [
+            "before we came",
+            "live 1",
+            "missed 1",
+            "missed 2",
+            "missed 3",
+            "missed 4",
+            "missed 5"
+        ]
     );
     w.bob.privmsg("#rete", "after").await?;
     let got = wait_said(&live, "bob", "after").await?;
-    assert_eq!(got.len(), 7, "{got:?}");
+    assert_eq!(got.len(), 8, "{got:?}");
     let ours = said_by(&live, "alice").await?;
     let mut want_ours = vec!["hello from the cloud".to_owned()];
     want_ours.extend((1..=8).map(|i| format!("agent {i}")));

@@ -100,6 +100,9 @@ async fn reterm_on_retecloud_token_rows_smsg_refused_and_rotation_across_a_resta
     w.bob
         .wait_for(|l| l.ends_with("PRIVMSG #rete :from reterm"), WAIT)
         .await?;
+    reterm
+        .wait_for_line(|l| l.contains("<alice> from reterm"), WAIT)
+        .await?;
 
     // /smsg: one clear line, nothing sent.
     reterm.send("/smsg #rete a-secret-text").await?;

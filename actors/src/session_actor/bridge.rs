@@ -33,6 +33,9 @@ use std::sync::atomic::Ordering;
 /// How long the client waits for `hello` after `auth`.
 const AUTH_TIMEOUT_MS: u64 = 15_000;
 
+/// Rows of each channel fetched at a stream's first attach in a run.
+const FIRST_FETCH_ROWS: u32 = 50;
+
 /// A ReteCloud session's state beside its engine (empty for IRC).
 #[derive(Default)]
 pub(crate) struct CloudSide {
@@ -45,6 +48,11 @@ pub(crate) struct CloudSide {
     /// Set by an explicit connect: read the token again (the person may
     /// have set a new one).
     reload_token: bool,
+    /// Streams whose recent history was fetched in this run: a stream is
+    /// fetched at its first attach only (later ones resume exactly).
+    fetched: std::collections::HashSet<StreamId>,
+    /// Fetches in flight, by id: the buffer each asked for.
+    fetches: HashMap<RequestId, String>,
 }
 
 impl CloudSide {
@@ -80,6 +88,19 @@ fn with_time(line: &str, time: u64) -> String {
         }
         None => format!("@time={stamp} {line}"),
     }
+}
+
+/// True for a PRIVMSG or NOTICE line (tags and source skipped).
+fn is_message(line: &str) -> bool {
+    let mut words = line.split(' ').filter(|w| !w.is_empty());
+    let mut word = words.next().unwrap_or("");
+    if word.starts_with('@') {
+        word = words.next().unwrap_or("");
+    }
+    if word.starts_with(':') {
+        word = words.next().unwrap_or("");
+    }
+    word.eq_ignore_ascii_case("PRIVMSG") || word.eq_ignore_ascii_case("NOTICE")
 }
 
 /// Why a stopped client stopped, for the person (no token in it).
@@ -389,7 +410,10 @@ impl SessionState {
                         fed = true;
                     }
                 }
-                Action::Ready => self.shared.backoff.lock().reset(),
+                Action::Ready => {
+                    self.shared.backoff.lock().reset();
+                    self.fetch_first_history(now);
+                }
                 Action::Gap { stream, lost } => {
                     if self.is_our_stream(&stream) {
                         self.shared.engine.lock().note_transport_status(&format!(
@@ -417,7 +441,14 @@ impl SessionState {
                         self.shared.engine.lock().handle_upstream_down(now, &why);
                     }
                 }
-                Action::Backlog(_) | Action::Config(_) => {}
+                Action::Backlog(b) => {
+                    let asked = self.shared.cloud.lock().fetches.remove(&b.id);
+                    if asked.is_some() && self.is_our_stream(&b.stream) {
+                        self.feed_backlog(now, &b);
+                        fed = true;
+                    }
+                }
+                Action::Config(_) => {}
                 Action::SendAcked(id) => {
                     let ticket = self.shared.cloud.lock().tickets.remove(&id);
                     if let Some(t) = ticket {
@@ -455,6 +486,62 @@ impl SessionState {
         }
     }
 
+    /// At a stream's first attach in this run (no resume point: a restarted
+    /// client starts live), asks for each joined channel's recent rows.
+    fn fetch_first_history(&mut self, now: Now) {
+        let mut side = self.shared.cloud.lock();
+        let Some(stream) = side.stream.clone() else {
+            return;
+        };
+        if !side.fetched.insert(stream.clone()) {
+            return;
+        }
+        let channels: Vec<String> = {
+            let engine = self.shared.engine.lock();
+            let view = engine.view();
+            view.buffers()
+                .filter(|b| b.kind() == rete_engine::buffer::BufferKind::Channel)
+                .filter(|b| view.channel(b.id()).is_some_and(|c| c.joined))
+                .map(|b| b.name().to_owned())
+                .collect()
+        };
+        for channel in channels {
+            let Some(c) = side.client.as_mut() else {
+                return;
+            };
+            if let Ok(id) = c.fetch(
+                now.mono.0,
+                stream.clone(),
+                channel.clone(),
+                None,
+                FIRST_FETCH_ROWS,
+            ) {
+                side.fetches.insert(id, channel);
+            }
+        }
+    }
+
+    /// A backlog's rows as a history batch, so the engine places them by
+    /// time and drops those it holds already (by msgid), as it does with a
+    /// bouncer's playback.
+    fn feed_backlog(&mut self, now: Now, b: &rete_transports::retecloud::frame::Backlog) {
+        // Our own id (hex and a counter), kept to what a batch reference may hold.
+        let reference: String = b.id.0.chars().filter(char::is_ascii_alphanumeric).collect();
+        let mut engine = self.shared.engine.lock();
+        engine.handle_line(now, &format!("BATCH +{reference} chathistory {}", b.buffer));
+        // Only messages: a fetched JOIN, NAMES or MODE would be replayed as
+        // state (a JOIN of ours clears the members the sync gave).
+        for row in b.rows.iter().filter(|r| is_message(r.line.as_str())) {
+            let line = with_time(row.line.as_str(), row.time);
+            let tagged = match line.strip_prefix('@') {
+                Some(rest) => format!("@batch={reference};{rest}"),
+                None => format!("@batch={reference} {line}"),
+            };
+            engine.handle_line(now, &tagged);
+        }
+        engine.handle_line(now, &format!("BATCH -{reference}"));
+    }
+
     fn is_our_stream(&self, stream: &StreamId) -> bool {
         self.shared.cloud.lock().stream.as_ref() == Some(stream)
     }
@@ -488,6 +575,16 @@ impl SessionState {
 #[cfg(test)]
 mod tests {
     use super::with_time;
+
+    #[test]
+    fn only_messages_are_fed_from_a_backlog() {
+        use super::is_message;
+        assert!(is_message("@time=x;msgid=1 :bob!b@h PRIVMSG #rete :hi"));
+        assert!(is_message(":bob!b@h notice alice :hi"));
+        assert!(!is_message(":alice!a@h JOIN #rete"));
+        assert!(!is_message(":srv 353 alice = #rete :alice bob"));
+        assert!(!is_message(""));
+    }
 
     #[test]
     fn a_row_without_a_time_tag_gets_the_rows_time() {
