@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 const USAGE: &str = "usage: reterm [--config PATH] [--plain]
+       reterm [--config PATH] retecloud-token NAME
 
 An IRC client: full screen on a terminal, line mode when standard input or
 output is not one. Type /help once it runs.
@@ -18,12 +19,20 @@ options:
   --config PATH   the config file (default ~/.rete/reterm.toml, created on first run)
   --plain         line mode even on a terminal
   --help          print this help
-  --version       print the version";
+  --version       print the version
+
+retecloud-token NAME  set the ReteCloud token of network NAME (transport =
+                      \"retecloud\"): reads one line from standard input, not
+                      echoed on a terminal, into ~/.rete/secrets.json";
 
 enum Args {
     Run {
         config: Option<PathBuf>,
         plain: bool,
+    },
+    CloudToken {
+        config: Option<PathBuf>,
+        name: String,
     },
     Help,
     Version,
@@ -37,6 +46,15 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
             "--help" | "-h" => return Ok(Args::Help),
             "--version" | "-V" => return Ok(Args::Version),
             "--plain" => plain = true,
+            "retecloud-token" => {
+                let name = args.next().ok_or("retecloud-token needs a network name")?;
+                if let Some(extra) = args.next() {
+                    return Err(format!(
+                        "unexpected argument after the network name: {extra}"
+                    ));
+                }
+                return Ok(Args::CloudToken { config, name });
+            }
             "--config" => {
                 let path = args.next().ok_or("--config needs a path")?;
                 config = Some(PathBuf::from(path));
@@ -68,6 +86,21 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Args::Run { config, plain } => (config, plain),
+        Args::CloudToken { config, name } => {
+            let result = match config {
+                Some(p) => Ok(p),
+                None => reterm::config::default_path(),
+            }
+            .map_err(anyhow::Error::from)
+            .and_then(|path| app::token_command::run(&path, &name));
+            return match result {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("reterm: {e:#}");
+                    ExitCode::from(1)
+                }
+            };
+        }
     };
     // Full screen only when both ends are a terminal: a pipe on either side
     // is a script, which reads and writes lines.

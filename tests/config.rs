@@ -112,6 +112,10 @@ fn template_explains_every_option() {
         "sasl",
         "channels",
         "autoconnect",
+        "transport",
+        "url",
+        "network",
+        "retecloud-token",
     ] {
         assert!(
             text.lines().any(|l| l.contains('#') && l.contains(key)),
@@ -353,9 +357,12 @@ fn malformed_values_are_rejected() {
         ),
         (
             NET.replace("host = \"irc.example\"\n", ""),
-            "missing field `host`",
+            "network \"a\": host is missing or empty",
         ),
-        (NET.replace("nick = \"me\"\n", ""), "missing field `nick`"),
+        (
+            NET.replace("nick = \"me\"\n", ""),
+            "network \"a\": nick is missing or empty",
+        ),
         (NET.replace("name = \"a\"\n", ""), "missing field `name`"),
         (
             NET.replace("\"irc.example\"", "\"\""),
@@ -588,4 +595,94 @@ fn max_query_buffers_is_read_per_network_and_must_be_positive() {
     // Not a number: refused at its position, like any mistyped key.
     let err = load_err(&format!("{NET}max_query_buffers = \"many\"\n"));
     assert!(err.contains("reterm.toml:5:21: invalid type"), "{err}");
+}
+
+const CLOUD: &str = "[[networks]]\nname = \"c\"\ntransport = \"retecloud\"\nurl = \"wss://cloud.example.net/rete\"\nnetwork = \"libera\"\n";
+
+#[test]
+fn a_retecloud_network_is_a_url_and_the_services_network() {
+    let loaded = load(CLOUD).unwrap();
+    let net = &loaded.config.networks[0];
+    let cloud = net.cloud.as_ref().expect("a ReteCloud network");
+    assert_eq!(cloud.url, "wss://cloud.example.net/rete");
+    assert_eq!(cloud.network, "libera");
+    assert_eq!(
+        (net.host.as_str(), net.port, net.tls),
+        ("cloud.example.net", 443, true)
+    );
+    assert!(net.cloud_token_key().ends_with(&net.id));
+    let loaded = load(&format!(
+        "{CLOUD}tls_fingerprint = \"{}\"\nnick = \"me\"\n",
+        "AB".repeat(32)
+    ))
+    .unwrap();
+    assert_eq!(loaded.config.networks[0].nick, "me");
+    // A plain one to loopback is allowed; irc stays the default.
+    let loopback = CLOUD.replace("wss://cloud.example.net/rete", "ws://127.0.0.1:8080/");
+    assert!(load(&loopback).unwrap().config.networks[0].cloud.is_some());
+    assert!(load(NET).unwrap().config.networks[0].cloud.is_none());
+}
+
+#[test]
+fn a_retecloud_network_is_checked_strictly() {
+    let cases = [
+        (
+            CLOUD.replace("url = \"wss://cloud.example.net/rete\"\n", ""),
+            "url is required",
+        ),
+        (
+            CLOUD.replace("network = \"libera\"\n", ""),
+            "network (the service's id of the network) is required",
+        ),
+        (
+            CLOUD.replace("wss://cloud.example.net", "ws://cloud.example.net"),
+            "url: ws:// is allowed only to a loopback address",
+        ),
+        (
+            CLOUD.replace(
+                "wss://cloud.example.net/rete",
+                "wss://cloud.example.net/?token=x",
+            ),
+            "url: the URL must have no query",
+        ),
+        (
+            CLOUD.replace("\"libera\"", "\"li bera\""),
+            "network must be 1 to 64",
+        ),
+        (
+            format!("{CLOUD}host = \"irc.example\"\n"),
+            "host is not used with transport = \"retecloud\"",
+        ),
+        (
+            format!("{CLOUD}password = \"hunter2\"\n"),
+            "password is not used",
+        ),
+        (
+            format!("{CLOUD}channels = [\"#a\"]\n"),
+            "channels is not used",
+        ),
+        (
+            CLOUD.replace("retecloud", "smoke-signals"),
+            "transport must be \"irc\" or \"retecloud\"",
+        ),
+        (
+            format!("{NET}url = \"wss://x.example/\"\n"),
+            "url is only for transport = \"retecloud\"",
+        ),
+        (
+            CLOUD.replace("wss://cloud.example.net/rete", "ws://127.0.0.1/")
+                + "tls_fingerprint = \""
+                + &"a".repeat(64)
+                + "\"\n",
+            "tls_fingerprint needs a wss:// url",
+        ),
+    ];
+    for (text, want) in cases {
+        let err = load_err(&text);
+        assert!(err.contains(want), "{text}: {err}");
+        assert!(
+            !err.contains("hunter2") && !err.contains("token=x"),
+            "{err}"
+        );
+    }
 }

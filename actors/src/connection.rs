@@ -1,7 +1,9 @@
 //! The connection task: the only place a session touches a socket.
 //!
 //! It connects, then forwards each received line to the session actor as a
-//! message and writes each line the actor hands it. It holds no IRC state:
+//! message and writes each line the actor hands it. For a ReteCloud session
+//! the "lines" are the WebSocket's text messages (one frame each), which
+//! the actor decodes. It holds no IRC state:
 //! when it ends, for any reason, it tells the actor why and stops.
 //!
 //! **Backpressure.** At most [`MAX_LINES_IN_FLIGHT`] received lines wait in
@@ -19,7 +21,8 @@ use std::sync::Arc;
 use crate::session_actor::SessionMsg;
 use ractor::ActorRef;
 use rete_engine::session::Ticket;
-use rete_transports::{connect, Connection, Transport};
+use rete_transports::websocket::{self, CloudConnection, Incoming};
+use rete_transports::{connect, CloudConfig, Connection, Transport};
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 use tracing::Instrument as _;
@@ -70,8 +73,22 @@ pub(crate) fn spawn(
     generation: u64,
     span: tracing::Span,
 ) -> (mpsc::UnboundedSender<Outgoing>, ConnectionTasks) {
-    let (tx, mut rx) = mpsc::unbounded_channel::<Outgoing>();
-    let main = tokio::spawn(
+    let (tx, rx) = mpsc::unbounded_channel::<Outgoing>();
+    let main = match transport {
+        Transport::Irc(_) => spawn_irc(transport, actor, generation, span, rx),
+        Transport::ReteCloud(cloud) => spawn_cloud(cloud, actor, generation, span, rx),
+    };
+    (tx, ConnectionTasks { tasks: vec![main] })
+}
+
+fn spawn_irc(
+    transport: Transport,
+    actor: ActorRef<SessionMsg>,
+    generation: u64,
+    span: tracing::Span,
+    mut rx: mpsc::UnboundedReceiver<Outgoing>,
+) -> JoinHandle<()> {
+    tokio::spawn(
         async move {
             let conn = match open(&transport).await {
                 Ok(c) => c,
@@ -146,14 +163,101 @@ pub(crate) fn spawn(
             let _ = actor.cast(SessionMsg::Closed { generation, reason });
         }
         .instrument(span),
-    );
-    (tx, ConnectionTasks { tasks: vec![main] })
+    )
 }
 
-/// Opens the session's wire: the one place that branches on the transport.
+/// A ReteCloud session's connection: the same shape, with WebSocket text
+/// messages for lines. Each text message is one frame; the session actor
+/// decodes it (with the same permits, so a fast service is held back by
+/// TCP as a fast IRC server is), and each `Outgoing` is a frame to send.
+fn spawn_cloud(
+    cloud: CloudConfig,
+    actor: ActorRef<SessionMsg>,
+    generation: u64,
+    span: tracing::Span,
+    mut rx: mpsc::UnboundedReceiver<Outgoing>,
+) -> JoinHandle<()> {
+    tokio::spawn(
+        async move {
+            let conn: CloudConnection = match websocket::open(&cloud).await {
+                Ok(c) => c,
+                Err(e) => {
+                    let _ = actor.cast(SessionMsg::Closed {
+                        generation,
+                        reason: e.to_string(),
+                    });
+                    return;
+                }
+            };
+            let tls = conn.tls.as_ref().map(|t| t.peer_fingerprint_sha256.clone());
+            let (mut reader, mut writer) = (conn.reader, conn.writer);
+            if actor
+                .cast(SessionMsg::Connected {
+                    generation,
+                    peer: conn.peer.to_string(),
+                    tls_fingerprint: tls,
+                })
+                .is_err()
+            {
+                return;
+            }
+            let write_actor = actor.clone();
+            let writer_task = AbortOnDrop(tokio::spawn(
+                async move {
+                    while let Some(out) = rx.recv().await {
+                        if let Err(e) = writer.send_text(out.line).await {
+                            let _ = write_actor.cast(SessionMsg::Closed {
+                                generation,
+                                reason: format!("write failed: {e}"),
+                            });
+                            return;
+                        }
+                    }
+                    writer.close().await;
+                }
+                .in_current_span(),
+            ));
+            let in_flight = Arc::new(Semaphore::new(MAX_LINES_IN_FLIGHT));
+            let reason = loop {
+                let Ok(permit) = in_flight.clone().acquire_owned().await else {
+                    break "the frame queue closed".to_owned();
+                };
+                match reader.next().await {
+                    Ok(Some(Incoming::Text(line))) => {
+                        let permit = LinePermit(permit);
+                        if actor
+                            .cast(SessionMsg::Line {
+                                generation,
+                                line,
+                                permit,
+                            })
+                            .is_err()
+                        {
+                            return;
+                        }
+                    }
+                    // The protocol has no binary frames: close and resume.
+                    Ok(Some(Incoming::Binary)) => {
+                        break "the service sent a binary message".to_owned()
+                    }
+                    Ok(None) => break "the service closed the connection".to_owned(),
+                    Err(e) => break format!("read failed: {e}"),
+                }
+            };
+            drop(writer_task);
+            let _ = actor.cast(SessionMsg::Closed { generation, reason });
+        }
+        .instrument(span),
+    )
+}
+
+/// Opens an IRC session's wire.
 async fn open(transport: &Transport) -> Result<Connection, rete_transports::ConnectError> {
     match transport {
         Transport::Irc(cfg) => connect(cfg).await,
+        Transport::ReteCloud(_) => Err(rete_transports::ConnectError::Tls(
+            "a ReteCloud transport is opened by its own task".into(),
+        )),
     }
 }
 

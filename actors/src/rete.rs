@@ -119,8 +119,13 @@ impl Rete {
     /// Adds a session (connecting it when `autoconnect`).
     pub async fn add_session(&self, spec: SessionSpec) -> Result<SessionHandle, ReteError> {
         let id = spec.config.id.clone();
+        let mut config = spec.config;
+        // A ReteCloud session's engine runs bridged whatever the embedder
+        // said: the service registers, answers the protocol and paces, and
+        // `/smsg` is refused (the service would store its text).
+        config.bridged = matches!(spec.transport, Transport::ReteCloud(_));
         let shared = Arc::new(SessionShared {
-            engine: Mutex::new(Session::new(spec.config)),
+            engine: Mutex::new(Session::new(config)),
             transport: spec.transport,
             events: self.events.clone(),
             hook: self.hook.clone(),
@@ -134,6 +139,8 @@ impl Rete {
             actor_changed: tokio::sync::Notify::new(),
             removed: std::sync::atomic::AtomicBool::new(false),
             restarts: AtomicU32::new(0),
+            cloud: Mutex::new(Default::default()),
+            raw_frames_shown: std::sync::atomic::AtomicBool::new(false),
         });
         let result = ractor::call!(self.root, |reply| RootMsg::Add {
             shared: shared.clone(),
@@ -439,6 +446,13 @@ impl SessionSender {
             .cast(SessionMsg::AgentLine { line, shown, reply })
             .map_err(|_| crate::AgentLineError::NotConnected)?;
         answer.await.unwrap_or(Err(crate::AgentLineError::NotSent))
+    }
+
+    /// Says whether the host shows this session's raw buffer now. A
+    /// ReteCloud session hands the frames it receives to the raw tap only
+    /// while it does (the frames it sends, always); an IRC session ignores it.
+    pub fn set_raw_shown(&self, shown: bool) {
+        self.shared.raw_frames_shown.store(shown, Ordering::Relaxed);
     }
 
     /// Runs a user command against the engine's sending interface.

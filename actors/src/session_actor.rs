@@ -24,6 +24,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::sync::{broadcast, mpsc};
 
+mod bridge;
+pub(crate) use bridge::CloudSide;
+
 /// A reference to a session actor.
 pub type SessionRef = ActorRef<SessionMsg>;
 
@@ -72,6 +75,14 @@ pub struct SessionShared {
     /// The session's tracing span: its actor's handling and its connection
     /// tasks run inside it, so every log line can be told apart by session.
     pub(crate) span: tracing::Span,
+    /// A ReteCloud session's client (empty for IRC): kept here so resume
+    /// points, the token and unacknowledged sends survive reconnects and
+    /// actor restarts.
+    pub(crate) cloud: Mutex<CloudSide>,
+    /// True while the host shows this session's raw buffer: only then do a
+    /// ReteCloud session's received frames reach the raw tap (sent ones
+    /// always do).
+    pub(crate) raw_frames_shown: std::sync::atomic::AtomicBool,
 }
 
 impl SessionShared {
@@ -170,6 +181,13 @@ pub enum SessionMsg {
     Read(ReadFn),
     /// Run a user action. MUST reply with its outcome.
     Command(CommandFn, RpcReplyPort<Result<(), CommandError>>),
+    /// A rotated ReteCloud token was stored, or could not be.
+    TokenStored {
+        /// The rotation's generation.
+        generation: u64,
+        /// The outcome; the error holds no token.
+        result: Result<(), String>,
+    },
     /// Fail the actor on purpose, so tests can show supervision at work.
     #[doc(hidden)]
     Crash,
@@ -225,6 +243,10 @@ impl Actor for SessionActor {
         // A restarted actor finds the engine as the last one left it: the
         // old connection died with that actor, so say so, then reconnect.
         let was_up = state.shared.engine.lock().view().state() != ConnState::Disconnected;
+        // The ReteCloud client's connection died with the old actor too.
+        if state.is_bridged() {
+            state.cloud_closed();
+        }
         if was_up {
             let now = state.shared.now();
             state
@@ -271,6 +293,23 @@ fn panic_on_purpose() -> ! {
 }
 
 impl SessionState {
+    /// An agent's line was handed over (written to the socket, or
+    /// acknowledged by the ReteCloud service): its audit row and log line.
+    /// True when the ticket was still waited for.
+    fn agent_written(&mut self, ticket: rete_engine::session::Ticket) -> bool {
+        let Some(shown) = self.agent.written(ticket) else {
+            return false;
+        };
+        let mut engine = self.shared.engine.lock();
+        engine.note_agent_line_sent(&shown);
+        tracing::info!(
+            target: "rete::network",
+            "AI access sent a line on {}: {shown}",
+            engine.view().name()
+        );
+        true
+    }
+
     /// Handles one message (see [`SessionActor`]'s `handle`).
     fn handle_msg(
         &mut self,
@@ -281,6 +320,7 @@ impl SessionState {
         match msg {
             SessionMsg::Connect => {
                 *state.shared.wants_connection.lock() = true;
+                state.shared.cloud.lock().reload_token();
                 if state.tasks.is_none() {
                     state.shared.backoff.lock().reset();
                     state.start_connecting(myself, false);
@@ -305,6 +345,9 @@ impl SessionState {
                     tls_fingerprint.as_deref(),
                     entropy,
                 );
+                if state.is_bridged() {
+                    state.cloud_open(myself);
+                }
                 state.drain(myself);
             }
             SessionMsg::Line {
@@ -312,6 +355,12 @@ impl SessionState {
                 line,
                 permit,
             } if generation == state.generation => {
+                if state.is_bridged() {
+                    state.cloud_frame(myself, &line);
+                    state.drain(myself);
+                    drop(permit);
+                    return Ok(());
+                }
                 let now = state.shared.now();
                 let shared = &state.shared;
                 let mut engine = shared.engine.lock();
@@ -327,12 +376,23 @@ impl SessionState {
                 drop(permit);
             }
             SessionMsg::Closed { generation, reason } if generation == state.generation => {
+                if state.is_bridged() {
+                    state.cloud_closed();
+                }
                 state.connection_lost(myself, &reason);
             }
             SessionMsg::Timer { generation } if generation == state.timer_generation => {
                 state.timer_due = None;
                 let now = state.shared.now();
                 state.shared.engine.lock().handle_timeout(now);
+                if state.is_bridged() {
+                    state.cloud_timeout(now);
+                    state.cloud_pump(myself);
+                }
+                state.drain(myself);
+            }
+            SessionMsg::TokenStored { generation, result } => {
+                state.cloud_token_stored(myself, generation, result);
                 state.drain(myself);
             }
             SessionMsg::Retry { generation } if generation == state.generation => {
@@ -369,15 +429,7 @@ impl SessionState {
                 }
             }
             SessionMsg::Written { generation, ticket } if generation == state.generation => {
-                if let Some(shown) = state.agent.written(ticket) {
-                    let mut engine = state.shared.engine.lock();
-                    engine.note_agent_line_sent(&shown);
-                    tracing::info!(
-                        target: "rete::network",
-                        "AI access sent a line on {}: {shown}",
-                        engine.view().name()
-                    );
-                    drop(engine);
+                if state.agent_written(ticket) {
                     state.drain(myself);
                 }
             }
@@ -442,7 +494,9 @@ impl SessionState {
             return;
         }
         let registered = self.shared.engine.lock().view().state() == ConnState::Connected;
-        if registered && self.wire.is_some() {
+        // Bridged, detaching only closes the WebSocket: a QUIT would end
+        // the service's IRC connection, which it keeps while we are away.
+        if registered && self.wire.is_some() && !self.is_bridged() {
             // Let QUIT go out; the server closes the link, and `Closed` lands
             // as a deliberate end because `quitting` is set.
             let result = self.shared.engine.lock().commands().quit(reason.as_deref());
@@ -459,6 +513,9 @@ impl SessionState {
         self.generation += 1;
         self.wire = None;
         self.agent.fail_all();
+        if self.is_bridged() {
+            self.cloud_closed();
+        }
         if let Some(t) = self.tasks.take() {
             t.abort();
         }
@@ -472,7 +529,11 @@ impl SessionState {
     fn connection_lost(&mut self, myself: &ActorRef<SessionMsg>, reason: &str) {
         self.wire = None;
         self.tasks = None;
-        self.agent.fail_all();
+        // A ReteCloud client resends an unacknowledged line after the next
+        // `ready` (the service sends it once): its agent keeps waiting.
+        if !self.is_bridged() {
+            self.agent.fail_all();
+        }
         let now = self.shared.now();
         let refused = {
             let mut engine = self.shared.engine.lock();
@@ -504,7 +565,19 @@ impl SessionState {
     /// Drains the engine's outputs: lines to the wire (through the hook),
     /// events to observers, and the next timer.
     fn drain(&mut self, myself: &ActorRef<SessionMsg>) {
+        // Bridged, the engine's lines become frames, and the client's
+        // actions may feed the engine again: repeat until both are quiet.
+        loop {
+            self.drain_engine(myself);
+            if !self.is_bridged() || !self.cloud_pump(myself) {
+                break;
+            }
+        }
+    }
+
+    fn drain_engine(&mut self, myself: &ActorRef<SessionMsg>) {
         let now = self.shared.now();
+        let bridged = self.is_bridged();
         let mut engine = self.shared.engine.lock();
         while let Some((line, ticket)) = engine.poll_transmit_ticketed(now.mono) {
             let allowed = self
@@ -522,6 +595,12 @@ impl SessionState {
                     ),
                     None => engine.note_vetoed_line(),
                 }
+                continue;
+            }
+            if bridged {
+                drop(engine);
+                self.cloud_send(now, line, ticket);
+                engine = self.shared.engine.lock();
                 continue;
             }
             match &self.wire {
@@ -588,6 +667,12 @@ impl SessionState {
         }
         let due = engine.poll_timeout(now.mono);
         drop(engine);
+        let cloud_due = if bridged {
+            self.cloud_due().map(Mono)
+        } else {
+            None
+        };
+        let due = due.into_iter().chain(cloud_due).min();
         if let Some(due) = due {
             if self.timer_due.is_none_or(|t| due < t) {
                 self.timer_generation += 1;

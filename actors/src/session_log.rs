@@ -30,6 +30,14 @@ pub(crate) fn connecting(id: &SessionId, transport: &Transport, reconnect: bool)
             connect.host,
             connect.port
         ),
+        Transport::ReteCloud(cloud) => tracing::info!(
+            target: NETWORK,
+            session = %id,
+            reconnect,
+            network = %cloud.network,
+            "connecting to the ReteCloud service at {}",
+            cloud.url
+        ),
     }
 }
 
@@ -37,6 +45,7 @@ pub(crate) fn connecting(id: &SessionId, transport: &Transport, reconnect: bool)
 pub(crate) fn uses_tls(transport: &Transport) -> bool {
     match transport {
         Transport::Irc(connect) => connect.tls,
+        Transport::ReteCloud(cloud) => cloud.url.starts_with("wss://"),
     }
 }
 

@@ -101,6 +101,24 @@ pub fn regenerate(path: &Path) -> Result<Token, TokenError> {
     Ok(token)
 }
 
+/// Another secret kept in the same file under `key` (base64, as the token
+/// is): a ReteCloud session's token, say. None when there is none.
+pub fn read_secret(path: &Path, key: &str) -> Result<Option<String>, TokenError> {
+    Ok(read(path)?
+        .get(key)
+        .and_then(Value::as_str)
+        .and_then(|b| STANDARD.decode(b).ok())
+        .and_then(|b| String::from_utf8(b).ok()))
+}
+
+/// Stores `value` under `key`, keeping every other secret; the file is
+/// replaced atomically and is 0600 from the start. Returns once it is on disk.
+pub fn store_secret(path: &Path, key: &str, value: &str) -> Result<(), TokenError> {
+    let mut secrets = read(path)?;
+    secrets.insert(key.into(), Value::String(STANDARD.encode(value)));
+    write(path, &secrets)
+}
+
 fn io_err(path: &Path) -> impl FnOnce(io::Error) -> TokenError + '_ {
     move |source| TokenError::Io {
         path: path.to_owned(),
@@ -173,6 +191,29 @@ mod tests {
         assert_eq!(mode(&path), 0o600);
         // No temporary file left behind.
         assert_eq!(fs::read_dir(path.parent().unwrap()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn other_secrets_sit_beside_the_token_private_and_encoded() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("secrets.json");
+        let t = load_or_create(&path).unwrap();
+        assert_eq!(read_secret(&path, "retecloud-token-x").unwrap(), None);
+        store_secret(&path, "retecloud-token-x", "rct1_abc").unwrap();
+        assert_eq!(
+            read_secret(&path, "retecloud-token-x").unwrap().as_deref(),
+            Some("rct1_abc")
+        );
+        assert_eq!(
+            load_or_create(&path).unwrap(),
+            t,
+            "the access token is kept"
+        );
+        assert!(!fs::read_to_string(&path).unwrap().contains("rct1_abc"));
+        assert_eq!(
+            fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
     }
 
     #[test]

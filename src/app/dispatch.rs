@@ -551,11 +551,11 @@ pub fn switch_to(app: &mut App, key: &Key) {
     match key {
         Key::Own => {
             app.own_focused = true;
-            app.raw_focused = None;
+            app.set_raw_focused(None);
         }
         Key::Raw(net) => {
             app.own_focused = true;
-            app.raw_focused = Some(*net);
+            app.set_raw_focused(Some(*net));
         }
         Key::Engine(current) => app.focus(current.clone()),
     }

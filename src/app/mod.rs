@@ -22,6 +22,7 @@
 
 mod approval;
 mod buffers;
+mod cloud_token;
 mod control;
 mod dispatch;
 mod events;
@@ -33,6 +34,7 @@ mod reload;
 mod render;
 pub mod screen;
 mod spec;
+pub mod token_command;
 mod transcript;
 mod transcript_dates;
 
@@ -320,7 +322,22 @@ impl App {
         self.closed.remove(&(to.network, to.buffer.clone()));
         self.current = Some(to);
         self.own_focused = false;
-        self.raw_focused = None;
+        self.set_raw_focused(None);
+    }
+
+    /// Shows network `net`'s raw buffer (or none), and tells the sessions:
+    /// a ReteCloud session hands the frames it receives to the raw tap only
+    /// while its raw buffer is shown.
+    fn set_raw_focused(&mut self, net: Option<usize>) {
+        if self.raw_focused == net {
+            return;
+        }
+        for i in self.raw_focused.into_iter().chain(net) {
+            if let Some(n) = self.networks.get(i) {
+                n.session.sender().set_raw_shown(net == Some(i));
+            }
+        }
+        self.raw_focused = net;
     }
 
     /// The current buffer's network, name and kind.

@@ -46,6 +46,25 @@ pub fn session_spec(net: &NetworkConfig) -> anyhow::Result<SessionSpec> {
             authzid: None,
         },
     });
+    if let Some(cloud) = &net.cloud {
+        let path = rete_mcp::token::secrets_path()?;
+        let store = super::cloud_token::SecretsFileToken {
+            path,
+            key: net.cloud_token_key(),
+        };
+        return Ok(SessionSpec {
+            config,
+            transport: rete_transports::Transport::ReteCloud(rete_transports::CloudConfig {
+                url: cloud.url.clone(),
+                network: cloud.network.clone(),
+                tls_fingerprint: net.tls_fingerprint.clone(),
+                connect_timeout: CONNECT_TIMEOUT,
+                token_store: std::sync::Arc::new(store),
+            }),
+            autoconnect: net.autoconnect,
+            reconnect: Backoff::new(RECONNECT_BASE, RECONNECT_MAX),
+        });
+    }
     let connect = ConnectConfig {
         host: net.host.clone(),
         port: net.port,

@@ -25,7 +25,7 @@ pub use error::ConfigError;
 pub use ignores::{mask_problem, set_ignores};
 pub use load::{default_path, load_or_create, LoadedConfig};
 pub use model::{
-    ChannelConfig, Config, ControlConfig, DisplayConfig, NetworkConfig, SaslConfig,
-    SaslMechanismName, DEFAULT_CONTROL_PORT, DEFAULT_TIME_FORMAT,
+    ChannelConfig, CloudNetworkConfig, Config, ControlConfig, DisplayConfig, NetworkConfig,
+    SaslConfig, SaslMechanismName, DEFAULT_CONTROL_PORT, DEFAULT_TIME_FORMAT,
 };
 pub use template::template;

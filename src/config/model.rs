@@ -122,6 +122,27 @@ pub struct NetworkConfig {
     /// Query buffers others may open on this network; `None` is the engine's
     /// default. Past it their messages stay in the server buffer.
     pub max_query_buffers: Option<usize>,
+    /// Set when the network is reached through a ReteCloud service
+    /// (`transport = "retecloud"`); then `host`, `port` and `tls` are the
+    /// URL's, and the IRC settings live in the service.
+    pub cloud: Option<CloudNetworkConfig>,
+}
+
+/// A network reached through a ReteCloud service.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CloudNetworkConfig {
+    /// The service's WebSocket URL (`wss://`, or `ws://` to loopback).
+    pub url: String,
+    /// The service's id of the network (`rete-cloud network add`).
+    pub network: String,
+}
+
+impl NetworkConfig {
+    /// The secrets-file key of this network's ReteCloud token (by id, so it
+    /// survives a rename).
+    pub fn cloud_token_key(&self) -> String {
+        format!("retecloud-token-{}", self.id)
+    }
 }
 
 impl fmt::Debug for NetworkConfig {
@@ -142,6 +163,7 @@ impl fmt::Debug for NetworkConfig {
             .field("channels", &self.channels)
             .field("autoconnect", &self.autoconnect)
             .field("max_query_buffers", &self.max_query_buffers)
+            .field("cloud", &self.cloud)
             .finish()
     }
 }

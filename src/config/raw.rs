@@ -54,13 +54,16 @@ pub(super) struct RawControl {
 pub(super) struct RawNetwork {
     pub id: Option<String>,
     pub name: String,
-    pub host: String,
+    pub transport: Option<String>,
+    pub url: Option<String>,
+    pub network: Option<String>,
+    pub host: Option<String>,
     pub port: Option<u16>,
     #[serde(default)]
     pub tls: bool,
     pub tls_fingerprint: Option<String>,
     pub tls_cert: Option<PathBuf>,
-    pub nick: String,
+    pub nick: Option<String>,
     pub username: Option<String>,
     pub realname: Option<String>,
     #[serde(default, deserialize_with = "secret")]

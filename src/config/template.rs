@@ -62,6 +62,17 @@ port = 7422       # the port on 127.0.0.1
 #   autoconnect     connect when reterm starts (default true)
 #   max_query_buffers  private-message buffers others may open (default 500);
 #                   past it their messages stay in the server buffer
+#   transport       "irc" (the default) or "retecloud": reach the network
+#                   through a rete-cloud service that stays connected while
+#                   reterm is not. Then give only name, url, network (and
+#                   optionally tls_fingerprint, nick, autoconnect,
+#                   max_query_buffers): the server, SASL and channels are
+#                   set in the service.
+#   url             the service's wss:// URL (ws:// only to 127.0.0.1)
+#   network         the service's id of the network (rete-cloud network add)
+#                   The service's token is not in this file: set it with
+#                     reterm retecloud-token NAME
+#                   which reads it without echo into ~/.rete/secrets.json.
 #
 # This file may hold passwords: it is created readable by you only (0600).
 #
@@ -78,6 +89,14 @@ port = 7422       # the port on 127.0.0.1
 # # sasl = { mechanism = "PLAIN", username = "your-account", password = "your-password" }
 # channels = ["#libera"]
 # autoconnect = true
+
+# A network held by a rete-cloud service (then `reterm retecloud-token cloud`):
+#
+# [[networks]]
+# name = "cloud"
+# transport = "retecloud"
+# url = "wss://cloud.example.net/"
+# network = "libera"
 
 # An example for a server on this machine. It is not connected at start-up;
 # type `/connect local` to use it.

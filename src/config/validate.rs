@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 
 use super::error::ConfigError;
 use super::model::{
-    ChannelConfig, Config, ControlConfig, DisplayConfig, NetworkConfig, SaslConfig,
+    ChannelConfig, CloudNetworkConfig, Config, ControlConfig, DisplayConfig, NetworkConfig,
+    SaslConfig,
 };
 use super::raw::{RawChannel, RawConfig, RawControl, RawDisplay, RawNetwork, RawSasl};
 
@@ -140,17 +141,34 @@ fn control(
 }
 
 fn network(
-    raw: RawNetwork,
+    mut raw: RawNetwork,
     ctx: &Context<'_>,
     new_id: &mut impl FnMut() -> String,
 ) -> Result<NetworkConfig, String> {
-    let id = match raw.id {
+    let id = match raw.id.take() {
         Some(id) => normalize_id(&id)?,
         None => new_id(),
     };
-    let name = token("name", raw.name)?;
-    let host = token("host", raw.host)?;
-    let nick = token("nick", raw.nick)?;
+    let name = token("name", raw.name.clone())?;
+    match raw.transport.as_deref() {
+        None | Some("irc") => {}
+        Some("retecloud") => return cloud_network(id, name, raw),
+        Some(other) => {
+            return Err(format!(
+                "transport must be \"irc\" or \"retecloud\" (got \"{other}\")"
+            ))
+        }
+    }
+    for (key, set) in [
+        ("url", raw.url.is_some()),
+        ("network", raw.network.is_some()),
+    ] {
+        if set {
+            return Err(format!("{key} is only for transport = \"retecloud\""));
+        }
+    }
+    let host = token("host", raw.host.unwrap_or_default())?;
+    let nick = token("nick", raw.nick.unwrap_or_default())?;
     let username = match raw.username {
         Some(username) => token("username", username)?,
         None => nick.clone(),
@@ -202,6 +220,78 @@ fn network(
         channels,
         autoconnect: raw.autoconnect.unwrap_or(true),
         max_query_buffers,
+        cloud: None,
+    })
+}
+
+/// A `transport = "retecloud"` network: a `url` and the service's
+/// `network`; the IRC settings (server, password, SASL, channels) live in
+/// the service, so giving them here is an error rather than ignored.
+fn cloud_network(id: String, name: String, raw: RawNetwork) -> Result<NetworkConfig, String> {
+    let refused = [
+        ("host", raw.host.is_some()),
+        ("port", raw.port.is_some()),
+        ("tls", raw.tls),
+        ("tls_cert", raw.tls_cert.is_some()),
+        ("username", raw.username.is_some()),
+        ("realname", raw.realname.is_some()),
+        ("password", raw.password.is_some()),
+        ("sasl", raw.sasl.is_some()),
+        ("channels", !raw.channels.is_empty()),
+    ];
+    if let Some((key, _)) = refused.iter().find(|(_, set)| *set) {
+        return Err(format!(
+            "{key} is not used with transport = \"retecloud\": the service holds the IRC settings"
+        ));
+    }
+    let url = raw
+        .url
+        .ok_or("url is required with transport = \"retecloud\"")?;
+    let parsed = rete_transports::websocket::parse_url(&url).map_err(|e| format!("url: {e}"))?;
+    let network = raw.network.ok_or(
+        "network (the service's id of the network) is required with transport = \"retecloud\"",
+    )?;
+    let valid_id = (1..=64).contains(&network.len())
+        && network
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b".:_-".contains(&b));
+    if !valid_id {
+        return Err("network must be 1 to 64 of A-Z a-z 0-9 . _ : -".into());
+    }
+    let tls_fingerprint = raw
+        .tls_fingerprint
+        .map(|fp| fingerprint(&fp, parsed.tls))
+        .transpose()
+        .map_err(|e| e.replace("needs tls = true", "needs a wss:// url"))?;
+    // The service's 001 names the nick; this one is used only before it.
+    let nick = match raw.nick {
+        Some(n) => token("nick", n)?,
+        None => name.clone(),
+    };
+    let max_query_buffers = raw
+        .max_query_buffers
+        .map(|n| match usize::try_from(n) {
+            Ok(n) if n >= 1 => Ok(n),
+            _ => Err(format!("max_query_buffers must be at least 1 (got {n})")),
+        })
+        .transpose()?;
+    Ok(NetworkConfig {
+        id,
+        name,
+        host: parsed.host,
+        port: parsed.port,
+        tls: parsed.tls,
+        tls_fingerprint,
+        tls_cert: None,
+        username: nick.clone(),
+        realname: nick.clone(),
+        nick,
+        password: None,
+        sasl: None,
+        channels: Vec::new(),
+        autoconnect: raw.autoconnect.unwrap_or(true),
+        max_query_buffers,
+        cloud: Some(CloudNetworkConfig { url, network }),
     })
 }
 

@@ -114,7 +114,7 @@ async fn connect_unbounded(cfg: &ConnectConfig) -> Result<Connection, ConnectErr
 }
 
 /// Tries each resolved address in turn (e.g. IPv6 then IPv4) and returns the first that accepts.
-async fn connect_tcp(host: &str, port: u16) -> Result<TcpStream, ConnectError> {
+pub(crate) async fn connect_tcp(host: &str, port: u16) -> Result<TcpStream, ConnectError> {
     let addrs = tokio::net::lookup_host((host, port))
         .await
         .map_err(|e| ConnectError::Resolve(io::Error::new(e.kind(), format!("{host}: {e}"))))?;

@@ -8,6 +8,8 @@
 //! - [`lines`]: the IRC line codec (CRLF / LF / CR endings, Latin-1 fallback, overlong lines dropped) and the
 //!   reader and writer halves.
 //! - [`transport`]: which wire a session speaks over ([`Transport`], [`TransportKind`]).
+//! - [`websocket`]: the ReteCloud client's WebSocket (TCP, TLS as above, one frame per text message), its
+//!   settings ([`CloudConfig`]) and the token store the host provides ([`CloudTokenStore`]).
 //! - [`backoff`]: exponential reconnect delays with jitter.
 //! - [`retecloud`]: the ReteCloud frame protocol and its sans-IO state machines (`retecloud/PROTOCOL.md`).
 #![deny(missing_docs)]
@@ -18,9 +20,11 @@ pub mod lines;
 pub mod retecloud;
 pub mod tls;
 pub mod transport;
+pub mod websocket;
 
 pub use backoff::Backoff;
 pub use connect::{connect, ConnectConfig, ConnectError, Connection};
 pub use lines::{LineReader, LineWriter, MAX_LINE_LEN};
 pub use tls::{parse_fingerprint, TlsInfo};
 pub use transport::{Transport, TransportKind};
+pub use websocket::{CloudConfig, CloudTokenStore, TokenStoreError};

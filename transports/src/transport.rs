@@ -1,16 +1,19 @@
 //! Which wire a session speaks over, and what opening it needs.
 //!
 //! A session's spec names its transport once; the connection task is the one
-//! place that branches on it. Only IRC over TCP or TLS exists today; a
-//! bridged transport (ReteCloud's WebSocket) becomes another variant here.
+//! place that branches on it: IRC over TCP or TLS, or ReteCloud's WebSocket
+//! (a bridged session, whose IRC connection the `rete-cloud` service holds).
 
 use crate::connect::ConnectConfig;
+use crate::websocket::CloudConfig;
 
 /// How a session reaches its network.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Transport {
     /// IRC lines straight to a server or bouncer, over TCP or TLS.
     Irc(ConnectConfig),
+    /// IRC lines inside ReteCloud frames, through the `rete-cloud` service.
+    ReteCloud(CloudConfig),
 }
 
 impl Transport {
@@ -18,6 +21,7 @@ impl Transport {
     pub fn kind(&self) -> TransportKind {
         match self {
             Transport::Irc(_) => TransportKind::Irc,
+            Transport::ReteCloud(_) => TransportKind::ReteCloud,
         }
     }
 }
@@ -27,6 +31,8 @@ impl Transport {
 pub enum TransportKind {
     /// A direct IRC connection.
     Irc,
+    /// Through a ReteCloud service.
+    ReteCloud,
 }
 
 impl TransportKind {
@@ -34,6 +40,7 @@ impl TransportKind {
     pub fn as_str(self) -> &'static str {
         match self {
             TransportKind::Irc => "irc",
+            TransportKind::ReteCloud => "retecloud",
         }
     }
 }
@@ -55,5 +62,27 @@ mod tests {
         });
         assert_eq!(t.kind(), TransportKind::Irc);
         assert_eq!(t.kind().as_str(), "irc");
+    }
+
+    struct NoStore;
+    impl crate::websocket::CloudTokenStore for NoStore {
+        fn load(&self) -> Result<Option<crate::retecloud::Token>, crate::TokenStoreError> {
+            Ok(None)
+        }
+        fn store(&self, _: &crate::retecloud::Token) -> Result<(), crate::TokenStoreError> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_retecloud_transport_is_reported_as_retecloud() {
+        let t = Transport::ReteCloud(CloudConfig {
+            url: "wss://cloud.example.net/".into(),
+            network: "libera".into(),
+            tls_fingerprint: None,
+            connect_timeout: Duration::from_secs(5),
+            token_store: std::sync::Arc::new(NoStore),
+        });
+        assert_eq!(t.kind().as_str(), "retecloud");
     }
 }

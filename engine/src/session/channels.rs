@@ -84,8 +84,11 @@ impl Session {
                     name: chan.to_owned(),
                     key: None,
                 });
-            self.who.enqueue(&key, chan);
-            self.request_latest_history(chan);
+            // Bridged, the service polls WHO and fetches history.
+            if !self.config.bridged {
+                self.who.enqueue(&key, chan);
+                self.request_latest_history(chan);
+            }
         }
         let extended = self.caps.has("extended-join");
         let u = self.touch_user(nick, user, host);
@@ -523,7 +526,7 @@ impl Session {
             "315" => {
                 let target = line.param(1).unwrap_or("");
                 let key = self.fold(target);
-                if !self.who.on_end_of_who(&key) {
+                if !self.who.on_end_of_who(&key) && !self.bridged_who(&key) {
                     self.push_server_reply(code, line);
                 }
                 self.pump_who(self.now.mono);
@@ -566,7 +569,13 @@ impl Session {
     /// A reply to a WHO: ours when it names a channel our in-flight WHO asked about.
     fn is_our_who(&self, target: &str) -> bool {
         let key = self.fold(target);
-        self.who.in_flight() == Some(key.as_str())
+        self.who.in_flight() == Some(key.as_str()) || self.bridged_who(&key)
+    }
+
+    /// Bridged, a WHO about a channel we are in is the service's poll: its
+    /// replies update the members, as our own poll's would, and are not shown.
+    fn bridged_who(&self, key: &str) -> bool {
+        self.config.bridged && self.channels.get(key).is_some_and(|c| c.joined)
     }
 
     fn on_who_reply(&mut self, line: &Line<'_>) {

@@ -114,7 +114,11 @@ impl<'a> Commands<'a> {
             },
         );
         if self.connected().is_ok() {
-            self.s.send_join(channel, key);
+            let mut out = OutLine::new("JOIN").param(channel);
+            if let Some(k) = key {
+                out = out.param(k);
+            }
+            self.send_checked(out)?;
         }
         Ok(())
     }
@@ -162,6 +166,13 @@ impl<'a> Commands<'a> {
     /// server's echo-message copy is recognised once, within 10 seconds, and
     /// stored masked too.
     pub fn secret_privmsg(&mut self, target: &str, text: &str) -> Result<(), CommandError> {
+        if self.s.config.bridged {
+            // The service would store the text as a row and replay it to
+            // every client: it cannot be kept secret there.
+            return Err(CommandError::Invalid(
+                "/smsg is not available on a ReteCloud session: the service stores every message it relays; nothing was sent".into(),
+            ));
+        }
         check_word("target", target)?;
         check_text(text)?;
         self.connected()?;
@@ -324,7 +335,9 @@ impl<'a> Commands<'a> {
     /// query only within `max_query_buffers`, ours included, since a server
     /// can claim we sent to anyone.
     fn local_echo(&mut self, target: &str, payload: Payload) {
-        if self.s.caps.has("echo-message") {
+        // Bridged, the service's stream carries our message back (the
+        // server's echo, or the service's own where the server has none).
+        if self.s.caps.has("echo-message") || self.s.config.bridged {
             if !self.s.isupport.is_channel(target) {
                 self.s.query_buffer(target);
             }

@@ -79,6 +79,13 @@ pub struct SessionConfig {
     pub chathistory_limit: u32,
     /// The answer to a CTCP VERSION request.
     pub version_reply: String,
+    /// Bridged: the session's lines come through a service that holds the
+    /// IRC connection (ReteCloud), which registers, answers the protocol
+    /// (PING, CTCP), joins, polls WHO, paces and echoes our messages. The
+    /// engine then sends only what a person or an agent asks for, unpaced
+    /// and without a local echo, and learns its registration from the lines
+    /// the service relays (its `sync` starts with 001).
+    pub bridged: bool,
 }
 
 impl SessionConfig {
@@ -99,6 +106,7 @@ impl SessionConfig {
             who_poll_interval_ms: DEFAULT_POLL_INTERVAL_MS,
             chathistory_limit: 50,
             version_reply: format!("Rete {}", env!("CARGO_PKG_VERSION")),
+            bridged: false,
         }
     }
 }
@@ -112,6 +120,7 @@ impl fmt::Debug for SessionConfig {
             .field("password", &self.password.as_ref().map(|_| "********"))
             .field("sasl", &self.sasl.as_ref().map(|s| s.mechanism))
             .field("channels", &self.channels)
+            .field("bridged", &self.bridged)
             .finish_non_exhaustive()
     }
 }

@@ -157,6 +157,10 @@ pub struct Session {
     /// a value back, and is never serialized.
     #[serde(skip)]
     pub(crate) secrets: rete_redact::SecretSet,
+    /// `secrets` without the transport's (see `set_transport_secrets`), so
+    /// a rotated token replaces the old set rather than growing it.
+    #[serde(skip)]
+    pub(crate) base_secrets: rete_redact::SecretSet,
 }
 
 impl Session {
@@ -197,6 +201,7 @@ impl Session {
             closing: false,
             now: Now::default(),
             secrets: configured_secrets(&config),
+            base_secrets: configured_secrets(&config),
             isupport,
             config,
         }
@@ -244,7 +249,50 @@ impl Session {
             )),
             None => self.status(&format!("Connected to {peer}")),
         }
-        self.start_registration(entropy);
+        if self.config.bridged {
+            // The service holds the registration; its sync's 001 says we are in.
+            self.registration.step = RegStep::AwaitWelcome;
+            self.registration.cap_end_sent = true;
+        } else {
+            self.start_registration(entropy);
+        }
+    }
+
+    /// Bridged only: the service's IRC connection went down (`reason` from
+    /// the service) while our link to the service stays up. The session
+    /// shows reconnecting and waits for the service's next 001.
+    pub fn handle_upstream_down(&mut self, now: Now, reason: &str) {
+        if self.connection.state == ConnState::Disconnected {
+            return;
+        }
+        self.handle_disconnected(now, reason);
+        self.handle_connecting(now, true);
+        self.registration.step = RegStep::AwaitWelcome;
+        self.registration.cap_end_sent = true;
+    }
+
+    /// A refusal of the transport's that retrying cannot fix (a ReteCloud
+    /// token the service refused): recorded like a registration refusal, so
+    /// the host does not reconnect and the person is told how to retry.
+    pub fn note_transport_refused(&mut self, why: &str) {
+        self.connection.registration_refused = Some(why.to_owned());
+    }
+
+    /// A status line from the transport (a ReteCloud gap, say) in the
+    /// server buffer. `text` must hold no secret.
+    pub fn note_transport_status(&mut self, text: &str) {
+        self.status(text);
+    }
+
+    /// The transport's own secrets (a ReteCloud token and the ones it
+    /// replaced), scanned for like the configured ones; each call replaces
+    /// the previous call's values.
+    pub fn set_transport_secrets<I, S>(&mut self, secrets: I)
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        self.secrets = self.base_secrets.extended(secrets);
     }
 
     /// The connection closed (`reason` says why, for the server buffer).
@@ -278,7 +326,8 @@ impl Session {
     /// Timers: WHO timeouts and polls. Flood pacing is handled by `poll_transmit`.
     pub fn handle_timeout(&mut self, now: Now) {
         self.now = now;
-        if self.connection.state != ConnState::Connected {
+        // Bridged, the service polls WHO and probes the lag.
+        if self.connection.state != ConnState::Connected || self.config.bridged {
             return;
         }
         if self.who.poll_due(now.mono) {
@@ -373,7 +422,8 @@ impl Session {
     /// that line was written.
     #[must_use]
     pub fn poll_transmit_ticketed(&mut self, now: Mono) -> Option<(String, Option<Ticket>)> {
-        let line = if self.closing {
+        // Bridged, the service paces: the outbox only keeps the order.
+        let line = if self.closing || self.config.bridged {
             self.outbox.pop_unpaced()
         } else {
             self.outbox.poll_send(now)
@@ -408,7 +458,7 @@ impl Session {
     #[must_use]
     pub fn poll_timeout(&self, now: Mono) -> Option<Mono> {
         let flood = self.outbox.poll_timeout(now);
-        let (who, lag) = if self.connection.state == ConnState::Connected {
+        let (who, lag) = if self.connection.state == ConnState::Connected && !self.config.bridged {
             (self.who.poll_timeout(now), self.lag.poll_timeout())
         } else {
             (None, None)
@@ -467,12 +517,19 @@ impl Session {
         self.requested_nick = None;
     }
 
+    /// The engine's own lines (registration, PONG, CTCP answers, JOINs
+    /// after 001, CHATHISTORY): never sent when bridged, since the service
+    /// holds the IRC connection and sends its own. The person's and
+    /// agents' lines go through `Commands`, which does not come here.
     fn send(&mut self, line: OutLine) {
         self.queue(line, Priority::Normal);
     }
 
     /// Queues our own WHO, whose timeout starts when it is written.
     fn send_silent_who(&mut self, line: OutLine) {
+        if self.config.bridged {
+            return;
+        }
         match line.to_wire() {
             Ok(wire) => self.outbox.push(
                 queued_line::QueuedLine(wire, queued_line::Origin::SilentWho),
@@ -487,6 +544,9 @@ impl Session {
     }
 
     fn queue(&mut self, line: OutLine, prio: Priority) {
+        if self.config.bridged {
+            return;
+        }
         // Lines are built by the engine from validated parts; a line that
         // still fails to serialize is dropped rather than sent malformed.
         match line.to_wire() {
@@ -580,6 +640,7 @@ impl Session {
     /// after a part (the key is still a secret once we leave).
     fn learn_channel_key(&mut self, key: &str) {
         self.secrets = self.secrets.extended([key]);
+        self.base_secrets = self.base_secrets.extended([key]);
     }
 }
 
@@ -607,6 +668,8 @@ fn configured_secrets(config: &SessionConfig) -> rete_redact::SecretSet {
     )
 }
 
+#[cfg(test)]
+mod bridged_tests;
 #[cfg(test)]
 mod debug_tests;
 #[cfg(test)]

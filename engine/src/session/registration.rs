@@ -371,10 +371,16 @@ impl Session {
         self.registration.step = RegStep::Registered;
         self.registration.cap_end_sent = true;
         self.outbox.refill();
-        self.lag.start(self.now.mono);
+        if !self.config.bridged {
+            self.lag.start(self.now.mono);
+        }
         self.set_state(ConnState::Connected);
         self.events.push_back(Event::Registered);
         self.push_server_reply("001", line);
+        if self.config.bridged {
+            // The service joins; its sync and rows carry our JOINs.
+            return;
+        }
         let wanted: Vec<_> = self.wanted_channels.values().cloned().collect();
         for spec in wanted {
             self.send_join(&spec.name, spec.key.as_deref());

@@ -172,7 +172,7 @@ fn show_answer(app: &mut App, ui: &mut Ui, own: &Arc<Notices>) {
     }
     if fresh.len() > ANSWER_LINES {
         app.own_focused = true;
-        app.raw_focused = None;
+        app.set_raw_focused(None);
         ui.answer.clear();
     } else {
         ui.answer = fresh

@@ -328,6 +328,36 @@ impl CloudClient {
         Ok(id)
     }
 
+    /// Asks for up to `limit` rows of `buffer` in `stream` before `before`
+    /// (the newest when None); the answer is an [`Action::Backlog`] with the
+    /// returned id. Only on an attached connection: a fetch is not queued.
+    pub fn fetch(
+        &mut self,
+        now: u64,
+        stream: StreamId,
+        buffer: String,
+        before: Option<crate::retecloud::frame::Before>,
+        limit: u32,
+    ) -> Result<RequestId, Problem> {
+        if !matches!(self.phase, Phase::Replaying | Phase::Ready) {
+            return Err((ErrorCode::NotAuthenticated, "not attached".into()));
+        }
+        let id = RequestId(format!("{}-f{}", self.config.id_prefix, self.next_send));
+        let frame = ClientFrame::Fetch(crate::retecloud::frame::Fetch {
+            id: id.clone(),
+            stream,
+            buffer,
+            before,
+            limit,
+        });
+        if let Some(p) = frame.problem() {
+            return Err(p);
+        }
+        self.next_send += 1;
+        self.send(now, frame);
+        Ok(id)
+    }
+
     /// A new token typed by the person: clears a stop, forgets the old one.
     pub fn set_token(&mut self, token: Token) {
         self.token = token;

@@ -506,3 +506,23 @@ fn debug_output_holds_no_token() {
         "{shown}"
     );
 }
+
+#[test]
+fn a_fetch_goes_out_only_while_attached() {
+    let mut c = CloudClient::new(Token::new("rct1_first"), [], config());
+    assert!(c.fetch(0, stream(), "#rete".into(), None, 50).is_err());
+    assert!(drain(&mut c).is_empty(), "nothing queued before attaching");
+    let mut c = attached(None, 1, 10);
+    let id = c.fetch(2, stream(), "#rete".into(), None, 50).unwrap();
+    let actions = drain(&mut c);
+    match sent(&actions).as_slice() {
+        [ClientFrame::Fetch(f)] => {
+            assert_eq!((&f.id, f.buffer.as_str(), f.limit), (&id, "#rete", 50));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        c.fetch(3, stream(), "#rete".into(), None, 0).is_err(),
+        "a limit of 0 is refused"
+    );
+}

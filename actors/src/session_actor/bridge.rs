@@ -1,0 +1,603 @@
+//! A ReteCloud session's side of the session actor.
+//!
+//! The connection task only moves text: each WebSocket text message arrives
+//! as a `SessionMsg::Line` (with the same permit as an IRC line), and each
+//! frame to send leaves through the same writer. Here the actor decodes
+//! frames and feeds the session's one [`CloudClient`] (kept in
+//! [`SessionShared`](super::SessionShared) across reconnects and actor
+//! restarts, so a reattach resumes exactly), and carries out its actions:
+//! the sync and rows of this session's network go to the engine (which runs
+//! bridged: it sends only what a person or an agent asks for), the engine's
+//! lines become `send` frames, a rotated token is stored before it is
+//! acknowledged, and a refused token stops the retries.
+//!
+//! Frames reach the raw tap masked (`rete_redact::mask_retecloud_frame`):
+//! every frame sent, and the frames received only while the session's raw
+//! buffer is shown.
+
+use super::{SessionMsg, SessionState};
+use crate::connection::Outgoing;
+use crate::raw_tap::Direction;
+use ractor::ActorRef;
+use rete_engine::clock::Now;
+use rete_engine::session::Ticket;
+use rete_transports::retecloud::client::{ClientConfig, CloseReason, Reconnect};
+use rete_transports::retecloud::frame::{NetworkId, NetworkState, RequestId, StreamId};
+use rete_transports::retecloud::{
+    decode_server, encode_client, Action, CloudClient, ErrorCode, IrcLine,
+};
+use rete_transports::{CloudConfig, Transport};
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+
+/// How long the client waits for `hello` after `auth`.
+const AUTH_TIMEOUT_MS: u64 = 15_000;
+
+/// Rows of each channel fetched at a stream's first attach in a run.
+const FIRST_FETCH_ROWS: u32 = 50;
+
+/// A ReteCloud session's state beside its engine (empty for IRC).
+#[derive(Default)]
+pub(crate) struct CloudSide {
+    /// Created at the first connection, from the stored token.
+    client: Option<CloudClient>,
+    /// This session's stream on the current attach.
+    stream: Option<StreamId>,
+    /// Agent lines sent as `send` frames, until acknowledged or refused.
+    tickets: HashMap<RequestId, Ticket>,
+    /// Set by an explicit connect: read the token again (the person may
+    /// have set a new one).
+    reload_token: bool,
+    /// Streams whose recent history was fetched in this run: a stream is
+    /// fetched at its first attach only (later ones resume exactly).
+    fetched: std::collections::HashSet<StreamId>,
+    /// Fetches in flight, by id: the buffer each asked for.
+    fetches: HashMap<RequestId, String>,
+}
+
+impl CloudSide {
+    /// Asks the next connection to read the stored token again.
+    pub(crate) fn reload_token(&mut self) {
+        self.reload_token = true;
+    }
+}
+
+/// The session's ReteCloud settings, if it is a ReteCloud session.
+pub(crate) fn cloud_config(transport: &Transport) -> Option<&CloudConfig> {
+    match transport {
+        Transport::ReteCloud(c) => Some(c),
+        Transport::Irc(_) => None,
+    }
+}
+
+/// `line` with the row's time as its `@time` tag when it has none, so the
+/// engine places a replayed row by when the service received it.
+fn with_time(line: &str, time: u64) -> String {
+    let stamp = rete_engine::timefmt::iso_millis(rete_engine::clock::UnixMillis(time as i64));
+    match line.strip_prefix('@') {
+        Some(tags) => {
+            let tag_part = tags.split(' ').next().unwrap_or("");
+            if tag_part
+                .split(';')
+                .any(|t| t == "time" || t.starts_with("time="))
+            {
+                line.to_owned()
+            } else {
+                format!("@time={stamp};{tags}")
+            }
+        }
+        None => format!("@time={stamp} {line}"),
+    }
+}
+
+/// True for a PRIVMSG or NOTICE line (tags and source skipped).
+fn is_message(line: &str) -> bool {
+    let mut words = line.split(' ').filter(|w| !w.is_empty());
+    let mut word = words.next().unwrap_or("");
+    if word.starts_with('@') {
+        word = words.next().unwrap_or("");
+    }
+    if word.starts_with(':') {
+        word = words.next().unwrap_or("");
+    }
+    word.eq_ignore_ascii_case("PRIVMSG") || word.eq_ignore_ascii_case("NOTICE")
+}
+
+/// Why a stopped client stopped, for the person (no token in it).
+fn refusal_text(reason: CloseReason) -> &'static str {
+    match reason {
+        CloseReason::ServerError(ErrorCode::AuthFailed) => {
+            "the ReteCloud service does not know this session's token (auth_failed); set the right one with reterm retecloud-token"
+        }
+        CloseReason::ServerError(ErrorCode::TokenRevoked) => {
+            "the ReteCloud service revoked this session's token: a replaced token was used again (token_revoked); get a new one from the service's operator"
+        }
+        CloseReason::ServerError(ErrorCode::UnsupportedVersion) => {
+            "the ReteCloud service does not speak this client's protocol version (unsupported_version)"
+        }
+        _ => "the ReteCloud service refused this client",
+    }
+}
+
+fn close_text(reason: CloseReason) -> String {
+    match reason {
+        CloseReason::ServerError(code) => {
+            format!("the service closed the connection ({})", code.as_str())
+        }
+        CloseReason::BadFrame(code) => format!(
+            "the service sent a frame this client refuses ({})",
+            code.as_str()
+        ),
+        CloseReason::ProtocolViolation => "the service broke the frame protocol".into(),
+        CloseReason::AuthTimeout => "the service did not answer auth in time".into(),
+        CloseReason::HeartbeatMissed => "the service sent nothing for two heartbeats".into(),
+        CloseReason::ConnectionLost => "the connection to the service closed".into(),
+    }
+}
+
+impl SessionState {
+    pub(super) fn is_bridged(&self) -> bool {
+        cloud_config(&self.shared.transport).is_some()
+    }
+
+    /// The WebSocket opened: authenticate (reading the token first when
+    /// this is the session's first connection or an explicit connect).
+    pub(super) fn cloud_open(&mut self, myself: &ActorRef<SessionMsg>) {
+        let Some(cfg) = cloud_config(&self.shared.transport).cloned() else {
+            return;
+        };
+        let now = self.shared.now();
+        let mut side = self.shared.cloud.lock();
+        if side.client.is_none() || side.reload_token {
+            side.reload_token = false;
+            match cfg.token_store.load() {
+                Ok(Some(token)) => match side.client.as_mut() {
+                    Some(c) => c.set_token(token),
+                    None => {
+                        let prefix: u64 = rand::random();
+                        side.client = Some(CloudClient::new(
+                            token,
+                            [],
+                            ClientConfig {
+                                client: format!("rete/{}", env!("CARGO_PKG_VERSION")),
+                                auth_timeout_ms: AUTH_TIMEOUT_MS,
+                                id_prefix: format!("{prefix:016x}"),
+                            },
+                        ))
+                    }
+                },
+                Ok(None) => {
+                    drop(side);
+                    return self.cloud_refused(
+                        myself,
+                        "no ReteCloud token is set for this session; set one with reterm retecloud-token",
+                    );
+                }
+                Err(e) => {
+                    drop(side);
+                    let why = format!("the ReteCloud token could not be read: {e}");
+                    return self.cloud_refused(myself, &why);
+                }
+            }
+        }
+        if let Some(c) = side.client.as_mut() {
+            c.handle_open(now.mono.0);
+        }
+        drop(side);
+        self.update_transport_secrets();
+        self.cloud_pump(myself);
+    }
+
+    /// One WebSocket text message from the service.
+    pub(super) fn cloud_frame(&mut self, myself: &ActorRef<SessionMsg>, text: &str) {
+        let now = self.shared.now();
+        if self.shared.raw_frames_shown.load(Ordering::Relaxed) {
+            let masked = rete_redact::mask_retecloud_frame(text);
+            self.shared
+                .raw
+                .see(&self.shared.id, Direction::In, now.wall, &masked);
+        }
+        {
+            let mut side = self.shared.cloud.lock();
+            let Some(c) = side.client.as_mut() else {
+                return;
+            };
+            match decode_server(text) {
+                Ok(frame) => c.handle_frame(now.mono.0, frame),
+                Err(e) => c.handle_bad_frame(&e),
+            }
+        }
+        self.cloud_pump(myself);
+    }
+
+    /// The connection task says the WebSocket closed.
+    pub(super) fn cloud_closed(&mut self) {
+        let mut side = self.shared.cloud.lock();
+        side.stream = None;
+        if let Some(c) = side.client.as_mut() {
+            c.handle_closed();
+            // The close it answers with is this one, which the caller handles.
+            while c.poll_action().is_some() {}
+        }
+    }
+
+    /// Time passed: the client's heartbeat and deadlines.
+    pub(super) fn cloud_timeout(&mut self, now: Now) {
+        if let Some(c) = self.shared.cloud.lock().client.as_mut() {
+            c.handle_timeout(now.mono.0);
+        }
+    }
+
+    /// When the client wants its next timeout, on the engine's clock.
+    pub(super) fn cloud_due(&self) -> Option<u64> {
+        self.shared
+            .cloud
+            .lock()
+            .client
+            .as_ref()
+            .and_then(|c| c.poll_timeout())
+    }
+
+    /// The engine's line, as a `send` frame for the service.
+    pub(super) fn cloud_send(&mut self, now: Now, line: String, ticket: Option<Ticket>) {
+        let Some(cfg) = cloud_config(&self.shared.transport) else {
+            return;
+        };
+        let network = NetworkId(cfg.network.clone());
+        let mut side = self.shared.cloud.lock();
+        let result = match side.client.as_mut() {
+            Some(c) => c
+                .send_line(now.mono.0, network, IrcLine::new(line))
+                .map_err(|(_, why)| why),
+            None => Err("not attached to the service".to_owned()),
+        };
+        match (result, ticket) {
+            (Ok(id), Some(t)) => {
+                side.tickets.insert(id, t);
+            }
+            (Ok(_), None) => {}
+            (Err(_), Some(t)) => {
+                drop(side);
+                self.agent.not_sent(t);
+            }
+            (Err(why), None) => {
+                drop(side);
+                self.shared
+                    .engine
+                    .lock()
+                    .note_transport_status(&format!("Not sent: {why}"));
+            }
+        }
+    }
+
+    /// A rotated token's store finished (on a blocking thread).
+    pub(super) fn cloud_token_stored(
+        &mut self,
+        myself: &ActorRef<SessionMsg>,
+        generation: u64,
+        result: Result<(), String>,
+    ) {
+        let now = self.shared.now();
+        {
+            let mut side = self.shared.cloud.lock();
+            let Some(c) = side.client.as_mut() else {
+                return;
+            };
+            match &result {
+                Ok(()) => c.handle_token_persisted(now.mono.0, generation),
+                Err(_) => c.handle_token_persist_failed(now.mono.0, generation),
+            }
+        }
+        match result {
+            Ok(()) => tracing::info!(
+                target: "rete::auth",
+                session = %self.shared.id,
+                generation,
+                "the rotated ReteCloud token is stored"
+            ),
+            Err(e) => tracing::warn!(
+                target: "rete::auth",
+                session = %self.shared.id,
+                generation,
+                "the rotated ReteCloud token could not be stored ({e}); keeping the old one"
+            ),
+        }
+        self.update_transport_secrets();
+        self.cloud_pump(myself);
+    }
+
+    /// The token values the engine must scan for: current, replaced, being stored.
+    fn update_transport_secrets(&self) {
+        let secrets: Vec<String> = match self.shared.cloud.lock().client.as_ref() {
+            Some(c) => c.secrets().map(|t| t.expose().to_owned()).collect(),
+            None => return,
+        };
+        self.shared.engine.lock().set_transport_secrets(secrets);
+    }
+
+    /// A refusal retrying cannot fix: recorded in the engine, which says
+    /// why and how to retry; the actor does not reconnect.
+    fn cloud_refused(&mut self, myself: &ActorRef<SessionMsg>, why: &str) {
+        self.shared.engine.lock().note_transport_refused(why);
+        self.generation += 1;
+        self.connection_lost(myself, why);
+    }
+
+    /// Carries out the client's actions. Returns true when the engine was
+    /// fed lines (its outputs need draining again).
+    pub(super) fn cloud_pump(&mut self, myself: &ActorRef<SessionMsg>) -> bool {
+        let mut fed = false;
+        loop {
+            let action = {
+                let mut side = self.shared.cloud.lock();
+                side.client.as_mut().and_then(|c| c.poll_action())
+            };
+            let Some(action) = action else {
+                return fed;
+            };
+            let now = self.shared.now();
+            match action {
+                Action::Send(frame) => {
+                    // The client builds only frames that encode; one that
+                    // did not would be a bug here, and is dropped.
+                    let Ok(text) = encode_client(&frame) else {
+                        continue;
+                    };
+                    let masked = rete_redact::mask_retecloud_frame(&text);
+                    self.shared
+                        .raw
+                        .see(&self.shared.id, Direction::Out, now.wall, &masked);
+                    if let Some(wire) = &self.wire {
+                        let _ = wire.send(Outgoing {
+                            line: text,
+                            ticket: None,
+                        });
+                    }
+                }
+                Action::PersistToken { generation, token } => {
+                    self.update_transport_secrets();
+                    if let Some(cfg) = cloud_config(&self.shared.transport) {
+                        let store = cfg.token_store.clone();
+                        let me = myself.clone();
+                        tokio::task::spawn_blocking(move || {
+                            let result = store.store(&token).map_err(|e| e.to_string());
+                            let _ = me.cast(SessionMsg::TokenStored { generation, result });
+                        });
+                    }
+                }
+                Action::Attached(hello) => {
+                    let Some(cfg) = cloud_config(&self.shared.transport) else {
+                        continue;
+                    };
+                    let Some(net) = hello.networks.iter().find(|n| n.network.0 == cfg.network)
+                    else {
+                        let why = format!(
+                            "the ReteCloud service has no network {:?} for this user",
+                            cfg.network
+                        );
+                        self.cloud_abort();
+                        self.cloud_refused(myself, &why);
+                        return fed;
+                    };
+                    self.shared.cloud.lock().stream = Some(net.stream.clone());
+                    tracing::info!(
+                        target: "rete::network",
+                        session = %self.shared.id,
+                        stream = %net.stream.0,
+                        "attached to the ReteCloud service as {}",
+                        hello.user
+                    );
+                    if net.state != NetworkState::Connected {
+                        let why = format!("the service's connection to {} is down", net.name);
+                        self.shared.engine.lock().handle_upstream_down(now, &why);
+                    }
+                }
+                Action::Sync { stream, lines } => {
+                    if self.is_our_stream(&stream) {
+                        let mut engine = self.shared.engine.lock();
+                        for l in &lines {
+                            engine.handle_line(now, l.as_str());
+                        }
+                        fed = true;
+                    }
+                }
+                Action::Row {
+                    stream, time, line, ..
+                } => {
+                    if self.is_our_stream(&stream) {
+                        let line = with_time(line.as_str(), time);
+                        self.shared.engine.lock().handle_line(now, &line);
+                        fed = true;
+                    }
+                }
+                Action::Ready => {
+                    self.shared.backoff.lock().reset();
+                    self.fetch_first_history(now);
+                }
+                Action::Gap { stream, lost } => {
+                    if self.is_our_stream(&stream) {
+                        self.shared.engine.lock().note_transport_status(&format!(
+                            "The service no longer holds rows {} to {} of this network; they are missing here",
+                            lost.start(),
+                            lost.end()
+                        ));
+                    }
+                }
+                Action::StreamReset { stream, .. } => {
+                    if self.is_our_stream(&stream) {
+                        self.shared.engine.lock().note_transport_status(
+                            "The service's history of this network was renumbered; rows go on live from here",
+                        );
+                    }
+                }
+                Action::Network(update) => {
+                    let ours = cloud_config(&self.shared.transport)
+                        .is_some_and(|c| c.network == update.network.0);
+                    if ours && update.state != NetworkState::Connected {
+                        let why = update
+                            .error
+                            .clone()
+                            .unwrap_or_else(|| "the service's connection is down".to_owned());
+                        self.shared.engine.lock().handle_upstream_down(now, &why);
+                    }
+                }
+                Action::Backlog(b) => {
+                    let asked = self.shared.cloud.lock().fetches.remove(&b.id);
+                    if asked.is_some() && self.is_our_stream(&b.stream) {
+                        self.feed_backlog(now, &b);
+                        fed = true;
+                    }
+                }
+                Action::Config(_) => {}
+                Action::SendAcked(id) => {
+                    let ticket = self.shared.cloud.lock().tickets.remove(&id);
+                    if let Some(t) = ticket {
+                        self.agent_written(t);
+                    }
+                }
+                Action::RequestFailed(e) => {
+                    let ticket =
+                        e.id.as_ref()
+                            .and_then(|id| self.shared.cloud.lock().tickets.remove(id));
+                    if let Some(t) = ticket {
+                        self.agent.not_sent(t);
+                    }
+                    self.shared.engine.lock().note_transport_status(&format!(
+                        "The service refused a request ({}): {}",
+                        e.code.as_str(),
+                        e.message
+                    ));
+                }
+                Action::Close { reason, reconnect } => {
+                    self.cloud_abort();
+                    match reconnect {
+                        Reconnect::Stop => {
+                            let why = refusal_text(reason);
+                            self.fail_cloud_tickets();
+                            self.cloud_refused(myself, why);
+                        }
+                        Reconnect::Retry => {
+                            self.generation += 1;
+                            self.connection_lost(myself, &close_text(reason));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// At a stream's first attach in this run (no resume point: a restarted
+    /// client starts live), asks for each joined channel's recent rows.
+    fn fetch_first_history(&mut self, now: Now) {
+        let mut side = self.shared.cloud.lock();
+        let Some(stream) = side.stream.clone() else {
+            return;
+        };
+        if !side.fetched.insert(stream.clone()) {
+            return;
+        }
+        let channels: Vec<String> = {
+            let engine = self.shared.engine.lock();
+            let view = engine.view();
+            view.buffers()
+                .filter(|b| b.kind() == rete_engine::buffer::BufferKind::Channel)
+                .filter(|b| view.channel(b.id()).is_some_and(|c| c.joined))
+                .map(|b| b.name().to_owned())
+                .collect()
+        };
+        for channel in channels {
+            let Some(c) = side.client.as_mut() else {
+                return;
+            };
+            if let Ok(id) = c.fetch(
+                now.mono.0,
+                stream.clone(),
+                channel.clone(),
+                None,
+                FIRST_FETCH_ROWS,
+            ) {
+                side.fetches.insert(id, channel);
+            }
+        }
+    }
+
+    /// A backlog's rows as a history batch, so the engine places them by
+    /// time and drops those it holds already (by msgid), as it does with a
+    /// bouncer's playback.
+    fn feed_backlog(&mut self, now: Now, b: &rete_transports::retecloud::frame::Backlog) {
+        // Our own id (hex and a counter), kept to what a batch reference may hold.
+        let reference: String = b.id.0.chars().filter(char::is_ascii_alphanumeric).collect();
+        let mut engine = self.shared.engine.lock();
+        engine.handle_line(now, &format!("BATCH +{reference} chathistory {}", b.buffer));
+        // Only messages: a fetched JOIN, NAMES or MODE would be replayed as
+        // state (a JOIN of ours clears the members the sync gave).
+        for row in b.rows.iter().filter(|r| is_message(r.line.as_str())) {
+            let line = with_time(row.line.as_str(), row.time);
+            let tagged = match line.strip_prefix('@') {
+                Some(rest) => format!("@batch={reference};{rest}"),
+                None => format!("@batch={reference} {line}"),
+            };
+            engine.handle_line(now, &tagged);
+        }
+        engine.handle_line(now, &format!("BATCH -{reference}"));
+    }
+
+    fn is_our_stream(&self, stream: &StreamId) -> bool {
+        self.shared.cloud.lock().stream.as_ref() == Some(stream)
+    }
+
+    /// Closes the WebSocket now (the client asked for it).
+    fn cloud_abort(&mut self) {
+        self.shared.cloud.lock().stream = None;
+        self.wire = None;
+        if let Some(t) = self.tasks.take() {
+            t.abort();
+        }
+    }
+
+    /// The client stopped for good: agent lines still waiting for an
+    /// acknowledgement will not be sent.
+    fn fail_cloud_tickets(&mut self) {
+        let tickets: Vec<Ticket> = self
+            .shared
+            .cloud
+            .lock()
+            .tickets
+            .drain()
+            .map(|(_, t)| t)
+            .collect();
+        for t in tickets {
+            self.agent.not_sent(t);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_time;
+
+    #[test]
+    fn only_messages_are_fed_from_a_backlog() {
+        use super::is_message;
+        assert!(is_message("@time=x;msgid=1 :bob!b@h PRIVMSG #rete :hi"));
+        assert!(is_message(":bob!b@h notice alice :hi"));
+        assert!(!is_message(":alice!a@h JOIN #rete"));
+        assert!(!is_message(":srv 353 alice = #rete :alice bob"));
+        assert!(!is_message(""));
+    }
+
+    #[test]
+    fn a_row_without_a_time_tag_gets_the_rows_time() {
+        let t = 1_764_644_400_000;
+        assert_eq!(
+            with_time(":bob!b@h PRIVMSG #rete :hi", t),
+            "@time=2025-12-02T03:00:00.000Z :bob!b@h PRIVMSG #rete :hi"
+        );
+        assert_eq!(
+            with_time("@msgid=a1 :bob!b@h PRIVMSG #rete :hi", t),
+            "@time=2025-12-02T03:00:00.000Z;msgid=a1 :bob!b@h PRIVMSG #rete :hi"
+        );
+        let tagged = "@time=2026-01-01T00:00:00.000Z;msgid=a1 :bob!b@h PRIVMSG #rete :hi";
+        assert_eq!(with_time(tagged, t), tagged);
+    }
+}

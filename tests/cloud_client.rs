@@ -1,0 +1,607 @@
+//! The ReteCloud client transport through the engine's facade, against real
+//! processes on loopback: `Rete` ↔ `rete-cloud` ↔ InspIRCd, with a bot.
+//! Attach and read; detach, traffic, reattach with exactly the missed rows;
+//! a send reaching IRC and shown once; `/smsg` refused; token rotation
+//! while attached, stored before it is acknowledged and usable by a new
+//! engine; an unknown token stopping the retries with a clear state; the
+//! raw tap seeing masked frames (received ones only while shown).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use anyhow::Result;
+use rete_actors::{Direction, RawObserver, SessionSpec};
+use rete_engine::buffer::BufferKind;
+use rete_engine::event::ConnState;
+use rete_engine::ids::SessionId;
+use rete_engine::row::Payload;
+use rete_transports::{Backoff, TransportKind};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use support::cloud::{transport, CloudWorld, MemoryTokens};
+use support::eventually::eventually;
+
+use rete_mcp::access_log::AccessLog;
+use rete_mcp::debug::raw::RawTaps;
+use rete_mcp::debug::Capture;
+use rete_mcp::tools::{Args, Settings, ToolBox, ToolContext, ToolOutcome};
+use serde_json::{json, Value};
+use support::live_tests_session::{session_config, Live, WAIT};
+use tokio_util::sync::CancellationToken;
+
+fn spec(url: &str, tokens: Arc<MemoryTokens>) -> SessionSpec {
+    SessionSpec {
+        config: session_config("alice"),
+        transport: transport(url, tokens),
+        autoconnect: true,
+        reconnect: Backoff::new(Duration::from_millis(100), Duration::from_secs(1)),
+    }
+}
+
+/// The texts of the PRIVMSG rows in #rete from `from`, in display order.
+async fn said_by(live: &Live, from: &'static str) -> Result<Vec<String>> {
+    live.read(move |v| {
+        let Some(id) = v.find_buffer(BufferKind::Channel, "#rete") else {
+            return Vec::new();
+        };
+        v.buffer(id)
+            .map(|b| {
+                b.display()
+                    .filter(|r| &*r.from == from)
+                    .filter_map(|r| match &r.payload {
+                        Payload::Privmsg { text } => Some(text.to_string()),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    })
+    .await
+}
+
+async fn wait_said(live: &Live, from: &'static str, text: &str) -> Result<Vec<String>> {
+    let text = text.to_owned();
+    eventually(&format!("{from} saying {text:?}"), WAIT, || {
+        let text = text.clone();
+        async move {
+            let got = said_by(live, from).await?;
+            Ok(got.contains(&text).then_some(got))
+        }
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attach_read_send_detach_and_reattach_with_exactly_the_missed_rows() -> Result<()> {
+    let mut w = CloudWorld::start(&[]).await?;
+    // Said before we attach, and stored by the service before we do (a
+    // first client that sees it is the proof; it only then detaches).
+    w.bob.privmsg("#rete", "before we came").await?;
+    let first = Live::start(spec(&w.service.url(), MemoryTokens::holding(&w.token))).await?;
+    wait_said(&first, "bob", "before we came").await?;
+    first.rete.shutdown(Duration::from_secs(2)).await;
+    let tokens = MemoryTokens::holding(&w.token);
+    let live = Live::start(spec(&w.service.url(), tokens.clone())).await?;
+    assert_eq!(live.handle.reader().transport(), TransportKind::ReteCloud);
+    assert_eq!(live.handle.reader().transport().as_str(), "retecloud");
+
+    // Attached: the sync made us a member of #rete, with bob.
+    live.wait_state(ConnState::Connected).await?;
+    let chan = live.wait_joined("#rete").await?;
+    live.wait_member("bob in #rete", &chan, |m| m.nick == "bob")
+        .await?;
+
+    // The first attach of a run fetched the channel's recent rows, as
+    // history: what bob said before we came is there once, marked.
+    let early = eventually("the earlier row fetched", WAIT, || async {
+        live.read(|v| {
+            let id = v.find_buffer(BufferKind::Channel, "#rete")?;
+            let rows: Vec<bool> = v
+                .buffer(id)?
+                .display()
+                .filter(|r| matches!(&r.payload, Payload::Privmsg { text } if &**text == "before we came"))
+                .map(|r| r.history)
+                .collect();
+            (!rows.is_empty()).then_some(rows)
+        })
+        .await
+        .ok()
+        .flatten()
+    })
+    .await?;
+    assert_eq!(early, [true], "once, as history");
+
+    // Live rows.
+    w.bob.privmsg("#rete", "live 1").await?;
+    wait_said(&live, "bob", "live 1").await?;
+
+    // Our line reaches IRC and is shown once (the stream carries it back).
+    live.handle
+        .sender()
+        .command(|c| c.privmsg("#rete", "hello from the cloud"))
+        .await?;
+    w.bob
+        .wait_for(|l| l.ends_with("PRIVMSG #rete :hello from the cloud"), WAIT)
+        .await?;
+    let ours = wait_said(&live, "alice", "hello from the cloud").await?;
+    assert_eq!(ours, ["hello from the cloud"]);
+
+    // Agent lines (send_raw's path): no client-side throttler, so a burst
+    // is handed over at once; each counts as sent when the service
+    // acknowledges it, and all reach IRC, in order (paced by the
+    // service's own throttler: 5 at once, then one per 2 s).
+    let sender = live.handle.sender();
+    let sends = (1..=8).map(|i| {
+        let s = sender.clone();
+        let line = format!("PRIVMSG #rete :agent {i}");
+        async move { s.agent_line(line.clone(), line).await }
+    });
+    let results = futures_util::future::join_all(sends).await;
+    assert!(results.iter().all(Result::is_ok), "{results:?}");
+    w.bob
+        .wait_for(|l| l.ends_with("PRIVMSG #rete :agent 8"), 3 * WAIT)
+        .await?;
+    let agent: Vec<String> = w
+        .bob
+        .lines()
+        .iter()
+        .filter_map(|l| l.split(" PRIVMSG #rete :").nth(1))
+        .filter(|t| t.starts_with("agent "))
+        .map(str::to_owned)
+        .collect();
+    let want: Vec<String> = (1..=8).map(|i| format!("agent {i}")).collect();
+    assert_eq!(agent, want);
+
+    // /smsg refused, nothing sent.
+    let refused = live
+        .handle
+        .sender()
+        .command(|c| c.secret_privmsg("#rete", "a secret"))
+        .await;
+    assert!(
+        refused
+            .as_ref()
+            .is_err_and(|e| e.to_string().contains("ReteCloud")),
+        "{refused:?}"
+    );
+
+    // Detach: the service stays in #rete (no QUIT went through it).
+    live.handle.sender().disconnect(None);
+    live.wait_state(ConnState::Disconnected).await?;
+    for i in 1..=5 {
+        w.bob.privmsg("#rete", &format!("missed {i}")).await?;
+    }
+    // Reattach: exactly the missed rows, once each, in order.
+    live.handle.sender().connect();
+    live.wait_state(ConnState::Connected).await?;
+    let got = wait_said(&live, "bob", "missed 5").await?;
+    assert_eq!(
+        got,
+        [
+            "before we came",
+            "live 1",
+            "missed 1",
+            "missed 2",
+            "missed 3",
+            "missed 4",
+            "missed 5"
+        ]
+    );
+    w.bob.privmsg("#rete", "after").await?;
+    let got = wait_said(&live, "bob", "after").await?;
+    assert_eq!(got.len(), 8, "{got:?}");
+    let ours = said_by(&live, "alice").await?;
+    let mut want_ours = vec!["hello from the cloud".to_owned()];
+    want_ours.extend((1..=8).map(|i| format!("agent {i}")));
+    assert_eq!(
+        ours, want_ours,
+        "our lines once each, even after the replay"
+    );
+    assert!(
+        !w.bob.lines().iter().any(|l| l.contains("a secret")),
+        "the refused /smsg never reached IRC"
+    );
+    assert!(
+        !w.bob
+            .lines()
+            .iter()
+            .any(|l| l.starts_with(":alice!") && l.contains(" QUIT ")),
+        "detaching does not quit the service's connection"
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rotated_token_is_stored_before_it_is_acknowledged_and_works_for_the_next_engine(
+) -> Result<()> {
+    let w = CloudWorld::start(&["--rotate-after-ms", "0", "--grace-ms", "1000"]).await?;
+    let t0 = w.token.clone();
+
+    // A store that fails: the rotation is never acknowledged, so the old
+    // token stays the one on disk and keeps working past the grace period
+    // (an acknowledged rotation would make it reuse, revoking the chain).
+    let failing = MemoryTokens::holding(&t0);
+    failing
+        .fail
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let live = Live::start(spec(&w.service.url(), failing.clone())).await?;
+    live.wait_state(ConnState::Connected).await?;
+    live.wait_joined("#rete").await?;
+    live.rete.shutdown(Duration::from_secs(2)).await;
+    assert_eq!(failing.current().as_deref(), Some(t0.as_str()));
+    tokio::time::sleep(Duration::from_millis(1200)).await; // past the grace period
+
+    // A store that works: the new token is stored, then acknowledged. The
+    // raw tap (shown) and the store write one journal, so the order is seen.
+    let tokens = MemoryTokens::holding(&t0);
+    let mut s = spec(&w.service.url(), tokens.clone());
+    s.autoconnect = false;
+    let live = Live::start(s).await?;
+    let rec = Arc::new(Recorder::default());
+    let journal = rec.clone();
+    tokens.on_store(move || {
+        journal
+            .0
+            .lock()
+            .unwrap()
+            .push((Direction::In, "STORED".into()))
+    });
+    live.rete.set_raw_observer(Some(rec.clone()));
+    live.handle.sender().set_raw_shown(true);
+    live.handle.sender().connect();
+    live.wait_state(ConnState::Connected).await?;
+    let t1 = eventually("a rotated token stored", WAIT, || {
+        let t = tokens.stored().first().cloned();
+        async move { t }
+    })
+    .await?;
+    assert_ne!(t1, t0);
+    assert!(t1.starts_with("rct1_") && t1.len() == 69);
+    // Both are the session's secrets now: withheld by every read tool.
+    let (old, new) = (t0.clone(), t1.clone());
+    let scanned = live
+        .read(move |v| {
+            (
+                v.secrets().contains_secret(&old),
+                v.secrets().contains_secret(&new),
+            )
+        })
+        .await?;
+    assert_eq!(scanned, (true, true));
+    let acked = eventually("the token_ack frame", WAIT, || {
+        let lines = rec.lines();
+        async move {
+            lines
+                .iter()
+                .position(|(d, l)| *d == Direction::Out && l.contains("\"token_ack\""))
+                .map(|i| (i, lines))
+        }
+    })
+    .await?;
+    let (ack_at, lines) = acked;
+    let stored_at = lines.iter().position(|(_, l)| l == "STORED").unwrap();
+    let rotate_at = lines
+        .iter()
+        .position(|(d, l)| *d == Direction::In && l.contains("\"token_rotate\""))
+        .expect("the token_rotate frame was tapped");
+    assert!(
+        rotate_at < stored_at && stored_at < ack_at,
+        "rotate {rotate_at}, stored {stored_at}, ack {ack_at}"
+    );
+    assert!(
+        !lines
+            .iter()
+            .any(|(_, l)| l.contains(&t0) || l.contains(&t1)),
+        "a token in the raw tap"
+    );
+    live.rete.shutdown(Duration::from_secs(2)).await;
+    tokio::time::sleep(Duration::from_millis(1200)).await; // t0's grace is over
+
+    // A new engine (a restarted client) reading the store attaches with
+    // the rotated token: it was acknowledged, so the service took it.
+    let again = MemoryTokens::holding(&tokens.current().unwrap());
+    let live = Live::start(spec(&w.service.url(), again)).await?;
+    live.wait_state(ConnState::Connected).await?;
+    live.wait_joined("#rete").await?;
+    live.rete.shutdown(Duration::from_secs(2)).await;
+
+    // And t0, replaced and past its grace, is reuse: refused for good.
+    let stale = MemoryTokens::holding(&t0);
+    let live = Live::start(spec(&w.service.url(), stale)).await?;
+    let why = live
+        .wait_for("the refusal", |v| {
+            v.registration_refused().map(str::to_owned)
+        })
+        .await?;
+    assert!(why.contains("token_revoked"), "{why}");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_token_stops_the_retries_with_a_clear_state() -> Result<()> {
+    let w = CloudWorld::start(&[]).await?;
+    let unknown = format!("rct1_{}", "0".repeat(64));
+    let tokens = MemoryTokens::holding(&unknown);
+    let live = Live::start(spec(&w.service.url(), tokens)).await?;
+    let why = live
+        .wait_for("the refusal", |v| {
+            v.registration_refused().map(str::to_owned)
+        })
+        .await?;
+    assert!(why.contains("auth_failed"), "{why}");
+    assert!(!why.contains(&unknown), "the reason holds no token");
+    live.wait_state(ConnState::Disconnected).await?;
+    // No retry: one connection attempt, however long we look.
+    let server_rows = live
+        .read(|v| {
+            v.buffer(v.server_buffer())
+                .map(|b| {
+                    b.display()
+                        .filter_map(|r| match &r.payload {
+                            Payload::ClientStatus { text } => Some(text.to_string()),
+                            _ => None,
+                        })
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default()
+        })
+        .await?;
+    assert!(
+        server_rows
+            .iter()
+            .any(|t| t.starts_with("Not reconnecting")),
+        "{server_rows:?}"
+    );
+    let attempts = live
+        .states()
+        .iter()
+        .filter(|s| matches!(s, ConnState::Connecting | ConnState::Reconnecting))
+        .count();
+    assert_eq!(attempts, 1, "{:?}", live.states());
+    Ok(())
+}
+
+/// The raw tap's display slot, recording.
+#[derive(Default)]
+struct Recorder(Mutex<Vec<(Direction, String)>>);
+
+impl RawObserver for Recorder {
+    fn on_raw(&self, _: &SessionId, direction: Direction, line: &str) {
+        self.0.lock().unwrap().push((direction, line.to_owned()));
+    }
+}
+
+impl Recorder {
+    fn lines(&self) -> Vec<(Direction, String)> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_raw_tap_sees_masked_frames_received_ones_only_while_shown() -> Result<()> {
+    let mut w = CloudWorld::start(&[]).await?;
+    let tokens = MemoryTokens::holding(&w.token);
+    let rete = rete_actors::Rete::start(Default::default()).await?;
+    let rec = Arc::new(Recorder::default());
+    rete.set_raw_observer(Some(rec.clone()));
+    let handle = rete.add_session(spec(&w.service.url(), tokens)).await?;
+    let reader = handle.reader();
+    eventually("connected", WAIT, || {
+        let reader = reader.clone();
+        async move {
+            reader
+                .read(|v| (v.state() == ConnState::Connected).then_some(()))
+                .await
+                .ok()
+                .flatten()
+        }
+    })
+    .await?;
+
+    // Sent frames always: the auth frame, its token masked.
+    let lines = rec.lines();
+    let auth = lines
+        .iter()
+        .find(|(d, l)| *d == Direction::Out && l.contains("\"auth\""))
+        .expect("the auth frame was tapped");
+    assert!(
+        !auth.1.contains(&w.token),
+        "the token is masked: {}",
+        auth.1
+    );
+    assert!(
+        lines.iter().all(|(d, _)| *d == Direction::Out),
+        "no received frame while the raw buffer is not shown: {lines:?}"
+    );
+
+    // Shown: received frames too, masked.
+    handle.sender().set_raw_shown(true);
+    w.bob.privmsg("#rete", "seen raw").await?;
+    eventually("the line frame tapped", WAIT, || {
+        let got = rec
+            .lines()
+            .iter()
+            .any(|(d, l)| *d == Direction::In && l.contains("seen raw"));
+        async move { got.then_some(()) }
+    })
+    .await?;
+    let received = rec.lines().into_iter().filter(|(d, _)| *d == Direction::In);
+    for (_, frame) in received {
+        assert!(frame.starts_with('{'), "a frame, not an IRC line: {frame}");
+    }
+
+    // Hidden again: the next received frame is not tapped.
+    handle.sender().set_raw_shown(false);
+    let before = rec.lines().len();
+    w.bob.privmsg("#rete", "not seen raw").await?;
+    let reader = handle.reader();
+    eventually("the row", WAIT, || {
+        let reader = reader.clone();
+        async move {
+            reader
+                .read(|v| {
+                    let id = v.find_buffer(BufferKind::Channel, "#rete")?;
+                    v.buffer(id)?
+                        .display()
+                        .any(|r| matches!(&r.payload, Payload::Privmsg { text } if &**text == "not seen raw"))
+                        .then_some(())
+                })
+                .await
+                .ok()
+                .flatten()
+        }
+    })
+    .await?;
+    assert!(
+        rec.lines()[before..]
+            .iter()
+            .all(|(d, l)| *d == Direction::Out && !l.contains("not seen raw")),
+        "{:?}",
+        &rec.lines()[before..]
+    );
+    rete.shutdown(Duration::from_secs(2)).await;
+    Ok(())
+}
+
+/// The control surface's tools on one engine, debug on, with a capture on
+/// its raw tap (as reterm's control server holds them).
+struct Tools {
+    ctx: ToolContext,
+}
+
+impl Tools {
+    async fn ok(&self, tool: &str, args: Value) -> Result<Value> {
+        let parsed = Args::from_request(Some(&args)).expect("arguments are an object");
+        match ToolBox::new().call(tool, &self.ctx, &parsed).await {
+            ToolOutcome::Ok(v) => Ok(v),
+            other => anyhow::bail!("{tool}({args}) failed: {other:?}"),
+        }
+    }
+
+    /// Every raw line after `cursor`, and the cursor after them.
+    async fn raw(&self, sid: &str, cursor: Option<&str>) -> Result<(Vec<Value>, String)> {
+        let mut lines = Vec::new();
+        let mut cursor = cursor.map(str::to_owned);
+        loop {
+            let mut args = json!({"session": sid, "limit": 2000});
+            if let Some(c) = &cursor {
+                args["cursor"] = json!(c);
+            }
+            let v = self.ok("raw_since", args).await?;
+            lines.extend(v["lines"].as_array().cloned().unwrap_or_default());
+            cursor = v["cursor"].as_str().map(str::to_owned);
+            if v["truncated"] == json!(false) {
+                return Ok((lines, cursor.unwrap_or_default()));
+            }
+        }
+    }
+
+    async fn found(&self, text: &str) -> Result<Value> {
+        let text = text.to_owned();
+        eventually(&format!("{text:?} found"), WAIT, || {
+            let text = text.clone();
+            async move {
+                let v = self
+                    .ok("search_messages", json!({"query": text}))
+                    .await
+                    .ok()?;
+                let hit = v.to_string().contains(&text) || v.get("withheld").is_some();
+                hit.then_some(v)
+            }
+        })
+        .await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_sessions_read_tools_and_raw_since_on_a_retecloud_session() -> Result<()> {
+    let mut w = CloudWorld::start(&[]).await?;
+    let rete = Arc::new(rete_actors::Rete::start(Default::default()).await?);
+    let taps = RawTaps::start(rete.debug_raw_slot())
+        .await
+        .map_err(anyhow::Error::msg)?;
+    let capture = Capture::with_raw_tap(taps);
+    capture.switch(true);
+    let tools = Tools {
+        ctx: ToolContext {
+            sessions: rete_actors::ReadOnlySessions::new(rete.clone()),
+            send: None,
+            cancel: CancellationToken::new(),
+            settings: Settings {
+                debug: true,
+                send: false,
+            },
+            access_log: Arc::new(AccessLog::new()),
+            updates: rete_mcp::updates::Updates::unstarted(),
+            capture: capture.clone(),
+        },
+    };
+    let handle = rete
+        .add_session(spec(&w.service.url(), MemoryTokens::holding(&w.token)))
+        .await?;
+    let sid = handle.id().as_str().to_owned();
+
+    // list_sessions: transport retecloud, connected once the sync came.
+    let listed = eventually("connected in list_sessions", WAIT, || async {
+        let v = tools.ok("list_sessions", json!({})).await.ok()?;
+        (v["sessions"][0]["state"] == "connected").then_some(v)
+    })
+    .await?;
+    assert_eq!(listed["sessions"][0]["transport"], "retecloud", "{listed}");
+
+    // Read tools work on the rows the frames carried.
+    w.bob.privmsg("#rete", "hello tools").await?;
+    let v = tools.found("hello tools").await?;
+    assert!(v.to_string().contains("hello tools"), "{v}");
+
+    // The token is a session secret: a row holding it is withheld.
+    w.bob.privmsg("#rete", &format!("leak {}", w.token)).await?;
+    let v = tools.found("leak").await?;
+    assert!(!v.to_string().contains(&w.token), "{v}");
+    assert!(v["withheld"].as_u64() >= Some(1), "{v}");
+
+    // raw_since: the frames, masked. Sent ones always (the auth frame, its
+    // token masked); received ones not while the raw buffer is hidden.
+    let (lines, cursor) = tools.raw(&sid, None).await?;
+    let texts: Vec<&str> = lines.iter().filter_map(|l| l["line"].as_str()).collect();
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.starts_with('{') && t.contains("\"auth\"")),
+        "{texts:?}"
+    );
+    assert!(!texts.iter().any(|t| t.contains(&w.token)), "{texts:?}");
+    assert!(lines.iter().all(|l| l["dir"] == "out"), "{lines:?}");
+
+    // Shown: the line frames come in too.
+    handle.sender().set_raw_shown(true);
+    w.bob.privmsg("#rete", "raw shown").await?;
+    let (lines, cursor) = eventually("the frame in raw_since", WAIT, || {
+        let cursor = cursor.clone();
+        let tools = &tools;
+        let sid = sid.clone();
+        async move {
+            let (lines, c) = tools.raw(&sid, Some(&cursor)).await.ok()?;
+            lines
+                .iter()
+                .any(|l| {
+                    l["dir"] == "in" && l["line"].as_str().is_some_and(|t| t.contains("raw shown"))
+                })
+                .then_some((lines, c))
+        }
+    })
+    .await?;
+    for l in lines.iter().filter(|l| l["dir"] == "in") {
+        let t = l["line"].as_str().unwrap();
+        assert!(t.starts_with("{\"type\""), "a frame, not an IRC line: {t}");
+    }
+
+    // Hidden again: nothing received reaches raw_since.
+    handle.sender().set_raw_shown(false);
+    w.bob.privmsg("#rete", "raw hidden").await?;
+    tools.found("raw hidden").await?;
+    let (lines, _) = tools.raw(&sid, Some(&cursor)).await?;
+    assert!(lines.iter().all(|l| l["dir"] == "out"), "{lines:?}");
+    rete.shutdown(Duration::from_secs(2)).await;
+    Ok(())
+}

@@ -1,0 +1,164 @@
+//! reterm (the binary, line mode) on a `transport = "retecloud"` network,
+//! against real processes on loopback: reterm ↔ rete-cloud ↔ InspIRCd.
+//! The token is set with `reterm retecloud-token` (read from stdin, never
+//! printed, kept 0600 in the secrets file); rows arrive; our line reaches
+//! IRC; `/smsg` is refused with one line and sends nothing; the service
+//! rotates the token while reterm is attached, reterm stores it, and a
+//! restarted reterm attaches with it after the old one's grace ran out.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use anyhow::{ensure, Context, Result};
+use std::fs;
+use std::os::unix::fs::PermissionsExt as _;
+use std::process::Stdio;
+use std::time::Duration;
+use support::cli_tests_reterm::{all_files, reterm_command, state_of, RetermProcess};
+use support::cloud::CloudWorld;
+use tokio::io::AsyncWriteExt as _;
+
+const NET: &str = "cloud";
+const WAIT: Duration = Duration::from_secs(20);
+const EXIT_WAIT: Duration = Duration::from_secs(10);
+
+fn home_with_config(url: &str) -> Result<tempfile::TempDir> {
+    let config = format!(
+        "[[networks]]\nname = \"{NET}\"\ntransport = \"retecloud\"\nurl = \"{url}\"\nnetwork = \"local\"\n"
+    );
+    let home = tempfile::Builder::new().prefix("reterm-cloud-").tempdir()?;
+    let path = home.path().join(".rete").join("reterm.toml");
+    fs::create_dir_all(path.parent().context("config dir")?)?;
+    fs::write(&path, config)?;
+    Ok(home)
+}
+
+/// `reterm retecloud-token NAME` with `token` on stdin; returns its stdout and stderr.
+async fn set_token(home: &std::path::Path, name: &str, token: &str) -> Result<(bool, String)> {
+    let mut child = reterm_command(home, &["retecloud-token", name])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let mut stdin = child.stdin.take().context("stdin")?;
+    stdin.write_all(format!("{token}\n").as_bytes()).await?;
+    drop(stdin);
+    let out = tokio::time::timeout(WAIT, child.wait_with_output()).await??;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok((out.status.success(), text))
+}
+
+fn secrets(home: &std::path::Path) -> std::path::PathBuf {
+    home.join(".rete").join("secrets.json")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reterm_on_retecloud_token_rows_smsg_refused_and_rotation_across_a_restart() -> Result<()> {
+    let mut w = CloudWorld::start(&["--rotate-after-ms", "0", "--grace-ms", "1000"]).await?;
+    let home = home_with_config(&w.service.url())?;
+
+    // The token command: refuses what is not a token, stores the token
+    // 0600 and never prints it.
+    let (ok, text) = set_token(home.path(), NET, "hunter2").await?;
+    ensure!(
+        !ok && text.contains("not a ReteCloud token") && !text.contains("hunter2"),
+        "{text}"
+    );
+    let (ok, text) = set_token(home.path(), "nosuch", &w.token).await?;
+    ensure!(!ok && text.contains("no network named"), "{text}");
+    let (ok, text) = set_token(home.path(), NET, &w.token).await?;
+    ensure!(ok, "{text}");
+    ensure!(
+        !text.contains(&w.token),
+        "the command printed the token: {text}"
+    );
+    let file = secrets(home.path());
+    ensure!(fs::metadata(&file)?.permissions().mode() & 0o777 == 0o600);
+    ensure!(
+        !fs::read_to_string(&file)?.contains(&w.token),
+        "stored encoded, as the access token"
+    );
+
+    // reterm attaches; the service rotates the token at once.
+    let before = fs::read(&file)?;
+    let mut reterm = RetermProcess::spawn(home.path(), &[])?;
+    reterm
+        .wait_for_line(|l| state_of(l, NET) == Some("connected"), WAIT)
+        .await
+        .with_context(|| reterm.stderr_text())?;
+    w.bob.privmsg("#rete", "hello reterm").await?;
+    reterm
+        .wait_for_line(|l| l.contains("#rete") && l.contains("hello reterm"), WAIT)
+        .await?;
+
+    // Our line reaches IRC, and is printed once (from the stream).
+    reterm.send("/msg #rete from reterm").await?;
+    w.bob
+        .wait_for(|l| l.ends_with("PRIVMSG #rete :from reterm"), WAIT)
+        .await?;
+    reterm
+        .wait_for_line(|l| l.contains("<alice> from reterm"), WAIT)
+        .await?;
+
+    // /smsg: one clear line, nothing sent.
+    reterm.send("/smsg #rete a-secret-text").await?;
+    reterm
+        .wait_for_line(|l| l.contains("not available on a ReteCloud session"), WAIT)
+        .await?;
+
+    // The rotated token reached the secrets file.
+    support::eventually::eventually("the rotated token stored", WAIT, || {
+        let changed = fs::read(&file).is_ok_and(|now| now != before);
+        async move { changed.then_some(()) }
+    })
+    .await?;
+    reterm.send("/quit").await?;
+    let exited = reterm.wait_exit(EXIT_WAIT).await?;
+    ensure!(exited.status.success(), "{exited:?}");
+    let printed = exited
+        .stdout
+        .iter()
+        .filter(|l| l.contains("from reterm"))
+        .count();
+    ensure!(
+        printed == 1,
+        "our line printed {printed} times: {:#?}",
+        exited.stdout
+    );
+    ensure!(
+        !w.bob.lines().iter().any(|l| l.contains("a-secret-text")),
+        "the /smsg reached IRC"
+    );
+
+    // Past the first token's grace (so presenting it again would be reuse,
+    // revoking the chain): a restarted reterm attaches with the stored one.
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let mut reterm = RetermProcess::spawn(home.path(), &[])?;
+    reterm
+        .wait_for_line(|l| state_of(l, NET) == Some("connected"), WAIT)
+        .await
+        .with_context(|| reterm.stderr_text())?;
+    w.bob.privmsg("#rete", "after the restart").await?;
+    reterm
+        .wait_for_line(|l| l.contains("after the restart"), WAIT)
+        .await?;
+    reterm.send("/quit").await?;
+    let exited = reterm.wait_exit(EXIT_WAIT).await?;
+    ensure!(exited.status.success(), "{exited:?}");
+
+    // No token on any output or in any file but the secrets file (encoded).
+    ensure!(
+        !exited.stderr.contains("rct1_"),
+        "stderr: {}",
+        exited.stderr
+    );
+    ensure!(!exited.stdout.iter().any(|l| l.contains("rct1_")));
+    for (path, contents) in all_files(home.path())? {
+        ensure!(!contents.contains("rct1_"), "a token in {}", path.display());
+    }
+    Ok(())
+}

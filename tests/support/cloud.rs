@@ -1,0 +1,244 @@
+//! `rete-cloud` as a real process for the client tests: the binary (built
+//! once with the `cloud` feature), its CLI, a running service with its
+//! listening address, a world of InspIRCd + service + one user with one
+//! network and a bot in its channel, and a token store in memory that
+//! records every store.
+
+use anyhow::{anyhow, bail, Result};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use super::process::ManagedChild;
+use super::{Bot, Inspircd, InspircdConfig};
+use rete_transports::retecloud::Token;
+use rete_transports::{CloudConfig, CloudTokenStore, TokenStoreError};
+
+/// How long a start-up step may take.
+pub const WAIT: Duration = Duration::from_secs(15);
+
+/// The `rete-cloud` binary, built once per test binary.
+pub fn binary() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let exe = std::env::current_exe().unwrap_or_default();
+        let debug = exe
+            .parent()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = Command::new(cargo)
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "rete-actors",
+                "--features",
+                "cloud",
+                "--bin",
+                "rete-cloud",
+            ])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status();
+        assert!(
+            status.is_ok_and(|s| s.success()),
+            "building rete-cloud failed"
+        );
+        debug.join("rete-cloud")
+    })
+    .clone()
+}
+
+/// Runs `rete-cloud <args> --db <db>` and returns its trimmed stdout.
+pub fn cli(db: &Path, args: &[&str]) -> Result<String> {
+    let out = Command::new(binary())
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .output()?;
+    if !out.status.success() {
+        bail!(
+            "rete-cloud {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok(String::from_utf8(out.stdout)?.trim().to_owned())
+}
+
+/// A running service.
+pub struct Service {
+    /// The process (stopped when dropped).
+    pub child: ManagedChild,
+    /// `127.0.0.1:<port>`.
+    pub addr: String,
+}
+
+impl Service {
+    /// Starts `rete-cloud serve` on a free loopback port.
+    pub async fn start(db: &Path, extra: &[&str]) -> Result<Service> {
+        let mut cmd = Command::new(binary());
+        cmd.arg("serve")
+            .arg("--db")
+            .arg(db)
+            .args(["--listen", "127.0.0.1:0"])
+            .args(extra);
+        let mut child = ManagedChild::spawn("rete-cloud", cmd)?;
+        let i = child
+            .wait_line(0, WAIT, |l| l.contains("rete-cloud listening on "))
+            .await?;
+        let line = child
+            .output_text()
+            .lines()
+            .nth(i)
+            .unwrap_or_default()
+            .to_owned();
+        let addr = line
+            .rsplit("://")
+            .next()
+            .ok_or_else(|| anyhow!("no address in {line}"))?
+            .to_owned();
+        Ok(Service { child, addr })
+    }
+
+    /// The WebSocket URL.
+    pub fn url(&self) -> String {
+        format!("ws://{}/", self.addr)
+    }
+}
+
+/// InspIRCd, the service with user `alice` and her network `local` (nick
+/// alice, in #rete), and bob in #rete.
+pub struct CloudWorld {
+    /// The IRC server.
+    pub ircd: Inspircd,
+    /// Holds the database.
+    pub dir: tempfile::TempDir,
+    /// The service's database.
+    pub db: PathBuf,
+    /// The service.
+    pub service: Service,
+    /// Alice's first token, as `user add` printed it.
+    pub token: String,
+    /// Bob, in #rete.
+    pub bob: Bot,
+}
+
+impl CloudWorld {
+    /// Starts it all; returns once the service's session joined #rete.
+    pub async fn start(extra: &[&str]) -> Result<CloudWorld> {
+        let ircd = Inspircd::start(InspircdConfig::new()).await?;
+        let dir = tempfile::tempdir()?;
+        let db = dir.path().join("cloud.db");
+        let token = cli(&db, &["user", "add", "alice"])?;
+        let server = format!("127.0.0.1:{}", ircd.port());
+        cli(
+            &db,
+            &[
+                "network",
+                "add",
+                "alice",
+                "local",
+                "--server",
+                &server,
+                "--nick",
+                "alice",
+                "--channel",
+                "#rete",
+            ],
+        )?;
+        let mut bob = Bot::connect(ircd.port(), "bob").await?;
+        bob.join("#rete").await?;
+        let service = Service::start(&db, extra).await?;
+        bob.wait_for(|l| l.contains("JOIN") && l.starts_with(":alice!"), WAIT)
+            .await?;
+        Ok(CloudWorld {
+            ircd,
+            dir,
+            db,
+            service,
+            token,
+            bob,
+        })
+    }
+}
+
+/// A token store in memory that records every token stored, in order.
+#[derive(Default)]
+pub struct MemoryTokens {
+    current: Mutex<Option<String>>,
+    stored: Mutex<Vec<String>>,
+    /// When set, every store fails.
+    pub fail: std::sync::atomic::AtomicBool,
+    /// Called after each successful store (a test's journal).
+    on_store: Mutex<Option<Box<dyn Fn() + Send + Sync>>>,
+}
+
+impl MemoryTokens {
+    /// A store holding `token`.
+    pub fn holding(token: &str) -> Arc<MemoryTokens> {
+        let s = MemoryTokens::default();
+        *s.current.lock().unwrap_or_else(|p| p.into_inner()) = Some(token.to_owned());
+        Arc::new(s)
+    }
+
+    /// Calls `f` after each successful store.
+    pub fn on_store(&self, f: impl Fn() + Send + Sync + 'static) {
+        *self.on_store.lock().unwrap_or_else(|p| p.into_inner()) = Some(Box::new(f));
+    }
+
+    /// The token held now.
+    pub fn current(&self) -> Option<String> {
+        self.current
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Every token stored so far.
+    pub fn stored(&self) -> Vec<String> {
+        self.stored
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+}
+
+impl CloudTokenStore for MemoryTokens {
+    fn load(&self) -> Result<Option<Token>, TokenStoreError> {
+        Ok(self.current().map(Token::new))
+    }
+
+    fn store(&self, token: &Token) -> Result<(), TokenStoreError> {
+        if self.fail.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(TokenStoreError("the disk is full".into()));
+        }
+        let t = token.expose().to_owned();
+        *self.current.lock().unwrap_or_else(|p| p.into_inner()) = Some(t.clone());
+        self.stored
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(t);
+        if let Some(f) = self
+            .on_store
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+        {
+            f();
+        }
+        Ok(())
+    }
+}
+
+/// A ReteCloud transport to `url`, showing network `local`.
+pub fn transport(url: &str, tokens: Arc<dyn CloudTokenStore>) -> rete_transports::Transport {
+    rete_transports::Transport::ReteCloud(CloudConfig {
+        url: url.to_owned(),
+        network: "local".to_owned(),
+        tls_fingerprint: None,
+        connect_timeout: Duration::from_secs(5),
+        token_store: tokens,
+    })
+}
