@@ -4,7 +4,9 @@
 //! The file is mode 0600 in a directory created 0700, and it is replaced
 //! atomically: a new file is created 0600 beside it, synced and renamed over
 //! the old one, so the token is never readable by others, not even for a
-//! moment. Other keys in the file are kept.
+//! moment. Other keys in the file (a ReteCloud session's token) are kept:
+//! each change reads, edits and writes the file under an exclusive `flock` on
+//! `secrets.json.lock` beside it, so two writers never lose each other's key.
 
 use crate::private_file::{self, FileMode};
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
@@ -76,29 +78,29 @@ pub fn secrets_path() -> Result<PathBuf, TokenError> {
 
 /// The stored token, or a new one stored now when there is none.
 pub fn load_or_create(path: &Path) -> Result<Token, TokenError> {
-    let mut secrets = read(path)?;
-    if let Some(token) = secrets
-        .get(KEY)
-        .and_then(Value::as_str)
-        .and_then(|b| STANDARD.decode(b).ok())
-        .and_then(|b| String::from_utf8(b).ok())
-        .filter(|t| t.len() == 43)
-    {
-        return Ok(Token(token));
-    }
-    let token = Token::generate();
-    secrets.insert(KEY.into(), Value::String(STANDARD.encode(token.expose())));
-    write(path, &secrets)?;
-    Ok(token)
+    update(path, |secrets| {
+        if let Some(token) = secrets
+            .get(KEY)
+            .and_then(Value::as_str)
+            .and_then(|b| STANDARD.decode(b).ok())
+            .and_then(|b| String::from_utf8(b).ok())
+            .filter(|t| t.len() == 43)
+        {
+            return (Token(token), false);
+        }
+        let token = Token::generate();
+        secrets.insert(KEY.into(), Value::String(STANDARD.encode(token.expose())));
+        (token, true)
+    })
 }
 
 /// Replaces the stored token with a new one and returns it.
 pub fn regenerate(path: &Path) -> Result<Token, TokenError> {
-    let mut secrets = read(path)?;
-    let token = Token::generate();
-    secrets.insert(KEY.into(), Value::String(STANDARD.encode(token.expose())));
-    write(path, &secrets)?;
-    Ok(token)
+    update(path, |secrets| {
+        let token = Token::generate();
+        secrets.insert(KEY.into(), Value::String(STANDARD.encode(token.expose())));
+        (token, true)
+    })
 }
 
 /// Another secret kept in the same file under `key` (base64, as the token
@@ -114,9 +116,68 @@ pub fn read_secret(path: &Path, key: &str) -> Result<Option<String>, TokenError>
 /// Stores `value` under `key`, keeping every other secret; the file is
 /// replaced atomically and is 0600 from the start. Returns once it is on disk.
 pub fn store_secret(path: &Path, key: &str, value: &str) -> Result<(), TokenError> {
+    update(path, |secrets| {
+        secrets.insert(key.into(), Value::String(STANDARD.encode(value)));
+        ((), true)
+    })
+}
+
+/// Reads the secrets, lets `change` edit them, and writes them back when it
+/// says so, all under an exclusive lock on a file beside them (`flock`, which
+/// also excludes other threads of this process, since each takes the lock
+/// through its own open file): the control token regenerated while a
+/// ReteCloud session stores its rotated token, or `reterm retecloud-token`
+/// run beside a running reterm, would otherwise each write back what it read
+/// and lose the other's change.
+fn update<R>(
+    path: &Path,
+    change: impl FnOnce(&mut Map<String, Value>) -> (R, bool),
+) -> Result<R, TokenError> {
+    ensure_dir(path)?;
+    let _lock = FileLock::exclusive(&lock_path(path)).map_err(io_err(path))?;
     let mut secrets = read(path)?;
-    secrets.insert(key.into(), Value::String(STANDARD.encode(value)));
-    write(path, &secrets)
+    let (answer, changed) = change(&mut secrets);
+    if changed {
+        write(path, &secrets)?;
+    }
+    Ok(answer)
+}
+
+/// `secrets.json` → `secrets.json.lock`, in the same private directory.
+fn lock_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".lock");
+    PathBuf::from(name)
+}
+
+/// An exclusive `flock` held until dropped (closing the file releases it).
+struct FileLock {
+    /// Held only to keep the descriptor, and so the lock, open.
+    _file: fs::File,
+}
+
+impl FileLock {
+    fn exclusive(path: &Path) -> io::Result<FileLock> {
+        use std::os::fd::AsRawFd as _;
+        use std::os::unix::fs::OpenOptionsExt as _;
+        let file = fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(path)?;
+        loop {
+            // SAFETY: the descriptor is open for as long as `file` lives.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } == 0 {
+                return Ok(FileLock { _file: file });
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+    }
 }
 
 fn io_err(path: &Path) -> impl FnOnce(io::Error) -> TokenError + '_ {
@@ -137,7 +198,8 @@ fn read(path: &Path) -> Result<Map<String, Value>, TokenError> {
     }
 }
 
-fn write(path: &Path, secrets: &Map<String, Value>) -> Result<(), TokenError> {
+/// Creates the secrets file's directory (0700) when it is missing.
+fn ensure_dir(path: &Path) -> Result<(), TokenError> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -149,6 +211,11 @@ fn write(path: &Path, secrets: &Map<String, Value>) -> Result<(), TokenError> {
             .create(dir)
             .map_err(io_err(path))?;
     }
+    Ok(())
+}
+
+fn write(path: &Path, secrets: &Map<String, Value>) -> Result<(), TokenError> {
+    ensure_dir(path)?;
     let body = serde_json::to_vec_pretty(&Value::Object(secrets.clone()))
         .map_err(|e| io_err(path)(io::Error::other(e)))?;
     // 0600 from the start: the bytes are never in a file others could read.
@@ -189,8 +256,43 @@ mod tests {
         assert_ne!(t1, t2);
         assert_eq!(load_or_create(&path).unwrap(), t2);
         assert_eq!(mode(&path), 0o600);
-        // No temporary file left behind.
-        assert_eq!(fs::read_dir(path.parent().unwrap()).unwrap().count(), 1);
+        // No temporary file left behind: the secrets and their lock only.
+        let mut names: Vec<_> = fs::read_dir(path.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["secrets.json", "secrets.json.lock"]);
+        assert_eq!(mode(&lock_path(&path)), 0o600);
+    }
+
+    /// Writers that overlap (threads here; `flock` excludes processes the
+    /// same way) each keep the other's secret.
+    #[test]
+    fn concurrent_stores_lose_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("secrets.json");
+        let t = load_or_create(&path).unwrap();
+        std::thread::scope(|s| {
+            for w in 0..4 {
+                let path = &path;
+                s.spawn(move || {
+                    for i in 0..25 {
+                        store_secret(path, &format!("k{w}-{i}"), "v").unwrap();
+                    }
+                });
+            }
+        });
+        for w in 0..4 {
+            for i in 0..25 {
+                assert_eq!(
+                    read_secret(&path, &format!("k{w}-{i}")).unwrap().as_deref(),
+                    Some("v"),
+                    "k{w}-{i} was lost"
+                );
+            }
+        }
+        assert_eq!(load_or_create(&path).unwrap(), t, "the token was kept");
     }
 
     #[test]
