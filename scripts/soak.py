@@ -69,6 +69,9 @@ def parse_args():
     p.add_argument("--rate", type=float, default=200.0, help="lines/s the bots send in all")
     p.add_argument("--channels", type=int, default=50)
     p.add_argument("--sample", type=float, default=10.0, help="seconds between RSS samples")
+    p.add_argument("--buffer-rows", type=int,
+                   help="rows each buffer keeps (reterm's buffer_rows; default 50,000), so that "
+                        "buffers fill within the run and RSS can be seen to level off")
     p.add_argument("--json", help="also write the figures to this file")
     p.add_argument("--debug-build", action="store_true", help="(read by scripts/soak)")
     return p.parse_args()
@@ -173,7 +176,7 @@ async def flood(bots, rate, stop):
 # -- reterm ----------------------------------------------------------------------
 
 
-def reterm_config(control_port, irc_port, channels):
+def reterm_config(control_port, irc_port, channels, buffer_rows):
     chans = ", ".join(f'"{c}"' for c in channels)
     return f"""[control]
 enabled = true
@@ -188,15 +191,15 @@ port = {irc_port}
 nick = "{NICK}"
 channels = [{chans}]
 autoconnect = true
-"""
+""" + (f"buffer_rows = {buffer_rows}\n" if buffer_rows else "")
 
 
-def start_reterm(binary, irc_port, channels):
+def start_reterm(binary, irc_port, channels, buffer_rows=None):
     port = free_port()
     uid = server_uid()
     home = private_dir("reterm-soak-", uid)
     config = home / "reterm.toml"
-    config.write_text(reterm_config(port, irc_port, channels))
+    config.write_text(reterm_config(port, irc_port, channels, buffer_rows))
     config.chmod(0o600)
     if IS_ROOT:
         os.chown(config, uid, uid)
@@ -501,7 +504,7 @@ def main():
     ircd = SoakIrcd().start()
     reterm = None
     try:
-        reterm = start_reterm(copy, ircd.port, channels)
+        reterm = start_reterm(copy, ircd.port, channels, args.buffer_rows)
         load_before = os.getloadavg()[0]
 
         async def main_async():
@@ -513,6 +516,7 @@ def main():
         result["load_before"] = round(load_before, 2)
         result["load_after"] = round(os.getloadavg()[0], 2)
         result["reterm"] = str(binary)
+        result["buffer_rows"] = args.buffer_rows
     finally:
         if reterm is not None:
             reterm.cleanup()

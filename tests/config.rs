@@ -597,6 +597,21 @@ fn max_query_buffers_is_read_per_network_and_must_be_positive() {
     assert!(err.contains("reterm.toml:5:21: invalid type"), "{err}");
 }
 
+#[test]
+fn buffer_rows_is_read_per_network_and_must_hold_a_replay() {
+    let loaded = load(&format!("{NET}buffer_rows = 1000\n")).expect("load");
+    assert_eq!(loaded.config.networks[0].buffer_rows, Some(1000));
+    let loaded = load(NET).expect("load");
+    assert_eq!(loaded.config.networks[0].buffer_rows, None);
+    for bad in ["99", "0", "-3"] {
+        let err = load_err(&format!("{NET}buffer_rows = {bad}\n"));
+        assert!(
+            err.contains(&format!("buffer_rows must be at least 100 (got {bad})")),
+            "{err}"
+        );
+    }
+}
+
 const CLOUD: &str = "[[networks]]\nname = \"c\"\ntransport = \"retecloud\"\nurl = \"wss://cloud.example.net/rete\"\nnetwork = \"libera\"\n";
 
 #[test]

@@ -26,6 +26,9 @@ pub fn session_spec(net: &NetworkConfig) -> anyhow::Result<SessionSpec> {
     if let Some(max) = net.max_query_buffers {
         config.max_query_buffers = max;
     }
+    if let Some(rows) = net.buffer_rows {
+        config.buffer_capacity = rows;
+    }
     config.channels = net
         .channels
         .iter()
@@ -109,5 +112,16 @@ mod tests {
         .max_query_buffers;
         let spec = session_spec(&network("")).expect("spec");
         assert_eq!(spec.config.max_query_buffers, default);
+    }
+
+    #[test]
+    fn buffer_rows_reaches_the_engine_and_defaults_to_its_own() {
+        let spec = session_spec(&network("buffer_rows = 1000\n")).expect("spec");
+        assert_eq!(spec.config.buffer_capacity, 1000);
+        let spec = session_spec(&network("")).expect("spec");
+        assert_eq!(
+            spec.config.buffer_capacity,
+            rete_engine::buffer::DEFAULT_CAPACITY
+        );
     }
 }

@@ -122,6 +122,9 @@ pub struct NetworkConfig {
     /// Query buffers others may open on this network; `None` is the engine's
     /// default. Past it their messages stay in the server buffer.
     pub max_query_buffers: Option<usize>,
+    /// Rows each of this network's buffers keeps (its scrollback); `None` is
+    /// the engine's default. Past it the oldest row is dropped.
+    pub buffer_rows: Option<usize>,
     /// Set when the network is reached through a ReteCloud service
     /// (`transport = "retecloud"`); then `host`, `port` and `tls` are the
     /// URL's, and the IRC settings live in the service.
@@ -163,6 +166,7 @@ impl fmt::Debug for NetworkConfig {
             .field("channels", &self.channels)
             .field("autoconnect", &self.autoconnect)
             .field("max_query_buffers", &self.max_query_buffers)
+            .field("buffer_rows", &self.buffer_rows)
             .field("cloud", &self.cloud)
             .finish()
     }

@@ -73,6 +73,7 @@ pub(super) struct RawNetwork {
     pub channels: Vec<RawChannel>,
     pub autoconnect: Option<bool>,
     pub max_query_buffers: Option<i64>,
+    pub buffer_rows: Option<i64>,
 }
 
 /// `sasl = { ... }`.

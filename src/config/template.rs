@@ -62,11 +62,13 @@ port = 7422       # the port on 127.0.0.1
 #   autoconnect     connect when reterm starts (default true)
 #   max_query_buffers  private-message buffers others may open (default 500);
 #                   past it their messages stay in the server buffer
+#   buffer_rows     rows each buffer keeps, its scrollback (default 50000,
+#                   at least 100); past it the oldest row is dropped
 #   transport       "irc" (the default) or "retecloud": reach the network
 #                   through a rete-cloud service that stays connected while
 #                   reterm is not. Then give only name, url, network (and
 #                   optionally tls_fingerprint, nick, autoconnect,
-#                   max_query_buffers): the server, SASL and channels are
+#                   max_query_buffers, buffer_rows): the server, SASL and channels are
 #                   set in the service.
 #   url             the service's wss:// URL (ws:// only to 127.0.0.1)
 #   network         the service's id of the network (rete-cloud network add)

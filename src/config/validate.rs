@@ -197,13 +197,8 @@ fn network(
         .map(|sasl| sasl_config(sasl, tls_cert.is_some()))
         .transpose()?;
     let channels = channels(raw.channels)?;
-    let max_query_buffers = raw
-        .max_query_buffers
-        .map(|n| match usize::try_from(n) {
-            Ok(n) if n >= 1 => Ok(n),
-            _ => Err(format!("max_query_buffers must be at least 1 (got {n})")),
-        })
-        .transpose()?;
+    let max_query_buffers = at_least("max_query_buffers", raw.max_query_buffers, 1)?;
+    let buffer_rows = at_least("buffer_rows", raw.buffer_rows, MIN_BUFFER_ROWS)?;
     Ok(NetworkConfig {
         id,
         name,
@@ -220,8 +215,23 @@ fn network(
         channels,
         autoconnect: raw.autoconnect.unwrap_or(true),
         max_query_buffers,
+        buffer_rows,
         cloud: None,
     })
+}
+
+/// The fewest rows a buffer may keep: a chat history replay (100 rows at a
+/// time) must fit in one.
+const MIN_BUFFER_ROWS: usize = 100;
+
+/// An optional count that must be at least `min`, named in the error.
+fn at_least(key: &str, value: Option<i64>, min: usize) -> Result<Option<usize>, String> {
+    value
+        .map(|n| match usize::try_from(n) {
+            Ok(n) if n >= min => Ok(n),
+            _ => Err(format!("{key} must be at least {min} (got {n})")),
+        })
+        .transpose()
 }
 
 /// A `transport = "retecloud"` network: a `url` and the service's
@@ -268,13 +278,8 @@ fn cloud_network(id: String, name: String, raw: RawNetwork) -> Result<NetworkCon
         Some(n) => token("nick", n)?,
         None => name.clone(),
     };
-    let max_query_buffers = raw
-        .max_query_buffers
-        .map(|n| match usize::try_from(n) {
-            Ok(n) if n >= 1 => Ok(n),
-            _ => Err(format!("max_query_buffers must be at least 1 (got {n})")),
-        })
-        .transpose()?;
+    let max_query_buffers = at_least("max_query_buffers", raw.max_query_buffers, 1)?;
+    let buffer_rows = at_least("buffer_rows", raw.buffer_rows, MIN_BUFFER_ROWS)?;
     Ok(NetworkConfig {
         id,
         name,
@@ -291,6 +296,7 @@ fn cloud_network(id: String, name: String, raw: RawNetwork) -> Result<NetworkCon
         channels: Vec::new(),
         autoconnect: raw.autoconnect.unwrap_or(true),
         max_query_buffers,
+        buffer_rows,
         cloud: Some(CloudNetworkConfig { url, network }),
     })
 }
