@@ -14,90 +14,14 @@ mod support;
 use anyhow::{anyhow, bail, Context, Result};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
-use std::sync::OnceLock;
 use std::time::Duration;
-use support::process::ManagedChild;
+use support::cloud::{binary, cli, Service, WAIT};
 use support::{Bot, Inspircd, InspircdConfig, Ngircd, NgircdConfig, DEFAULT_TIMEOUT};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
-
-const WAIT: Duration = Duration::from_secs(15);
-
-fn binary() -> PathBuf {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let exe = std::env::current_exe().unwrap();
-        let debug = exe.parent().unwrap().parent().unwrap().to_path_buf();
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .args([
-                "build",
-                "--quiet",
-                "-p",
-                "rete-actors",
-                "--features",
-                "cloud",
-                "--bin",
-                "rete-cloud",
-            ])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .unwrap();
-        assert!(status.success(), "building rete-cloud failed");
-        debug.join("rete-cloud")
-    })
-    .clone()
-}
-
-fn cli(db: &Path, args: &[&str]) -> Result<String> {
-    let out = Command::new(binary())
-        .args(args)
-        .arg("--db")
-        .arg(db)
-        .output()?;
-    if !out.status.success() {
-        bail!(
-            "rete-cloud {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    Ok(String::from_utf8(out.stdout)?.trim().to_owned())
-}
-
-struct Service {
-    child: ManagedChild,
-    addr: String,
-}
-
-impl Service {
-    async fn start(db: &Path, extra: &[&str]) -> Result<Service> {
-        let mut cmd = Command::new(binary());
-        cmd.arg("serve")
-            .arg("--db")
-            .arg(db)
-            .args(["--listen", "127.0.0.1:0"])
-            .args(extra);
-        let mut child = ManagedChild::spawn("rete-cloud", cmd)?;
-        let i = child
-            .wait_line(0, WAIT, |l| l.contains("rete-cloud listening on "))
-            .await?;
-        let line = child
-            .output_text()
-            .lines()
-            .nth(i)
-            .unwrap_or_default()
-            .to_owned();
-        let addr = line
-            .rsplit("://")
-            .next()
-            .ok_or_else(|| anyhow!("no address in {line}"))?
-            .to_owned();
-        Ok(Service { child, addr })
-    }
-}
 
 struct Client {
     ws: WebSocketStream<TcpStream>,
