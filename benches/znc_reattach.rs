@@ -147,6 +147,23 @@ fn sql_count(db: &Path, query: &str) -> Result<usize> {
     Ok(String::from_utf8(out.stdout)?.trim().parse().unwrap_or(0))
 }
 
+/// utime + stime of `pid`, in seconds (from `/proc/<pid>/stat`).
+fn cpu_seconds(pid: u32) -> Result<f64> {
+    let out = Command::new("getconf").arg("CLK_TCK").output()?;
+    let ticks: f64 = String::from_utf8(out.stdout)?.trim().parse()?;
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    // The fields after the command name (in parentheses, may hold spaces) start at field
+    // 3; utime is field 14, stime field 15.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let field = |i: usize| -> Result<f64> {
+        Ok(f.get(i)
+            .ok_or_else(|| anyhow::anyhow!("short stat"))?
+            .parse()?)
+    };
+    Ok((field(11)? + field(12)?) / ticks)
+}
+
 /// One side's figures.
 struct Side {
     empty: Duration,
@@ -274,8 +291,11 @@ async fn run() -> Result<()> {
     );
 
     let mut sides = Vec::new();
+    let mut cloud_cpu = 0.0;
     for live in [&zlive, &clive] {
+        let cpu = cpu_seconds(service.child.pid())?;
         let (all, marker) = attach(live, &mut flood, LINES).await?;
+        cloud_cpu = cpu_seconds(service.child.pid())? - cpu;
         let first = tally(live).await?;
         detach(live).await?;
         sides.push((all, marker, first));
@@ -301,6 +321,10 @@ async fn run() -> Result<()> {
         bail!("two sides measured");
     };
     report(&z, &c);
+    println!(
+        "rete-cloud's own CPU time during its round 1 (connect to the marker): {:.0} ms",
+        cloud_cpu * 1000.0
+    );
     zlive.rete.shutdown(Duration::from_secs(1)).await;
     clive.rete.shutdown(Duration::from_secs(1)).await;
     drop(service);
