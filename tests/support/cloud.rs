@@ -51,13 +51,45 @@ pub fn binary() -> PathBuf {
     .clone()
 }
 
+/// The release `rete-cloud` binary, built (a no-op when up to date) next to
+/// the running executable's target directory: a bench measures the service in
+/// release whether its harness was built by `cargo bench` or `cargo test`.
+pub fn release_binary() -> Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    let target = exe
+        .ancestors()
+        .nth(3)
+        .ok_or_else(|| anyhow!("no target dir above {}", exe.display()))?
+        .to_path_buf();
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .args([
+            "build",
+            "--release",
+            "--quiet",
+            "-p",
+            "rete-actors",
+            "--features",
+            "cloud",
+            "--bin",
+            "rete-cloud",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()?;
+    if !status.success() {
+        bail!("building rete-cloud in release failed");
+    }
+    Ok(target.join("release").join("rete-cloud"))
+}
+
 /// Runs `rete-cloud <args> --db <db>` and returns its trimmed stdout.
 pub fn cli(db: &Path, args: &[&str]) -> Result<String> {
-    let out = Command::new(binary())
-        .args(args)
-        .arg("--db")
-        .arg(db)
-        .output()?;
+    cli_with(&binary(), db, args)
+}
+
+/// [`cli`] with the binary at `bin`.
+pub fn cli_with(bin: &Path, db: &Path, args: &[&str]) -> Result<String> {
+    let out = Command::new(bin).args(args).arg("--db").arg(db).output()?;
     if !out.status.success() {
         bail!(
             "rete-cloud {args:?}: {}",
@@ -78,7 +110,12 @@ pub struct Service {
 impl Service {
     /// Starts `rete-cloud serve` on a free loopback port.
     pub async fn start(db: &Path, extra: &[&str]) -> Result<Service> {
-        let mut cmd = Command::new(binary());
+        Service::start_with(&binary(), db, extra).await
+    }
+
+    /// [`Service::start`] with the binary at `bin`.
+    pub async fn start_with(bin: &Path, db: &Path, extra: &[&str]) -> Result<Service> {
+        let mut cmd = Command::new(bin);
         cmd.arg("serve")
             .arg("--db")
             .arg(db)
