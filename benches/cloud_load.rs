@@ -21,9 +21,10 @@
 mod support;
 
 use anyhow::{bail, Context, Result};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
+use support::cloud::{cli_with, release_binary};
 use support::process::ManagedChild;
 use support::{Bot, Inspircd, InspircdConfig};
 
@@ -32,48 +33,6 @@ fn env_or(name: &str, default: u64) -> u64 {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
-}
-
-/// Builds the release binary (a no-op when it is up to date) and returns its path: the
-/// service is measured in release whether this harness runs from `cargo bench` or, built
-/// quicker, `cargo test --bench cloud_load`.
-fn binary() -> Result<PathBuf> {
-    let exe = std::env::current_exe()?;
-    let target = exe
-        .ancestors()
-        .nth(3)
-        .context("no target dir")?
-        .to_path_buf();
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(cargo)
-        .args([
-            "build",
-            "--release",
-            "--quiet",
-            "-p",
-            "rete-actors",
-            "--features",
-            "cloud",
-            "--bin",
-            "rete-cloud",
-        ])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .status()?;
-    if !status.success() {
-        bail!("building rete-cloud failed");
-    }
-    Ok(target.join("release").join("rete-cloud"))
-}
-
-fn cli(bin: &Path, db: &Path, args: &[&str]) -> Result<String> {
-    let out = Command::new(bin).args(args).arg("--db").arg(db).output()?;
-    if !out.status.success() {
-        bail!(
-            "rete-cloud {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    Ok(String::from_utf8(out.stdout)?.trim().to_owned())
 }
 
 async fn serve(bin: &Path, db: &Path) -> Result<ManagedChild> {
@@ -131,7 +90,7 @@ async fn main() -> Result<()> {
     let networks = env_or("CLOUD_LOAD_NETWORKS", 200) as usize;
     let rate = env_or("CLOUD_LOAD_RATE", 1_000);
     let seconds = env_or("CLOUD_LOAD_SECONDS", 30);
-    let bin = binary()?;
+    let bin = release_binary()?;
     let ticks = clock_ticks()?;
     let ircd = Inspircd::start(InspircdConfig::new()).await?;
     let server = format!("127.0.0.1:{}", ircd.port());
@@ -139,17 +98,17 @@ async fn main() -> Result<()> {
 
     // The baseline: the same service, one user, no network.
     let empty = dir.path().join("empty.db");
-    cli(&bin, &empty, &["user", "add", "alice"])?;
+    cli_with(&bin, &empty, &["user", "add", "alice"])?;
     let mut base = serve(&bin, &empty).await?;
     tokio::time::sleep(Duration::from_secs(3)).await;
     let rss_0 = rss(base.pid())?;
     base.kill();
 
     let db = dir.path().join("cloud.db");
-    cli(&bin, &db, &["user", "add", "alice"])?;
+    cli_with(&bin, &db, &["user", "add", "alice"])?;
     for i in 0..networks {
         let (net, nick, chan) = (format!("n{i}"), format!("u{i}"), format!("#c{i}"));
-        cli(
+        cli_with(
             &bin,
             &db,
             &[

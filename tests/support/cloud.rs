@@ -22,31 +22,10 @@ pub const WAIT: Duration = Duration::from_secs(15);
 pub fn binary() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
-        let exe = std::env::current_exe().unwrap_or_default();
-        let debug = exe
-            .parent()
-            .and_then(Path::parent)
-            .map(Path::to_path_buf)
-            .unwrap_or_default();
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .args([
-                "build",
-                "--quiet",
-                "-p",
-                "rete-actors",
-                "--features",
-                "cloud",
-                "--bin",
-                "rete-cloud",
-            ])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status();
-        assert!(
-            status.is_ok_and(|s| s.success()),
-            "building rete-cloud failed"
-        );
-        debug.join("rete-cloud")
+        let built = build(false);
+        let why = built.as_ref().err().map(|e| format!("{e:#}"));
+        assert!(why.is_none(), "{}", why.unwrap_or_default());
+        built.unwrap_or_default()
     })
     .clone()
 }
@@ -55,31 +34,41 @@ pub fn binary() -> PathBuf {
 /// the running executable's target directory: a bench measures the service in
 /// release whether its harness was built by `cargo bench` or `cargo test`.
 pub fn release_binary() -> Result<PathBuf> {
+    build(true)
+}
+
+/// Builds `rete-cloud` (rete-actors with its `cloud` feature) in the target
+/// directory the running executable sits in, and returns its path.
+fn build(release: bool) -> Result<PathBuf> {
     let exe = std::env::current_exe()?;
+    // target/<profile>/deps/<exe>, or target/<profile>/<exe> for a bench run.
     let target = exe
         .ancestors()
-        .nth(3)
+        .find(|dir| dir.join("CACHEDIR.TAG").exists())
         .ok_or_else(|| anyhow!("no target dir above {}", exe.display()))?
         .to_path_buf();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut args = vec!["build", "--quiet"];
+    if release {
+        args.push("--release");
+    }
+    args.extend([
+        "-p",
+        "rete-actors",
+        "--features",
+        "cloud",
+        "--bin",
+        "rete-cloud",
+    ]);
     let status = Command::new(cargo)
-        .args([
-            "build",
-            "--release",
-            "--quiet",
-            "-p",
-            "rete-actors",
-            "--features",
-            "cloud",
-            "--bin",
-            "rete-cloud",
-        ])
+        .args(&args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .status()?;
     if !status.success() {
-        bail!("building rete-cloud in release failed");
+        bail!("building rete-cloud failed");
     }
-    Ok(target.join("release").join("rete-cloud"))
+    let profile = if release { "release" } else { "debug" };
+    Ok(target.join(profile).join("rete-cloud"))
 }
 
 /// Runs `rete-cloud <args> --db <db>` and returns its trimmed stdout.
