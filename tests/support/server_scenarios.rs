@@ -542,6 +542,7 @@ pub async fn znc_reattach(target: &Target, keeps_buffer: bool) -> Result<()> {
     for round in 1..=2 {
         live.handle.sender().disconnect(None);
         live.wait_state(ConnState::Disconnected).await?;
+        znc_answers_for_us(&mut alice, &format!("detached {round}")).await?;
         let lines = [format!("away {round}a"), format!("away {round}b")];
         for l in &lines {
             alice.privmsg("#play", l).await?;
@@ -553,9 +554,8 @@ pub async fn znc_reattach(target: &Target, keeps_buffer: bool) -> Result<()> {
         alice
             .send(&format!("NOTICE {ME} :away private notice {round}"))
             .await?;
-        // ZNC has stored them once alice's next command is answered (it reads in order).
-        alice.send("PING :stored").await?;
-        bot_sees(&mut alice, |l| l.contains("PONG") && l.contains("stored")).await?;
+        // ZNC reads its upstream in order, so once it answers this it has stored them.
+        znc_answers_for_us(&mut alice, &format!("stored {round}")).await?;
         expected.extend(lines.iter().map(|l| (l.clone(), true)));
         expected.push((format!("away notice {round}"), true));
         live.handle.sender().connect();
@@ -587,6 +587,24 @@ pub async fn znc_reattach(target: &Target, keeps_buffer: bool) -> Result<()> {
         );
     }
     alice.quit().await;
+    Ok(())
+}
+
+/// Sends us a CTCP PING and waits for ZNC's own answer. ZNC answers a CTCP
+/// PING itself only while no client is attached, and reads its upstream
+/// connection in order: the answer proves both that ZNC has seen our detach
+/// and that it has read everything `bot` sent before. (A PONG from the server
+/// to `bot` proves neither: the server may not have written to ZNC yet.)
+async fn znc_answers_for_us(bot: &mut Bot, token: &str) -> Result<()> {
+    let token = token.replace(' ', "-");
+    bot.send(&format!("PRIVMSG {ME} :\u{1}PING {token}\u{1}"))
+        .await?;
+    bot_sees(bot, |l| {
+        let m = Msg::parse(l);
+        m.command == "NOTICE" && m.param(1) == format!("\u{1}PING {token}\u{1}")
+    })
+    .await
+    .with_context(|| format!("ZNC answering CTCP PING {token} while we are detached"))?;
     Ok(())
 }
 
