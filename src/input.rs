@@ -3,8 +3,9 @@
 //! Parsing is pure and complete here (arguments split, numbers checked, `/set`
 //! values typed), so the client only executes [`Command`]s and never re-parses
 //! strings. Errors are one line and name the problem; they never echo the
-//! arguments of `/oper` or `/smsg`, which are secrets.
+//! arguments of `/oper`, `/smsg` or a `/cloud` password, which are secrets.
 
+mod cloud;
 mod commands;
 mod irc;
 
@@ -123,6 +124,9 @@ pub enum Command {
         /// The secret text.
         text: Secret,
     },
+    /// `/cloud setting value`: change a setting the ReteCloud service keeps
+    /// for the current network (a password's value is masked in `Debug`).
+    Cloud(rete_transports::retecloud::config::ConfigEntry),
     /// `/buffers`: list open buffers.
     Buffers,
     /// `/buffer N|name` (or `/window`): switch buffer.
@@ -377,6 +381,7 @@ fn parse_command(name: &str, args: &str) -> Result<Command, InputError> {
                 text: Secret::new(text),
             }
         }
+        "cloud" => Command::Cloud(cloud::cloud_setting(args, &cmd::CLOUD)?),
         "buffers" => {
             no_args(args, &cmd::BUFFERS)?;
             Command::Buffers

@@ -605,3 +605,153 @@ async fn list_sessions_read_tools_and_raw_since_on_a_retecloud_session() -> Resu
     rete.shutdown(Duration::from_secs(2)).await;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_settings_change_reaches_irc_with_its_password_masked_in_every_frame_and_learned(
+) -> Result<()> {
+    use rete_actors::CloudSettingsError;
+    use rete_transports::retecloud::config::ConfigEntry;
+    use rete_transports::retecloud::secret::Secret;
+    const PASSWORD: &str = "typed-sasl-pw-5141";
+    let mut w = CloudWorld::start(&[]).await?;
+    let tokens = MemoryTokens::holding(&w.token);
+    let rete = rete_actors::Rete::start(Default::default()).await?;
+    let rec = Arc::new(Recorder::default());
+    rete.set_raw_observer(Some(rec.clone()));
+    let handle = rete.add_session(spec(&w.service.url(), tokens)).await?;
+    handle.sender().set_raw_shown(true);
+    let reader = handle.reader();
+    let ready = || {
+        let reader = reader.clone();
+        async move {
+            reader
+                .read(|v| (v.state() == ConnState::Connected).then_some(()))
+                .await
+                .ok()
+                .flatten()
+        }
+    };
+    eventually("connected", WAIT, ready).await?;
+    let sender = handle.sender();
+
+    // The nick: the service changes it on IRC now, and the engine follows.
+    let shown = sender
+        .cloud_settings(vec![ConfigEntry::Nick("cloudnick".into())])
+        .await?;
+    assert_eq!(shown, "nick cloudnick");
+    w.bob
+        .wait_for(
+            |l| l.starts_with(":alice!") && l.contains("NICK") && l.contains("cloudnick"),
+            WAIT,
+        )
+        .await?;
+    eventually("the engine's own nick", WAIT, || {
+        let reader = reader.clone();
+        async move {
+            reader
+                .read(|v| (v.nick() == "cloudnick").then_some(()))
+                .await
+                .ok()
+                .flatten()
+        }
+    })
+    .await?;
+
+    // A SASL password: echoed only as set, and a secret of the session.
+    let shown = sender
+        .cloud_settings(vec![
+            ConfigEntry::SaslUsername(Some("alice".into())),
+            ConfigEntry::SaslPassword(Some(Secret::new(PASSWORD))),
+        ])
+        .await?;
+    assert_eq!(shown, "sasl_username alice, sasl_password set");
+    let frames = rec.lines();
+    let update = frames
+        .iter()
+        .find(|(d, l)| {
+            *d == Direction::Out && l.contains("config_update") && l.contains("sasl_password")
+        })
+        .expect("the config_update frame was tapped");
+    assert!(
+        update.1.contains("\"key\":\"sasl_password\""),
+        "{}",
+        update.1
+    );
+    assert!(
+        frames.iter().any(|(d, l)| *d == Direction::In
+            && l.contains("\"config\"")
+            && l.contains("sasl_password")),
+        "the echo was tapped: {frames:?}"
+    );
+    assert!(
+        frames.iter().all(|(_, l)| !l.contains(PASSWORD)),
+        "the password in no frame shown: {frames:?}"
+    );
+    let learned = reader
+        .read(|v| {
+            v.secrets()
+                .contains_secret(&format!("PRIVMSG #rete :{PASSWORD}"))
+        })
+        .await?;
+    assert!(learned, "the session scans for the password it sent");
+    let status = reader
+        .read(|v| {
+            let server = v.buffer(v.server_buffer())?;
+            server
+                .display()
+                .filter_map(|r| match &r.payload {
+                    Payload::ClientStatus { text } => Some(text.to_string()),
+                    _ => None,
+                })
+                .find(|t| t.contains("sasl_password set"))
+        })
+        .await?;
+    let status = status.expect("a status line says what changed");
+    assert!(!status.contains(PASSWORD), "{status}");
+
+    // Bad input: refused before anything is sent; the service refuses what
+    // only it can judge, and nothing changes.
+    let before = rec.lines().len();
+    let e = sender
+        .cloud_settings(vec![ConfigEntry::Nick("two words".into())])
+        .await
+        .expect_err("a nick with a space");
+    assert!(matches!(e, CloudSettingsError::Invalid(_)), "{e:?}");
+    let e = sender.cloud_settings(vec![]).await.expect_err("no entries");
+    assert!(matches!(e, CloudSettingsError::Invalid(_)), "{e:?}");
+    assert!(
+        rec.lines()[before..]
+            .iter()
+            .all(|(d, _)| *d == Direction::In),
+        "nothing sent: {:?}",
+        &rec.lines()[before..]
+    );
+    w.bob.privmsg("#rete", "still cloudnick?").await?;
+    wait_said_in(&reader, "still cloudnick?").await?;
+    assert_eq!(reader.read(|v| v.nick().to_owned()).await?, "cloudnick");
+    rete.shutdown(Duration::from_secs(2)).await;
+    Ok(())
+}
+
+/// Waits until #rete holds a PRIVMSG with `text`.
+async fn wait_said_in(reader: &rete_actors::SessionReader, text: &str) -> Result<()> {
+    let text = text.to_owned();
+    eventually(&format!("{text:?} in #rete"), WAIT, || {
+        let reader = reader.clone();
+        let text = text.clone();
+        async move {
+            reader
+                .read(move |v| {
+                    let id = v.find_buffer(BufferKind::Channel, "#rete")?;
+                    v.buffer(id)?
+                        .display()
+                        .any(|r| matches!(&r.payload, Payload::Privmsg { text: t } if **t == *text))
+                        .then_some(())
+                })
+                .await
+                .ok()
+                .flatten()
+        }
+    })
+    .await
+}

@@ -2,8 +2,9 @@
 //! against real processes on loopback: reterm ↔ rete-cloud ↔ InspIRCd.
 //! The token is set with `reterm retecloud-token` (read from stdin, never
 //! printed, kept 0600 in the secrets file); rows arrive; our line reaches
-//! IRC; `/smsg` is refused with one line and sends nothing; the service
-//! rotates the token while reterm is attached, reterm stores it, and a
+//! IRC; `/smsg` is refused with one line and sends nothing; `/cloud`
+//! changes the nick and the SASL password the service keeps, printing the
+//! password nowhere; the service rotates the token while reterm is attached, reterm stores it, and a
 //! restarted reterm attaches with it after the old one's grace ran out.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -21,6 +22,8 @@ use tokio::io::AsyncWriteExt as _;
 const NET: &str = "cloud";
 const WAIT: Duration = Duration::from_secs(20);
 const EXIT_WAIT: Duration = Duration::from_secs(10);
+/// A SASL password set with `/cloud`: never printed or written by reterm.
+const CLOUD_PASSWORD: &str = "typed-cloud-pw-8812";
 
 fn home_with_config(url: &str) -> Result<tempfile::TempDir> {
     let config = format!(
@@ -110,6 +113,32 @@ async fn reterm_on_retecloud_token_rows_smsg_refused_and_rotation_across_a_resta
         .wait_for_line(|l| l.contains("not available on a ReteCloud session"), WAIT)
         .await?;
 
+    // /cloud: a settings change reaches IRC at once, and what the service
+    // now holds is printed; a password never is.
+    reterm.send("/cloud nick cloudnick").await?;
+    w.bob
+        .wait_for(
+            |l| l.starts_with(":alice!") && l.contains("NICK") && l.contains("cloudnick"),
+            WAIT,
+        )
+        .await?;
+    reterm
+        .wait_for_line(
+            |l| l.contains("ReteCloud settings of local changed: nick cloudnick"),
+            WAIT,
+        )
+        .await?;
+    reterm
+        .send(&format!("/cloud sasl-password {CLOUD_PASSWORD}"))
+        .await?;
+    reterm
+        .wait_for_line(|l| l.contains("changed: sasl_password set"), WAIT)
+        .await?;
+    reterm.send("/cloud colour red").await?;
+    reterm
+        .wait_for_line(|l| l.contains("unknown /cloud setting"), WAIT)
+        .await?;
+
     // The rotated token reached the secrets file.
     support::eventually::eventually("the rotated token stored", WAIT, || {
         let changed = fs::read(&file).is_ok_and(|now| now != before);
@@ -117,7 +146,8 @@ async fn reterm_on_retecloud_token_rows_smsg_refused_and_rotation_across_a_resta
     })
     .await?;
     reterm.send("/quit").await?;
-    let exited = reterm.wait_exit(EXIT_WAIT).await?;
+    let first_exit = reterm.wait_exit(EXIT_WAIT).await?;
+    let exited = &first_exit;
     ensure!(exited.status.success(), "{exited:?}");
     let printed = exited
         .stdout
@@ -159,6 +189,15 @@ async fn reterm_on_retecloud_token_rows_smsg_refused_and_rotation_across_a_resta
     ensure!(!exited.stdout.iter().any(|l| l.contains("rct1_")));
     for (path, contents) in all_files(home.path())? {
         ensure!(!contents.contains("rct1_"), "a token in {}", path.display());
+        ensure!(
+            !contents.contains(CLOUD_PASSWORD),
+            "the /cloud password in {}",
+            path.display()
+        );
+    }
+    for out in [&first_exit, &exited] {
+        ensure!(!out.stderr.contains(CLOUD_PASSWORD), "{}", out.stderr);
+        ensure!(!out.stdout.iter().any(|l| l.contains(CLOUD_PASSWORD)));
     }
     Ok(())
 }

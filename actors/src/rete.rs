@@ -448,6 +448,31 @@ impl SessionSender {
         answer.await.unwrap_or(Err(crate::AgentLineError::NotSent))
     }
 
+    /// Changes the settings the ReteCloud service keeps for this session's
+    /// network (nick, channels, SASL, ...) and resolves with the settings
+    /// as the service now shows them (secrets only as `set`/`unset`), or
+    /// with why not. A password given is a secret of this session from the
+    /// moment it is handed over: masked in the frame the raw tap sees, and
+    /// scanned for in everything the session shows.
+    pub async fn cloud_settings(
+        &self,
+        entries: Vec<rete_transports::retecloud::config::ConfigEntry>,
+    ) -> Result<String, crate::CloudSettingsError> {
+        use crate::CloudSettingsError;
+        if !matches!(
+            self.shared.transport,
+            rete_transports::Transport::ReteCloud(_)
+        ) {
+            return Err(CloudSettingsError::NotCloud);
+        }
+        let actor = self.actor().map_err(|_| CloudSettingsError::NotAttached)?;
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        actor
+            .cast(SessionMsg::CloudSettings { entries, reply })
+            .map_err(|_| CloudSettingsError::NotAttached)?;
+        answer.await.unwrap_or(Err(CloudSettingsError::NoAnswer))
+    }
+
     /// Says whether the host shows this session's raw buffer now. A
     /// ReteCloud session hands the frames it receives to the raw tap only
     /// while it does (the frames it sends, always); an IRC session ignores it.

@@ -181,6 +181,14 @@ pub enum SessionMsg {
     Read(ReadFn),
     /// Run a user action. MUST reply with its outcome.
     Command(CommandFn, RpcReplyPort<Result<(), CommandError>>),
+    /// Change the ReteCloud network's settings. MUST be answered through
+    /// `reply`: with the service's echo, or with why not.
+    CloudSettings {
+        /// The fields to change.
+        entries: Vec<rete_transports::retecloud::config::ConfigEntry>,
+        /// Where the outcome goes.
+        reply: crate::cloud_settings::SettingsReply,
+    },
     /// A rotated ReteCloud token was stored, or could not be.
     TokenStored {
         /// The rotation's generation.
@@ -389,6 +397,11 @@ impl SessionState {
                     state.cloud_timeout(now);
                     state.cloud_pump(myself);
                 }
+                state.drain(myself);
+            }
+            SessionMsg::CloudSettings { entries, reply } => {
+                state.cloud_settings(entries, reply);
+                // The frame waits in the client's actions until drained.
                 state.drain(myself);
             }
             SessionMsg::TokenStored { generation, result } => {

@@ -148,6 +148,23 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
             let text = text.expose().to_owned();
             command(app, net, move |c| c.secret_privmsg(&target, &text)).await
         }
+        Command::Cloud(entry) => {
+            let net = current_network(app)?;
+            let session = &app.networks[net].session;
+            if session.reader().transport() != rete_transports::TransportKind::ReteCloud {
+                bail!("/cloud is for a network reached through ReteCloud; this one talks to its IRC server directly");
+            }
+            // The service's answer can take a round trip or a reconnect:
+            // waited for beside the input loop. Its echo lands in the
+            // server buffer as a status line; a failure is said here.
+            let sender = session.sender();
+            tokio::spawn(async move {
+                if let Err(e) = sender.cloud_settings(vec![entry]).await {
+                    say(&format!("-!- /cloud: {e}"));
+                }
+            });
+            Ok(())
+        }
         Command::Nick { nick } => {
             let net = current_network(app)?;
             command(app, net, move |c| c.nick(&nick)).await

@@ -89,6 +89,12 @@ pub(crate) mod spec {
         "send a secret message: sent as typed, shown masked"
     );
     command!(
+        CLOUD,
+        "cloud",
+        "/cloud <setting> <value>",
+        "change what the ReteCloud service keeps for this network: nick, username, realname, channels, sasl-mechanism, sasl-username, sasl-password, server-password (none clears)"
+    );
+    command!(
         BUFFERS,
         "buffers",
         "/buffers",
@@ -256,7 +262,7 @@ pub(crate) mod spec {
 }
 
 /// Every command, in the order `/help` lists them.
-pub(crate) const COMMANDS: [&CommandSpec; 41] = [
+pub(crate) const COMMANDS: [&CommandSpec; 42] = [
     &spec::CONNECT,
     &spec::DISCONNECT,
     &spec::JOIN,
@@ -268,6 +274,7 @@ pub(crate) const COMMANDS: [&CommandSpec; 41] = [
     &spec::QUOTE,
     &spec::OPER,
     &spec::SMSG,
+    &spec::CLOUD,
     &spec::BUFFERS,
     &spec::BUFFER,
     &spec::WINDOW,

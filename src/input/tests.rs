@@ -528,3 +528,57 @@ fn completion_offers_every_command() {
     assert_eq!(names.len(), COMMANDS.len());
     assert!(names.iter().any(|n| n == "window") && names.iter().any(|n| n == "ignore"));
 }
+
+#[test]
+fn cloud_settings_parse_into_protocol_entries_and_keep_passwords_secret() {
+    use rete_transports::retecloud::config::{ConfigEntry, SaslMechanism};
+    use rete_transports::retecloud::secret::Secret as CloudSecret;
+    assert_eq!(
+        cmd("/cloud nick rete2"),
+        Command::Cloud(ConfigEntry::Nick(s("rete2")))
+    );
+    assert_eq!(
+        cmd("/cloud realname Rete  for Rust"),
+        Command::Cloud(ConfigEntry::Realname(s("Rete  for Rust")))
+    );
+    assert_eq!(
+        cmd("/cloud channels #a,#b #c"),
+        Command::Cloud(ConfigEntry::Channels(vec![s("#a"), s("#b"), s("#c")]))
+    );
+    assert_eq!(
+        cmd("/cloud channels none"),
+        Command::Cloud(ConfigEntry::Channels(vec![]))
+    );
+    assert_eq!(
+        cmd("/cloud SASL_mechanism scram-sha-256"),
+        Command::Cloud(ConfigEntry::SaslMechanism(Some(SaslMechanism::ScramSha256)))
+    );
+    assert_eq!(
+        cmd("/cloud sasl-username none"),
+        Command::Cloud(ConfigEntry::SaslUsername(None))
+    );
+    assert_eq!(
+        cmd("/cloud sasl-password hunter2pw"),
+        Command::Cloud(ConfigEntry::SaslPassword(Some(CloudSecret::new(
+            "hunter2pw"
+        ))))
+    );
+    assert_eq!(
+        cmd("/cloud server-password none"),
+        Command::Cloud(ConfigEntry::ServerPassword(None))
+    );
+    let debug = format!("{:?}", cmd("/cloud sasl-password hunter2pw"));
+    assert!(!debug.contains("hunter2pw"), "{debug}");
+
+    assert_eq!(err("/cloud"), "usage: /cloud <setting> <value>");
+    assert_eq!(err("/cloud nick"), "usage: /cloud <setting> <value>");
+    assert_eq!(
+        err("/cloud nick two words"),
+        "usage: /cloud <setting> <value>"
+    );
+    assert!(err("/cloud colour red").starts_with("unknown /cloud setting"));
+    assert!(err("/cloud sasl-mechanism DIGEST-MD5").starts_with("sasl-mechanism is PLAIN"));
+    // A password of two words is refused without echoing either.
+    let e = err("/cloud sasl-password hunter2pw extra");
+    assert!(!e.contains("hunter2pw") && !e.contains("extra"), "{e}");
+}

@@ -16,6 +16,7 @@
 //! buffer is shown.
 
 use super::{SessionMsg, SessionState};
+use crate::cloud_settings::{shown_text, CloudSettingsError, SettingsReply};
 use crate::connection::Outgoing;
 use crate::raw_tap::Direction;
 use ractor::ActorRef;
@@ -53,6 +54,8 @@ pub(crate) struct CloudSide {
     fetched: std::collections::HashSet<StreamId>,
     /// Fetches in flight, by id: the buffer each asked for.
     fetches: HashMap<RequestId, String>,
+    /// Settings changes waiting for the service's answer, by id.
+    settings: HashMap<RequestId, SettingsReply>,
 }
 
 impl CloudSide {
@@ -270,6 +273,49 @@ impl SessionState {
         }
     }
 
+    /// A person's settings change: sent as a `config_update` now, answered
+    /// when the service echoes it or refuses it. A SASL or server password
+    /// in it is one of the session's secrets from here on, scanned for in
+    /// everything the session shows, whatever the service answers.
+    pub(super) fn cloud_settings(
+        &mut self,
+        entries: Vec<rete_transports::retecloud::config::ConfigEntry>,
+        reply: SettingsReply,
+    ) {
+        use rete_transports::retecloud::config::ConfigEntry;
+        let Some(cfg) = cloud_config(&self.shared.transport) else {
+            let _ = reply.send(Err(CloudSettingsError::NotCloud));
+            return;
+        };
+        let network = NetworkId(cfg.network.clone());
+        {
+            let mut engine = self.shared.engine.lock();
+            for e in &entries {
+                if let ConfigEntry::SaslPassword(Some(p)) | ConfigEntry::ServerPassword(Some(p)) = e
+                {
+                    engine.learn_secret(p.expose());
+                }
+            }
+        }
+        let now = self.shared.now();
+        let mut side = self.shared.cloud.lock();
+        let result = match side.client.as_mut() {
+            Some(c) => c.config_update(now.mono.0, network, entries),
+            None => Err((ErrorCode::NotAuthenticated, String::new())),
+        };
+        match result {
+            Ok(id) => {
+                side.settings.insert(id, reply);
+            }
+            Err((ErrorCode::NotAuthenticated, _)) => {
+                let _ = reply.send(Err(CloudSettingsError::NotAttached));
+            }
+            Err((_, why)) => {
+                let _ = reply.send(Err(CloudSettingsError::Invalid(why)));
+            }
+        }
+    }
+
     /// A rotated token's store finished (on a blocking thread).
     pub(super) fn cloud_token_stored(
         &mut self,
@@ -448,7 +494,26 @@ impl SessionState {
                         fed = true;
                     }
                 }
-                Action::Config(_) => {}
+                Action::Config(c) => {
+                    let reply =
+                        c.id.as_ref()
+                            .and_then(|id| self.shared.cloud.lock().settings.remove(id));
+                    let shown = shown_text(&c.entries);
+                    // Another client's change is news too: the person sees
+                    // what the service now holds either way.
+                    let by = if reply.is_some() {
+                        ""
+                    } else {
+                        " by another client"
+                    };
+                    self.shared.engine.lock().note_transport_status(&format!(
+                        "ReteCloud settings of {} changed{by}: {shown}",
+                        c.network.0
+                    ));
+                    if let Some(reply) = reply {
+                        let _ = reply.send(Ok(shown));
+                    }
+                }
                 Action::SendAcked(id) => {
                     let ticket = self.shared.cloud.lock().tickets.remove(&id);
                     if let Some(t) = ticket {
@@ -462,6 +527,15 @@ impl SessionState {
                     if let Some(t) = ticket {
                         self.agent.not_sent(t);
                     }
+                    let settings =
+                        e.id.as_ref()
+                            .and_then(|id| self.shared.cloud.lock().settings.remove(id));
+                    if let Some(reply) = settings {
+                        let _ = reply.send(Err(CloudSettingsError::Refused {
+                            code: e.code.as_str(),
+                            message: e.message.clone(),
+                        }));
+                    }
                     self.shared.engine.lock().note_transport_status(&format!(
                         "The service refused a request ({}): {}",
                         e.code.as_str(),
@@ -470,6 +544,8 @@ impl SessionState {
                 }
                 Action::Close { reason, reconnect } => {
                     self.cloud_abort();
+                    // Dropping the replies answers their callers `NoAnswer`.
+                    self.shared.cloud.lock().settings.clear();
                     match reconnect {
                         Reconnect::Stop => {
                             let why = refusal_text(reason);

@@ -191,6 +191,19 @@ fn transport_secrets_are_scanned_and_replaced() {
 }
 
 #[test]
+fn a_learned_secret_outlives_the_transport_secrets_being_replaced() {
+    let mut s = bridged();
+    assert!(!s.view().secrets().contains_secret("sasl-pw-typed-later"));
+    s.learn_secret("sasl-pw-typed-later");
+    s.set_transport_secrets(["rct1_bbbbbbbbbbbbbbbb"]);
+    assert!(s
+        .view()
+        .secrets()
+        .contains_secret("PRIVMSG #x :sasl-pw-typed-later"));
+    assert!(s.view().secrets().contains_secret("rct1_bbbbbbbbbbbbbbbb"));
+}
+
+#[test]
 fn a_transport_refusal_stops_reconnecting_and_says_why() {
     let mut s = bridged();
     attach(&mut s);

@@ -639,8 +639,15 @@ impl Session {
     /// A channel key given to `/join`: scanned for from now on, and kept
     /// after a part (the key is still a secret once we leave).
     fn learn_channel_key(&mut self, key: &str) {
-        self.secrets = self.secrets.extended([key]);
-        self.base_secrets = self.base_secrets.extended([key]);
+        self.learn_secret(key);
+    }
+
+    /// A secret the person gave outside the session's configuration (a
+    /// channel key typed with `/join`, a password sent in a ReteCloud
+    /// settings change): scanned for from now on, for the session's life.
+    pub fn learn_secret(&mut self, secret: &str) {
+        self.secrets = self.secrets.extended([secret]);
+        self.base_secrets = self.base_secrets.extended([secret]);
     }
 }
 

@@ -358,6 +358,34 @@ impl CloudClient {
         Ok(id)
     }
 
+    /// Asks the service to change `network`'s settings (whole or not at
+    /// all); the answer is an [`Action::Config`] or an
+    /// [`Action::RequestFailed`] with the returned id. Only on an attached
+    /// connection, like a fetch: a settings change is the person's, made
+    /// while they see the answer, so it is never queued for later.
+    pub fn config_update(
+        &mut self,
+        now: u64,
+        network: NetworkId,
+        entries: Vec<crate::retecloud::config::ConfigEntry>,
+    ) -> Result<RequestId, Problem> {
+        if !matches!(self.phase, Phase::Replaying | Phase::Ready) {
+            return Err((ErrorCode::NotAuthenticated, "not attached".into()));
+        }
+        let id = RequestId(format!("{}-c{}", self.config.id_prefix, self.next_send));
+        let frame = ClientFrame::ConfigUpdate(crate::retecloud::frame::ConfigUpdate {
+            id: id.clone(),
+            network,
+            entries,
+        });
+        if let Some(p) = frame.problem() {
+            return Err(p);
+        }
+        self.next_send += 1;
+        self.send(now, frame);
+        Ok(id)
+    }
+
     /// A new token typed by the person: clears a stop, forgets the old one.
     pub fn set_token(&mut self, token: Token) {
         self.token = token;

@@ -51,6 +51,24 @@ pub enum SaslMechanism {
     External,
 }
 
+impl SaslMechanism {
+    /// The mechanism's name, as on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SaslMechanism::Plain => "PLAIN",
+            SaslMechanism::ScramSha256 => "SCRAM-SHA-256",
+            SaslMechanism::External => "EXTERNAL",
+        }
+    }
+
+    /// The mechanism a person names, ignoring case.
+    pub fn from_name(name: &str) -> Option<Self> {
+        [Self::Plain, Self::ScramSha256, Self::External]
+            .into_iter()
+            .find(|m| m.as_str().eq_ignore_ascii_case(name))
+    }
+}
+
 /// One setting as the service echoes it: a secret is only `set` or `unset`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(
@@ -234,6 +252,23 @@ pub fn entries_problem(entries: &[ConfigEntry]) -> Option<String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn mechanism_names_are_the_wire_names() {
+        for m in [
+            SaslMechanism::Plain,
+            SaslMechanism::ScramSha256,
+            SaslMechanism::External,
+        ] {
+            let wire = serde_json::to_value(m).unwrap();
+            assert_eq!(wire, json!(m.as_str()));
+            assert_eq!(
+                SaslMechanism::from_name(&m.as_str().to_lowercase()),
+                Some(m)
+            );
+        }
+        assert_eq!(SaslMechanism::from_name("DIGEST-MD5"), None);
+    }
 
     #[test]
     fn entries_are_key_and_value() {

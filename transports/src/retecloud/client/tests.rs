@@ -526,3 +526,32 @@ fn a_fetch_goes_out_only_while_attached() {
         "a limit of 0 is refused"
     );
 }
+
+#[test]
+fn a_config_update_goes_out_only_while_attached_and_is_checked_first() {
+    use crate::retecloud::config::ConfigEntry;
+    use crate::retecloud::secret::Secret;
+    let entries = || {
+        vec![
+            ConfigEntry::Nick("newnick".into()),
+            ConfigEntry::SaslPassword(Some(Secret::new("hunter2-pw"))),
+        ]
+    };
+    let mut c = CloudClient::new(Token::new("rct1_first"), [], config());
+    assert!(c.config_update(0, net(), entries()).is_err());
+    assert!(drain(&mut c).is_empty(), "nothing queued before attaching");
+    let mut c = attached(None, 1, 10);
+    let id = c.config_update(2, net(), entries()).unwrap();
+    let actions = drain(&mut c);
+    match sent(&actions).as_slice() {
+        [ClientFrame::ConfigUpdate(u)] => {
+            assert_eq!((&u.id, &u.network, u.entries.len()), (&id, &net(), 2));
+        }
+        other => panic!("{other:?}"),
+    }
+    // The frame rules apply before anything is sent: a field twice.
+    let twice = vec![ConfigEntry::Nick("a".into()), ConfigEntry::Nick("b".into())];
+    assert!(c.config_update(3, net(), twice).is_err());
+    assert!(c.config_update(3, net(), vec![]).is_err(), "no entries");
+    assert!(drain(&mut c).is_empty(), "a refused update sends nothing");
+}

@@ -1,0 +1,62 @@
+//! `/cloud <setting> <value>`: a change to the settings the ReteCloud
+//! service keeps for the current network, parsed into the protocol's own
+//! [`ConfigEntry`] so nothing re-reads the text. A password's value is a
+//! [`Secret`] from here on: errors name the setting, never the value.
+
+use super::{split_word, usage, CommandSpec, InputError};
+use rete_transports::retecloud::config::{ConfigEntry, SaslMechanism};
+use rete_transports::retecloud::secret::Secret;
+
+/// `none` clears an optional setting (SASL, the server password).
+const NONE: &str = "none";
+
+/// Parses the arguments of `/cloud`.
+pub(crate) fn cloud_setting(args: &str, spec: &CommandSpec) -> Result<ConfigEntry, InputError> {
+    let (name, value) = split_word(args);
+    let name = name.to_ascii_lowercase().replace('_', "-");
+    let value = value.trim();
+    if name.is_empty() || value.is_empty() {
+        return Err(usage(spec));
+    }
+    let word = || -> Result<String, InputError> {
+        match value.split_whitespace().count() {
+            1 => Ok(value.to_owned()),
+            _ => Err(usage(spec)),
+        }
+    };
+    let optional = |v: String| (!v.eq_ignore_ascii_case(NONE)).then_some(v);
+    let secret = || -> Result<Option<Secret>, InputError> {
+        let (v, rest) = split_word(value);
+        if !rest.is_empty() {
+            return Err(InputError::Invalid("a password is one word (or none)"));
+        }
+        Ok(optional(v.to_owned()).map(Secret::new))
+    };
+    Ok(match name.as_str() {
+        "nick" => ConfigEntry::Nick(word()?),
+        "username" => ConfigEntry::Username(word()?),
+        "realname" => ConfigEntry::Realname(value.to_owned()),
+        "channels" if value.eq_ignore_ascii_case(NONE) => ConfigEntry::Channels(Vec::new()),
+        "channels" => ConfigEntry::Channels(
+            value
+                .split([',', ' '])
+                .filter(|c| !c.is_empty())
+                .map(str::to_owned)
+                .collect(),
+        ),
+        "sasl-mechanism" => ConfigEntry::SaslMechanism(match optional(word()?) {
+            None => None,
+            Some(m) => Some(SaslMechanism::from_name(&m).ok_or(InputError::Invalid(
+                "sasl-mechanism is PLAIN, SCRAM-SHA-256, EXTERNAL or none",
+            ))?),
+        }),
+        "sasl-username" => ConfigEntry::SaslUsername(optional(word()?)),
+        "sasl-password" => ConfigEntry::SaslPassword(secret()?),
+        "server-password" => ConfigEntry::ServerPassword(secret()?),
+        _ => {
+            return Err(InputError::Invalid(
+                "unknown /cloud setting (nick, username, realname, channels, sasl-mechanism, sasl-username, sasl-password, server-password)",
+            ))
+        }
+    })
+}
