@@ -4,6 +4,7 @@ tests that need a connected session: the smallest config the Rust suite's
 DNS or ident lookups, no flood limits)."""
 
 import shutil
+import socket
 import subprocess
 import tempfile
 import threading
@@ -75,3 +76,49 @@ class Inspircd:
             self._proc.wait(timeout=5)
         self._proc = None
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class Watcher:
+    """A raw-socket IRC client on `ircd` that records every line it reads."""
+
+    def __init__(self, ircd, nick):
+        self.nick = nick
+        self.lines = []
+        self._cond = threading.Condition()
+        self.sock = socket.create_connection(("127.0.0.1", ircd.port), timeout=10)
+        self.sock.sendall(f"NICK {nick}\r\nUSER {nick} 0 * :{nick}\r\n".encode())
+        threading.Thread(target=self._read, daemon=True).start()
+        self.wait(lambda l: f" 001 {nick} " in l)
+
+    def _read(self):
+        buf = b""
+        while True:
+            try:
+                data = self.sock.recv(4096)
+            except OSError:
+                return
+            if not data:
+                return
+            buf += data
+            while b"\r\n" in buf:
+                raw, buf = buf.split(b"\r\n", 1)
+                line = raw.decode("utf-8", "replace")
+                if line.startswith("PING "):
+                    self.sock.sendall(("PONG " + line[5:] + "\r\n").encode())
+                with self._cond:
+                    self.lines.append(line)
+                    self._cond.notify_all()
+
+    def wait(self, predicate, timeout=10.0):
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                for line in self.lines:
+                    if predicate(line):
+                        return line
+                left = deadline - time.monotonic()
+                assert left > 0, "watcher read:\n" + "\n".join(self.lines)
+                self._cond.wait(left)
+
+    def close(self):
+        self.sock.close()

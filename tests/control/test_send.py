@@ -8,7 +8,7 @@ import threading
 import time
 
 from identity import IS_ROOT, server_uid
-from ircd import Inspircd
+from ircd import Inspircd, Watcher
 from reterm_proc import NETWORK_ID, NETWORK_NAME, NETWORK_NICK, free_port, private_dir
 import rawhttp
 from rawhttp import call, post, tool_text
@@ -98,53 +98,6 @@ def test_send_raw_sends_records_and_limits(start_reterm):
 
 NOT_SENT = "line not sent: a script blocked it or the connection could not take it"
 ASKED = "-!- AI access wants to send on ctlnet: "
-
-
-class Watcher:
-    """A raw-socket IRC client on `ircd` that records every line it reads."""
-
-    def __init__(self, ircd, nick):
-        import socket
-        self.nick = nick
-        self.lines = []
-        self._cond = threading.Condition()
-        self.sock = socket.create_connection(("127.0.0.1", ircd.port), timeout=10)
-        self.sock.sendall(f"NICK {nick}\r\nUSER {nick} 0 * :{nick}\r\n".encode())
-        threading.Thread(target=self._read, daemon=True).start()
-        self.wait(lambda l: f" 001 {nick} " in l)
-
-    def _read(self):
-        buf = b""
-        while True:
-            try:
-                data = self.sock.recv(4096)
-            except OSError:
-                return
-            if not data:
-                return
-            buf += data
-            while b"\r\n" in buf:
-                raw, buf = buf.split(b"\r\n", 1)
-                line = raw.decode("utf-8", "replace")
-                if line.startswith("PING "):
-                    self.sock.sendall(("PONG " + line[5:] + "\r\n").encode())
-                with self._cond:
-                    self.lines.append(line)
-                    self._cond.notify_all()
-
-    def wait(self, predicate, timeout=10.0):
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while True:
-                for line in self.lines:
-                    if predicate(line):
-                        return line
-                left = deadline - time.monotonic()
-                assert left > 0, "watcher read:\n" + "\n".join(self.lines)
-                self._cond.wait(left)
-
-    def close(self):
-        self.sock.close()
 
 
 def answered(server, command):
