@@ -5,6 +5,7 @@
 //! the build, and `keys_are_sorted` below fails if that ever happens.
 
 use rete_engine::clock::UnixMillis;
+use serde::Serialize;
 use serde_json::Value;
 
 /// Every tool result is at most this many bytes of JSON: the text item's
@@ -19,6 +20,12 @@ pub const INTERNAL_ERROR: &str = "internal error";
 pub enum ToolOutcome {
     /// The result object, encoded as the one text item.
     Ok(Value),
+    /// The result object already encoded, by a tool that writes its text
+    /// itself instead of building a [`Value`]: answered exactly as `Ok` of
+    /// the same object would be. [`crate::tools::ToolBox::call`] hands it
+    /// back decoded, as `Ok`; only the JSON-RPC layer, which sends the
+    /// text, sees it.
+    Encoded(Encoded),
     /// A tool error with its exact contract text (`isError: true`).
     Error(String),
     /// Stopped by its time budget: a tool error whose text is this partial
@@ -30,8 +37,9 @@ pub enum ToolOutcome {
 }
 
 /// What a tool's run ends with: its result object, or how it ended without
-/// one (an exact tool error, a stop by its time budget, a cancel) as the
-/// [`ToolOutcome`] to answer.
+/// one (an exact tool error, a stop by its time budget, a cancel, or its
+/// result already encoded, [`ToolOutcome::Encoded`]) as the [`ToolOutcome`]
+/// to answer.
 pub type ToolResult = Result<Value, ToolOutcome>;
 
 impl ToolOutcome {
@@ -67,6 +75,63 @@ pub fn encode(value: &Value) -> String {
     // The same compact serialization as `Display`, without going through a
     // formatter; it cannot fail for a Value.
     serde_json::to_string(value).unwrap_or_default()
+}
+
+/// A JSON value already encoded, compact and with sorted keys: the bytes
+/// [`encode`] writes for the same value. A row built as text where it is
+/// read is measured by its length and copied into its result as it is,
+/// where a [`Value`] row is an allocation per key and string, measured,
+/// encoded and dropped.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Encoded(String);
+
+impl Encoded {
+    /// `value` encoded. Its fields must serialize in sorted key order (a
+    /// struct's are written in declaration order), with nothing a `Value`
+    /// would write differently (no map of unsorted keys, no non-finite
+    /// float), so that the text is what [`encode`] writes.
+    pub fn of<T: Serialize + ?Sized>(value: &T) -> Encoded {
+        // Serializing such a value to a String cannot fail.
+        Encoded(serde_json::to_string(value).unwrap_or_default())
+    }
+
+    /// Text the caller has written as [`encode`] would.
+    pub fn from_text(text: String) -> Encoded {
+        Encoded(text)
+    }
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The text, owned.
+    pub fn into_string(self) -> String {
+        self.0
+    }
+
+    /// The text decoded, as a client reads it.
+    pub fn decode(&self) -> serde_json::Result<Value> {
+        serde_json::from_str(&self.0)
+    }
+}
+
+/// A row's encoded size in bytes, for [`RowBudget`].
+pub trait Measured {
+    /// The bytes the row takes in its result.
+    fn encoded_len(&self) -> usize;
+}
+
+impl Measured for Value {
+    fn encoded_len(&self) -> usize {
+        encoded_len(self)
+    }
+}
+
+impl Measured for Encoded {
+    fn encoded_len(&self) -> usize {
+        self.0.len()
+    }
 }
 
 /// The encoded size of a value in bytes: what [`encode`] would produce,
@@ -135,9 +200,9 @@ pub enum Offer {
 /// overshoots; the price is that a last row that would fit only without the
 /// `truncated` flag is cut, and the page then truly says truncated.
 #[derive(Debug)]
-pub struct RowBudget {
+pub struct RowBudget<R = Value> {
     budget: usize,
-    rows: Vec<Value>,
+    rows: Vec<R>,
     rows_len: usize,
     skipped: Vec<Value>,
     truncated: bool,
@@ -146,29 +211,29 @@ pub struct RowBudget {
 /// A filled list: the rows that fit, what was stepped over, and whether rows
 /// were cut.
 #[derive(Debug, PartialEq)]
-pub struct Filled {
+pub struct Filled<R = Value> {
     /// The rows on the page, in the order offered.
-    pub rows: Vec<Value>,
+    pub rows: Vec<R>,
     /// Keys (sequence numbers, pairs) of rows too large for any page.
     pub skipped: Vec<Value>,
     /// True when a row did not fit.
     pub truncated: bool,
 }
 
-impl Default for RowBudget {
-    fn default() -> RowBudget {
+impl<R: Measured> Default for RowBudget<R> {
+    fn default() -> RowBudget<R> {
         RowBudget::new()
     }
 }
 
-impl RowBudget {
+impl<R: Measured> RowBudget<R> {
     /// A list under the contract's budget.
-    pub fn new() -> RowBudget {
+    pub fn new() -> RowBudget<R> {
         RowBudget::with_budget(BUDGET)
     }
 
     /// A list under another budget (tests, or a part of the budget).
-    pub fn with_budget(budget: usize) -> RowBudget {
+    pub fn with_budget(budget: usize) -> RowBudget<R> {
         RowBudget {
             budget,
             rows: Vec::new(),
@@ -182,11 +247,11 @@ impl RowBudget {
     /// result with this list empty, counted as if the page were cut.
     /// Once a row is refused as [`Offer::Full`], every later row is too, so
     /// the page is a prefix of what was offered.
-    pub fn offer(&mut self, row: Value, frame: usize) -> Offer {
+    pub fn offer(&mut self, row: R, frame: usize) -> Offer {
         if self.truncated {
             return Offer::Full;
         }
-        let len = encoded_len(&row);
+        let len = row.encoded_len();
         if frame.saturating_add(len) > self.budget {
             return Offer::TooLarge;
         }
@@ -235,7 +300,7 @@ impl RowBudget {
     }
 
     /// The page.
-    pub fn finish(self) -> Filled {
+    pub fn finish(self) -> Filled<R> {
         Filled {
             rows: self.rows,
             skipped: self.skipped,
@@ -265,6 +330,41 @@ mod tests {
     fn encoded_len_is_the_length_of_the_encoding() {
         let v = json!({"a": "é\"\n\u{1}", "b": [1, 2.5, null, true], "c": {}});
         assert_eq!(encoded_len(&v), encode(&v).len());
+    }
+
+    #[test]
+    fn an_encoded_struct_is_what_its_value_encodes_to() {
+        #[derive(Serialize)]
+        struct Row<'a> {
+            a: &'a str,
+            b: u64,
+            c: bool,
+        }
+        let text = "quote \" backslash \\ nul\u{0} esc\u{1b} bidi\u{202e} é 😀";
+        let row = Encoded::of(&Row {
+            a: text,
+            b: 7,
+            c: true,
+        });
+        assert_eq!(row.as_str(), encode(&json!({"c": true, "b": 7, "a": text})));
+        assert_eq!(row.encoded_len(), row.as_str().len());
+        assert_eq!(row.decode().unwrap(), json!({"a": text, "b": 7, "c": true}));
+    }
+
+    #[test]
+    fn encoded_rows_fill_as_their_values_do() {
+        let f = frame();
+        let mut values = RowBudget::with_budget(200);
+        let mut texts = RowBudget::with_budget(200);
+        for n in [10, 500, 40, 40, 40, 40, 0] {
+            let value = row(n);
+            let text = Encoded::from_text(encode(&value));
+            assert_eq!(values.offer(value, f), texts.offer(text, f), "row of {n}");
+        }
+        let (values, texts) = (values.finish(), texts.finish());
+        assert_eq!(values.truncated, texts.truncated);
+        let decoded: Vec<Value> = texts.rows.iter().map(|r| r.decode().unwrap()).collect();
+        assert_eq!(values.rows, decoded);
     }
 
     #[test]

@@ -109,30 +109,42 @@ pub async fn call_tool(
         });
     };
     let args = args.with_sent_numbers(numbers.clone());
-    let outcome = tools.call(name, ctx, &args).await;
-    let (text, is_error) = match &outcome {
-        ToolOutcome::Ok(value) => {
-            let text = encode(value);
-            if text.len() > BUDGET {
-                // A tool bug: the budget is the tools' job. Never send it.
-                tracing::warn!("control tool {name} answered {} bytes", text.len());
-                (INTERNAL_ERROR_TEXT.to_owned(), true)
-            } else {
-                (text, false)
-            }
-        }
-        ToolOutcome::Error(text) => (text.clone(), true),
-        ToolOutcome::Stopped(value) => (encode(value), true),
-        ToolOutcome::Cancelled => (INTERNAL_ERROR_TEXT.to_owned(), true),
+    // Moved, not borrowed: a result a tool encoded itself is sent as it is.
+    let (text, ended) = match tools.answer(name, ctx, &args).await {
+        ToolOutcome::Ok(value) => within_budget(name, encode(&value)),
+        ToolOutcome::Encoded(text) => within_budget(name, text.into_string()),
+        ToolOutcome::Error(text) => (text, Ended::Error),
+        ToolOutcome::Stopped(value) => (encode(&value), Ended::Stopped),
+        ToolOutcome::Cancelled => (INTERNAL_ERROR_TEXT.to_owned(), Ended::Cancelled),
     };
-    let logged = match &outcome {
-        ToolOutcome::Ok(_) if is_error => CallOutcome::Error(&text),
-        ToolOutcome::Ok(_) => CallOutcome::Ok { bytes: text.len() },
-        ToolOutcome::Error(text) => CallOutcome::Error(text),
-        ToolOutcome::Stopped(_) => CallOutcome::Stopped { bytes: text.len() },
-        ToolOutcome::Cancelled => CallOutcome::Cancelled,
+    let logged = match ended {
+        Ended::Ok => CallOutcome::Ok { bytes: text.len() },
+        Ended::Error => CallOutcome::Error(&text),
+        Ended::Stopped => CallOutcome::Stopped { bytes: text.len() },
+        Ended::Cancelled => CallOutcome::Cancelled,
     };
+    let is_error = ended != Ended::Ok;
     ctx.access_log
         .record_call(wall_now(), name, sent, args.sent_numbers(), logged);
     Ok(CallResult { text, is_error })
+}
+
+/// How a call's text ended, for the access log and `isError`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ended {
+    Ok,
+    Error,
+    Stopped,
+    Cancelled,
+}
+
+/// A result's text if it is within the budget; else the internal error.
+fn within_budget(name: &str, text: String) -> (String, Ended) {
+    if text.len() > BUDGET {
+        // A tool bug: the budget is the tools' job. Never send it.
+        tracing::warn!("control tool {name} answered {} bytes", text.len());
+        (INTERNAL_ERROR_TEXT.to_owned(), Ended::Error)
+    } else {
+        (text, Ended::Ok)
+    }
 }
