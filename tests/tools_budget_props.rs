@@ -81,7 +81,7 @@ fn check(tool: &str, args: &Value, outcome: &ToolOutcome) -> Result<Option<Value
             Ok(Some(v.clone()))
         }
         ToolOutcome::Encoded(text) => {
-            let len = text.as_str().len();
+            let len = text.len();
             if len > BUDGET {
                 bail!("{tool} {args}: {len} bytes");
             }

@@ -515,7 +515,7 @@ fn check(name: &str, args: &Value, outcome: &ToolOutcome) -> Result<(), TestCase
             prop_assert!(len <= BUDGET, "{name} {args}: {len} bytes");
         }
         ToolOutcome::Encoded(text) => {
-            let len = text.as_str().len();
+            let len = text.len();
             prop_assert!(len <= BUDGET, "{name} {args}: {len} bytes");
         }
         ToolOutcome::Error(text) => {

@@ -4,8 +4,8 @@
 //! `BTreeMap` unless serde_json's `preserve_order` feature is on somewhere in
 //! the build, and `keys_are_sorted` below fails if that ever happens.
 
+pub use crate::read::encoded::Encoded;
 use rete_engine::clock::UnixMillis;
-use serde::Serialize;
 use serde_json::Value;
 
 /// Every tool result is at most this many bytes of JSON: the text item's
@@ -20,9 +20,9 @@ pub const INTERNAL_ERROR: &str = "internal error";
 pub enum ToolOutcome {
     /// The result object, encoded as the one text item.
     Ok(Value),
-    /// The result object already encoded, by a tool that writes its text
-    /// itself instead of building a [`Value`]: answered exactly as `Ok` of
-    /// the same object would be. [`crate::tools::ToolBox::call`] hands it
+    /// The result object already encoded, by a tool that writes it itself
+    /// instead of building a [`Value`]: answered exactly as `Ok` of the same
+    /// object would be. [`crate::tools::ToolBox::call`] hands it
     /// back decoded, as `Ok`; only the JSON-RPC layer, which sends the
     /// text, sees it.
     Encoded(Encoded),
@@ -77,45 +77,6 @@ pub fn encode(value: &Value) -> String {
     serde_json::to_string(value).unwrap_or_default()
 }
 
-/// A JSON value already encoded, compact and with sorted keys: the bytes
-/// [`encode`] writes for the same value. A row built as text where it is
-/// read is measured by its length and copied into its result as it is,
-/// where a [`Value`] row is an allocation per key and string, measured,
-/// encoded and dropped.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Encoded(String);
-
-impl Encoded {
-    /// `value` encoded. Its fields must serialize in sorted key order (a
-    /// struct's are written in declaration order), with nothing a `Value`
-    /// would write differently (no map of unsorted keys, no non-finite
-    /// float), so that the text is what [`encode`] writes.
-    pub fn of<T: Serialize + ?Sized>(value: &T) -> Encoded {
-        // Serializing such a value to a String cannot fail.
-        Encoded(serde_json::to_string(value).unwrap_or_default())
-    }
-
-    /// Text the caller has written as [`encode`] would.
-    pub fn from_text(text: String) -> Encoded {
-        Encoded(text)
-    }
-
-    /// The text.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
-    /// The text, owned.
-    pub fn into_string(self) -> String {
-        self.0
-    }
-
-    /// The text decoded, as a client reads it.
-    pub fn decode(&self) -> serde_json::Result<Value> {
-        serde_json::from_str(&self.0)
-    }
-}
-
 /// A row's encoded size in bytes, for [`RowBudget`].
 pub trait Measured {
     /// The bytes the row takes in its result.
@@ -130,7 +91,7 @@ impl Measured for Value {
 
 impl Measured for Encoded {
     fn encoded_len(&self) -> usize {
-        self.0.len()
+        self.len()
     }
 }
 
@@ -333,32 +294,13 @@ mod tests {
     }
 
     #[test]
-    fn an_encoded_struct_is_what_its_value_encodes_to() {
-        #[derive(Serialize)]
-        struct Row<'a> {
-            a: &'a str,
-            b: u64,
-            c: bool,
-        }
-        let text = "quote \" backslash \\ nul\u{0} esc\u{1b} bidi\u{202e} é 😀";
-        let row = Encoded::of(&Row {
-            a: text,
-            b: 7,
-            c: true,
-        });
-        assert_eq!(row.as_str(), encode(&json!({"c": true, "b": 7, "a": text})));
-        assert_eq!(row.encoded_len(), row.as_str().len());
-        assert_eq!(row.decode().unwrap(), json!({"a": text, "b": 7, "c": true}));
-    }
-
-    #[test]
     fn encoded_rows_fill_as_their_values_do() {
         let f = frame();
         let mut values = RowBudget::with_budget(200);
         let mut texts = RowBudget::with_budget(200);
         for n in [10, 500, 40, 40, 40, 40, 0] {
             let value = row(n);
-            let text = Encoded::from_text(encode(&value));
+            let text = Encoded::of(&value);
             assert_eq!(values.offer(value, f), texts.offer(text, f), "row of {n}");
         }
         let (values, texts) = (values.finish(), texts.finish());

@@ -6,7 +6,7 @@
 
 use crate::access_log::{wall_now, CallOutcome};
 use crate::read::args::{Args, SentNumbers};
-use crate::read::result::{encode, BUDGET, INTERNAL_ERROR as INTERNAL_ERROR_TEXT};
+use crate::read::result::{Encoded, BUDGET, INTERNAL_ERROR as INTERNAL_ERROR_TEXT};
 use crate::rpc::headers::{LATEST_VERSION, SUPPORTED_VERSIONS};
 use crate::rpc::reply::{
     call_response, error_body, json_response, result_body, CallResult, INTERNAL_ERROR,
@@ -109,17 +109,27 @@ pub async fn call_tool(
         });
     };
     let args = args.with_sent_numbers(numbers.clone());
-    // Moved, not borrowed: a result a tool encoded itself is sent as it is.
+    // Every text is escaped for the answer's text item once, here; a result
+    // (from a `Value` or already encoded by its tool) straight from its JSON
+    // tokens, without being written out as JSON first.
     let (text, ended) = match tools.answer(name, ctx, &args).await {
-        ToolOutcome::Ok(value) => within_budget(name, encode(&value)),
-        ToolOutcome::Encoded(text) => within_budget(name, text.into_string()),
-        ToolOutcome::Error(text) => (text, Ended::Error),
-        ToolOutcome::Stopped(value) => (encode(&value), Ended::Stopped),
-        ToolOutcome::Cancelled => (INTERNAL_ERROR_TEXT.to_owned(), Ended::Cancelled),
+        ToolOutcome::Ok(value) => within_budget(name, Encoded::of(&value)),
+        ToolOutcome::Encoded(text) => within_budget(name, text),
+        ToolOutcome::Error(text) => {
+            let logged = CallOutcome::Error(&text);
+            ctx.access_log
+                .record_call(wall_now(), name, sent, args.sent_numbers(), logged);
+            return Ok(CallResult {
+                text: Encoded::text(&text),
+                is_error: true,
+            });
+        }
+        ToolOutcome::Stopped(value) => (Encoded::of(&value), Ended::Stopped),
+        ToolOutcome::Cancelled => (Encoded::text(INTERNAL_ERROR_TEXT), Ended::Cancelled),
     };
     let logged = match ended {
         Ended::Ok => CallOutcome::Ok { bytes: text.len() },
-        Ended::Error => CallOutcome::Error(&text),
+        Ended::Error => CallOutcome::Error(INTERNAL_ERROR_TEXT),
         Ended::Stopped => CallOutcome::Stopped { bytes: text.len() },
         Ended::Cancelled => CallOutcome::Cancelled,
     };
@@ -129,7 +139,9 @@ pub async fn call_tool(
     Ok(CallResult { text, is_error })
 }
 
-/// How a call's text ended, for the access log and `isError`.
+/// How a call that is not a tool error ended, for the access log and
+/// `isError`; `Error` is a result over the budget, sent as the internal
+/// error.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Ended {
     Ok,
@@ -138,12 +150,12 @@ enum Ended {
     Cancelled,
 }
 
-/// A result's text if it is within the budget; else the internal error.
-fn within_budget(name: &str, text: String) -> (String, Ended) {
+/// A result if it is within the budget; else the internal error.
+fn within_budget(name: &str, text: Encoded) -> (Encoded, Ended) {
     if text.len() > BUDGET {
         // A tool bug: the budget is the tools' job. Never send it.
         tracing::warn!("control tool {name} answered {} bytes", text.len());
-        (INTERNAL_ERROR_TEXT.to_owned(), Ended::Error)
+        (Encoded::text(INTERNAL_ERROR_TEXT), Ended::Error)
     } else {
         (text, Ended::Ok)
     }

@@ -1,17 +1,17 @@
 //! list_sessions: the running sessions, one row each, read through the
 //! read-only `SessionReader` only.
 //!
-//! Each row is encoded once, in its session's actor, and the result is
-//! written around the rows' text ([`ToolOutcome::Encoded`]): the same bytes
-//! a `Value` result would encode to, without a `Value` of a dozen
-//! allocations per row built, measured, encoded and dropped.
+//! Each row is encoded once, in its session's actor, straight into the form
+//! it is sent in (escaped for the answer's text item, [`Encoded`]), and the
+//! result is written around the rows ([`ToolOutcome::Encoded`]): the same
+//! bytes a `Value` result would be sent as, without a `Value` of a dozen
+//! allocations per row built, measured, encoded, dropped and escaped.
 
 use crate::read::result::{encoded_len, Encoded, Filled, Offer, RowBudget, ToolOutcome};
 use crate::tools::context::ToolContext;
 use crate::tools::registry::{Declared, Tier, ToolResult};
 use crate::tools::spec::{Effect, ToolSpec};
 use rete_actors::{ReteError, SessionReader};
-use serde::Serialize;
 use serde_json::json;
 use std::sync::LazyLock;
 use tokio::sync::oneshot;
@@ -93,24 +93,25 @@ async fn run(ctx: &ToolContext) -> ToolResult {
     Err(ToolOutcome::Encoded(result(page.finish(), cut)))
 }
 
-/// The result's text around its rows, keys in sorted order: `sessions`,
+/// The result around its rows, keys in sorted order: `sessions`,
 /// `truncated` when sessions were cut off, `untrusted`.
 fn result(filled: Filled<Encoded>, cut: bool) -> Encoded {
-    let rows: usize = filled.rows.iter().map(|r| r.as_str().len() + 1).sum();
-    let mut text = String::with_capacity(*FRAME + rows);
-    text.push_str(r#"{"sessions":["#);
+    let rows: usize = filled.rows.iter().map(|r| r.escaped().len() + 1).sum();
+    // The frame's escaped text is a little longer than the frame.
+    let mut text = Encoded::with_capacity(2 * *FRAME + rows);
+    text.push_json(r#"{"sessions":["#);
     for (i, row) in filled.rows.iter().enumerate() {
         if i > 0 {
-            text.push(',');
+            text.push_json(",");
         }
-        text.push_str(row.as_str());
+        text.push(row);
     }
-    text.push(']');
+    text.push_json("]");
     if filled.truncated || cut {
-        text.push_str(r#","truncated":true"#);
+        text.push_json(r#","truncated":true"#);
     }
-    text.push_str(r#","untrusted":true}"#);
-    Encoded::from_text(text)
+    text.push_json(r#","untrusted":true}"#);
+    text
 }
 
 /// Queues the read of one session's row in its actor; the row arrives on
@@ -124,11 +125,21 @@ fn queue_row(session: &SessionReader) -> Result<oneshot::Receiver<Encoded>, Rete
     Ok(rx)
 }
 
-/// One session's row, as the contract names its fields.
-#[derive(Serialize)]
+/// One session's row.
+fn row_of(view: rete_engine::view::SessionView<'_>, transport: &str) -> Encoded {
+    Row {
+        id: view.id().as_str(),
+        name: view.name(),
+        network: view.network(),
+        nick: view.nick(),
+        state: view.state().as_str(),
+        transport,
+    }
+    .encode()
+}
+
+/// A row's fields, as the contract names them.
 struct Row<'a> {
-    // In sorted order: a struct is written in declaration order, and a
-    // result's keys are sorted.
     id: &'a str,
     name: &'a str,
     network: &'a str,
@@ -137,16 +148,25 @@ struct Row<'a> {
     transport: &'a str,
 }
 
-/// One session's row, encoded.
-fn row_of(view: rete_engine::view::SessionView<'_>, transport: &str) -> Encoded {
-    Encoded::of(&Row {
-        id: view.id().as_str(),
-        name: view.name(),
-        network: view.network(),
-        nick: view.nick(),
-        state: view.state().as_str(),
-        transport,
-    })
+impl Row<'_> {
+    /// The row encoded, keys in sorted order.
+    fn encode(&self) -> Encoded {
+        let mut row = Encoded::with_capacity(256);
+        row.push_json(r#"{"id":"#);
+        row.push_string(self.id);
+        row.push_json(r#","name":"#);
+        row.push_string(self.name);
+        row.push_json(r#","network":"#);
+        row.push_string(self.network);
+        row.push_json(r#","nick":"#);
+        row.push_string(self.nick);
+        row.push_json(r#","state":"#);
+        row.push_string(self.state);
+        row.push_json(r#","transport":"#);
+        row.push_string(self.transport);
+        row.push_json("}");
+        row
+    }
 }
 
 #[cfg(test)]
@@ -184,7 +204,7 @@ mod tests {
     fn a_row_is_the_bytes_of_its_value() {
         for name in ["", "Libera", AWKWARD, &"n".repeat(5_000)] {
             let r = row(name);
-            assert_eq!(Encoded::of(&r).as_str(), encode(&as_value(&r)));
+            assert_eq!(r.encode(), Encoded::text(&encode(&as_value(&r))));
         }
     }
 
@@ -193,7 +213,7 @@ mod tests {
         let rows = [row("a"), row(AWKWARD)];
         for (taken, truncated, cut) in [(0, false, false), (1, false, true), (2, true, false)] {
             let filled = Filled {
-                rows: rows[..taken].iter().map(Encoded::of).collect(),
+                rows: rows[..taken].iter().map(Row::encode).collect(),
                 skipped: Vec::new(),
                 truncated,
             };
@@ -205,7 +225,7 @@ mod tests {
                 value["truncated"] = json!(true);
             }
             let text = result(filled, cut);
-            assert_eq!(text.as_str(), encode(&value));
+            assert_eq!(text, Encoded::text(&encode(&value)));
         }
         assert_eq!(
             *FRAME,
