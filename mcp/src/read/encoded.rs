@@ -161,7 +161,7 @@ fn escape_into(out: &mut Vec<u8>, text: &[u8], level: Level) -> usize {
             out.push(b'\\');
             added += 1;
             if short == b'"' || short == b'\\' {
-                out.extend_from_slice(&[b'\\', b'\\']);
+                out.extend_from_slice(br"\\");
                 added += 1;
             } else {
                 out.push(b'\\');
@@ -271,7 +271,7 @@ mod tests {
     /// string escaping, without the quotes.
     fn escaped_by_serde(text: &str) -> Vec<u8> {
         let quoted = serde_json::to_string(text).unwrap();
-        quoted[1..quoted.len() - 1].as_bytes().to_vec()
+        quoted.as_bytes()[1..quoted.len() - 1].to_vec()
     }
 
     #[test]
