@@ -80,6 +80,13 @@ fn check(tool: &str, args: &Value, outcome: &ToolOutcome) -> Result<Option<Value
             }
             Ok(Some(v.clone()))
         }
+        ToolOutcome::Encoded(text) => {
+            let len = text.len();
+            if len > BUDGET {
+                bail!("{tool} {args}: {len} bytes");
+            }
+            Ok(Some(text.decode()?))
+        }
         ToolOutcome::Error(text) if text == "internal error" => {
             bail!("{tool} {args}: internal error")
         }

@@ -514,6 +514,10 @@ fn check(name: &str, args: &Value, outcome: &ToolOutcome) -> Result<(), TestCase
             let len = encode(v).len();
             prop_assert!(len <= BUDGET, "{name} {args}: {len} bytes");
         }
+        ToolOutcome::Encoded(text) => {
+            let len = text.len();
+            prop_assert!(len <= BUDGET, "{name} {args}: {len} bytes");
+        }
         ToolOutcome::Error(text) => {
             prop_assert!(
                 contract_error(text),
@@ -565,7 +569,7 @@ fn run(call: &Call) -> Result<(), TestCaseError> {
     // `GEN_STATS=1` prints what each call ended with, to see how deep the run went.
     if std::env::var_os("GEN_STATS").is_some() {
         let ended = match &outcome {
-            ToolOutcome::Ok(_) => "ok".to_owned(),
+            ToolOutcome::Ok(_) | ToolOutcome::Encoded(_) => "ok".to_owned(),
             ToolOutcome::Stopped(_) => "stopped".to_owned(),
             ToolOutcome::Cancelled => "cancelled".to_owned(),
             ToolOutcome::Error(text) => text.chars().take(60).collect(),

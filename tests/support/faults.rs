@@ -41,7 +41,7 @@ impl Answered {
     /// Whether the answer is one the contract allows: a result, or a contract error.
     pub fn is_contractual(&self) -> bool {
         match &self.outcome {
-            ToolOutcome::Ok(_) => true,
+            ToolOutcome::Ok(_) | ToolOutcome::Encoded(_) => true,
             ToolOutcome::Error(text) => CONTRACT_ERRORS.contains(&text.as_str()),
             // "search stopped: time budget exceeded", with its partial result.
             ToolOutcome::Stopped(_) => true,

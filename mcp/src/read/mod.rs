@@ -1,6 +1,7 @@
 //! The read plumbing the tools and the live-update registry share, so
 //! neither imports the other's internals: the argument layer ([`args`]), the
-//! result and the 60,000-byte budget ([`result`]), opaque cursors
+//! result and the 60,000-byte budget ([`result`]), a result escaped for the
+//! answer's text item ([`encoded`]), opaque cursors
 //! ([`cursor`]), message objects ([`message`]), paging a buffer under the
 //! budget ([`paging`]), what a read must not return ([`withheld`]), the
 //! match modes of search and subscribe ([`matcher`]), raw and log lines on the
@@ -8,6 +9,7 @@
 
 pub mod args;
 pub mod cursor;
+pub mod encoded;
 pub mod errors;
 pub mod log;
 pub mod matcher;

@@ -4,6 +4,7 @@
 //! `BTreeMap` unless serde_json's `preserve_order` feature is on somewhere in
 //! the build, and `keys_are_sorted` below fails if that ever happens.
 
+pub use crate::read::encoded::Encoded;
 use rete_engine::clock::UnixMillis;
 use serde_json::Value;
 
@@ -19,6 +20,12 @@ pub const INTERNAL_ERROR: &str = "internal error";
 pub enum ToolOutcome {
     /// The result object, encoded as the one text item.
     Ok(Value),
+    /// The result object already encoded, by a tool that writes it itself
+    /// instead of building a [`Value`]: answered exactly as `Ok` of the same
+    /// object would be. [`crate::tools::ToolBox::call`] hands it
+    /// back decoded, as `Ok`; only the JSON-RPC layer, which sends the
+    /// text, sees it.
+    Encoded(Encoded),
     /// A tool error with its exact contract text (`isError: true`).
     Error(String),
     /// Stopped by its time budget: a tool error whose text is this partial
@@ -30,8 +37,9 @@ pub enum ToolOutcome {
 }
 
 /// What a tool's run ends with: its result object, or how it ended without
-/// one (an exact tool error, a stop by its time budget, a cancel) as the
-/// [`ToolOutcome`] to answer.
+/// one (an exact tool error, a stop by its time budget, a cancel, or its
+/// result already encoded, [`ToolOutcome::Encoded`]) as the [`ToolOutcome`]
+/// to answer.
 pub type ToolResult = Result<Value, ToolOutcome>;
 
 impl ToolOutcome {
@@ -67,6 +75,24 @@ pub fn encode(value: &Value) -> String {
     // The same compact serialization as `Display`, without going through a
     // formatter; it cannot fail for a Value.
     serde_json::to_string(value).unwrap_or_default()
+}
+
+/// A row's encoded size in bytes, for [`RowBudget`].
+pub trait Measured {
+    /// The bytes the row takes in its result.
+    fn encoded_len(&self) -> usize;
+}
+
+impl Measured for Value {
+    fn encoded_len(&self) -> usize {
+        encoded_len(self)
+    }
+}
+
+impl Measured for Encoded {
+    fn encoded_len(&self) -> usize {
+        self.len()
+    }
 }
 
 /// The encoded size of a value in bytes: what [`encode`] would produce,
@@ -135,9 +161,9 @@ pub enum Offer {
 /// overshoots; the price is that a last row that would fit only without the
 /// `truncated` flag is cut, and the page then truly says truncated.
 #[derive(Debug)]
-pub struct RowBudget {
+pub struct RowBudget<R = Value> {
     budget: usize,
-    rows: Vec<Value>,
+    rows: Vec<R>,
     rows_len: usize,
     skipped: Vec<Value>,
     truncated: bool,
@@ -146,29 +172,29 @@ pub struct RowBudget {
 /// A filled list: the rows that fit, what was stepped over, and whether rows
 /// were cut.
 #[derive(Debug, PartialEq)]
-pub struct Filled {
+pub struct Filled<R = Value> {
     /// The rows on the page, in the order offered.
-    pub rows: Vec<Value>,
+    pub rows: Vec<R>,
     /// Keys (sequence numbers, pairs) of rows too large for any page.
     pub skipped: Vec<Value>,
     /// True when a row did not fit.
     pub truncated: bool,
 }
 
-impl Default for RowBudget {
-    fn default() -> RowBudget {
+impl<R: Measured> Default for RowBudget<R> {
+    fn default() -> RowBudget<R> {
         RowBudget::new()
     }
 }
 
-impl RowBudget {
+impl<R: Measured> RowBudget<R> {
     /// A list under the contract's budget.
-    pub fn new() -> RowBudget {
+    pub fn new() -> RowBudget<R> {
         RowBudget::with_budget(BUDGET)
     }
 
     /// A list under another budget (tests, or a part of the budget).
-    pub fn with_budget(budget: usize) -> RowBudget {
+    pub fn with_budget(budget: usize) -> RowBudget<R> {
         RowBudget {
             budget,
             rows: Vec::new(),
@@ -182,11 +208,11 @@ impl RowBudget {
     /// result with this list empty, counted as if the page were cut.
     /// Once a row is refused as [`Offer::Full`], every later row is too, so
     /// the page is a prefix of what was offered.
-    pub fn offer(&mut self, row: Value, frame: usize) -> Offer {
+    pub fn offer(&mut self, row: R, frame: usize) -> Offer {
         if self.truncated {
             return Offer::Full;
         }
-        let len = encoded_len(&row);
+        let len = row.encoded_len();
         if frame.saturating_add(len) > self.budget {
             return Offer::TooLarge;
         }
@@ -235,7 +261,7 @@ impl RowBudget {
     }
 
     /// The page.
-    pub fn finish(self) -> Filled {
+    pub fn finish(self) -> Filled<R> {
         Filled {
             rows: self.rows,
             skipped: self.skipped,
@@ -265,6 +291,22 @@ mod tests {
     fn encoded_len_is_the_length_of_the_encoding() {
         let v = json!({"a": "é\"\n\u{1}", "b": [1, 2.5, null, true], "c": {}});
         assert_eq!(encoded_len(&v), encode(&v).len());
+    }
+
+    #[test]
+    fn encoded_rows_fill_as_their_values_do() {
+        let f = frame();
+        let mut values = RowBudget::with_budget(200);
+        let mut texts = RowBudget::with_budget(200);
+        for n in [10, 500, 40, 40, 40, 40, 0] {
+            let value = row(n);
+            let text = Encoded::of(&value);
+            assert_eq!(values.offer(value, f), texts.offer(text, f), "row of {n}");
+        }
+        let (values, texts) = (values.finish(), texts.finish());
+        assert_eq!(values.truncated, texts.truncated);
+        let decoded: Vec<Value> = texts.rows.iter().map(|r| r.decode().unwrap()).collect();
+        assert_eq!(values.rows, decoded);
     }
 
     #[test]

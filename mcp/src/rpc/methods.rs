@@ -6,7 +6,7 @@
 
 use crate::access_log::{wall_now, CallOutcome};
 use crate::read::args::{Args, SentNumbers};
-use crate::read::result::{encode, BUDGET, INTERNAL_ERROR as INTERNAL_ERROR_TEXT};
+use crate::read::result::{Encoded, BUDGET, INTERNAL_ERROR as INTERNAL_ERROR_TEXT};
 use crate::rpc::headers::{LATEST_VERSION, SUPPORTED_VERSIONS};
 use crate::rpc::reply::{
     call_response, error_body, json_response, result_body, CallResult, INTERNAL_ERROR,
@@ -109,30 +109,54 @@ pub async fn call_tool(
         });
     };
     let args = args.with_sent_numbers(numbers.clone());
-    let outcome = tools.call(name, ctx, &args).await;
-    let (text, is_error) = match &outcome {
-        ToolOutcome::Ok(value) => {
-            let text = encode(value);
-            if text.len() > BUDGET {
-                // A tool bug: the budget is the tools' job. Never send it.
-                tracing::warn!("control tool {name} answered {} bytes", text.len());
-                (INTERNAL_ERROR_TEXT.to_owned(), true)
-            } else {
-                (text, false)
-            }
+    // Every text is escaped for the answer's text item once, here; a result
+    // (from a `Value` or already encoded by its tool) straight from its JSON
+    // tokens, without being written out as JSON first.
+    let (text, ended) = match tools.answer(name, ctx, &args).await {
+        ToolOutcome::Ok(value) => within_budget(name, Encoded::of(&value)),
+        ToolOutcome::Encoded(text) => within_budget(name, text),
+        ToolOutcome::Error(text) => {
+            let logged = CallOutcome::Error(&text);
+            ctx.access_log
+                .record_call(wall_now(), name, sent, args.sent_numbers(), logged);
+            return Ok(CallResult {
+                text: Encoded::text(&text),
+                is_error: true,
+            });
         }
-        ToolOutcome::Error(text) => (text.clone(), true),
-        ToolOutcome::Stopped(value) => (encode(value), true),
-        ToolOutcome::Cancelled => (INTERNAL_ERROR_TEXT.to_owned(), true),
+        ToolOutcome::Stopped(value) => (Encoded::of(&value), Ended::Stopped),
+        ToolOutcome::Cancelled => (Encoded::text(INTERNAL_ERROR_TEXT), Ended::Cancelled),
     };
-    let logged = match &outcome {
-        ToolOutcome::Ok(_) if is_error => CallOutcome::Error(&text),
-        ToolOutcome::Ok(_) => CallOutcome::Ok { bytes: text.len() },
-        ToolOutcome::Error(text) => CallOutcome::Error(text),
-        ToolOutcome::Stopped(_) => CallOutcome::Stopped { bytes: text.len() },
-        ToolOutcome::Cancelled => CallOutcome::Cancelled,
+    let logged = match ended {
+        Ended::Ok => CallOutcome::Ok { bytes: text.len() },
+        Ended::Error => CallOutcome::Error(INTERNAL_ERROR_TEXT),
+        Ended::Stopped => CallOutcome::Stopped { bytes: text.len() },
+        Ended::Cancelled => CallOutcome::Cancelled,
     };
+    let is_error = ended != Ended::Ok;
     ctx.access_log
         .record_call(wall_now(), name, sent, args.sent_numbers(), logged);
     Ok(CallResult { text, is_error })
+}
+
+/// How a call that is not a tool error ended, for the access log and
+/// `isError`; `Error` is a result over the budget, sent as the internal
+/// error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ended {
+    Ok,
+    Error,
+    Stopped,
+    Cancelled,
+}
+
+/// A result if it is within the budget; else the internal error.
+fn within_budget(name: &str, text: Encoded) -> (Encoded, Ended) {
+    if text.len() > BUDGET {
+        // A tool bug: the budget is the tools' job. Never send it.
+        tracing::warn!("control tool {name} answered {} bytes", text.len());
+        (Encoded::text(INTERNAL_ERROR_TEXT), Ended::Error)
+    } else {
+        (text, Ended::Ok)
+    }
 }

@@ -1,5 +1,6 @@
 //! JSON-RPC 2.0 response bodies and the HTTP answers that carry them.
 
+use crate::read::encoded::Encoded;
 use crate::rpc::RpcResponse;
 use serde_json::{json, Value};
 
@@ -57,8 +58,8 @@ pub fn result_body(id: &Value, result: Value) -> Value {
 /// encoded result or its error text) and whether it is a tool error.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CallResult {
-    /// The text item's content.
-    pub text: String,
+    /// The text item's content, escaped for the string it is sent in.
+    pub text: Encoded,
     /// True for a tool error (`isError: true`).
     pub is_error: bool,
 }
@@ -69,16 +70,18 @@ pub struct CallResult {
 /// The same bytes as [`json_response`] of [`result_body`] with a
 /// `{"content": [{"type": "text", "text": …}], "isError": …}` result, keys
 /// in the sorted order a `Value` writes them, but written straight around
-/// the text: the text is escaped once into the body instead of being moved
-/// into a `Value` tree of eight allocations and serialized from it.
+/// the text, which is escaped already: it is copied into the body instead
+/// of being moved into a `Value` tree of eight allocations and serialized
+/// from it.
 pub fn call_response(id: &Value, result: &CallResult, result_type: Option<&str>) -> RpcResponse {
-    let mut bytes = Vec::with_capacity(result.text.len() + result.text.len() / 8 + 128);
+    let text = result.text.escaped();
+    let mut bytes = Vec::with_capacity(text.len() + 128);
     bytes.extend_from_slice(br#"{"id":"#);
     // Writing JSON to a Vec cannot fail.
     let _ = serde_json::to_writer(&mut bytes, id);
-    bytes.extend_from_slice(br#","jsonrpc":"2.0","result":{"content":[{"text":"#);
-    let _ = serde_json::to_writer(&mut bytes, result.text.as_str());
-    bytes.extend_from_slice(br#","type":"text"}]"#);
+    bytes.extend_from_slice(br#","jsonrpc":"2.0","result":{"content":[{"text":""#);
+    bytes.extend_from_slice(text);
+    bytes.extend_from_slice(br#"","type":"text"}]"#);
     if result.is_error {
         bytes.extend_from_slice(br#","isError":true"#);
     }
@@ -122,8 +125,13 @@ mod tests {
     use super::*;
 
     /// The answer as the `Value` envelope would have written it.
-    fn through_value(id: &Value, result: &CallResult, result_type: Option<&str>) -> Vec<u8> {
-        let mut value = json!({ "content": [{ "type": "text", "text": result.text }] });
+    fn through_value(
+        id: &Value,
+        text: &str,
+        result: &CallResult,
+        result_type: Option<&str>,
+    ) -> Vec<u8> {
+        let mut value = json!({ "content": [{ "type": "text", "text": text }] });
         if result.is_error {
             value["isError"] = json!(true);
         }
@@ -152,7 +160,7 @@ mod tests {
                 for is_error in [false, true] {
                     for result_type in [None, Some("complete")] {
                         let result = CallResult {
-                            text: text.clone(),
+                            text: Encoded::text(text),
                             is_error,
                         };
                         let sent = call_response(&id, &result, result_type);
@@ -160,7 +168,12 @@ mod tests {
                         assert_eq!(sent.content_type, Some(JSON));
                         assert_eq!(
                             String::from_utf8_lossy(&sent.body),
-                            String::from_utf8_lossy(&through_value(&id, &result, result_type)),
+                            String::from_utf8_lossy(&through_value(
+                                &id,
+                                text,
+                                &result,
+                                result_type
+                            )),
                         );
                     }
                 }

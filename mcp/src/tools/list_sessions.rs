@@ -1,12 +1,18 @@
 //! list_sessions: the running sessions, one row each, read through the
 //! read-only `SessionReader` only.
+//!
+//! Each row is encoded once, in its session's actor, straight into the form
+//! it is sent in (escaped for the answer's text item, [`Encoded`]), and the
+//! result is written around the rows ([`ToolOutcome::Encoded`]): the same
+//! bytes a `Value` result would be sent as, without a `Value` of a dozen
+//! allocations per row built, measured, encoded, dropped and escaped.
 
-use crate::read::result::{encoded_len, Offer, RowBudget, ToolOutcome};
+use crate::read::result::{encoded_len, Encoded, Filled, Offer, RowBudget, ToolOutcome};
 use crate::tools::context::ToolContext;
 use crate::tools::registry::{Declared, Tier, ToolResult};
 use crate::tools::spec::{Effect, ToolSpec};
 use rete_actors::{ReteError, SessionReader};
-use serde_json::{json, Map, Value};
+use serde_json::json;
 use std::sync::LazyLock;
 use tokio::sync::oneshot;
 
@@ -35,7 +41,7 @@ static FRAME: LazyLock<usize> =
 async fn run(ctx: &ToolContext) -> ToolResult {
     let sessions = ctx.sessions.sessions();
     let frame = *FRAME;
-    let mut page = RowBudget::new();
+    let mut page = RowBudget::<Encoded>::new();
     // A row too large for any page has nowhere to be reported (this result
     // has no skipped), so it counts as cut off.
     let mut cut = false;
@@ -84,21 +90,33 @@ async fn run(ctx: &ToolContext) -> ToolResult {
             Offer::TooLarge => cut = true,
         }
     }
-    let filled = page.finish();
-    // Moved, not referenced: `json!` would deep-copy every row.
-    let mut result = Value::Object(Map::from_iter([
-        ("sessions".to_owned(), Value::Array(filled.rows)),
-        ("untrusted".to_owned(), Value::Bool(true)),
-    ]));
-    if filled.truncated || cut {
-        result["truncated"] = json!(true);
+    Err(ToolOutcome::Encoded(result(page.finish(), cut)))
+}
+
+/// The result around its rows, keys in sorted order: `sessions`,
+/// `truncated` when sessions were cut off, `untrusted`.
+fn result(filled: Filled<Encoded>, cut: bool) -> Encoded {
+    let rows: usize = filled.rows.iter().map(|r| r.escaped().len() + 1).sum();
+    // The frame's escaped text is a little longer than the frame.
+    let mut text = Encoded::with_capacity(2 * *FRAME + rows);
+    text.push_json(r#"{"sessions":["#);
+    for (i, row) in filled.rows.iter().enumerate() {
+        if i > 0 {
+            text.push_json(",");
+        }
+        text.push(row);
     }
-    Ok(result)
+    text.push_json("]");
+    if filled.truncated || cut {
+        text.push_json(r#","truncated":true"#);
+    }
+    text.push_json(r#","untrusted":true}"#);
+    text
 }
 
 /// Queues the read of one session's row in its actor; the row arrives on
 /// the returned channel, which closes unanswered if the actor stops first.
-fn queue_row(session: &SessionReader) -> Result<oneshot::Receiver<Value>, ReteError> {
+fn queue_row(session: &SessionReader) -> Result<oneshot::Receiver<Encoded>, ReteError> {
     let (tx, rx) = oneshot::channel();
     let transport = session.transport().as_str();
     session.read_detached(move |view| {
@@ -108,13 +126,110 @@ fn queue_row(session: &SessionReader) -> Result<oneshot::Receiver<Value>, ReteEr
 }
 
 /// One session's row.
-fn row_of(view: rete_engine::view::SessionView<'_>, transport: &str) -> Value {
-    json!({
-        "id": view.id().as_str(),
-        "name": view.name(),
-        "network": view.network(),
-        "transport": transport,
-        "state": view.state().as_str(),
-        "nick": view.nick(),
-    })
+fn row_of(view: rete_engine::view::SessionView<'_>, transport: &str) -> Encoded {
+    Row {
+        id: view.id().as_str(),
+        name: view.name(),
+        network: view.network(),
+        nick: view.nick(),
+        state: view.state().as_str(),
+        transport,
+    }
+    .encode()
+}
+
+/// A row's fields, as the contract names them.
+struct Row<'a> {
+    id: &'a str,
+    name: &'a str,
+    network: &'a str,
+    nick: &'a str,
+    state: &'a str,
+    transport: &'a str,
+}
+
+impl Row<'_> {
+    /// The row encoded, keys in sorted order.
+    fn encode(&self) -> Encoded {
+        let mut row = Encoded::with_capacity(256);
+        row.push_json(r#"{"id":"#);
+        row.push_string(self.id);
+        row.push_json(r#","name":"#);
+        row.push_string(self.name);
+        row.push_json(r#","network":"#);
+        row.push_string(self.network);
+        row.push_json(r#","nick":"#);
+        row.push_string(self.nick);
+        row.push_json(r#","state":"#);
+        row.push_string(self.state);
+        row.push_json(r#","transport":"#);
+        row.push_string(self.transport);
+        row.push_json("}");
+        row
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::read::result::encode;
+    use serde_json::Value;
+
+    const AWKWARD: &str = "quote \" backslash \\ line\nbreak nul\u{0} esc\u{1b} bidi\u{202e} é 😀";
+
+    fn row(name: &str) -> Row<'_> {
+        Row {
+            id: "6F0C3C2E-8D1A-4A51-9B7E-4D2F5A6B7C00",
+            name,
+            network: AWKWARD,
+            nick: "nick",
+            state: "connected",
+            transport: "irc",
+        }
+    }
+
+    /// The row as the `Value` this tool built before rows were text.
+    fn as_value(row: &Row<'_>) -> Value {
+        json!({
+            "id": row.id,
+            "name": row.name,
+            "network": row.network,
+            "transport": row.transport,
+            "state": row.state,
+            "nick": row.nick,
+        })
+    }
+
+    #[test]
+    fn a_row_is_the_bytes_of_its_value() {
+        for name in ["", "Libera", AWKWARD, &"n".repeat(5_000)] {
+            let r = row(name);
+            assert_eq!(r.encode(), Encoded::text(&encode(&as_value(&r))));
+        }
+    }
+
+    #[test]
+    fn the_result_is_the_bytes_of_its_value() {
+        let rows = [row("a"), row(AWKWARD)];
+        for (taken, truncated, cut) in [(0, false, false), (1, false, true), (2, true, false)] {
+            let filled = Filled {
+                rows: rows[..taken].iter().map(Row::encode).collect(),
+                skipped: Vec::new(),
+                truncated,
+            };
+            let mut value = json!({
+                "sessions": rows[..taken].iter().map(as_value).collect::<Vec<_>>(),
+                "untrusted": true,
+            });
+            if truncated || cut {
+                value["truncated"] = json!(true);
+            }
+            let text = result(filled, cut);
+            assert_eq!(text, Encoded::text(&encode(&value)));
+        }
+        assert_eq!(
+            *FRAME,
+            r#"{"sessions":[],"truncated":true,"untrusted":true}"#.len()
+        );
+    }
 }

@@ -177,8 +177,22 @@ impl ToolBox {
     }
 
     /// Resolves and runs a call: the tool's name, then its argument names
-    /// (see [`ToolSpec::check_names`]), then the tool itself.
+    /// (see [`ToolSpec::check_names`]), then the tool itself. A result the
+    /// tool encoded itself comes back decoded, as `Ok`, as a client reads
+    /// it; never as [`ToolOutcome::Encoded`].
     pub async fn call(&self, name: &str, ctx: &ToolContext, args: &Args) -> ToolOutcome {
+        match self.answer(name, ctx, args).await {
+            ToolOutcome::Encoded(text) => match text.decode() {
+                Ok(value) => ToolOutcome::Ok(value),
+                Err(e) => ToolOutcome::internal(e),
+            },
+            outcome => outcome,
+        }
+    }
+
+    /// [`call`](Self::call) for the answer to send: a result the tool
+    /// encoded itself stays [`ToolOutcome::Encoded`].
+    pub async fn answer(&self, name: &str, ctx: &ToolContext, args: &Args) -> ToolOutcome {
         let tool = match self.resolve(name, &ctx.settings) {
             Ok(tool) => tool,
             Err(text) => return ToolOutcome::error(text),
