@@ -386,15 +386,8 @@ async fn the_raw_tap_sees_masked_frames_received_ones_only_while_shown() -> Resu
     rete.set_raw_observer(Some(rec.clone()));
     let handle = rete.add_session(spec(&w.service.url(), tokens)).await?;
     let reader = handle.reader();
-    eventually("connected", WAIT, || {
-        let reader = reader.clone();
-        async move {
-            reader
-                .read(|v| (v.state() == ConnState::Connected).then_some(()))
-                .await
-                .ok()
-                .flatten()
-        }
+    view_until(&reader, "connected", |v| {
+        (v.state() == ConnState::Connected).then_some(())
     })
     .await?;
 
@@ -621,17 +614,10 @@ async fn a_settings_change_reaches_irc_with_its_password_masked_in_every_frame_a
     let handle = rete.add_session(spec(&w.service.url(), tokens)).await?;
     handle.sender().set_raw_shown(true);
     let reader = handle.reader();
-    let ready = || {
-        let reader = reader.clone();
-        async move {
-            reader
-                .read(|v| (v.state() == ConnState::Connected).then_some(()))
-                .await
-                .ok()
-                .flatten()
-        }
-    };
-    eventually("connected", WAIT, ready).await?;
+    view_until(&reader, "connected", |v| {
+        (v.state() == ConnState::Connected).then_some(())
+    })
+    .await?;
     let sender = handle.sender();
 
     // The nick: the service changes it on IRC now, and the engine follows.
@@ -645,15 +631,8 @@ async fn a_settings_change_reaches_irc_with_its_password_masked_in_every_frame_a
             WAIT,
         )
         .await?;
-    eventually("the engine's own nick", WAIT, || {
-        let reader = reader.clone();
-        async move {
-            reader
-                .read(|v| (v.nick() == "cloudnick").then_some(()))
-                .await
-                .ok()
-                .flatten()
-        }
+    view_until(&reader, "the engine's own nick", |v| {
+        (v.nick() == "cloudnick").then_some(())
     })
     .await?;
 
@@ -733,25 +712,28 @@ async fn a_settings_change_reaches_irc_with_its_password_masked_in_every_frame_a
     Ok(())
 }
 
+/// Waits until `f`, run on the session's view, gives a value.
+async fn view_until<T, F>(reader: &rete_actors::SessionReader, what: &str, f: F) -> Result<T>
+where
+    T: Send + 'static,
+    F: Fn(rete_engine::view::SessionView<'_>) -> Option<T> + Clone + Send + 'static,
+{
+    eventually(what, WAIT, || {
+        let (reader, f) = (reader.clone(), f.clone());
+        async move { reader.read(f).await.ok().flatten() }
+    })
+    .await
+}
+
 /// Waits until #rete holds a PRIVMSG with `text`.
 async fn wait_said_in(reader: &rete_actors::SessionReader, text: &str) -> Result<()> {
     let text = text.to_owned();
-    eventually(&format!("{text:?} in #rete"), WAIT, || {
-        let reader = reader.clone();
-        let text = text.clone();
-        async move {
-            reader
-                .read(move |v| {
-                    let id = v.find_buffer(BufferKind::Channel, "#rete")?;
-                    v.buffer(id)?
-                        .display()
-                        .any(|r| matches!(&r.payload, Payload::Privmsg { text: t } if **t == *text))
-                        .then_some(())
-                })
-                .await
-                .ok()
-                .flatten()
-        }
+    view_until(reader, &format!("{text:?} in #rete"), move |v| {
+        let id = v.find_buffer(BufferKind::Channel, "#rete")?;
+        v.buffer(id)?
+            .display()
+            .any(|r| matches!(&r.payload, Payload::Privmsg { text: t } if **t == *text))
+            .then_some(())
     })
     .await
 }
