@@ -299,19 +299,21 @@ impl SessionState {
         }
         let now = self.shared.now();
         let mut side = self.shared.cloud.lock();
-        let result = match side.client.as_mut() {
-            Some(c) => c.config_update(now.mono.0, network, entries),
-            None => Err((ErrorCode::NotAuthenticated, String::new())),
+        let sent = match side.client.as_mut() {
+            None => Err(CloudSettingsError::NotAttached),
+            Some(c) => c
+                .config_update(now.mono.0, network, entries)
+                .map_err(|(code, why)| match code {
+                    ErrorCode::NotAuthenticated => CloudSettingsError::NotAttached,
+                    _ => CloudSettingsError::Invalid(why),
+                }),
         };
-        match result {
+        match sent {
             Ok(id) => {
                 side.settings.insert(id, reply);
             }
-            Err((ErrorCode::NotAuthenticated, _)) => {
-                let _ = reply.send(Err(CloudSettingsError::NotAttached));
-            }
-            Err((_, why)) => {
-                let _ = reply.send(Err(CloudSettingsError::Invalid(why)));
+            Err(e) => {
+                let _ = reply.send(Err(e));
             }
         }
     }
