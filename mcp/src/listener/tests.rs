@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::listener::supervisor::{ControlSupervisor, SupervisorArgs, SupervisorMsg};
-use crate::tools::{Args, BoxFuture, Tool, ToolBox, ToolOutcome, ToolResult, ToolSpec};
+use crate::tools::{Args, BoxFuture, Tool, ToolBox, ToolOutcome, ToolSpec};
 use parking_lot::Mutex as PlMutex;
 use rete_actors::{Rete, ReteOptions};
 
@@ -27,13 +27,13 @@ impl Tool for UntilCancelled {
         &crate::tools::wait_for_updates::TOOL.spec
     }
 
-    fn run<'a>(&'a self, ctx: &'a ToolContext, _args: &'a Args) -> BoxFuture<'a, ToolResult> {
+    fn run<'a>(&'a self, ctx: &'a ToolContext, _args: &'a Args) -> BoxFuture<'a, ToolOutcome> {
         Box::pin(async move {
             self.started.notify_one();
             ctx.cancel.cancelled().await;
             *self.cancelled_at.lock() = Some(StdInstant::now());
             self.cancelled.notify_one();
-            Err(ToolOutcome::Cancelled)
+            ToolOutcome::Cancelled
         })
     }
 }
@@ -313,14 +313,12 @@ impl Tool for HugeAnswer {
         &crate::tools::list_sessions::TOOL.spec
     }
 
-    fn run<'a>(&'a self, _ctx: &'a ToolContext, _args: &'a Args) -> BoxFuture<'a, ToolResult> {
+    fn run<'a>(&'a self, _ctx: &'a ToolContext, _args: &'a Args) -> BoxFuture<'a, ToolOutcome> {
         Box::pin(async move {
             self.answered.notify_one();
             // Twice the most a loopback socket buffers (tcp_wmem's
             // default maximum is 4 MiB), so the answer cannot all be taken.
-            Err(ToolOutcome::Stopped(
-                serde_json::json!({"pad": "x".repeat(8 << 20)}),
-            ))
+            ToolOutcome::Stopped(serde_json::json!({"pad": "x".repeat(8 << 20)}))
         })
     }
 }

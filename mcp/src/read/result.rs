@@ -21,10 +21,10 @@ pub enum ToolOutcome {
     /// The result object, encoded as the one text item.
     Ok(Value),
     /// The result object already encoded, by a tool that writes it itself
-    /// instead of building a [`Value`]: answered exactly as `Ok` of the same
-    /// object would be. [`crate::tools::ToolBox::call`] hands it
-    /// back decoded, as `Ok`; only the JSON-RPC layer, which sends the
-    /// text, sees it.
+    /// instead of building a [`Value`] (list_sessions): answered exactly as
+    /// `Ok` of the same object would be. [`crate::tools::ToolBox::call`]
+    /// hands it back decoded, as `Ok`; only the JSON-RPC layer, which sends
+    /// the text, sees it.
     Encoded(Encoded),
     /// A tool error with its exact contract text (`isError: true`).
     Error(String),
@@ -36,11 +36,19 @@ pub enum ToolOutcome {
     Cancelled,
 }
 
-/// What a tool's run ends with: its result object, or how it ended without
-/// one (an exact tool error, a stop by its time budget, a cancel, or its
-/// result already encoded, [`ToolOutcome::Encoded`]) as the [`ToolOutcome`]
-/// to answer.
+/// What the body of a tool that builds its result as a [`Value`] ends
+/// with: the result object, or how it ended without one (an exact tool
+/// error, a stop by its time budget, a cancel), so that `?` ends the call.
 pub type ToolResult = Result<Value, ToolOutcome>;
+
+impl From<ToolResult> for ToolOutcome {
+    fn from(result: ToolResult) -> ToolOutcome {
+        match result {
+            Ok(value) => ToolOutcome::Ok(value),
+            Err(ended) => ended,
+        }
+    }
+}
 
 impl ToolOutcome {
     /// The outcome as a run's result: `Ok` is the result object, anything

@@ -19,7 +19,7 @@ use crate::read::result::{encoded_len, Offer, RowBudget, ToolOutcome, BUDGET};
 use crate::read::withheld::Withholder;
 use crate::tools::context::ToolContext;
 use crate::tools::lookup::{self, UNKNOWN_SESSION};
-use crate::tools::registry::{Declared, Tier, ToolResult};
+use crate::tools::registry::{outcome_of, Declared, Tier, ToolResult};
 use crate::tools::spec::{Effect, Texts, ToolSpec, SESSION};
 use crate::updates::clock::{Clock, SystemClock};
 use rete_engine::state_dump::{IndexEntry, Section, Snapshot};
@@ -53,7 +53,7 @@ pub const TOOL: Declared = Declared {
         effect: Effect::ReadOnly,
         args: &[SESSION.spec, SECTIONS.spec],
     },
-    run: |ctx, args| Box::pin(run(ctx, args)),
+    run: |ctx, args| outcome_of(run(ctx, args)),
 };
 
 async fn run(ctx: &ToolContext, args: &Args) -> ToolResult {

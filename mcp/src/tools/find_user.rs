@@ -84,13 +84,7 @@ pub const TOOL: Declared = Declared {
         effect: Effect::ReadOnly,
         args: &[NICK.spec, MASK.spec, NEXT_CURSOR.spec],
     },
-    run: |ctx, args| {
-        Box::pin(async move {
-            find_user_with(ctx, args, Limits::default())
-                .await
-                .into_result()
-        })
-    },
+    run: |ctx, args| Box::pin(find_user_with(ctx, args, Limits::default())),
 };
 
 /// Who is looked for, lowercased.

@@ -11,7 +11,7 @@ use crate::read::paging::{frame_len, Binding};
 use crate::read::result::{Offer, RowBudget, ToolOutcome, BUDGET};
 use crate::tools::context::ToolContext;
 use crate::tools::lookup::{self, UNKNOWN_SESSION};
-use crate::tools::registry::{Declared, Tier, ToolResult};
+use crate::tools::registry::{outcome_of, Declared, Tier, ToolResult};
 use crate::tools::spec::{Effect, ToolSpec, NEXT_CURSOR, SESSION};
 use rete_engine::buffer::Buffer;
 use serde_json::{json, Value};
@@ -31,7 +31,7 @@ pub const TOOL: Declared = Declared {
         effect: Effect::ReadOnly,
         args: &[SESSION.spec, NEXT_CURSOR.spec],
     },
-    run: |ctx, args| Box::pin(run(ctx, args)),
+    run: |ctx, args| outcome_of(run(ctx, args)),
 };
 
 /// One buffer as listed, copied out of the session.

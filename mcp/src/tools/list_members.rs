@@ -14,7 +14,7 @@ use crate::read::result::{Offer, RowBudget, ToolOutcome, BUDGET};
 use crate::read::withheld::Withholder;
 use crate::tools::context::ToolContext;
 use crate::tools::lookup::{self, UNKNOWN_BUFFER};
-use crate::tools::registry::{Declared, Tier, ToolResult};
+use crate::tools::registry::{outcome_of, Declared, Tier, ToolResult};
 use crate::tools::spec::{Effect, Integer, ToolSpec, BUFFER, NEXT_CURSOR};
 use rete_engine::ids::BufferId;
 use rete_engine::view::{MemberView, SessionView};
@@ -42,7 +42,7 @@ pub const TOOL: Declared = Declared {
         effect: Effect::ReadOnly,
         args: &[BUFFER.spec, NEXT_CURSOR.spec, LIMIT.spec],
     },
-    run: |ctx, args| Box::pin(run(ctx, args)),
+    run: |ctx, args| outcome_of(run(ctx, args)),
 };
 
 /// The members a page may cover, copied out of the session.

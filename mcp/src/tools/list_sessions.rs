@@ -9,7 +9,7 @@
 
 use crate::read::result::{encoded_len, Encoded, Filled, Offer, RowBudget, ToolOutcome};
 use crate::tools::context::ToolContext;
-use crate::tools::registry::{Declared, Tier, ToolResult};
+use crate::tools::registry::{Declared, Tier};
 use crate::tools::spec::{Effect, ToolSpec};
 use rete_actors::{ReteError, SessionReader};
 use serde_json::json;
@@ -31,14 +31,23 @@ pub const TOOL: Declared = Declared {
         effect: Effect::ReadOnly,
         args: &[],
     },
-    run: |ctx, _args| Box::pin(run(ctx)),
+    run: |ctx, _args| {
+        Box::pin(async move {
+            match run(ctx).await {
+                Ok(result) => ToolOutcome::Encoded(result),
+                Err(ended) => ended,
+            }
+        })
+    },
 };
 
 /// The result's bytes beside its rows, measured once.
 static FRAME: LazyLock<usize> =
     LazyLock::new(|| encoded_len(&json!({"sessions": [], "truncated": true, "untrusted": true})));
 
-async fn run(ctx: &ToolContext) -> ToolResult {
+/// The result, encoded here: each row comes from its session already
+/// encoded, and is written into the answer as it is.
+async fn run(ctx: &ToolContext) -> Result<Encoded, ToolOutcome> {
     let sessions = ctx.sessions.sessions();
     let frame = *FRAME;
     let mut page = RowBudget::<Encoded>::new();
@@ -90,7 +99,7 @@ async fn run(ctx: &ToolContext) -> ToolResult {
             Offer::TooLarge => cut = true,
         }
     }
-    Err(ToolOutcome::Encoded(result(page.finish(), cut)))
+    Ok(result(page.finish(), cut))
 }
 
 /// The result around its rows, keys in sorted order: `sessions`,

@@ -7,7 +7,7 @@
 
 use crate::read::result::{encoded_len, time, ToolOutcome, BUDGET};
 use crate::tools::context::ToolContext;
-use crate::tools::registry::{Declared, Tier, ToolResult};
+use crate::tools::registry::{outcome_of, Declared, Tier, ToolResult};
 use crate::tools::spec::{Effect, ToolSpec};
 use crate::tools::updates_call::asked;
 use crate::updates::registry::Listed;
@@ -32,7 +32,7 @@ pub const TOOL: Declared = Declared {
         effect: Effect::ReadOnly,
         args: &[],
     },
-    run: |ctx, _args| Box::pin(run(ctx)),
+    run: |ctx, _args| outcome_of(run(ctx)),
 };
 
 /// What a session shows of itself for the states: None when it has no

@@ -17,7 +17,7 @@ use crate::read::withheld::Withholder;
 use crate::tools::context::ToolContext;
 use crate::tools::lookup;
 use crate::tools::raw_read::{self, skipped_with_room, POSITION_LEN};
-use crate::tools::registry::{Declared, Tier, ToolResult};
+use crate::tools::registry::{outcome_of, Declared, Tier, ToolResult};
 use crate::tools::spec::{Effect, Integer, Text, ToolSpec, SESSION};
 use serde_json::{json, Value};
 
@@ -53,7 +53,7 @@ pub const TOOL: Declared = Declared {
         effect: Effect::ReadOnly,
         args: &[SESSION.spec, CURSOR.spec, LIMIT.spec],
     },
-    run: |ctx, args| Box::pin(run(ctx, args)),
+    run: |ctx, args| outcome_of(run(ctx, args)),
 };
 
 async fn run(ctx: &ToolContext, args: &Args) -> ToolResult {

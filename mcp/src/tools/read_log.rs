@@ -30,7 +30,7 @@ use crate::read::matcher::{Scratch, Substring};
 use crate::read::paging::Binding;
 use crate::read::result::{encoded_len, Offer, RowBudget, ToolOutcome, BUDGET};
 use crate::tools::context::ToolContext;
-use crate::tools::registry::{Declared, Tier, ToolResult};
+use crate::tools::registry::{outcome_of, Declared, Tier, ToolResult};
 use crate::tools::spec::{Effect, Integer, Text, Texts, ToolSpec, LINE_CONTAINS};
 use rete_redact::SecretSet;
 use serde_json::{json, Value};
@@ -77,7 +77,7 @@ pub const TOOL: Declared = Declared {
             LINE_CONTAINS.spec,
         ],
     },
-    run: |ctx, args| Box::pin(run(ctx, args)),
+    run: |ctx, args| outcome_of(run(ctx, args)),
 };
 
 /// The filters of one read.

@@ -14,7 +14,7 @@ use crate::read::result::{time, ToolOutcome, BUDGET};
 use crate::read::withheld::Withholder;
 use crate::tools::context::ToolContext;
 use crate::tools::lookup::{self, UNKNOWN_BUFFER};
-use crate::tools::registry::{Declared, Tier, ToolResult};
+use crate::tools::registry::{outcome_of, Declared, Tier, ToolResult};
 use crate::tools::spec::{Effect, Integer, Text, ToolSpec, BUFFER};
 use rete_engine::buffer::Buffer;
 use rete_engine::row::Row;
@@ -50,7 +50,7 @@ pub const TOOL: Declared = Declared {
         effect: Effect::ReadOnly,
         args: &[BUFFER.spec, BEFORE.spec, AROUND.spec, LIMIT.spec],
     },
-    run: |ctx, args| Box::pin(run(ctx, args)),
+    run: |ctx, args| outcome_of(run(ctx, args)),
 };
 
 /// Which page to read.

@@ -12,7 +12,7 @@ use crate::read::result::{ToolOutcome, BUDGET};
 use crate::read::withheld::Withholder;
 use crate::tools::context::ToolContext;
 use crate::tools::lookup::{self, UNKNOWN_BUFFER};
-use crate::tools::registry::{Declared, Tier, ToolResult};
+use crate::tools::registry::{outcome_of, Declared, Tier, ToolResult};
 use crate::tools::spec::{Effect, Integer, Text, ToolSpec, BUFFER};
 use rete_engine::buffer::Buffer;
 use rete_engine::row::Row;
@@ -46,7 +46,7 @@ pub const TOOL: Declared = Declared {
         effect: Effect::ReadOnly,
         args: &[BUFFER.spec, CURSOR.spec, LIMIT.spec],
     },
-    run: |ctx, args| Box::pin(run(ctx, args)),
+    run: |ctx, args| outcome_of(run(ctx, args)),
 };
 
 /// The rows a page may cover, copied out of the session.

@@ -5,7 +5,7 @@
 use crate::read::args::{ArgError, Args};
 use crate::read::result::ToolOutcome;
 use crate::tools::context::ToolContext;
-use crate::tools::registry::{Declared, Tier, ToolResult};
+use crate::tools::registry::{outcome_of, Declared, Tier, ToolResult};
 use crate::tools::spec::{Choice, Effect, Flag, Integer, Text, ToolSpec};
 use crate::tools::updates_call::{asked, sub_id, UNKNOWN_SUBSCRIPTION};
 use crate::updates::actor::ReadSpec;
@@ -46,7 +46,7 @@ pub const TOOL: Declared = Declared {
         effect: Effect::ReadOnly,
         args: &[ID.spec, DETAIL.spec, PEEK.spec, LIMIT.spec],
     },
-    run: |ctx, args| Box::pin(run(ctx, args)),
+    run: |ctx, args| outcome_of(run(ctx, args)),
 };
 
 /// Parses the shared arguments. The id is checked for form only; whether

@@ -80,13 +80,23 @@ pub fn allowlisted(name: &str) -> Option<Tier> {
 pub trait Tool: Send + Sync {
     /// Its declaration; its name must be in [`TOOLS`] with the same tier.
     fn spec(&self) -> &ToolSpec;
-    /// Runs the call. The registry has already refused undeclared
-    /// arguments; the tool reads the rest through its spec's constants.
-    fn run<'a>(&'a self, ctx: &'a ToolContext, args: &'a Args) -> BoxFuture<'a, ToolResult>;
+    /// Runs the call to its end: a result (a [`Value`], or text the tool
+    /// encoded itself), an exact tool error, a stop, or a cancel. The
+    /// registry has already refused undeclared arguments; the tool reads
+    /// the rest through its spec's constants.
+    fn run<'a>(&'a self, ctx: &'a ToolContext, args: &'a Args) -> BoxFuture<'a, ToolOutcome>;
 }
 
 /// How a declared tool runs a call.
-pub type Runner = for<'a> fn(&'a ToolContext, &'a Args) -> BoxFuture<'a, ToolResult>;
+pub type Runner = for<'a> fn(&'a ToolContext, &'a Args) -> BoxFuture<'a, ToolOutcome>;
+
+/// A tool body that builds its result as a [`Value`] (and ends any other
+/// way with `Err`), boxed as the [`Runner`] a [`Declared`] holds.
+pub fn outcome_of<'a>(
+    body: impl Future<Output = ToolResult> + Send + 'a,
+) -> BoxFuture<'a, ToolOutcome> {
+    Box::pin(async move { ToolOutcome::from(body.await) })
+}
 
 /// A tool as its file declares it: the spec and the function that runs a
 /// call. Every tool in [`TOOLS`] is one of these.
@@ -103,7 +113,7 @@ impl Tool for Declared {
         &self.spec
     }
 
-    fn run<'a>(&'a self, ctx: &'a ToolContext, args: &'a Args) -> BoxFuture<'a, ToolResult> {
+    fn run<'a>(&'a self, ctx: &'a ToolContext, args: &'a Args) -> BoxFuture<'a, ToolOutcome> {
         (self.run)(ctx, args)
     }
 }
@@ -114,7 +124,7 @@ impl Tool for &'static dyn Tool {
         (**self).spec()
     }
 
-    fn run<'a>(&'a self, ctx: &'a ToolContext, args: &'a Args) -> BoxFuture<'a, ToolResult> {
+    fn run<'a>(&'a self, ctx: &'a ToolContext, args: &'a Args) -> BoxFuture<'a, ToolOutcome> {
         (**self).run(ctx, args)
     }
 }
@@ -202,10 +212,7 @@ impl ToolBox {
         }
         // Everything a tool logs while it runs is inside its call's span.
         let span = tracing::info_span!(target: "rete::app", "tool", name = tool.spec().name);
-        match tool.run(ctx, args).instrument(span).await {
-            Ok(result) => ToolOutcome::Ok(result),
-            Err(ended) => ended,
-        }
+        tool.run(ctx, args).instrument(span).await
     }
 
     fn find(&self, name: &str) -> Option<&dyn Tool> {
@@ -248,8 +255,8 @@ mod tests {
         fn spec(&self) -> &ToolSpec {
             &self.0
         }
-        fn run<'a>(&'a self, _: &'a ToolContext, _: &'a Args) -> BoxFuture<'a, ToolResult> {
-            Box::pin(async move { Ok(json!({ "tool": self.0.name })) })
+        fn run<'a>(&'a self, _: &'a ToolContext, _: &'a Args) -> BoxFuture<'a, ToolOutcome> {
+            Box::pin(async move { ToolOutcome::Ok(json!({ "tool": self.0.name })) })
         }
     }
 

@@ -30,7 +30,7 @@ use crate::read::withheld::Withholder;
 use crate::tools::context::ToolContext;
 use crate::tools::lookup;
 use crate::tools::raw_read::{self, skipped_with_room, POSITION_LEN};
-use crate::tools::registry::{Declared, Tier, ToolResult};
+use crate::tools::registry::{outcome_of, Declared, Tier, ToolResult};
 use crate::tools::spec::{
     Effect, Flag, Integer, Text, Texts, ToolSpec, LINE_CONTAINS, NEXT_CURSOR, SESSION,
 };
@@ -81,7 +81,7 @@ pub const TOOL: Declared = Declared {
             COUNT_ONLY.spec,
         ],
     },
-    run: |ctx, args| Box::pin(run(ctx, args)),
+    run: |ctx, args| outcome_of(run(ctx, args)),
 };
 
 /// What a line must be to match.

@@ -16,7 +16,7 @@ use crate::send::limiter::Reserve;
 use crate::send::line_rule::{self, LineRefused};
 use crate::tools::context::ToolContext;
 use crate::tools::lookup::UNKNOWN_SESSION;
-use crate::tools::registry::{Declared, Tier, ToolResult};
+use crate::tools::registry::{outcome_of, Declared, Tier, ToolResult};
 use crate::tools::spec::{Effect, RequiredText, ToolSpec, SESSION};
 use rete_actors::AgentLineError;
 use rete_engine::event::ConnState;
@@ -44,7 +44,7 @@ pub const TOOL: Declared = Declared {
         effect: Effect::SendsToIrc,
         args: &[SESSION.spec, LINE.spec],
     },
-    run: |ctx, args| Box::pin(run(ctx, args)),
+    run: |ctx, args| outcome_of(run(ctx, args)),
 };
 
 async fn run(ctx: &ToolContext, args: &Args) -> ToolResult {

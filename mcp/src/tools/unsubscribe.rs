@@ -3,7 +3,7 @@
 use crate::read::args::Args;
 use crate::read::result::ToolOutcome;
 use crate::tools::context::ToolContext;
-use crate::tools::registry::{Declared, Tier, ToolResult};
+use crate::tools::registry::{outcome_of, Declared, Tier, ToolResult};
 use crate::tools::spec::{Effect, RequiredText, ToolSpec};
 use crate::tools::updates_call::{asked, sub_id, UNKNOWN_SUBSCRIPTION};
 use serde_json::json;
@@ -23,7 +23,7 @@ pub const TOOL: Declared = Declared {
         effect: Effect::Subscriptions,
         args: &[ID.spec],
     },
-    run: |ctx, args| Box::pin(run(ctx, args)),
+    run: |ctx, args| outcome_of(run(ctx, args)),
 };
 
 async fn run(ctx: &ToolContext, args: &Args) -> ToolResult {

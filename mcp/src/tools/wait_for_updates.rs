@@ -10,7 +10,7 @@ use crate::read::args::Args;
 use crate::read::result::ToolOutcome;
 use crate::tools::context::ToolContext;
 use crate::tools::read_updates::{read_spec, DETAIL, ID, LIMIT, PEEK};
-use crate::tools::registry::{Declared, Tier, ToolResult};
+use crate::tools::registry::{outcome_of, Declared, Tier, ToolResult};
 use crate::tools::spec::{Effect, Integer, ToolSpec};
 use crate::tools::updates_call::{asked, UNKNOWN_SUBSCRIPTION};
 use crate::updates::actor::WaitAnswer;
@@ -43,7 +43,7 @@ pub const TOOL: Declared = Declared {
         effect: Effect::ReadOnly,
         args: &[ID.spec, DETAIL.spec, PEEK.spec, LIMIT.spec, TIMEOUT.spec],
     },
-    run: |ctx, args| Box::pin(run(ctx, args)),
+    run: |ctx, args| outcome_of(run(ctx, args)),
 };
 
 async fn run(ctx: &ToolContext, args: &Args) -> ToolResult {

@@ -81,13 +81,7 @@ pub const TOOL: Declared = Declared {
         effect: Effect::ReadOnly,
         args: &request::ARGUMENTS,
     },
-    run: |ctx, args| {
-        Box::pin(async move {
-            search_messages_with(ctx, args, Limits::default())
-                .await
-                .into_result()
-        })
-    },
+    run: |ctx, args| Box::pin(search_messages_with(ctx, args, Limits::default())),
 };
 
 /// The search's clock. Reading the time costs as much as matching a short

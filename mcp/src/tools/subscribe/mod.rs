@@ -4,7 +4,7 @@
 use crate::read::args::Args;
 use crate::read::result::{time, ToolOutcome};
 use crate::tools::context::ToolContext;
-use crate::tools::registry::{Declared, Tier, ToolResult};
+use crate::tools::registry::{outcome_of, Declared, Tier, ToolResult};
 use crate::tools::spec::{Choice, Effect, Flag, Object, Text, Texts, ToolSpec};
 use crate::tools::updates_call::asked;
 use serde_json::json;
@@ -99,7 +99,7 @@ pub const TOOL: Declared = Declared {
             LOG.spec,
         ],
     },
-    run: |ctx, args| Box::pin(run(ctx, args)),
+    run: |ctx, args| outcome_of(run(ctx, args)),
 };
 
 async fn run(ctx: &ToolContext, args: &Args) -> ToolResult {
