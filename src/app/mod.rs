@@ -145,6 +145,11 @@ impl App {
         let raw = Arc::new(reterm::client::raw_ring::RawRings::default());
         rete.set_raw_observer(Some(raw.clone()));
         let loaded_logging = loaded.config.logging;
+        // AI access starts before any session, so that with control.debug
+        // on the debug capture sees each session's registration (CAP, SASL,
+        // a ReteCloud auth frame) as `/raw` does.
+        let mut control = control::Control::new(rete.clone());
+        let control_failure = control.apply(&loaded.config.control).await;
         let mut networks = Vec::new();
         for net in &loaded.config.networks {
             let session = rete
@@ -160,7 +165,7 @@ impl App {
         let look = look_of(&loaded.config.display);
         let ignores = reterm::client::ignore::Ignores::new(&loaded.config.ignores);
         let mut app = App {
-            control: control::Control::new(rete.clone()),
+            control,
             rete,
             events,
             loaded,
@@ -200,7 +205,7 @@ impl App {
         for notice in &app.loaded.notices {
             say(&format!("-!- {notice}"));
         }
-        if let Some(failure) = app.control.apply(&app.loaded.config.control).await {
+        if let Some(failure) = control_failure {
             say(&format!("-!- {failure}"));
         }
         Ok(app)
