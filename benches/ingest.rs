@@ -3,8 +3,10 @@
 //!
 //! Also the same steady state with every line first handed to the engine's raw tap, as the
 //! session actor does: with the debug capture off (no observer: one atomic load per line) and
-//! on (each line copied, unmasked, onto the capture's pending buffer; the tap actor masks, cuts
-//! and stores it on a runtime thread into a full 5,000-line ring).
+//! on (each line copied, unmasked, onto its session's staging lane; the tap actor masks, cuts
+//! and stores a lane's newest lines into the 5,000-line ring on a runtime thread once a second).
+//! `benches/capture_cost.rs` measures the same pair alternately, for a ratio a busy machine
+//! does not blur.
 //!
 //! The `ingest_thread_cpu` group runs the full-buffer rows again measured in the bench
 //! thread's CPU time rather than wall time: the session's thread's own cost, which a shared
@@ -136,7 +138,7 @@ fn ingest(c: &mut Criterion) {
     group.throughput(Throughput::Elements(LINES as u64));
     full_buffer_rows(&mut group, |group, tap, id, now| {
         // Where capture's cost goes: the tap alone (what the session's thread pays: a copy
-        // onto the pending buffer), and the masking the tap actor then does on its own thread.
+        // onto its lane), and the masking the tap actor then does on its own thread.
         group.bench_function("tap_only_capture_on", |b| {
             b.iter(|| {
                 for l in &lines {

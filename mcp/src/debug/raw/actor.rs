@@ -1,7 +1,7 @@
 //! The tap actor and its supervisor: one actor for the process, holding
 //! every session's ring (see `super` for why one rather than one per
-//! session). It masks pending lines and moves them into the rings (woken
-//! every `DRAIN_AT` lines, and before every read), serves reads by copying a
+//! session). It masks pending lines and moves them into the rings (before
+//! every read, and once every `DRAIN_EVERY`), serves reads by copying a
 //! window out (lines are shared, so a copy is a reference count each), and
 //! clears the rings when capture goes off. It never awaits inside `handle`.
 //!
@@ -11,7 +11,7 @@
 //! lines from their start rather than skipping them.
 
 use crate::debug::raw::ring::{cut_point, stored_from, Pos, Rings, Window, MAX_LINE_BYTES};
-use crate::debug::raw::sink::{Event, Pending, Sink};
+use crate::debug::raw::sink::{Event, Gen, Pending, Sink, Skip, DRAIN_EVERY};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 use rete_engine::ids::SessionId;
 use std::borrow::Cow;
@@ -19,7 +19,8 @@ use std::sync::Arc;
 
 /// Messages the tap actor handles.
 pub(crate) enum TapMsg {
-    /// Lines are pending: move them into the rings.
+    /// Move the lines pending in the sink's lanes into the rings (sent
+    /// every `DRAIN_EVERY`).
     Drain,
     /// Copy up to `limit` lines of `session` after `after` (None: from the
     /// oldest held), after draining. MUST reply.
@@ -42,64 +43,68 @@ pub(crate) struct TapActor;
 pub(crate) struct TapState {
     rings: Rings,
     sink: Arc<Sink>,
-    /// The lists the last drain emptied, handed back to the sink on the next
-    /// one so neither side allocates per line.
-    spare: Pending,
+    /// What the last drain took and emptied: its generations go back to the
+    /// sink on the next one, so neither side allocates per line.
+    taken: Pending,
 }
 
 impl TapState {
+    /// Moves every lane's lines into the rings: first what a lane dropped
+    /// (their places, counted as dropped at capacity), then its
+    /// generations, each line masked and cut here, on the actor's thread.
     fn drain(&mut self) {
-        self.sink.take(&mut self.spare);
-        let p = &mut self.spare;
-        for event in p.events.drain(..) {
-            match event {
-                Event::Connecting(i) => {
-                    if let Some(s) = p.sessions.get(i as usize) {
-                        self.rings.connecting(s);
-                    }
-                }
-                Event::Line {
-                    session,
-                    time,
-                    dir,
-                    start,
-                    len,
-                    original_len,
-                    unmasked,
-                } => {
-                    let (start, len) = (start as usize, len as usize);
-                    let (Some(s), Some(copied)) = (
-                        p.sessions.get(session as usize),
-                        p.bytes.get(start..start + len),
-                    ) else {
-                        continue;
-                    };
-                    // Masked here, on the actor's thread, before it is cut
-                    // and stored: the session's path only copied it.
-                    let text = if unmasked {
-                        rete_redact::mask_line(copied)
-                    } else {
-                        Cow::Borrowed(copied)
-                    };
-                    // What was not copied counts as cut off too, unless
-                    // masking made the line short: then the rest belonged
-                    // to what it masked, and its length is not shown.
-                    let masked_short =
-                        matches!(text, Cow::Owned(_)) && text.len() <= MAX_LINE_BYTES;
-                    let whole = match masked_short {
-                        true => text.len(),
-                        false => text.len() + (original_len as usize).saturating_sub(len),
-                    };
-                    let kept = &text[..cut_point(&text)];
-                    let (text, kept) = stored_from(kept, whole);
-                    self.rings.push(s, time, dir, text, kept);
+        self.sink.take(&mut self.taken);
+        let p = &mut self.taken;
+        for (s, lane) in p.sessions.iter().zip(&mut p.lanes) {
+            for skip in lane.skipped.drain(..) {
+                match skip {
+                    Skip::Lines(n) => self.rings.lost(s, n),
+                    Skip::Connecting => self.rings.connecting(s),
                 }
             }
+            while let Some(gen) = lane.gens.pop_front() {
+                store(&mut self.rings, s, &gen);
+                lane.recycle(gen);
+            }
         }
-        p.bytes.clear();
-        for (i, lost) in p.lost.iter().enumerate() {
-            if let Some(s) = p.sessions.get(i) {
-                self.rings.lost(s, *lost);
+    }
+}
+
+/// Stores one generation's lines in `session`'s ring.
+fn store(rings: &mut Rings, session: &SessionId, gen: &Gen) {
+    for event in &gen.events {
+        match *event {
+            Event::Connecting => rings.connecting(session),
+            Event::Line {
+                time,
+                dir,
+                start,
+                len,
+                original_len,
+                unmasked,
+            } => {
+                let (start, len) = (start as usize, len as usize);
+                let Some(copied) = gen.bytes.get(start..start + len) else {
+                    continue;
+                };
+                // Masked here, on the actor's thread, before it is cut and
+                // stored: the session's path only copied it.
+                let text = if unmasked {
+                    rete_redact::mask_line(copied)
+                } else {
+                    Cow::Borrowed(copied)
+                };
+                // What was not copied counts as cut off too, unless masking
+                // made the line short: then the rest belonged to what it
+                // masked, and its length is not shown.
+                let masked_short = matches!(text, Cow::Owned(_)) && text.len() <= MAX_LINE_BYTES;
+                let whole = match masked_short {
+                    true => text.len(),
+                    false => text.len() + (original_len as usize).saturating_sub(len),
+                };
+                let kept = &text[..cut_point(&text)];
+                let (text, kept) = stored_from(kept, whole);
+                rings.push(session, time, dir, text, kept);
             }
         }
     }
@@ -118,8 +123,19 @@ impl Actor for TapActor {
         Ok(TapState {
             rings: Rings::default(),
             sink,
-            spare: Pending::default(),
+            taken: Pending::default(),
         })
+    }
+
+    async fn post_start(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        _state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        // Lines wait in their lanes until a read drains them, or this (the
+        // timer's task ends with the actor).
+        myself.send_interval(DRAIN_EVERY, || TapMsg::Drain);
+        Ok(())
     }
 
     async fn handle(

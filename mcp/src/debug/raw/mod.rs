@@ -17,10 +17,11 @@
 //! touch its ring; what bounds it is per session (5,000 lines each).
 //!
 //! Lines are masked at the source, before they are stored: the engine's
-//! raw tap hands the sink each line as the session owns it, and the tap
-//! actor masks it (`rete_redact::mask_line`, the rules the raw buffer
-//! shows) and cuts it on its own thread, so the session's path pays only a
-//! push. Screening on the way out (the session's secrets, the raw-line
+//! raw tap hands the sink each line as the session owns it, the sink keeps
+//! a session's newest lines in its staging lane, and the tap actor masks
+//! each (`rete_redact::mask_line`, the rules the raw buffer shows) and cuts
+//! it on its own thread when it drains the lanes (before a read, and once a
+//! second), so the session's path pays only a copy. Screening on the way out (the session's secrets, the raw-line
 //! tripwire, a cut inside a secret) is the reading tool's, through
 //! `crate::read::raw`.
 
@@ -151,13 +152,68 @@ mod tests {
     async fn a_read_sees_every_line_handed_over_before_it() {
         let (_rete, taps) = taps().await;
         let o = taps.observer();
-        for i in 0..(sink::DRAIN_AT * 2 + 3) {
+        let n = sink::GEN_LINES * 2 + 3;
+        for i in 0..n {
             o.on_raw(&sid(), Direction::In, &format!("line {i}"));
         }
         let got = texts(&taps).await;
-        assert_eq!(got.len(), sink::DRAIN_AT * 2 + 3);
-        let last = format!("line {}", sink::DRAIN_AT * 2 + 2);
-        assert_eq!(got.last(), Some(&last));
+        assert_eq!(got.len(), n);
+        assert_eq!(got.last(), Some(&format!("line {}", n - 1)));
+    }
+
+    /// Past what the ring keeps, a lane drops its oldest generation before
+    /// the actor sees it: the ring ends up as if it had stored and evicted
+    /// those lines (their places taken, counted as dropped at capacity), and
+    /// a connection attempt among them still starts a new tap.
+    #[tokio::test]
+    async fn lines_dropped_before_a_drain_take_their_places_and_count_as_evicted() {
+        let (_rete, taps) = taps().await;
+        let o = taps.observer();
+        o.on_raw(&sid(), Direction::In, "first");
+        let first = taps.read(&sid(), None, 1).await.unwrap().lines[0].pos;
+        // A connection attempt inside what will be dropped, then far more
+        // lines than the ring holds, all before the next read.
+        o.on_raw(&sid(), Direction::In, "old tap");
+        RawObserver::on_connecting(&*taps.sink, &sid());
+        let n = ring::CAPACITY + sink::GEN_LINES * 3 + 7;
+        for i in 0..n {
+            o.on_raw(&sid(), Direction::In, &format!("line {i}"));
+        }
+        let w = taps.read(&sid(), Some(first), usize::MAX).await.unwrap();
+        assert!(w.evicted, "lines after the cursor were dropped");
+        assert!(w.lines.len() >= ring::CAPACITY, "{}", w.lines.len());
+        assert!(w.lines.len() <= ring::CAPACITY + sink::GEN_LINES);
+        assert_eq!(
+            w.lines.last().map(|l| &*l.text),
+            Some(&*format!("line {}", n - 1))
+        );
+        // Every line kept is in the new tap, numbered by its place in it.
+        let last = w.lines.last().unwrap().pos;
+        assert!(last.tap > first.tap);
+        assert_eq!(last.seq, n as u64);
+        for pair in w.lines.windows(2) {
+            assert_eq!(pair[1].pos.seq, pair[0].pos.seq + 1);
+        }
+        assert_eq!(w.dropped_through.map(|d| d.tap), Some(last.tap));
+    }
+
+    /// Without a read, the actor drains the lanes on its own within
+    /// `DRAIN_EVERY`: the lane is empty afterwards.
+    #[tokio::test]
+    async fn the_actor_drains_without_a_read() {
+        let (_rete, taps) = taps().await;
+        let o = taps.observer();
+        o.on_raw(&sid(), Direction::In, "waiting");
+        let deadline = tokio::time::Instant::now() + sink::DRAIN_EVERY * 5;
+        loop {
+            let held = taps.sink.pending.lock().lanes[0].gens.len();
+            if held == 0 {
+                break;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "never drained");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(texts(&taps).await, ["waiting"]);
     }
 
     #[tokio::test]
