@@ -351,3 +351,96 @@ async fn backlog_prints_older_rows_then_the_count_until_the_service_has_none() -
     ensure!(exited.status.success(), "{exited:?}");
     Ok(())
 }
+
+/// The numbers of bob's `early N` rows on screen, top to bottom.
+fn early_shown(rows: &[String]) -> Vec<u32> {
+    rows.iter()
+        .filter_map(|r| {
+            let n = r.split_once("<bob> early ")?.1;
+            n.split(' ').next()?.parse().ok()
+        })
+        .collect()
+}
+
+/// Whether a screen row shows bob's `early {n}`.
+fn shows_early(rows: &[String], n: u32) -> bool {
+    early_shown(rows).contains(&n)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scrolling_to_the_top_in_full_screen_fetches_older_rows_once() -> Result<()> {
+    use support::pty_reterm::PtyReterm;
+    let mut w = CloudWorld::start(&[]).await?;
+    said_early_and_stored(&mut w, 80).await?;
+    let home = home_with_config(&w.service.url())?;
+    let (ok, text) = set_token(home.path(), NET, &w.token).await?;
+    ensure!(ok, "{text}");
+    let mut term = PtyReterm::spawn(home.path(), &[], 30, 100)?;
+    // The channel is focused as it opens; the first attach fetched the
+    // newest 50: 31 to 80.
+    term.wait_screen(
+        "#rete's newest rows",
+        |r| r[0].starts_with("#rete") && shows_early(r, 80),
+        WAIT,
+    )
+    .await?;
+
+    // To the top: the oldest row held is on screen, so reterm asks for
+    // older ones; they land above it and the screen stays where it was.
+    term.keys("\x1b[1;5H")?; // Ctrl-Home
+    let rows = term
+        .wait_screen(
+            "the service's answer",
+            |r| r.iter().any(|l| l.contains("holds no older rows")),
+            WAIT,
+        )
+        .await?;
+    // (The answer's line under the rows takes one row off the bottom.)
+    let shown = early_shown(&rows);
+    ensure!(
+        shown.first().is_some_and(|top| (31..=32).contains(top)),
+        "the view stayed on the rows it showed: {rows:#?}"
+    );
+    ensure!(
+        rows.iter()
+            .any(|l| l.contains("#rete: the ReteCloud service holds no older rows")),
+        "{rows:#?}"
+    );
+    // Up a page: the fetched rows, in order, just above.
+    term.keys("\x1b[5~")?; // PgUp
+    let rows = term
+        .wait_screen("the fetched rows", |r| shows_early(r, 30), WAIT)
+        .await?;
+    let shown = early_shown(&rows);
+    ensure!(
+        shown.windows(2).all(|p| p[1] == p[0] + 1),
+        "in order, each once: {shown:?}"
+    );
+    term.keys("\x1b[1;5H")?;
+    let rows = term
+        .wait_screen("the very first row", |r| shows_early(r, 1), WAIT)
+        .await?;
+    let shown = early_shown(&rows);
+    ensure!(
+        shown.first() == Some(&1) && shown.windows(2).all(|p| p[1] == p[0] + 1),
+        "the oldest first, each once: {rows:#?}"
+    );
+    // Asked once: the raw buffer shows every frame sent, and two fetches
+    // went out, the first attach's and the scroll's, though the top was
+    // reached again after the service said it holds nothing older.
+    term.resize(60, 250)?;
+    term.line("/raw")?;
+    let fetches = |r: &[String]| {
+        r.iter()
+            .filter(|l| l.contains(">> ") && l.contains("{\"type\":\"fetch\""))
+            .count()
+    };
+    let rows = term
+        .wait_screen("the fetch frames sent", |r| fetches(r) >= 2, WAIT)
+        .await?;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    ensure!(fetches(&term.rows()) == 2, "{rows:#?}");
+    term.line("/quit")?;
+    ensure!(term.wait_exit(Duration::from_secs(30)).await?);
+    Ok(())
+}
