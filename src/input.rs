@@ -12,6 +12,7 @@ mod irc;
 use std::fmt;
 use std::num::NonZeroUsize;
 
+pub use cloud::{DEFAULT_BACKLOG_ROWS, MAX_BACKLOG_ROWS};
 pub use commands::{command_names, help_text};
 use commands::{CommandSpec, COMMANDS};
 pub use irc::IrcCommand;
@@ -127,6 +128,9 @@ pub enum Command {
     /// `/cloud setting value`: change a setting the ReteCloud service keeps
     /// for the current network (a password's value is masked in `Debug`).
     Cloud(rete_transports::retecloud::config::ConfigEntry),
+    /// `/backlog [N]`: fetch up to N (1 to 500, default 50) older rows of
+    /// the current buffer from the ReteCloud service.
+    Backlog(u32),
     /// `/buffers`: list open buffers.
     Buffers,
     /// `/buffer N|name` (or `/window`): switch buffer.
@@ -382,6 +386,7 @@ fn parse_command(name: &str, args: &str) -> Result<Command, InputError> {
             }
         }
         "cloud" => Command::Cloud(cloud::cloud_setting(args, &cmd::CLOUD)?),
+        "backlog" => Command::Backlog(cloud::backlog_rows(optional_word(args, &cmd::BACKLOG)?)?),
         "buffers" => {
             no_args(args, &cmd::BUFFERS)?;
             Command::Buffers

@@ -712,6 +712,126 @@ async fn a_settings_change_reaches_irc_with_its_password_masked_in_every_frame_a
     Ok(())
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn older_rows_come_on_demand_once_each_in_order_until_the_service_has_none() -> Result<()> {
+    use rete_actors::{CloudBacklogError, OlderRows};
+    let mut w = CloudWorld::start(&[]).await?;
+    // Paced, so no two share a millisecond: rows are placed by time, and a
+    // fetched row with the very time of the oldest held one lands after it.
+    for i in 1..=120 {
+        w.bob.privmsg("#rete", &format!("old {i}")).await?;
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // All stored before we attach: a first client is shown the last one
+    // (fetched), then goes.
+    let first = Live::start(spec(&w.service.url(), MemoryTokens::holding(&w.token))).await?;
+    wait_said(&first, "bob", "old 120").await?;
+    first.rete.shutdown(Duration::from_secs(2)).await;
+
+    let live = Live::start(spec(&w.service.url(), MemoryTokens::holding(&w.token))).await?;
+    let rec = Arc::new(Recorder::default());
+    live.rete.set_raw_observer(Some(rec.clone()));
+    live.wait_state(ConnState::Connected).await?;
+    let olds = |r: std::ops::RangeInclusive<u32>| -> Vec<String> {
+        r.map(|i| format!("old {i}")).collect()
+    };
+    // The first attach fetched the newest 50.
+    let got = wait_said(&live, "bob", "old 120").await?;
+    assert_eq!(got, olds(71..=120));
+    let chan = live.channel_id("#rete").await?;
+    let sender = live.handle.sender();
+    let fetches = || {
+        rec.lines()
+            .iter()
+            .filter(|(d, l)| *d == Direction::Out && l.contains("\"type\":\"fetch\""))
+            .count()
+    };
+    let before = fetches();
+
+    // Bad input: refused, nothing sent.
+    for limit in [0, rete_actors::cloud_backlog::MAX_BACKLOG_ROWS + 1] {
+        let e = sender.cloud_backlog(chan.clone(), limit).await.unwrap_err();
+        assert!(matches!(e, CloudBacklogError::Invalid(_)), "{e:?}");
+        assert!(e.to_string().contains("1 to 500"), "{e}");
+    }
+    let e = sender
+        .cloud_backlog(
+            rete_engine::ids::BufferId::from_client("no-such-buffer"),
+            10,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e, CloudBacklogError::NoSuchBuffer);
+    assert_eq!(fetches(), before, "nothing sent for bad input");
+
+    // 50 older: exactly the ones before, placed before them, as history.
+    let older = sender.cloud_backlog(chan.clone(), 50).await?;
+    assert_eq!(
+        older,
+        OlderRows {
+            added: 50,
+            no_older: false
+        }
+    );
+    assert_eq!(said_by(&live, "bob").await?, olds(21..=120));
+    // The rest: 20 messages (and the service's JOIN, not a message), and
+    // the service has nothing older.
+    let older = sender.cloud_backlog(chan.clone(), 50).await?;
+    assert_eq!(
+        older,
+        OlderRows {
+            added: 20,
+            no_older: true
+        }
+    );
+    assert_eq!(said_by(&live, "bob").await?, olds(1..=120));
+    let history: Vec<bool> = live
+        .display(&chan)
+        .await?
+        .iter()
+        .filter(|r| matches!(&r.payload, Payload::Privmsg { .. }))
+        .map(|r| r.history)
+        .collect();
+    assert_eq!(history, vec![true; 120], "every fetched row is history");
+    assert_eq!(fetches(), before + 2);
+
+    // Asked again: answered at once, no request, nothing stored twice.
+    let again = sender.cloud_backlog(chan.clone(), 50).await?;
+    assert_eq!(
+        again,
+        OlderRows {
+            added: 0,
+            no_older: true
+        }
+    );
+    assert_eq!(fetches(), before + 2, "no fetch once none are left");
+    assert_eq!(said_by(&live, "bob").await?, olds(1..=120));
+
+    // Live rows go on after it.
+    w.bob.privmsg("#rete", "new after all").await?;
+    let got = wait_said(&live, "bob", "new after all").await?;
+    assert_eq!(got.len(), 121);
+    live.rete.shutdown(Duration::from_secs(2)).await;
+
+    // A session on the IRC server itself has no store to ask.
+    let irc = Live::start(support::live_tests_session::spec(
+        session_config("carol"),
+        support::live_tests_session::plain(w.ircd.port()),
+    ))
+    .await?;
+    irc.wait_state(ConnState::Connected).await?;
+    let server = irc.read(|v| v.server_buffer().clone()).await?;
+    let e = irc
+        .handle
+        .sender()
+        .cloud_backlog(server, 50)
+        .await
+        .unwrap_err();
+    assert_eq!(e, CloudBacklogError::NotCloud);
+    assert!(e.to_string().contains("ReteCloud"), "{e}");
+    Ok(())
+}
+
 /// Waits until `f`, run on the session's view, gives a value.
 async fn view_until<T, F>(reader: &rete_actors::SessionReader, what: &str, f: F) -> Result<T>
 where

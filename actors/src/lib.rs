@@ -61,6 +61,7 @@ mod agent_line;
 mod capabilities;
 #[cfg(feature = "cloud")]
 pub mod cloud;
+pub mod cloud_backlog;
 pub mod cloud_settings;
 mod connection;
 pub mod hook;
@@ -72,6 +73,7 @@ mod supervisor;
 
 pub use agent_line::AgentLineError;
 pub use capabilities::{ReadOnlySessions, SendingSessions};
+pub use cloud_backlog::{CloudBacklogError, OlderRows};
 pub use cloud_settings::CloudSettingsError;
 pub use connection::MAX_LINES_IN_FLIGHT;
 pub use hook::{RawOutHook, Verdict};

@@ -473,6 +473,42 @@ impl SessionSender {
         answer.await.unwrap_or(Err(CloudSettingsError::NoAnswer))
     }
 
+    /// Fetches up to `limit` (1 to [`MAX_BACKLOG_ROWS`]) older rows of
+    /// `buffer` from the ReteCloud service: the rows before the oldest one
+    /// this session knows of there, stored in the buffer as history
+    /// (placed by time; a row held already is not stored again). Resolves
+    /// with how many were added and whether the service holds older ones;
+    /// once it said it holds none, asking again answers that at once,
+    /// without a request. An IRC session refuses
+    /// ([`NotCloud`](crate::CloudBacklogError::NotCloud)); so does a
+    /// second request for a buffer while one is waiting
+    /// ([`Busy`](crate::CloudBacklogError::Busy)).
+    ///
+    /// [`MAX_BACKLOG_ROWS`]: crate::cloud_backlog::MAX_BACKLOG_ROWS
+    pub async fn cloud_backlog(
+        &self,
+        buffer: rete_engine::ids::BufferId,
+        limit: u32,
+    ) -> Result<crate::OlderRows, crate::CloudBacklogError> {
+        use crate::CloudBacklogError;
+        if !matches!(
+            self.shared.transport,
+            rete_transports::Transport::ReteCloud(_)
+        ) {
+            return Err(CloudBacklogError::NotCloud);
+        }
+        let actor = self.actor().map_err(|_| CloudBacklogError::NotAttached)?;
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        actor
+            .cast(SessionMsg::CloudBacklog {
+                buffer,
+                limit,
+                reply,
+            })
+            .map_err(|_| CloudBacklogError::NotAttached)?;
+        answer.await.unwrap_or(Err(CloudBacklogError::NoAnswer))
+    }
+
     /// Says whether the host shows this session's raw buffer now. A
     /// ReteCloud session hands the frames it receives to the raw tap only
     /// while it does (the frames it sends, always); an IRC session ignores it.

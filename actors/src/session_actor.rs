@@ -25,6 +25,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::sync::{broadcast, mpsc};
 
 mod bridge;
+mod older;
 pub(crate) use bridge::CloudSide;
 
 /// A reference to a session actor.
@@ -188,6 +189,16 @@ pub enum SessionMsg {
         entries: Vec<rete_transports::retecloud::config::ConfigEntry>,
         /// Where the outcome goes.
         reply: crate::cloud_settings::SettingsReply,
+    },
+    /// Fetch older rows of one buffer from the ReteCloud service. MUST be
+    /// answered through `reply`: with what was added, or with why not.
+    CloudBacklog {
+        /// The buffer.
+        buffer: rete_engine::ids::BufferId,
+        /// How many rows at most.
+        limit: u32,
+        /// Where the outcome goes.
+        reply: crate::cloud_backlog::BacklogReply,
     },
     /// A rotated ReteCloud token was stored, or could not be.
     TokenStored {
@@ -404,6 +415,14 @@ impl SessionState {
                 // The frame waits in the client's actions until drained.
                 state.drain(myself);
             }
+            SessionMsg::CloudBacklog {
+                buffer,
+                limit,
+                reply,
+            } => {
+                state.cloud_backlog(&buffer, limit, reply);
+                state.drain(myself);
+            }
             SessionMsg::TokenStored { generation, result } => {
                 state.cloud_token_stored(myself, generation, result);
                 state.drain(myself);
@@ -585,6 +604,11 @@ impl SessionState {
             if !self.is_bridged() || !self.cloud_pump(myself) {
                 break;
             }
+        }
+        // Answered only now, after the rows' events went out: a host that
+        // prints both sees the rows before the count.
+        if self.is_bridged() {
+            self.cloud_answer_backlogs();
         }
     }
 

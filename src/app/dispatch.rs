@@ -165,6 +165,7 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
             });
             Ok(())
         }
+        Command::Backlog(rows) => super::older::command(app, rows).await,
         Command::Nick { nick } => {
             let net = current_network(app)?;
             command(app, net, move |c| c.nick(&nick)).await

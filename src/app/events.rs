@@ -31,6 +31,9 @@ pub enum Noted {
         level: Level,
         /// It says our nick or a highlight word.
         highlight: bool,
+        /// Rows displayed after it: 0 for a row at the end, more for
+        /// history placed by time (older rows fetched land at the top).
+        rows_after: usize,
     },
     /// Something else the screen may show changed.
     Changed,
@@ -117,10 +120,22 @@ pub async fn on_event(app: &mut App, event: SessionEvent) -> Noted {
                     } else {
                         String::new()
                     };
-                    Some((line, target, level, highlight, own_join, (label, row.time)))
+                    let rows_after = b
+                        .display_position(seq)
+                        .map_or(0, |at| b.len().saturating_sub(at + 1));
+                    Some((
+                        line,
+                        target,
+                        level,
+                        highlight,
+                        own_join,
+                        (label, row.time, rows_after),
+                    ))
                 })
                 .await;
-            let Ok(Some((line, target, level, highlight, own_join, (label, time)))) = seen else {
+            let Ok(Some((line, target, level, highlight, own_join, (label, time, rows_after)))) =
+                seen
+            else {
                 return Noted::Nothing;
             };
             let line = app.masks[index].mask(&line).into_owned();
@@ -153,6 +168,7 @@ pub async fn on_event(app: &mut App, event: SessionEvent) -> Noted {
                 buffer,
                 level,
                 highlight,
+                rows_after,
             }
         }
         Event::State(state) => {

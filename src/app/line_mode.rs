@@ -16,6 +16,7 @@ pub async fn run(mut app: App) -> anyhow::Result<()> {
     // Lines waiting for the person's approval are printed as they come.
     let approvals = app.control.approvals().clone();
     let mut approval_events = approvals.subscribe();
+    let mut older = app.older.outcomes();
     app.greet();
     while !app.quit {
         tokio::select! {
@@ -32,9 +33,29 @@ pub async fn run(mut app: App) -> anyhow::Result<()> {
                 Err(RecvError::Closed) => app.quit = true,
             },
             event = approval_events.recv() => approval::on_event(event, &approvals),
+            Some(outcome) = next_outcome(&mut older) => {
+                // The session sent the rows' events before its answer:
+                // print them first, then the count.
+                while let Ok(event) = events.try_recv() {
+                    events::on_event(&mut app, event).await;
+                }
+                if let Some(line) = app.older.settle(&outcome) {
+                    say(&line);
+                }
+            },
             _ = tokio::signal::ctrl_c() => app.quit = true,
         }
     }
     app.stop().await;
     Ok(())
+}
+
+/// The next outcome of a request for older rows (never, without a receiver).
+pub async fn next_outcome(
+    rx: &mut Option<tokio::sync::mpsc::UnboundedReceiver<super::older::Outcome>>,
+) -> Option<super::older::Outcome> {
+    match rx {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
+    }
 }

@@ -9,6 +9,8 @@
 //! - `buffers.rs`: the numbered buffer list `/buffers`, `/buffer` and the
 //!   switching keys share.
 //! - `events.rs`: what each engine event means for the person.
+//! - `older.rs`: older rows of a ReteCloud buffer on demand (`/backlog`,
+//!   scrolling to the top in full screen).
 //! - `notices.rs`: where reterm's own lines go; `notes.rs`: lines reterm adds
 //!   to a network's buffer in full screen (topic and names on join).
 //! - `control.rs`: the AI access control server and `/control`; `reload.rs`:
@@ -29,6 +31,7 @@ mod events;
 mod line_mode;
 mod notes;
 pub mod notices;
+mod older;
 mod register;
 mod reload;
 mod render;
@@ -128,6 +131,8 @@ pub struct App {
     transcripts: Option<Transcripts>,
     /// The dates transcripts were last written at.
     dates: transcript_dates::Dates,
+    /// Requests for older rows of ReteCloud buffers.
+    older: older::Older,
     quit: bool,
 }
 
@@ -189,6 +194,7 @@ impl App {
             raw,
             transcripts: start_transcripts(loaded_logging),
             dates: transcript_dates::Dates::default(),
+            older: older::Older::default(),
             quit: false,
         };
         if let Some(first) = app.networks.first() {

@@ -2,6 +2,7 @@
 //! service keeps for the current network, parsed into the protocol's own
 //! [`ConfigEntry`] so nothing re-reads the text. A password's value is a
 //! [`Secret`] from here on: errors name the setting, never the value.
+//! And `/backlog [rows]`: how many older rows to fetch from the service.
 
 use super::{split_word, usage, CommandSpec, InputError};
 use rete_transports::retecloud::config::{ConfigEntry, SaslMechanism};
@@ -9,6 +10,27 @@ use rete_transports::retecloud::secret::Secret;
 
 /// `none` clears an optional setting (SASL, the server password).
 const NONE: &str = "none";
+
+/// Rows `/backlog` fetches when no number is given.
+pub const DEFAULT_BACKLOG_ROWS: u32 = 50;
+
+/// The most rows one `/backlog` fetches: the protocol's `fetch` limit.
+pub const MAX_BACKLOG_ROWS: u32 = rete_transports::retecloud::frame::MAX_FETCH_LIMIT;
+
+/// Parses the number of `/backlog` (None: the default).
+pub(crate) fn backlog_rows(word: Option<&str>) -> Result<u32, InputError> {
+    const WHY: &str = "/backlog takes a number of rows from 1 to 500";
+    let Some(word) = word else {
+        return Ok(DEFAULT_BACKLOG_ROWS);
+    };
+    if word.is_empty() || !word.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(InputError::Invalid(WHY));
+    }
+    match word.parse::<u32>() {
+        Ok(n) if (1..=MAX_BACKLOG_ROWS).contains(&n) => Ok(n),
+        _ => Err(InputError::Invalid(WHY)),
+    }
+}
 
 /// Parses the arguments of `/cloud`.
 pub(crate) fn cloud_setting(args: &str, spec: &CommandSpec) -> Result<ConfigEntry, InputError> {

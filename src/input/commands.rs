@@ -95,6 +95,12 @@ pub(crate) mod spec {
         "change what the ReteCloud service keeps for this network: nick, username, realname, channels, sasl-mechanism, sasl-username, sasl-password, server-password (none clears)"
     );
     command!(
+        BACKLOG,
+        "backlog",
+        "/backlog [rows]",
+        "fetch older rows of this buffer from the ReteCloud service (default 50, at most 500)"
+    );
+    command!(
         BUFFERS,
         "buffers",
         "/buffers",
@@ -262,7 +268,7 @@ pub(crate) mod spec {
 }
 
 /// Every command, in the order `/help` lists them.
-pub(crate) const COMMANDS: [&CommandSpec; 42] = [
+pub(crate) const COMMANDS: [&CommandSpec; 43] = [
     &spec::CONNECT,
     &spec::DISCONNECT,
     &spec::JOIN,
@@ -275,6 +281,7 @@ pub(crate) const COMMANDS: [&CommandSpec; 42] = [
     &spec::OPER,
     &spec::SMSG,
     &spec::CLOUD,
+    &spec::BACKLOG,
     &spec::BUFFERS,
     &spec::BUFFER,
     &spec::WINDOW,

@@ -582,3 +582,22 @@ fn cloud_settings_parse_into_protocol_entries_and_keep_passwords_secret() {
     let e = err("/cloud sasl-password hunter2pw extra");
     assert!(!e.contains("hunter2pw") && !e.contains("extra"), "{e}");
 }
+
+#[test]
+fn backlog_takes_a_number_of_rows_from_1_to_the_protocols_limit() {
+    assert_eq!(cmd("/backlog"), Command::Backlog(50));
+    assert_eq!(cmd("/backlog 1"), Command::Backlog(1));
+    assert_eq!(cmd("/BACKLOG 500"), Command::Backlog(500));
+    let why = "/backlog takes a number of rows from 1 to 500";
+    for bad in [
+        "/backlog 0",
+        "/backlog 501",
+        "/backlog abc",
+        "/backlog -5",
+        "/backlog 99999999999",
+    ] {
+        assert_eq!(err(bad), why, "{bad}");
+    }
+    assert_eq!(err("/backlog 5 more"), "usage: /backlog [rows]");
+    assert!(help_text(Some("backlog")).contains("ReteCloud"));
+}

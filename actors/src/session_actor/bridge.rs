@@ -15,15 +15,20 @@
 //! every frame sent, and the frames received only while the session's raw
 //! buffer is shown.
 
+use super::older::{message_buffer, Older};
 use super::{SessionMsg, SessionState};
+use crate::cloud_backlog::{BacklogReply, CloudBacklogError, OlderRows, MAX_BACKLOG_ROWS};
 use crate::cloud_settings::{shown_text, CloudSettingsError, SettingsReply};
 use crate::connection::Outgoing;
 use crate::raw_tap::Direction;
 use ractor::ActorRef;
 use rete_engine::clock::Now;
+use rete_engine::ids::BufferId;
 use rete_engine::session::Ticket;
 use rete_transports::retecloud::client::{ClientConfig, CloseReason, Reconnect};
-use rete_transports::retecloud::frame::{NetworkId, NetworkState, RequestId, StreamId};
+use rete_transports::retecloud::frame::{
+    Backlog, Before, NetworkId, NetworkState, RequestId, StreamId,
+};
 use rete_transports::retecloud::{
     decode_server, encode_client, Action, CloudClient, ErrorCode, IrcLine,
 };
@@ -52,10 +57,24 @@ pub(crate) struct CloudSide {
     /// Streams whose recent history was fetched in this run: a stream is
     /// fetched at its first attach only (later ones resume exactly).
     fetched: std::collections::HashSet<StreamId>,
-    /// Fetches in flight, by id: the buffer each asked for.
-    fetches: HashMap<RequestId, String>,
+    /// Fetches in flight, by id.
+    fetches: HashMap<RequestId, Fetching>,
+    /// Each buffer's oldest row known, and whether older ones exist.
+    older: Older,
+    /// Answers to hosts' requests for older rows, sent once the rows'
+    /// events are out (see `cloud_answer_backlogs`).
+    answered: Vec<(BacklogReply, Result<OlderRows, CloudBacklogError>)>,
     /// Settings changes waiting for the service's answer, by id.
     settings: HashMap<RequestId, SettingsReply>,
+}
+
+/// A fetch in flight.
+struct Fetching {
+    /// The buffer asked for, as `fetch` names it.
+    buffer: String,
+    /// A host's request (the first attach's fetch has none): the engine's
+    /// buffer the rows are counted in, and where the count goes.
+    host: Option<(BufferId, BacklogReply)>,
 }
 
 impl CloudSide {
@@ -450,11 +469,24 @@ impl SessionState {
                     }
                 }
                 Action::Row {
-                    stream, time, line, ..
+                    stream,
+                    seq,
+                    time,
+                    line,
+                    ..
                 } => {
                     if self.is_our_stream(&stream) {
-                        let line = with_time(line.as_str(), time);
-                        self.shared.engine.lock().handle_line(now, &line);
+                        let stamped = with_time(line.as_str(), time);
+                        let buffer = {
+                            let mut engine = self.shared.engine.lock();
+                            // Filed by the nick the line arrived under.
+                            let buffer = message_buffer(line.as_str(), engine.view().nick());
+                            engine.handle_line(now, &stamped);
+                            buffer
+                        };
+                        if let Some(b) = buffer {
+                            self.shared.cloud.lock().older.seen(&b, seq);
+                        }
                         fed = true;
                     }
                 }
@@ -473,6 +505,7 @@ impl SessionState {
                 }
                 Action::StreamReset { stream, .. } => {
                     if self.is_our_stream(&stream) {
+                        self.shared.cloud.lock().older.forget();
                         self.shared.engine.lock().note_transport_status(
                             "The service's history of this network was renumbered; rows go on live from here",
                         );
@@ -490,10 +523,29 @@ impl SessionState {
                     }
                 }
                 Action::Backlog(b) => {
-                    let asked = self.shared.cloud.lock().fetches.remove(&b.id);
-                    if asked.is_some() && self.is_our_stream(&b.stream) {
-                        self.feed_backlog(now, &b);
-                        fed = true;
+                    let fetching = self.shared.cloud.lock().fetches.remove(&b.id);
+                    let Some(fetching) = fetching else {
+                        continue;
+                    };
+                    if !self.is_our_stream(&b.stream) {
+                        // Dropping a host's reply answers it `NoAnswer`.
+                        self.shared.cloud.lock().older.failed(&fetching.buffer);
+                        continue;
+                    }
+                    let counted = fetching.host.as_ref().map(|(id, _)| id);
+                    let added = self.feed_backlog(now, &b, counted);
+                    fed = true;
+                    let mut side = self.shared.cloud.lock();
+                    side.older
+                        .answered(&fetching.buffer, b.rows.first().map(|r| r.seq), b.more);
+                    if let Some((_, reply)) = fetching.host {
+                        side.answered.push((
+                            reply,
+                            Ok(OlderRows {
+                                added,
+                                no_older: !b.more,
+                            }),
+                        ));
                     }
                 }
                 Action::Config(c) => {
@@ -538,6 +590,22 @@ impl SessionState {
                             message: e.message.clone(),
                         }));
                     }
+                    let fetch =
+                        e.id.as_ref()
+                            .and_then(|id| self.shared.cloud.lock().fetches.remove(id));
+                    if let Some(f) = fetch {
+                        let mut side = self.shared.cloud.lock();
+                        side.older.failed(&f.buffer);
+                        if let Some((_, reply)) = f.host {
+                            side.answered.push((
+                                reply,
+                                Err(CloudBacklogError::Refused {
+                                    code: e.code.as_str(),
+                                    message: e.message.clone(),
+                                }),
+                            ));
+                        }
+                    }
                     self.shared.engine.lock().note_transport_status(&format!(
                         "The service refused a request ({}): {}",
                         e.code.as_str(),
@@ -547,7 +615,12 @@ impl SessionState {
                 Action::Close { reason, reconnect } => {
                     self.cloud_abort();
                     // Dropping the replies answers their callers `NoAnswer`.
-                    self.shared.cloud.lock().settings.clear();
+                    {
+                        let mut side = self.shared.cloud.lock();
+                        side.settings.clear();
+                        side.fetches.clear();
+                        side.older.settle();
+                    }
                     match reconnect {
                         Reconnect::Stop => {
                             let why = refusal_text(reason);
@@ -594,18 +667,32 @@ impl SessionState {
                 None,
                 FIRST_FETCH_ROWS,
             ) {
-                side.fetches.insert(id, channel);
+                side.older.ask(&channel);
+                side.fetches.insert(
+                    id,
+                    Fetching {
+                        buffer: channel,
+                        host: None,
+                    },
+                );
             }
         }
     }
 
     /// A backlog's rows as a history batch, so the engine places them by
-    /// time and drops those it holds already (by msgid), as it does with a
-    /// bouncer's playback.
-    fn feed_backlog(&mut self, now: Now, b: &rete_transports::retecloud::frame::Backlog) {
+    /// time and drops those it holds already (by msgid, or by time, sender
+    /// and text), as it does with a bouncer's playback. Returns how many
+    /// rows `counted` (an engine buffer) gained.
+    fn feed_backlog(&mut self, now: Now, b: &Backlog, counted: Option<&BufferId>) -> usize {
         // Our own id (hex and a counter), kept to what a batch reference may hold.
         let reference: String = b.id.0.chars().filter(char::is_ascii_alphanumeric).collect();
         let mut engine = self.shared.engine.lock();
+        let last_seq = |engine: &rete_engine::session::Session| {
+            counted
+                .and_then(|id| engine.view().buffer(id).map(|b| b.last_seq()))
+                .unwrap_or(0)
+        };
+        let before = last_seq(&engine);
         engine.handle_line(now, &format!("BATCH +{reference} chathistory {}", b.buffer));
         // Only messages: a fetched JOIN, NAMES or MODE would be replayed as
         // state (a JOIN of ours clears the members the sync gave).
@@ -618,6 +705,87 @@ impl SessionState {
             engine.handle_line(now, &tagged);
         }
         engine.handle_line(now, &format!("BATCH -{reference}"));
+        usize::try_from(last_seq(&engine).saturating_sub(before)).unwrap_or(usize::MAX)
+    }
+
+    /// A host asks for older rows of `buffer`: a `fetch` before the oldest
+    /// row known there, or at once the answer that none exist; answered
+    /// when the rows are stored (see [`OlderRows`]).
+    pub(super) fn cloud_backlog(&mut self, buffer: &BufferId, limit: u32, reply: BacklogReply) {
+        match self.send_fetch(buffer, limit) {
+            Ok((id, name)) => {
+                self.shared.cloud.lock().fetches.insert(
+                    id,
+                    Fetching {
+                        buffer: name,
+                        host: Some((buffer.clone(), reply)),
+                    },
+                );
+            }
+            Err(answer) => {
+                let _ = reply.send(answer);
+            }
+        }
+    }
+
+    /// The `fetch` of [`cloud_backlog`](Self::cloud_backlog): its id and
+    /// buffer name when sent, else the answer to give at once.
+    fn send_fetch(
+        &mut self,
+        buffer: &BufferId,
+        limit: u32,
+    ) -> Result<(RequestId, String), Result<OlderRows, CloudBacklogError>> {
+        if cloud_config(&self.shared.transport).is_none() {
+            return Err(Err(CloudBacklogError::NotCloud));
+        }
+        if limit == 0 || limit > MAX_BACKLOG_ROWS {
+            return Err(Err(CloudBacklogError::Invalid(format!(
+                "the number of older rows is 1 to {MAX_BACKLOG_ROWS}"
+            ))));
+        }
+        let name = {
+            let engine = self.shared.engine.lock();
+            let view = engine.view();
+            view.buffer(buffer).map(|b| match b.kind() {
+                rete_engine::buffer::BufferKind::Server => "*".to_owned(),
+                _ => b.name().to_owned(),
+            })
+        };
+        let name = name.ok_or(Err(CloudBacklogError::NoSuchBuffer))?;
+        let now = self.shared.now();
+        let mut side = self.shared.cloud.lock();
+        if side.older.is_asking(&name) {
+            return Err(Err(CloudBacklogError::Busy));
+        }
+        if side.older.no_older(&name) {
+            return Err(Ok(OlderRows {
+                added: 0,
+                no_older: true,
+            }));
+        }
+        let before = side.older.before(&name).map(Before::Seq);
+        let side = &mut *side;
+        let (Some(c), Some(stream)) = (side.client.as_mut(), side.stream.clone()) else {
+            return Err(Err(CloudBacklogError::NotAttached));
+        };
+        let id = c
+            .fetch(now.mono.0, stream, name.clone(), before, limit)
+            .map_err(|(code, why)| {
+                Err(match code {
+                    ErrorCode::NotAuthenticated => CloudBacklogError::NotAttached,
+                    _ => CloudBacklogError::Invalid(why),
+                })
+            })?;
+        side.older.ask(&name);
+        Ok((id, name))
+    }
+
+    /// Sends the answers to hosts' requests for older rows.
+    pub(super) fn cloud_answer_backlogs(&mut self) {
+        let answered = std::mem::take(&mut self.shared.cloud.lock().answered);
+        for (reply, result) in answered {
+            let _ = reply.send(result);
+        }
     }
 
     fn is_our_stream(&self, stream: &StreamId) -> bool {

@@ -15,7 +15,7 @@ use rete_engine::event::ConnState;
 use rete_engine::row::{Payload, Row};
 use reterm::client::names::listed;
 use reterm::client::raw_ring::RAW_KEEP;
-use reterm::tui::lines::{visible_filled, with_notes, Viewport};
+use reterm::tui::lines::{visible, visible_filled, with_notes, Viewport};
 use reterm::tui::model::{areas_with, InputLine, Screen};
 use reterm::tui::paste::question;
 use reterm::tui::title::{channel_title, Topic};
@@ -181,6 +181,24 @@ pub async fn build(app: &App, ui: &mut Ui, area: Rect) -> (Screen, Vec<Entry>) {
                             })
                     };
                     let (lines, used) = visible_filled(rows, view, v.nick(), &look, unread);
+                    // Scrolled up and the oldest row is on screen: nothing
+                    // above it fits one more line. (After /clear the rows
+                    // above are hidden on purpose.)
+                    let at_top = scroll > 0
+                        && cleared == 0
+                        && visible(
+                            rows(),
+                            Viewport {
+                                scroll: used,
+                                height: height + 1,
+                                ..view
+                            },
+                            v.nick(),
+                            &look,
+                            unread,
+                        )
+                        .len()
+                            <= height;
                     let nicks = if show_nicks {
                         v.members(&id).map(|m| listed(&m, &v.isupport().prefix))
                     } else {
@@ -216,13 +234,29 @@ pub async fn build(app: &App, ui: &mut Ui, area: Rect) -> (Screen, Vec<Entry>) {
                         height,
                         joined,
                         lag,
+                        at_top,
                     ))
                 })
                 .await
                 .ok()
                 .flatten();
-            if let Some((lines, nicks, title, nick, name, state, rows, height, joined, lag)) = read
+            if let Some((
+                lines,
+                nicks,
+                title,
+                nick,
+                name,
+                state,
+                rows,
+                height,
+                joined,
+                lag,
+                at_top,
+            )) = read
             {
+                if at_top {
+                    ui.at_top = Some(current.clone());
+                }
                 screen.status.lag_ms = lag;
                 scrolled = rows;
                 screen.lines = lines;

@@ -57,6 +57,7 @@ pub async fn run(mut app: App) -> anyhow::Result<()> {
     let approvals = app.control.approvals().clone();
     let mut approval_events = approvals.subscribe();
     let mut focused = focused_key(&app);
+    let mut older = app.older.outcomes();
     while !app.quit {
         if pacer.due(std::time::Instant::now()) {
             let area = term
@@ -66,6 +67,10 @@ pub async fn run(mut app: App) -> anyhow::Result<()> {
             let (screen, _) = frame::build(&app, &mut ui, area).await;
             term.terminal.draw(|f| draw(f, &screen))?;
             pacer.drawn(std::time::Instant::now());
+            // Scrolled up to a ReteCloud buffer's top: ask for older rows.
+            if let Some(at) = ui.at_top.take() {
+                super::older::on_top(&mut app, &at).await;
+            }
         }
         let redraw_at = pacer.wake_at().map(Instant::from_std);
         let minute = next_minute();
@@ -118,6 +123,15 @@ pub async fn run(mut app: App) -> anyhow::Result<()> {
                 super::approval::on_event(event, &approvals);
                 pacer.changed();
             },
+            Some(outcome) = super::line_mode::next_outcome(&mut older) => {
+                if let Some(line) = app.older.settle(&outcome) {
+                    say(&line);
+                    if focused_key(&app) == Some(Key::Engine(outcome.at.clone())) {
+                        ui.answer = vec![rete_redact::display_escape(&line).into_owned()];
+                    }
+                }
+                pacer.changed();
+            },
             // Only a shown raw buffer is redrawn for its lines.
             _ = raw.wait(), if app.raw_focused.is_some() => pacer.changed(),
             _ = sleep_until(redraw_at) => {},
@@ -151,15 +165,17 @@ fn note(app: &App, ui: &mut Ui, term: &mut terminal::Term, noted: Noted) {
         buffer,
         level,
         highlight,
+        rows_after,
     } = noted
     else {
         return;
     };
     let key = Key::Engine(Current { network, buffer });
     if focused_key(app).as_ref() == Some(&key) {
-        // Scrolled back: stay on the same rows as new ones arrive below.
+        // Scrolled back: stay on the same rows as new ones arrive below
+        // (older rows fetched land above the screen and move nothing).
         let b = ui.of(&key);
-        if b.scroll > 0 {
+        if b.scroll > rows_after {
             b.scroll += 1;
         }
     } else {

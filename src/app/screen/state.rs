@@ -36,6 +36,9 @@ pub struct Ui {
     pub answer: Vec<String>,
     /// Screen lines of the body at the last frame (a page for PgUp/PgDn).
     pub page: usize,
+    /// The last frame showed the top of this buffer after the person
+    /// scrolled up: the loop asks for older rows (a ReteCloud buffer's).
+    pub at_top: Option<super::super::Current>,
 }
 
 impl Ui {
