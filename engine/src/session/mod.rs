@@ -27,6 +27,7 @@
 //! - `store.rs`: the buffers of the session.
 
 mod batches;
+mod channel_modes;
 mod channels;
 mod commands;
 mod config;
@@ -118,6 +119,11 @@ pub struct Session {
     /// and channels we were kicked from.
     /// Joined again after a reconnect. Keyed by case-folded name.
     pub(crate) wanted_channels: BTreeMap<String, ChannelSpec>,
+    /// Channels (case-folded) whose 324/329 replies answer the MODE query
+    /// made on our JOIN (bridged: the service's), so they set the
+    /// channel's modes without a server-buffer row. See `channel_modes`.
+    #[serde(skip)]
+    pub(crate) modes_asked: std::collections::BTreeSet<String>,
     /// Outgoing lines, paced. Skipped in serialization and masked in
     /// `Debug`: lines may hold secrets.
     #[serde(skip)]
@@ -190,6 +196,7 @@ impl Session {
             preferred_nick: None,
             requested_nick: None,
             wanted_channels,
+            modes_asked: std::collections::BTreeSet::new(),
             outbox: FloodThrottle::new(config.flood),
             next_ticket: 0,
             events: VecDeque::new(),

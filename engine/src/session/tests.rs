@@ -297,7 +297,7 @@ fn join_names_who_and_modes_track_members() {
     t.register(OFFER);
     t.feed("@time=2026-09-30T12:00:00.000Z :rete!u@me JOIN #rete");
     let sent = t.sent();
-    assert_eq!(sent, vec!["WHO #rete %tcuhnfar,417"]);
+    assert_eq!(sent, vec!["MODE #rete", "WHO #rete %tcuhnfar,417"]);
     t.feed(":srv 353 rete = #rete :@alice!a@ahost +bob!b@bhost rete!u@me");
     t.feed(":srv 366 rete #rete :End of /NAMES list.");
     t.feed(":srv 354 rete 417 #rete a ahost alice G alicesacct :Alice A");
@@ -322,6 +322,42 @@ fn join_names_who_and_modes_track_members() {
     assert_eq!(nicks, vec!["alice", "rete"]);
     let kinds: Vec<Kind> = v.buffer(&id).unwrap().display().map(|r| r.kind()).collect();
     assert_eq!(kinds, vec![Kind::Join, Kind::Mode, Kind::Nick, Kind::Kick]);
+}
+
+#[test]
+fn the_channels_own_modes_come_from_324_and_mode_lines_without_a_row() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    t.feed(":rete!u@me JOIN #rete");
+    assert!(t.sent().contains(&"MODE #rete".to_owned()));
+    // The answer to our own query: state, not a row (the key is a secret).
+    t.feed(":srv 324 rete #rete +ntkl hunter22 10");
+    t.feed(":srv 329 rete #rete 1790000000");
+    let modes = |t: &T| {
+        let v = t.s.view();
+        let id = v.find_buffer(BufferKind::Channel, "#rete").unwrap().clone();
+        let c = v.channel(&id).unwrap();
+        (c.modes.clone(), c.created_at)
+    };
+    let (m, created) = modes(&t);
+    assert_eq!(m.letters.keys().collect::<String>(), "klnt");
+    assert_eq!(m.key.as_ref().map(|k| k.expose()), Some("hunter22"));
+    assert_eq!(created, Some(1_790_000_000));
+    assert!(!t.server_texts().iter().any(|l| l.contains("hunter22")));
+    let v = t.s.view();
+    let id = v.find_buffer(BufferKind::Channel, "#rete").unwrap().clone();
+    assert!(!format!("{:?}", v.channel(&id)).contains("hunter22"));
+    // Later changes, a ban and a voice leave the channel's own modes right.
+    t.feed(":alice!a@ahost MODE #rete -k+ib hunter22 *!*@bad");
+    t.feed(":alice!a@ahost MODE #rete +v rete");
+    let (m, _) = modes(&t);
+    assert_eq!(m.letters.keys().collect::<String>(), "ilnt");
+    assert_eq!(m.letters.get(&'l'), Some(&Some("10".to_owned())));
+    assert!(m.key.is_none());
+    // A 324 someone asked for with /mode is shown, as any server reply.
+    t.feed(":srv 324 rete #rete +nt");
+    assert!(t.server_texts().iter().any(|l| l.contains("#rete +nt")));
+    assert_eq!(modes(&t).0.letters.keys().collect::<String>(), "nt");
 }
 
 #[test]
@@ -702,7 +738,11 @@ fn who_queue_sends_one_at_a_time() {
     t.register(OFFER);
     t.feed(":rete!u@me JOIN #a");
     t.feed(":rete!u@me JOIN #b");
-    assert_eq!(t.sent(), vec!["WHO #a %tcuhnfar,417"]);
+    // Each JOIN asks for the channel's modes; only one WHO is in flight.
+    assert_eq!(
+        t.sent(),
+        vec!["MODE #a", "WHO #a %tcuhnfar,417", "MODE #b"]
+    );
     t.feed(":srv 315 rete #a :End of /WHO list.");
     assert_eq!(t.sent(), vec!["WHO #b %tcuhnfar,417"]);
     // A WHO the person types goes out at once, never queued, and its replies are shown.
