@@ -131,9 +131,15 @@ mod tests {
         assert_eq!(m.key.as_ref().map(ChannelKey::expose), Some("hunter22"));
         assert_eq!(
             m.to_reply(true),
-            ("+lntk".to_owned(), vec!["10".to_owned(), "hunter22".to_owned()])
+            (
+                "+lntk".to_owned(),
+                vec!["10".to_owned(), "hunter22".to_owned()]
+            )
         );
-        assert_eq!(m.to_reply(false), ("+lnt".to_owned(), vec!["10".to_owned()]));
+        assert_eq!(
+            m.to_reply(false),
+            ("+lnt".to_owned(), vec!["10".to_owned()])
+        );
         let shown = format!("{m:?}");
         assert!(!shown.contains("hunter22"), "{shown}");
         let saved = serde_json::to_string(&m).unwrap();

@@ -739,10 +739,7 @@ fn who_queue_sends_one_at_a_time() {
     t.feed(":rete!u@me JOIN #a");
     t.feed(":rete!u@me JOIN #b");
     // Each JOIN asks for the channel's modes; only one WHO is in flight.
-    assert_eq!(
-        t.sent(),
-        vec!["MODE #a", "WHO #a %tcuhnfar,417", "MODE #b"]
-    );
+    assert_eq!(t.sent(), vec!["MODE #a", "WHO #a %tcuhnfar,417", "MODE #b"]);
     t.feed(":srv 315 rete #a :End of /WHO list.");
     assert_eq!(t.sent(), vec!["WHO #b %tcuhnfar,417"]);
     // A WHO the person types goes out at once, never queued, and its replies are shown.

@@ -158,12 +158,16 @@ fn a_removed_network_is_gone_and_its_name_starts_a_fresh_stream() {
     assert_eq!(s.networks(user).unwrap().len(), 2);
 
     s.remove_network(user, &net).unwrap();
-    let names: Vec<_> = s.networks(user).unwrap().into_iter().map(|n| n.network.0).collect();
+    let names: Vec<_> = s
+        .networks(user)
+        .unwrap()
+        .into_iter()
+        .map(|n| n.network.0)
+        .collect();
     assert_eq!(names, ["m"]);
     assert!(matches!(s.extent(user, &net), Err(StoreError::Unknown(_))));
-    let left: i64 = s
-        .db
-        .query_row(
+    let left: i64 =
+        s.db.query_row(
             "SELECT COUNT(*) FROM rows WHERE user_id = ?1 AND network = 'n'",
             params![user.0],
             |r| r.get(0),
@@ -171,7 +175,10 @@ fn a_removed_network_is_gone_and_its_name_starts_a_fresh_stream() {
         .unwrap();
     assert_eq!(left, 0, "its rows are deleted");
     // The other network keeps its rows and numbering.
-    assert_eq!(s.extent(user, &other).unwrap(), StoreExtent::new(1, 3).unwrap());
+    assert_eq!(
+        s.extent(user, &other).unwrap(),
+        StoreExtent::new(1, 3).unwrap()
+    );
     assert!(matches!(
         s.remove_network(user, &net),
         Err(StoreError::Unknown(_))
@@ -183,9 +190,8 @@ fn a_removed_network_is_gone_and_its_name_starts_a_fresh_stream() {
     assert_ne!(again.session, old.session);
     assert_eq!(s.extent(user, &net).unwrap(), StoreExtent::EMPTY);
     assert_eq!(s.append_row(user, &net, row("z"), 10).unwrap(), 1);
-    let retired: i64 = s
-        .db
-        .query_row(
+    let retired: i64 =
+        s.db.query_row(
             "SELECT COUNT(*) FROM retired_streams WHERE user_id = ?1 AND stream = ?2",
             params![user.0, old.stream.0],
             |r| r.get(0),
