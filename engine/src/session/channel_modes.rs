@@ -1,6 +1,8 @@
 //! RPL_CHANNELMODEIS (324) and RPL_CREATIONTIME (329): a channel's own modes
-//! and when it was created, asked with `MODE #channel` on our JOIN (see
-//! `on_join`) and kept on the channel, so a view (and the ReteCloud
+//! and when it was created, asked with `MODE #channel` after our JOIN (one
+//! channel at a time, only while nothing else waits in the outbox, so a
+//! join burst's queries never hold back a person's lines) and kept on the
+//! channel, so a view (and the ReteCloud
 //! service's sync lines) can say them.
 //!
 //! The answer to that automatic query makes no row: nobody asked to see
@@ -14,6 +16,25 @@ use super::Session;
 use crate::line::Line;
 
 impl Session {
+    /// Sends the next channel's `MODE #channel` query when nothing else is
+    /// queued (see `modes_to_ask`); `poll_timeout` is due while one waits.
+    pub(super) fn pump_mode_queries(&mut self) {
+        if !self.mode_query_ready() {
+            return;
+        }
+        if let Some((_, name)) = self.modes_to_ask.pop_front() {
+            self.send(crate::line::OutLine::new("MODE").param(name));
+        }
+    }
+
+    /// Whether `pump_mode_queries` would send one now: `poll_timeout` asks
+    /// the same, so a due timer always finds something to do.
+    pub(super) fn mode_query_ready(&self) -> bool {
+        !self.modes_to_ask.is_empty()
+            && self.outbox.queued() == 0
+            && self.registration.step == super::registration::RegStep::Registered
+    }
+
     /// `324 <me> <channel> <modes> [params...]`: the channel's modes, whole.
     pub(super) fn on_channel_mode_is(&mut self, cmd: &str, line: &Line<'_>) {
         let Some(chan) = line.param(1) else {

@@ -89,7 +89,8 @@ impl Session {
             self.modes_asked.insert(key.clone());
             if !self.config.bridged {
                 self.who.enqueue(&key, chan);
-                self.send(OutLine::new("MODE").param(chan));
+                self.modes_to_ask.push_back((key.clone(), chan.to_owned()));
+                self.pump_mode_queries();
                 self.request_latest_history(chan);
             }
         }
@@ -167,6 +168,7 @@ impl Session {
         }
         self.who.remove(key);
         self.modes_asked.remove(key);
+        self.modes_to_ask.retain(|(k, _)| k != key);
     }
 
     fn remove_member(&mut self, key: &str, nick: &str) {

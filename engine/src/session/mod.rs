@@ -124,6 +124,11 @@ pub struct Session {
     /// channel's modes without a server-buffer row. See `channel_modes`.
     #[serde(skip)]
     pub(crate) modes_asked: std::collections::BTreeSet<String>,
+    /// Channels joined whose `MODE #channel` query is still to be sent
+    /// (case-folded key, name): one at a time, only while nothing else is
+    /// queued, so a person's lines never wait behind a join burst's queries.
+    #[serde(skip)]
+    pub(crate) modes_to_ask: VecDeque<(String, String)>,
     /// Outgoing lines, paced. Skipped in serialization and masked in
     /// `Debug`: lines may hold secrets.
     #[serde(skip)]
@@ -197,6 +202,7 @@ impl Session {
             requested_nick: None,
             wanted_channels,
             modes_asked: std::collections::BTreeSet::new(),
+            modes_to_ask: VecDeque::new(),
             outbox: FloodThrottle::new(config.flood),
             next_ticket: 0,
             events: VecDeque::new(),
@@ -350,6 +356,7 @@ impl Session {
             );
         }
         self.pump_who(now.mono);
+        self.pump_mode_queries();
         if let Some(token) = self.lag.poll_probe(now.mono) {
             self.send_urgent(OutLine::new("PING").param(&token));
         }
@@ -470,7 +477,12 @@ impl Session {
         } else {
             (None, None)
         };
-        [flood, who, lag].into_iter().flatten().min()
+        // A mode query waits for an empty outbox: due as soon as it is.
+        let modes = (self.connection.state == ConnState::Connected
+            && !self.config.bridged
+            && self.mode_query_ready())
+        .then_some(now);
+        [flood, who, lag, modes].into_iter().flatten().min()
     }
 
     /// An embedder's raw-out hook vetoed a line the engine produced.
@@ -510,6 +522,8 @@ impl Session {
         self.caps.reset();
         self.batches = Batches::default();
         self.who.clear();
+        self.modes_to_ask.clear();
+        self.modes_asked.clear();
         self.outbox.reset(now);
         self.attached_at = None;
         self.playback_at = None;

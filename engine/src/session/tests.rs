@@ -361,6 +361,42 @@ fn the_channels_own_modes_come_from_324_and_mode_lines_without_a_row() {
 }
 
 #[test]
+fn mode_queries_go_one_at_a_time_while_nothing_else_waits() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    for c in ["#a", "#b", "#c"] {
+        t.feed(&format!(":rete!u@me JOIN {c}"));
+    }
+    // #a's went out with the outbox empty; #b's and #c's wait behind its WHO.
+    assert_eq!(t.sent(), vec!["MODE #a", "WHO #a %tcuhnfar,417"]);
+    // A person's line queued now goes before them.
+    t.s.commands().quote("PRIVMSG #a :hi").unwrap();
+    let mut order = t.sent();
+    for _ in 0..3 {
+        if t.s.modes_to_ask.is_empty() {
+            break;
+        }
+        let due = t.s.poll_timeout(t.now.mono).unwrap();
+        assert!(
+            due <= t.now.mono,
+            "a waiting query is due once the outbox is empty"
+        );
+        t.s.handle_timeout(t.now);
+        order.extend(t.sent());
+    }
+    assert_eq!(order, vec!["PRIVMSG #a :hi", "MODE #b", "MODE #c"]);
+    // Parted before its turn: never asked.
+    t.feed(":rete!u@me JOIN #d");
+    t.feed(":rete!u@me JOIN #e");
+    t.feed(":rete!u@me PART #e");
+    let mut rest = t.sent();
+    t.s.handle_timeout(t.now);
+    rest.extend(t.sent());
+    assert!(rest.contains(&"MODE #d".to_owned()), "{rest:?}");
+    assert!(!rest.contains(&"MODE #e".to_owned()), "{rest:?}");
+}
+
+#[test]
 fn the_topic_keeps_its_setter_and_set_time() {
     let mut t = T::new(config());
     t.register(OFFER);
@@ -738,8 +774,8 @@ fn who_queue_sends_one_at_a_time() {
     t.register(OFFER);
     t.feed(":rete!u@me JOIN #a");
     t.feed(":rete!u@me JOIN #b");
-    // Each JOIN asks for the channel's modes; only one WHO is in flight.
-    assert_eq!(t.sent(), vec!["MODE #a", "WHO #a %tcuhnfar,417", "MODE #b"]);
+    // Only one WHO is in flight (and #b's mode query waits, see below).
+    assert_eq!(t.sent(), vec!["MODE #a", "WHO #a %tcuhnfar,417"]);
     t.feed(":srv 315 rete #a :End of /WHO list.");
     assert_eq!(t.sent(), vec!["WHO #b %tcuhnfar,417"]);
     // A WHO the person types goes out at once, never queued, and its replies are shown.
