@@ -759,6 +759,20 @@ async fn sync_carries_isupport_prefixed_names_the_topic_and_the_modes() -> Resul
     w.bob.privmsg("#rete", "after modes").await?;
     c.until(|f| says(f, "after modes")).await?;
     drop(c);
+    // The service asks MODE #rete only with its flood bucket full again (the
+    // query takes spare capacity alone): its answer, a row, ends with 329.
+    let mut answered = false;
+    for _ in 0..200 {
+        answered = sql(
+            &w.db,
+            "SELECT COUNT(*) FROM rows WHERE line LIKE '% 329 alice #rete %'",
+        )? != "0";
+        if answered {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(answered, "the service asked the channel's modes");
     let (_, _, frames) = Client::attach(&addr, &w.token, json!([])).await?;
     let lines: Vec<String> = frames
         .iter()

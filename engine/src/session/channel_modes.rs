@@ -1,8 +1,8 @@
 //! RPL_CHANNELMODEIS (324) and RPL_CREATIONTIME (329): a channel's own modes
 //! and when it was created, asked with `MODE #channel` after our JOIN (one
-//! channel at a time, only while nothing else waits in the outbox, so a
-//! join burst's queries never hold back a person's lines) and kept on the
-//! channel, so a view (and the ReteCloud
+//! channel at a time, only while nothing else waits in the outbox and the
+//! flood bucket is full, so the queries use spare capacity alone and never
+//! hold back a person's lines) and kept on the channel, so a view (and the ReteCloud
 //! service's sync lines) can say them.
 //!
 //! The answer to that automatic query makes no row: nobody asked to see
@@ -27,12 +27,21 @@ impl Session {
         }
     }
 
-    /// Whether `pump_mode_queries` would send one now: `poll_timeout` asks
-    /// the same, so a due timer always finds something to do.
+    /// Whether `pump_mode_queries` would send one now: something to ask,
+    /// nothing queued and a full flood bucket, so a query only ever takes
+    /// spare capacity and a person still has the rest of the burst.
     pub(super) fn mode_query_ready(&self) -> bool {
-        !self.modes_to_ask.is_empty()
+        self.mode_query_due(self.now.mono)
+            .is_some_and(|due| due <= self.now.mono)
+    }
+
+    /// When the next mode query may go (None: nothing to ask, something
+    /// queued, or not registered); `poll_timeout` wakes the session then.
+    pub(super) fn mode_query_due(&self, now: crate::clock::Mono) -> Option<crate::clock::Mono> {
+        (!self.modes_to_ask.is_empty()
             && self.outbox.queued() == 0
-            && self.registration.step == super::registration::RegStep::Registered
+            && self.registration.step == super::registration::RegStep::Registered)
+            .then(|| self.outbox.full_at(now))
     }
 
     /// `324 <me> <channel> <modes> [params...]`: the channel's modes, whole.

@@ -477,11 +477,12 @@ impl Session {
         } else {
             (None, None)
         };
-        // A mode query waits for an empty outbox: due as soon as it is.
-        let modes = (self.connection.state == ConnState::Connected
-            && !self.config.bridged
-            && self.mode_query_ready())
-        .then_some(now);
+        // A mode query waits for an empty outbox and a full bucket.
+        let modes = if self.connection.state == ConnState::Connected && !self.config.bridged {
+            self.mode_query_due(now)
+        } else {
+            None
+        };
         [flood, who, lag, modes].into_iter().flatten().min()
     }
 

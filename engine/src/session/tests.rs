@@ -297,7 +297,7 @@ fn join_names_who_and_modes_track_members() {
     t.register(OFFER);
     t.feed("@time=2026-09-30T12:00:00.000Z :rete!u@me JOIN #rete");
     let sent = t.sent();
-    assert_eq!(sent, vec!["MODE #rete", "WHO #rete %tcuhnfar,417"]);
+    assert_eq!(sent, vec!["WHO #rete %tcuhnfar,417"]);
     t.feed(":srv 353 rete = #rete :@alice!a@ahost +bob!b@bhost rete!u@me");
     t.feed(":srv 366 rete #rete :End of /NAMES list.");
     t.feed(":srv 354 rete 417 #rete a ahost alice G alicesacct :Alice A");
@@ -329,7 +329,7 @@ fn the_channels_own_modes_come_from_324_and_mode_lines_without_a_row() {
     let mut t = T::new(config());
     t.register(OFFER);
     t.feed(":rete!u@me JOIN #rete");
-    assert!(t.sent().contains(&"MODE #rete".to_owned()));
+    assert!(run_timers(&mut t).contains(&"MODE #rete".to_owned()));
     // The answer to our own query: state, not a row (the key is a secret).
     t.feed(":srv 324 rete #rete +ntkl hunter22 10");
     t.feed(":srv 329 rete #rete 1790000000");
@@ -360,38 +360,46 @@ fn the_channels_own_modes_come_from_324_and_mode_lines_without_a_row() {
     assert_eq!(modes(&t).0.letters.keys().collect::<String>(), "nt");
 }
 
+/// Runs the session's timers until nothing is due within a minute; the lines sent.
+fn run_timers(t: &mut T) -> Vec<String> {
+    let mut out = t.sent();
+    let end = t.now.mono.plus_ms(60_000);
+    while let Some(due) = t.s.poll_timeout(t.now.mono).filter(|d| *d <= end) {
+        t.tick(due.ms_since(t.now.mono).max(1));
+        t.s.handle_timeout(t.now);
+        out.extend(t.sent());
+    }
+    out
+}
+
 #[test]
-fn mode_queries_go_one_at_a_time_while_nothing_else_waits() {
+fn mode_queries_use_only_spare_capacity_one_at_a_time() {
     let mut t = T::new(config());
     t.register(OFFER);
     for c in ["#a", "#b", "#c"] {
         t.feed(&format!(":rete!u@me JOIN {c}"));
     }
-    // #a's went out with the outbox empty; #b's and #c's wait behind its WHO.
-    assert_eq!(t.sent(), vec!["MODE #a", "WHO #a %tcuhnfar,417"]);
-    // A person's line queued now goes before them.
+    // The joins' tokens are spent: no query yet, a person's line goes first.
+    assert_eq!(t.sent(), vec!["WHO #a %tcuhnfar,417"]);
     t.s.commands().quote("PRIVMSG #a :hi").unwrap();
-    let mut order = t.sent();
-    for _ in 0..3 {
-        if t.s.modes_to_ask.is_empty() {
-            break;
-        }
+    assert_eq!(t.sent(), vec!["PRIVMSG #a :hi"]);
+    // Each query waits for a full bucket, so a person always has the rest
+    // of the burst.
+    let burst = t.s.outbox.config().burst;
+    let mut asked = Vec::new();
+    while !t.s.modes_to_ask.is_empty() {
         let due = t.s.poll_timeout(t.now.mono).unwrap();
-        assert!(
-            due <= t.now.mono,
-            "a waiting query is due once the outbox is empty"
-        );
+        t.tick(due.ms_since(t.now.mono).max(1));
+        assert_eq!(t.s.outbox.tokens_at(t.now.mono), burst);
         t.s.handle_timeout(t.now);
-        order.extend(t.sent());
+        asked.extend(t.sent());
     }
-    assert_eq!(order, vec!["PRIVMSG #a :hi", "MODE #b", "MODE #c"]);
+    assert_eq!(asked, vec!["MODE #a", "MODE #b", "MODE #c"]);
     // Parted before its turn: never asked.
     t.feed(":rete!u@me JOIN #d");
     t.feed(":rete!u@me JOIN #e");
     t.feed(":rete!u@me PART #e");
-    let mut rest = t.sent();
-    t.s.handle_timeout(t.now);
-    rest.extend(t.sent());
+    let rest = run_timers(&mut t);
     assert!(rest.contains(&"MODE #d".to_owned()), "{rest:?}");
     assert!(!rest.contains(&"MODE #e".to_owned()), "{rest:?}");
 }
@@ -774,8 +782,8 @@ fn who_queue_sends_one_at_a_time() {
     t.register(OFFER);
     t.feed(":rete!u@me JOIN #a");
     t.feed(":rete!u@me JOIN #b");
-    // Only one WHO is in flight (and #b's mode query waits, see below).
-    assert_eq!(t.sent(), vec!["MODE #a", "WHO #a %tcuhnfar,417"]);
+    // Only one WHO is in flight (mode queries wait for a full bucket).
+    assert_eq!(t.sent(), vec!["WHO #a %tcuhnfar,417"]);
     t.feed(":srv 315 rete #a :End of /WHO list.");
     assert_eq!(t.sent(), vec!["WHO #b %tcuhnfar,417"]);
     // A WHO the person types goes out at once, never queued, and its replies are shown.
