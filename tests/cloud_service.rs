@@ -745,18 +745,34 @@ async fn with_echo_message_the_servers_copy_is_the_only_row() -> Result<()> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sync_carries_isupport_prefixed_names_and_the_topic() -> Result<()> {
+async fn sync_carries_isupport_prefixed_names_the_topic_and_the_modes() -> Result<()> {
     let mut w = world(&[]).await?;
     let addr = w.service.addr.clone();
-    // bob founded #rete, so he is an operator; he voices alice and sets a topic.
+    // bob founded #rete, so he is an operator; he voices alice, sets a topic
+    // and the channel's modes, a key and a limit among them.
     w.bob.send("MODE #rete +v alice").await?;
     w.bob.send("TOPIC #rete :the sync topic").await?;
+    w.bob.send("MODE #rete +ntkl hunter22 10").await?;
     // Once a later line is a row, the service's engine has handled both
     // (the tap hands it a line after the engine handled the ones before).
     let (mut c, _, _) = Client::attach(&addr, &w.token, json!([])).await?;
     w.bob.privmsg("#rete", "after modes").await?;
     c.until(|f| says(f, "after modes")).await?;
     drop(c);
+    // The service asks MODE #rete only with its flood bucket full again (the
+    // query takes spare capacity alone): its answer, a row, ends with 329.
+    let mut answered = false;
+    for _ in 0..200 {
+        answered = sql(
+            &w.db,
+            "SELECT COUNT(*) FROM rows WHERE line LIKE '% 329 alice #rete %'",
+        )? != "0";
+        if answered {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(answered, "the service asked the channel's modes");
     let (_, _, frames) = Client::attach(&addr, &w.token, json!([])).await?;
     let lines: Vec<String> = frames
         .iter()
@@ -805,6 +821,60 @@ async fn sync_carries_isupport_prefixed_names_and_the_topic() -> Result<()> {
         lines.iter().any(|l| l.contains(" 333 alice #rete bob")),
         "who set the topic: {lines:?}"
     );
+    // The channel's modes after its NAMES, as a server answers MODE #rete.
+    let end_of_names = lines
+        .iter()
+        .position(|l| l.contains(" 366 alice #rete "))
+        .unwrap();
+    let modes = lines
+        .iter()
+        .position(|l| l.contains(" 324 alice #rete "))
+        .unwrap();
+    assert!(end_of_names < modes, "{lines:?}");
+    assert_eq!(
+        lines[modes],
+        ":rete-cloud 324 alice #rete +lntk 10 hunter22"
+    );
+    assert!(
+        lines.iter().any(|l| l.contains(" 329 alice #rete ")),
+        "the creation time: {lines:?}"
+    );
+    // A client's engine fed the sync (as reterm's bridge feeds it) knows the
+    // channel's modes, keeps the key out of its Debug output and makes no
+    // row of them.
+    use rete_engine::clock::{Mono, Now, UnixMillis};
+    let id = rete_engine::ids::SessionId::parse("6f0c3c2e-8d1a-4a51-9b7e-4d2f5a6b7c8d").unwrap();
+    let mut config = rete_engine::session::SessionConfig::new(id, "cloud", "alice");
+    config.bridged = true;
+    let mut engine = rete_engine::session::Session::new(config);
+    let now = Now {
+        mono: Mono(1),
+        wall: UnixMillis(1_790_000_000_000),
+    };
+    engine.handle_connecting(now, false);
+    engine.handle_connected(now, "127.0.0.1:1", None, [7; 18]);
+    for l in &lines {
+        engine.handle_line(now, l);
+    }
+    let v = engine.view();
+    let chan = v
+        .find_buffer(rete_engine::buffer::BufferKind::Channel, "#rete")
+        .unwrap()
+        .clone();
+    let ch = v.channel(&chan).unwrap();
+    assert_eq!(ch.modes.letters.keys().collect::<String>(), "klnt");
+    assert_eq!(ch.modes.letters.get(&'l'), Some(&Some("10".to_owned())));
+    assert!(ch.modes.has_key());
+    assert_eq!(ch.modes.key.as_ref().map(|k| k.expose()), Some("hunter22"));
+    assert!(ch.created_at.is_some_and(|t| t > 1_700_000_000));
+    assert!(!format!("{ch:?}").contains("hunter22"));
+    for b in v.buffers() {
+        for r in b.display() {
+            assert!(!format!("{:?}", r.payload).contains("hunter22"));
+        }
+    }
+    // The service never logs the key.
+    assert!(!w.service.child.output_text().contains("hunter22"));
     Ok(())
 }
 
@@ -1005,5 +1075,191 @@ async fn requests_past_the_rate_limit_are_refused_alone() -> Result<()> {
     // The connection goes on.
     a.send(json!({"type":"ping","n":78})).await?;
     a.until(|f| f["type"] == "pong").await?;
+    Ok(())
+}
+
+/// `sqlite3 DB SQL`'s output, trimmed.
+fn sql(db: &std::path::Path, query: &str) -> Result<String> {
+    let out = Command::new("sqlite3").arg(db).arg(query).output()?;
+    if !out.status.success() {
+        bail!("sqlite3: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    Ok(String::from_utf8(out.stdout)?.trim().to_owned())
+}
+
+fn network_names(hello: &Value) -> Vec<String> {
+    hello["networks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["network"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_network_removed_while_running_quits_is_gone_and_starts_fresh_when_added_again(
+) -> Result<()> {
+    let mut w = world(&["--admin-poll-ms", "200"]).await?;
+    let addr = w.service.addr.clone();
+    let old_stream = w.stream.clone();
+    let server = format!("127.0.0.1:{}", w.port);
+    // A second network of the same user, which the removal leaves alone.
+    let mut carol = Bot::connect(w.port, "carol").await?;
+    carol.join("#two").await?;
+    cli(
+        &w.db,
+        &[
+            "network",
+            "add",
+            "alice",
+            "second",
+            "--server",
+            &server,
+            "--nick",
+            "alice2",
+            "--channel",
+            "#two",
+        ],
+    )?;
+    carol
+        .wait_for(|l| l.starts_with(":alice2!") && l.contains("JOIN"), WAIT)
+        .await?;
+    let (mut c, hello, _) = Client::attach(&addr, &w.token, json!([])).await?;
+    assert_eq!(network_names(&hello), ["local", "second"]);
+    w.bob.privmsg("#rete", "before removal").await?;
+    let held = c.until(|f| says(f, "before removal")).await?.pop().unwrap()["seq"]
+        .as_u64()
+        .unwrap();
+    let count_rows = |db: &std::path::Path, net: &str| {
+        sql(
+            db,
+            &format!("SELECT COUNT(*) FROM rows WHERE network = '{net}'"),
+        )
+    };
+    assert_ne!(count_rows(&w.db, "local")?, "0");
+
+    // Bad input: a clear error, a failing exit status, nothing changed.
+    let no_net = cli(&w.db, &["network", "remove", "alice", "nosuch"]).unwrap_err();
+    assert!(
+        format!("{no_net:#}").contains("user alice has no network nosuch; nothing changed"),
+        "{no_net:#}"
+    );
+    let no_user = cli(&w.db, &["network", "remove", "mallory", "local"]).unwrap_err();
+    assert!(
+        format!("{no_user:#}").contains("no user mallory"),
+        "{no_user:#}"
+    );
+    assert_eq!(
+        sql(&w.db, "SELECT network FROM networks ORDER BY network")?,
+        "local\nsecond"
+    );
+
+    // Removed while the service runs and a client is attached: the IRC
+    // server sees the QUIT, the client gets the network's last frame.
+    assert_eq!(
+        cli(&w.db, &["network", "remove", "alice", "local"])?,
+        "network local removed"
+    );
+    w.bob
+        .wait_for(|l| l.starts_with(":alice!") && l.contains(" QUIT "), WAIT)
+        .await?;
+    let last = c.until(|f| f["type"] == "network").await?.pop().unwrap();
+    assert_eq!(
+        last,
+        json!({"type":"network","network":"local","state":"disconnected","error":"removed from this account"})
+    );
+    // Its stream is no longer this connection's, nor its network.
+    c.send(json!({"type":"fetch","id":"f1","stream":old_stream,"buffer":"#rete","limit":10}))
+        .await?;
+    let e = c.until(|f| f["type"] == "error").await?.pop().unwrap();
+    assert_eq!(e["code"], "unknown_stream", "{e}");
+    c.send(json!({"type":"send","id":"s1","network":"local","line":"PRIVMSG #rete :ghost"}))
+        .await?;
+    let e = c.until(|f| f["type"] == "error").await?.pop().unwrap();
+    assert_eq!(e["code"], "unknown_network", "{e}");
+    // The other network goes on.
+    carol.privmsg("#two", "still here").await?;
+    c.until(|f| says(f, "still here")).await?;
+    // Rows and settings deleted.
+    assert_eq!(count_rows(&w.db, "local")?, "0");
+    assert_eq!(sql(&w.db, "SELECT network FROM networks")?, "second");
+
+    // A later attach does not list it; a resume point of its stream is unknown.
+    let (_, hello, frames) =
+        Client::attach(&addr, &w.token, json!([{"stream":old_stream,"after":held}])).await?;
+    assert_eq!(network_names(&hello), ["second"]);
+    assert!(
+        frames
+            .iter()
+            .any(|f| f["code"] == "unknown_stream" && f["stream"] == old_stream.as_str()),
+        "{frames:?}"
+    );
+    assert!(rows(&frames).is_empty(), "{frames:?}");
+    drop(c);
+
+    // Added again under the same name: a fresh stream, numbered from 1, none
+    // of the old rows; the old resume point still finds nothing.
+    let added = cli(
+        &w.db,
+        &[
+            "network",
+            "add",
+            "alice",
+            "local",
+            "--server",
+            &server,
+            "--nick",
+            "alice",
+            "--channel",
+            "#rete",
+        ],
+    )?;
+    let new_stream = added.rsplit(' ').next().unwrap().to_owned();
+    assert_ne!(new_stream, old_stream);
+    w.bob
+        .wait_for(|l| l.starts_with(":alice!") && l.contains("JOIN"), WAIT)
+        .await?;
+    w.bob.privmsg("#rete", "after re-adding").await?;
+    let mut found = false;
+    for _ in 0..50 {
+        found = sql(
+            &w.db,
+            "SELECT COUNT(*) FROM rows WHERE network = 'local' AND line LIKE '%after re-adding'",
+        )? == "1";
+        if found {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(found, "the new stream stores rows");
+    let (_, hello, frames) = Client::attach(
+        &addr,
+        &w.token,
+        json!([{"stream":old_stream,"after":held},{"stream":new_stream,"after":0}]),
+    )
+    .await?;
+    let local = hello["networks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["network"] == "local")
+        .unwrap();
+    assert_eq!(local["stream"], new_stream.as_str());
+    assert_eq!(local["earliest"], 1);
+    assert!(frames
+        .iter()
+        .any(|f| f["code"] == "unknown_stream" && f["stream"] == old_stream.as_str()));
+    let replayed: Vec<&Value> = rows(&frames)
+        .into_iter()
+        .filter(|f| f["stream"] == new_stream.as_str())
+        .collect();
+    assert_eq!(replayed.first().map(|f| f["seq"].clone()), Some(json!(1)));
+    assert!(replayed.iter().any(|f| says(f, "after re-adding")));
+    assert!(
+        rows(&frames)
+            .iter()
+            .all(|f| f["stream"] != old_stream.as_str() && !says(f, "before removal")),
+        "no row of the removed stream: {frames:?}"
+    );
     Ok(())
 }

@@ -257,7 +257,7 @@ impl SessionHandle {
         self.shared.restarts.load(Ordering::Relaxed)
     }
 
-    fn is_connected_now(&self) -> bool {
+    pub(crate) fn is_connected_now(&self) -> bool {
         self.shared.engine.lock().view().state() != rete_engine::event::ConnState::Disconnected
     }
 

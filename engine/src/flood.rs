@@ -152,6 +152,20 @@ impl<T> FloodThrottle<T> {
         self.bucket_at(now.max(self.latest)).0
     }
 
+    /// When the bucket is full again (`now` when it is, or when pacing is
+    /// off): the time a line that should use only spare capacity may go.
+    #[must_use]
+    pub fn full_at(&self, now: Mono) -> Mono {
+        let now = now.max(self.latest);
+        let (tokens, from) = self.bucket_at(now);
+        let missing = u64::from(self.burst().saturating_sub(tokens));
+        if missing == 0 || self.cfg.interval_ms == 0 {
+            return now;
+        }
+        from.plus_ms(self.cfg.interval_ms.saturating_mul(missing))
+            .max(now)
+    }
+
     /// Lines waiting that jump the queue (PONG, registration).
     #[must_use]
     pub fn queued_urgent(&self) -> usize {

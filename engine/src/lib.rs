@@ -22,6 +22,7 @@
 pub mod buffer;
 pub mod cap;
 pub mod casemap;
+pub mod channel_modes;
 pub mod clock;
 pub mod event;
 pub mod flood;

@@ -49,6 +49,14 @@ pub struct Channel {
     /// line's time), when known.
     #[serde(default)]
     pub topic_set_at: Option<crate::clock::UnixMillis>,
+    /// The channel's own modes (324 and MODE lines), the key's value kept
+    /// apart as a secret (see [`crate::channel_modes`]).
+    #[serde(default)]
+    pub modes: crate::channel_modes::ChannelModes,
+    /// When the server says the channel was created (RPL_CREATIONTIME,
+    /// Unix seconds), when known.
+    #[serde(default)]
+    pub created_at: Option<i64>,
     /// Members by case-folded nick, so iteration is sorted.
     pub members: BTreeMap<String, Membership>,
     /// NAMES replies being collected until RPL_ENDOFNAMES replaces `members`.

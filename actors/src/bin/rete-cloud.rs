@@ -5,6 +5,9 @@
 //! - `rete-cloud network add USER NETWORK --db PATH --server HOST:PORT --nick N
 //!   [--tls] [--channel #c]...`: adds a network to a user's account (a running
 //!   service connects it within `--admin-poll-ms`, 2 s by default).
+//! - `rete-cloud network remove USER NETWORK --db PATH`: removes a network
+//!   from a user's account and deletes its settings and stored rows (a
+//!   running service QUITs it within `--admin-poll-ms`).
 //! - `rete-cloud rows prune USER NETWORK --db PATH --before SEQ`: drops a
 //!   stream's rows older than SEQ.
 //! - `rete-cloud serve --db PATH --listen ADDR [--cert PEM --key PEM]`: runs
@@ -13,7 +16,7 @@
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use rete_actors::cloud::hub::{Hub, HubOptions};
 use rete_actors::cloud::sqlite::SqliteStore;
-use rete_actors::cloud::store::{CloudStore, NetworkSettings};
+use rete_actors::cloud::store::{CloudStore, NetworkSettings, StoreError};
 use rete_actors::cloud::tokens::{new_token, wall_ms};
 use rete_actors::cloud::ws::{tls_acceptor, Listener};
 use rete_transports::retecloud::frame::NetworkId;
@@ -72,6 +75,17 @@ fn cli() -> Command {
                                 .long("channel")
                                 .action(ArgAction::Append),
                         ),
+                )
+                .subcommand(
+                    Command::new("remove")
+                        .about(
+                            "removes a network from a user's account: its settings and every \
+                             stored row are deleted (a running service QUITs it within \
+                             --admin-poll-ms); adding the name again starts a fresh stream",
+                        )
+                        .arg(Arg::new("user").required(true))
+                        .arg(Arg::new("network").required(true))
+                        .arg(db_arg()),
                 ),
         )
         .subcommand(
@@ -197,6 +211,27 @@ fn network_add(m: &ArgMatches) -> Result<(), String> {
     Ok(())
 }
 
+fn network_remove(m: &ArgMatches) -> Result<(), String> {
+    let mut store = open(m)?;
+    let user_name = arg(m, "user")?;
+    let user = store
+        .user_by_name(user_name)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("no user {user_name}"))?;
+    let network = NetworkId(arg(m, "network")?.clone());
+    match store.remove_network(user, &network) {
+        Ok(()) => {
+            println!("network {} removed", network.0);
+            Ok(())
+        }
+        Err(StoreError::Unknown(_)) => Err(format!(
+            "user {user_name} has no network {}; nothing changed",
+            network.0
+        )),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 fn rows_prune(m: &ArgMatches) -> Result<(), String> {
     let mut store = open(m)?;
     let user_name = arg(m, "user")?;
@@ -259,7 +294,11 @@ fn main() -> ExitCode {
     let m = cli().get_matches();
     let result = match m.subcommand() {
         Some(("user", m)) => user_add(m.subcommand().map_or(m, |(_, m)| m)),
-        Some(("network", m)) => network_add(m.subcommand().map_or(m, |(_, m)| m)),
+        Some(("network", m)) => match m.subcommand() {
+            Some(("remove", m)) => network_remove(m),
+            Some((_, m)) => network_add(m),
+            None => Err("network: add or remove".into()),
+        },
         Some(("rows", m)) => rows_prune(m.subcommand().map_or(m, |(_, m)| m)),
         Some(("serve", m)) => match tokio::runtime::Runtime::new() {
             Ok(rt) => rt.block_on(serve(m)),

@@ -18,7 +18,8 @@ use rete_transports::retecloud::codec::{encode_server, MAX_FRAME_BYTES};
 use rete_transports::retecloud::config::ConfigEntry;
 use rete_transports::retecloud::frame::{
     Auth, Backlog, BacklogRow, Before, ClientFrame, Config, ConfigUpdate, ErrorFrame, Fetch, Hello,
-    LineFrame, NetworkId, NetworkInfo, Ready, Send, SendAck, ServerFrame, StreamId, Sync,
+    LineFrame, NetworkId, NetworkInfo, NetworkState, NetworkUpdate, Ready, Send, SendAck,
+    ServerFrame, StreamId, Sync,
 };
 use rete_transports::retecloud::replay::{plan_resume, NextRead, Offer, ResumePlan, StreamFeed};
 use rete_transports::retecloud::server::{ServerAction, ServerConfig, ServerConnection};
@@ -133,6 +134,21 @@ fn with_grace(mut f: FoundChain, grace_ms: u64) -> FoundChain {
     }
     f
 }
+
+/// What attached clients are told of a network removed from the account:
+/// a `network` frame of version 1 (whose states have no "removed"), saying
+/// `disconnected` with this reason. See PROTOCOL.md, "Streams".
+fn removed_update(network: NetworkId) -> NetworkUpdate {
+    NetworkUpdate {
+        network,
+        state: NetworkState::Disconnected,
+        nick: None,
+        error: Some(REMOVED_REASON.to_owned()),
+    }
+}
+
+/// The `error` of a removed network's last `network` frame.
+const REMOVED_REASON: &str = "removed from this account";
 
 fn internal(e: &StoreError) -> ErrorFrame {
     tracing::error!(target: "rete::cloud", "{e}");
@@ -539,6 +555,16 @@ impl Conn {
             Live::Network(update) => {
                 if self.feeds.values().any(|(n, _)| *n == update.network) {
                     self.send(ServerFrame::Network(update));
+                }
+            }
+            // The last frame about it: its feed ends here, so a later
+            // `fetch` of its stream is `unknown_stream` and a `send` to it
+            // `unknown_network`, and the next `hello` does not list it.
+            Live::Removed(network) => {
+                let before = self.feeds.len();
+                self.feeds.retain(|_, (n, _)| *n != network);
+                if self.feeds.len() != before {
+                    self.send(ServerFrame::Network(removed_update(network)));
                 }
             }
             Live::Config { origin, frame } => {

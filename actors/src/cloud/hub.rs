@@ -41,6 +41,9 @@ pub(super) fn gap_line(nick: &str, lost: u64) -> String {
     )
 }
 
+/// The QUIT reason a removed network leaves IRC with.
+const REMOVED_QUIT: &str = "Leaving";
+
 /// How many live frames a slow connection may fall behind before it reads
 /// from the store instead (nothing is lost: the store holds every row).
 const LIVE_BACKLOG: usize = 4096;
@@ -93,6 +96,9 @@ pub enum Live {
     },
     /// A network's connection state changed.
     Network(NetworkUpdate),
+    /// A network was removed from the account (`rete-cloud network
+    /// remove`): its session is stopping and its rows are gone.
+    Removed(NetworkId),
     /// A network's settings changed, by connection `origin`.
     Config {
         /// The connection that made the change (it answers itself).
@@ -244,10 +250,13 @@ impl Hub {
     }
 
     /// Looks in the store every `admin_poll_ms` for networks added by
-    /// `rete-cloud network add` while the service runs, and connects them:
-    /// the store is the admin channel (the command writes it, WAL lets both
-    /// processes use it), so there is no socket to secure and nothing to
-    /// lose when the service is down.
+    /// `rete-cloud network add` while the service runs, and connects them,
+    /// and for networks `rete-cloud network remove` took away, and stops
+    /// them: the store is the admin channel (the command writes it, WAL
+    /// lets both processes use it), so there is no socket to secure and
+    /// nothing to lose when the service is down. A network removed and
+    /// added again between two looks has a new stream: the old session
+    /// stops and the new one starts.
     fn watch_store(self: Arc<Self>) {
         let every = Duration::from_millis(self.options.admin_poll_ms.max(100));
         tokio::spawn(async move {
@@ -262,6 +271,18 @@ impl Hub {
                         continue;
                     }
                 };
+                let wanted: HashMap<(UserId, NetworkId), StreamId> = all
+                    .iter()
+                    .map(|(u, r)| ((*u, r.network.clone()), r.stream.clone()))
+                    .collect();
+                for (user, network) in self.gone_networks(&wanted) {
+                    self.stop_network(user, &network).await;
+                    tracing::info!(
+                        target: "rete::cloud",
+                        "network {} removed while running: disconnected",
+                        network.0
+                    );
+                }
                 for (user, record) in all {
                     if self.session_of(user, &record.network).is_some() {
                         continue;
@@ -281,6 +302,49 @@ impl Hub {
                 }
             }
         });
+    }
+
+    /// The running networks the store no longer holds (or holds with
+    /// another stream: removed and added again).
+    fn gone_networks(
+        &self,
+        wanted: &HashMap<(UserId, NetworkId), StreamId>,
+    ) -> Vec<(UserId, NetworkId)> {
+        let routes = self.routes.lock();
+        self.handles
+            .lock()
+            .iter()
+            .filter(|(key, handle)| {
+                let running = routes.get(handle.id()).map(|r| &r.stream);
+                wanted.get(*key) != running
+            })
+            .map(|(key, _)| key.clone())
+            .collect()
+    }
+
+    /// Stops a removed network's session: unrouted first, so nothing more
+    /// is stored or broadcast for it; attached clients told; QUIT sent (the
+    /// engine sends it when registered), then the session forgotten.
+    async fn stop_network(&self, user: UserId, network: &NetworkId) {
+        let Some(handle) = self.handles.lock().remove(&(user, network.clone())) else {
+            return;
+        };
+        self.routes.lock().remove(handle.id());
+        self.broadcast(user, Live::Removed(network.clone()));
+        let mut events = self.rete.subscribe();
+        handle.sender().disconnect(Some(REMOVED_QUIT.into()));
+        let down = async {
+            while handle.is_connected_now() {
+                match events.recv().await {
+                    Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(broadcast::error::RecvError::Closed) => break,
+                }
+            }
+        };
+        let _ = tokio::time::timeout(Duration::from_secs(2), down).await;
+        if let Err(e) = self.rete.remove_session(handle.id()).await {
+            tracing::warn!(target: "rete::cloud", "network {}: stopping its session: {e}", network.0);
+        }
     }
 
     /// Runs `f` on the store.
@@ -429,6 +493,10 @@ impl Hub {
                 );
                 true
             }
+            // Removed by `rete-cloud network remove`, and not yet stopped
+            // (the next look at the store does that): the line has no
+            // stream to go to, and is no gap in one.
+            Err(StoreError::Unknown(_)) => true,
             Err(e) => {
                 tracing::error!(target: "rete::cloud", "a row was not stored: {e}");
                 false

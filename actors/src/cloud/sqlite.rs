@@ -33,6 +33,8 @@ CREATE TABLE IF NOT EXISTS rows (user_id INTEGER NOT NULL, network TEXT NOT NULL
   PRIMARY KEY (user_id, network, seq)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS rows_by_buffer ON rows (user_id, network, buffer, seq);
 CREATE INDEX IF NOT EXISTS rows_by_msgid ON rows (user_id, network, msgid);
+CREATE TABLE IF NOT EXISTS retired_streams (user_id INTEGER NOT NULL, stream TEXT NOT NULL,
+  PRIMARY KEY (user_id, stream)) WITHOUT ROWID;
 ";
 
 /// The SQLite store.
@@ -294,13 +296,30 @@ impl CloudStore for SqliteStore {
             return Err(StoreError::Exists(format!("network {}", network.0)));
         }
         // A fresh numbering gets a fresh stream id, so a resume point from
-        // an older store of the same name can never match it.
-        let epoch: u32 = rand::random();
-        let stream = format!("{}.{epoch:x}", network.0);
-        let stream = if stream.len() > 64 {
-            format!("n.{epoch:x}")
-        } else {
-            stream
+        // an older store of the same name can never match it; in this store
+        // a removed network's id is retired, so a network added again under
+        // its name never draws it.
+        let stream = loop {
+            let epoch: u32 = rand::random();
+            let stream = format!("{}.{epoch:x}", network.0);
+            let stream = if stream.len() > 64 {
+                format!("n.{epoch:x}")
+            } else {
+                stream
+            };
+            let taken: Option<i64> = self
+                .db
+                .query_row(
+                    "SELECT 1 FROM retired_streams WHERE user_id = ?1 AND stream = ?2
+                     UNION ALL SELECT 1 FROM networks WHERE user_id = ?1 AND stream = ?2",
+                    params![user.0, stream],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(backend)?;
+            if taken.is_none() {
+                break stream;
+            }
         };
         let session = super::tokens::new_uuid();
         let json =
@@ -317,6 +336,33 @@ impl CloudStore for SqliteStore {
             session,
             settings: settings.clone(),
         })
+    }
+
+    fn remove_network(&mut self, user: UserId, network: &NetworkId) -> Result<(), StoreError> {
+        let tx = self.db.transaction().map_err(backend)?;
+        let stream: Option<String> = tx
+            .query_row(
+                "DELETE FROM networks WHERE user_id = ?1 AND network = ?2 RETURNING stream",
+                params![user.0, network.0],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(backend)?;
+        let Some(stream) = stream else {
+            // Dropping the transaction rolls it back: nothing changed.
+            return Err(StoreError::Unknown(format!("network {}", network.0)));
+        };
+        tx.execute(
+            "DELETE FROM rows WHERE user_id = ?1 AND network = ?2",
+            params![user.0, network.0],
+        )
+        .map_err(backend)?;
+        tx.execute(
+            "INSERT OR IGNORE INTO retired_streams (user_id, stream) VALUES (?1, ?2)",
+            params![user.0, stream],
+        )
+        .map_err(backend)?;
+        tx.commit().map_err(backend)
     }
 
     fn save_settings(

@@ -156,6 +156,12 @@ pub trait CloudStore: Send {
         network: &NetworkId,
         settings: &NetworkSettings,
     ) -> Result<NetworkRecord, StoreError>;
+    /// Removes a network from a user's account: its settings, its rows and
+    /// its numbering, all at once (`Unknown` when the user has no such
+    /// network, and then nothing changes). Its stream id is retired, never
+    /// given to a network added later, so a client's resume point from the
+    /// removed stream can never match a new one.
+    fn remove_network(&mut self, user: UserId, network: &NetworkId) -> Result<(), StoreError>;
     /// Replaces a user's network's settings.
     fn save_settings(
         &mut self,

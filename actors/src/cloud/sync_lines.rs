@@ -10,9 +10,19 @@
 //! - for each joined channel: our JOIN, the topic (332) with who set it and
 //!   when (333), NAMES (353) with every member's prefixes in rank order
 //!   (`@+alice`, the multi-prefix form) and `nick!user@host` where the
-//!   engine knows it (the userhost-in-names form), then 366.
+//!   engine knows it (the userhost-in-names form), then 366; then the
+//!   channel's own modes (324, `+klnt key 10`) and, when the server said
+//!   it, its creation time (329): what a server answers the `MODE #channel`
+//!   a client sends after joining.
+//!
+//! The 324 says the key (`+k`) as the server said it to us, a member: the
+//! user's own clients get it as they would from the server (the service's
+//! rows hold the server's 324 and MODE lines with it too). It is never
+//! logged: the engine keeps it as a `ChannelKey`, which prints as
+//! `********`, and the service logs no line.
 
 use rete_engine::buffer::BufferKind;
+use rete_engine::channel_modes::ChannelModes;
 use rete_engine::event::ConnState;
 use rete_engine::isupport::Isupport;
 use rete_engine::view::SessionView;
@@ -64,6 +74,23 @@ fn isupport_lines(nick: &str, isupport: &Isupport) -> Vec<String> {
             )
         })
         .collect()
+}
+
+/// RPL_CHANNELMODEIS for `modes`. The key comes last (see
+/// `ChannelModes::to_reply`), written as a trailing parameter when it would
+/// not parse as a middle one (empty, or starting with `:`).
+fn mode_line(nick: &str, channel: &str, modes: &ChannelModes) -> String {
+    let (letters, params) = modes.to_reply(true);
+    let mut line = format!(":{SOURCE} 324 {nick} {channel} {letters}");
+    let last = params.len().saturating_sub(1);
+    for (i, p) in params.iter().enumerate() {
+        if i == last && (p.is_empty() || p.starts_with(':')) {
+            let _ = write!(line, " :{p}");
+        } else {
+            let _ = write!(line, " {p}");
+        }
+    }
+    line
 }
 
 /// The lines describing `view` now (none while not connected).
@@ -120,6 +147,10 @@ pub fn sync_lines(view: SessionView<'_>) -> Vec<String> {
             ":{SOURCE} 366 {nick} {} :End of /NAMES list.",
             ch.name
         ));
+        lines.push(mode_line(nick, &ch.name, &ch.modes));
+        if let Some(at) = ch.created_at {
+            lines.push(format!(":{SOURCE} 329 {nick} {} {at}", ch.name));
+        }
     }
     lines
 }
@@ -139,5 +170,31 @@ mod tests {
         let mut back = Isupport::default();
         back.apply_tokens(&["NETWORK=Rete\\x20Net"]);
         assert_eq!(back.network.as_deref(), Some("Rete Net"));
+    }
+
+    #[test]
+    fn the_mode_line_says_each_mode_and_its_parameter() {
+        let i = Isupport::default();
+        let mut modes = ChannelModes::default();
+        for c in i.parse_mode_changes("+ntkl", &[":odd", "10"]) {
+            modes.apply(&c, i.mode_kind(c.mode));
+        }
+        assert_eq!(
+            mode_line("me", "#rete", &modes),
+            ":rete-cloud 324 me #rete +lntk 10 ::odd"
+        );
+        let mut modes = ChannelModes::default();
+        for c in i.parse_mode_changes("+lk", &["5", ":odd"]) {
+            modes.apply(&c, i.mode_kind(c.mode));
+        }
+        assert_eq!(
+            mode_line("me", "#rete", &modes),
+            ":rete-cloud 324 me #rete +lk 5 ::odd"
+        );
+        assert!(!format!("{modes:?}").contains("odd"));
+        assert_eq!(
+            mode_line("me", "#rete", &ChannelModes::default()),
+            ":rete-cloud 324 me #rete +"
+        );
     }
 }

@@ -214,3 +214,26 @@ fn a_transport_refusal_stops_reconnecting_and_says_why() {
         Some("the service refused the token")
     );
 }
+
+#[test]
+fn the_syncs_channel_modes_are_state_and_make_no_row() {
+    let mut s = bridged();
+    attach(&mut s);
+    s.handle_line(now(1_000), ":rete-cloud 324 rete #rete +lntk 10 hunter22");
+    s.handle_line(now(1_000), ":rete-cloud 329 rete #rete 1790000000");
+    assert_eq!(sent(&mut s, 1_000), Vec::<String>::new());
+    let v = s.view();
+    let id = v.find_buffer(BufferKind::Channel, "#rete").unwrap().clone();
+    let c = v.channel(&id).unwrap();
+    assert_eq!(c.modes.letters.keys().collect::<String>(), "klnt");
+    assert!(c.modes.has_key());
+    assert_eq!(c.created_at, Some(1_790_000_000));
+    let server = v.buffers().next().unwrap().id().clone();
+    let texts: Vec<String> = v
+        .buffer(&server)
+        .unwrap()
+        .display()
+        .map(|r| format!("{:?}", r.payload))
+        .collect();
+    assert!(!texts.iter().any(|t| t.contains("hunter22")), "{texts:?}");
+}

@@ -84,9 +84,13 @@ impl Session {
                     name: chan.to_owned(),
                     key: None,
                 });
-            // Bridged, the service polls WHO and fetches history.
+            // Bridged, the service polls WHO, asks for the modes and
+            // fetches history; its answer comes to us as rows (or sync).
+            self.modes_asked.insert(key.clone());
             if !self.config.bridged {
                 self.who.enqueue(&key, chan);
+                self.modes_to_ask.push_back((key.clone(), chan.to_owned()));
+                self.pump_mode_queries();
                 self.request_latest_history(chan);
             }
         }
@@ -163,6 +167,8 @@ impl Session {
             }
         }
         self.who.remove(key);
+        self.modes_asked.remove(key);
+        self.modes_to_ask.retain(|(k, _)| k != key);
     }
 
     fn remove_member(&mut self, key: &str, nick: &str) {
@@ -345,7 +351,9 @@ impl Session {
         let mut changed = false;
         if let Some(channel) = self.channels.get_mut(&key) {
             for change in changes {
-                if isupport.mode_kind(change.mode) != ModeKind::Prefix {
+                let kind = isupport.mode_kind(change.mode);
+                if kind != ModeKind::Prefix {
+                    channel.modes.apply(&change, kind);
                     continue;
                 }
                 let Some(nick) = change.arg.as_deref() else {

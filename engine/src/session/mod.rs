@@ -27,6 +27,7 @@
 //! - `store.rs`: the buffers of the session.
 
 mod batches;
+mod channel_modes;
 mod channels;
 mod commands;
 mod config;
@@ -118,6 +119,16 @@ pub struct Session {
     /// and channels we were kicked from.
     /// Joined again after a reconnect. Keyed by case-folded name.
     pub(crate) wanted_channels: BTreeMap<String, ChannelSpec>,
+    /// Channels (case-folded) whose 324/329 replies answer the MODE query
+    /// made on our JOIN (bridged: the service's), so they set the
+    /// channel's modes without a server-buffer row. See `channel_modes`.
+    #[serde(skip)]
+    pub(crate) modes_asked: std::collections::BTreeSet<String>,
+    /// Channels joined whose `MODE #channel` query is still to be sent
+    /// (case-folded key, name): one at a time, only while nothing else is
+    /// queued, so a person's lines never wait behind a join burst's queries.
+    #[serde(skip)]
+    pub(crate) modes_to_ask: VecDeque<(String, String)>,
     /// Outgoing lines, paced. Skipped in serialization and masked in
     /// `Debug`: lines may hold secrets.
     #[serde(skip)]
@@ -190,6 +201,8 @@ impl Session {
             preferred_nick: None,
             requested_nick: None,
             wanted_channels,
+            modes_asked: std::collections::BTreeSet::new(),
+            modes_to_ask: VecDeque::new(),
             outbox: FloodThrottle::new(config.flood),
             next_ticket: 0,
             events: VecDeque::new(),
@@ -343,6 +356,7 @@ impl Session {
             );
         }
         self.pump_who(now.mono);
+        self.pump_mode_queries();
         if let Some(token) = self.lag.poll_probe(now.mono) {
             self.send_urgent(OutLine::new("PING").param(&token));
         }
@@ -463,7 +477,13 @@ impl Session {
         } else {
             (None, None)
         };
-        [flood, who, lag].into_iter().flatten().min()
+        // A mode query waits for an empty outbox and a full bucket.
+        let modes = if self.connection.state == ConnState::Connected && !self.config.bridged {
+            self.mode_query_due(now)
+        } else {
+            None
+        };
+        [flood, who, lag, modes].into_iter().flatten().min()
     }
 
     /// An embedder's raw-out hook vetoed a line the engine produced.
@@ -503,6 +523,8 @@ impl Session {
         self.caps.reset();
         self.batches = Batches::default();
         self.who.clear();
+        self.modes_to_ask.clear();
+        self.modes_asked.clear();
         self.outbox.reset(now);
         self.attached_at = None;
         self.playback_at = None;

@@ -494,6 +494,8 @@ impl Session {
             "900" | "901" | "902" | "903" | "904" | "905" | "906" | "907" | "908" => {
                 self.sasl_numeric(cmd, line)
             }
+            "324" => self.on_channel_mode_is(cmd, line),
+            "329" => self.on_creation_time(cmd, line),
             "332" | "333" | "353" | "366" | "352" | "354" | "315" => {
                 self.on_channel_numeric(line, cmd)
             }

@@ -325,6 +325,86 @@ fn join_names_who_and_modes_track_members() {
 }
 
 #[test]
+fn the_channels_own_modes_come_from_324_and_mode_lines_without_a_row() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    t.feed(":rete!u@me JOIN #rete");
+    assert!(run_timers(&mut t).contains(&"MODE #rete".to_owned()));
+    // The answer to our own query: state, not a row (the key is a secret).
+    t.feed(":srv 324 rete #rete +ntkl hunter22 10");
+    t.feed(":srv 329 rete #rete 1790000000");
+    let modes = |t: &T| {
+        let v = t.s.view();
+        let id = v.find_buffer(BufferKind::Channel, "#rete").unwrap().clone();
+        let c = v.channel(&id).unwrap();
+        (c.modes.clone(), c.created_at)
+    };
+    let (m, created) = modes(&t);
+    assert_eq!(m.letters.keys().collect::<String>(), "klnt");
+    assert_eq!(m.key.as_ref().map(|k| k.expose()), Some("hunter22"));
+    assert_eq!(created, Some(1_790_000_000));
+    assert!(!t.server_texts().iter().any(|l| l.contains("hunter22")));
+    let v = t.s.view();
+    let id = v.find_buffer(BufferKind::Channel, "#rete").unwrap().clone();
+    assert!(!format!("{:?}", v.channel(&id)).contains("hunter22"));
+    // Later changes, a ban and a voice leave the channel's own modes right.
+    t.feed(":alice!a@ahost MODE #rete -k+ib hunter22 *!*@bad");
+    t.feed(":alice!a@ahost MODE #rete +v rete");
+    let (m, _) = modes(&t);
+    assert_eq!(m.letters.keys().collect::<String>(), "ilnt");
+    assert_eq!(m.letters.get(&'l'), Some(&Some("10".to_owned())));
+    assert!(m.key.is_none());
+    // A 324 someone asked for with /mode is shown, as any server reply.
+    t.feed(":srv 324 rete #rete +nt");
+    assert!(t.server_texts().iter().any(|l| l.contains("#rete +nt")));
+    assert_eq!(modes(&t).0.letters.keys().collect::<String>(), "nt");
+}
+
+/// Runs the session's timers until nothing is due within a minute; the lines sent.
+fn run_timers(t: &mut T) -> Vec<String> {
+    let mut out = t.sent();
+    let end = t.now.mono.plus_ms(60_000);
+    while let Some(due) = t.s.poll_timeout(t.now.mono).filter(|d| *d <= end) {
+        t.tick(due.ms_since(t.now.mono).max(1));
+        t.s.handle_timeout(t.now);
+        out.extend(t.sent());
+    }
+    out
+}
+
+#[test]
+fn mode_queries_use_only_spare_capacity_one_at_a_time() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    for c in ["#a", "#b", "#c"] {
+        t.feed(&format!(":rete!u@me JOIN {c}"));
+    }
+    // The joins' tokens are spent: no query yet, a person's line goes first.
+    assert_eq!(t.sent(), vec!["WHO #a %tcuhnfar,417"]);
+    t.s.commands().quote("PRIVMSG #a :hi").unwrap();
+    assert_eq!(t.sent(), vec!["PRIVMSG #a :hi"]);
+    // Each query waits for a full bucket, so a person always has the rest
+    // of the burst.
+    let burst = t.s.outbox.config().burst;
+    let mut asked = Vec::new();
+    while !t.s.modes_to_ask.is_empty() {
+        let due = t.s.poll_timeout(t.now.mono).unwrap();
+        t.tick(due.ms_since(t.now.mono).max(1));
+        assert_eq!(t.s.outbox.tokens_at(t.now.mono), burst);
+        t.s.handle_timeout(t.now);
+        asked.extend(t.sent());
+    }
+    assert_eq!(asked, vec!["MODE #a", "MODE #b", "MODE #c"]);
+    // Parted before its turn: never asked.
+    t.feed(":rete!u@me JOIN #d");
+    t.feed(":rete!u@me JOIN #e");
+    t.feed(":rete!u@me PART #e");
+    let rest = run_timers(&mut t);
+    assert!(rest.contains(&"MODE #d".to_owned()), "{rest:?}");
+    assert!(!rest.contains(&"MODE #e".to_owned()), "{rest:?}");
+}
+
+#[test]
 fn the_topic_keeps_its_setter_and_set_time() {
     let mut t = T::new(config());
     t.register(OFFER);
@@ -702,6 +782,7 @@ fn who_queue_sends_one_at_a_time() {
     t.register(OFFER);
     t.feed(":rete!u@me JOIN #a");
     t.feed(":rete!u@me JOIN #b");
+    // Only one WHO is in flight (mode queries wait for a full bucket).
     assert_eq!(t.sent(), vec!["WHO #a %tcuhnfar,417"]);
     t.feed(":srv 315 rete #a :End of /WHO list.");
     assert_eq!(t.sent(), vec!["WHO #b %tcuhnfar,417"]);

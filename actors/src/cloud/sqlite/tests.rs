@@ -133,3 +133,69 @@ fn a_chain_round_trips_by_hash() {
         .unwrap()
         .is_none());
 }
+
+#[test]
+fn a_removed_network_is_gone_and_its_name_starts_a_fresh_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.db");
+    let mut s = SqliteStore::open(&path).unwrap();
+    let user = s
+        .add_user("a", &TokenChain::new(&Token::from_random([3; 32]), 1), 1)
+        .unwrap();
+    let (net, other) = (NetworkId("n".into()), NetworkId("m".into()));
+    let old = s.add_network(user, &net, &settings()).unwrap();
+    s.add_network(user, &other, &settings()).unwrap();
+    for l in ["a", "b", "c"] {
+        s.append_row(user, &net, row(l), 10).unwrap();
+        s.append_row(user, &other, row(l), 10).unwrap();
+    }
+    // An unknown network: an error, and nothing changed.
+    let missing = NetworkId("x".into());
+    assert!(matches!(
+        s.remove_network(user, &missing),
+        Err(StoreError::Unknown(_))
+    ));
+    assert_eq!(s.networks(user).unwrap().len(), 2);
+
+    s.remove_network(user, &net).unwrap();
+    let names: Vec<_> = s
+        .networks(user)
+        .unwrap()
+        .into_iter()
+        .map(|n| n.network.0)
+        .collect();
+    assert_eq!(names, ["m"]);
+    assert!(matches!(s.extent(user, &net), Err(StoreError::Unknown(_))));
+    let left: i64 =
+        s.db.query_row(
+            "SELECT COUNT(*) FROM rows WHERE user_id = ?1 AND network = 'n'",
+            params![user.0],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(left, 0, "its rows are deleted");
+    // The other network keeps its rows and numbering.
+    assert_eq!(
+        s.extent(user, &other).unwrap(),
+        StoreExtent::new(1, 3).unwrap()
+    );
+    assert!(matches!(
+        s.remove_network(user, &net),
+        Err(StoreError::Unknown(_))
+    ));
+
+    // Added again under the same name: a new stream id, numbered from 1.
+    let again = s.add_network(user, &net, &settings()).unwrap();
+    assert_ne!(again.stream, old.stream);
+    assert_ne!(again.session, old.session);
+    assert_eq!(s.extent(user, &net).unwrap(), StoreExtent::EMPTY);
+    assert_eq!(s.append_row(user, &net, row("z"), 10).unwrap(), 1);
+    let retired: i64 =
+        s.db.query_row(
+            "SELECT COUNT(*) FROM retired_streams WHERE user_id = ?1 AND stream = ?2",
+            params![user.0, old.stream.0],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(retired, 1, "the old stream id is never drawn again");
+}
