@@ -11,7 +11,7 @@
 // Test and bench helpers fail loudly: an unwrap here is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use rete_actors::raw_tap::RawTap;
+use rete_actors::raw_tap::{RawTap, TapView};
 use rete_actors::{Direction, Rete, ReteOptions};
 use rete_engine::clock::{Mono, Now, UnixMillis};
 use rete_engine::ids::SessionId;
@@ -72,10 +72,17 @@ fn lines() -> Vec<String> {
 
 /// One round: every line through the tap and the engine, as the session actor does; the
 /// thread's CPU time it took.
-fn round(session: &mut Session, tap: &RawTap, id: &SessionId, now: Now, lines: &[String]) -> f64 {
+fn round(
+    session: &mut Session,
+    tap: &RawTap,
+    view: &mut TapView,
+    id: &SessionId,
+    now: Now,
+    lines: &[String],
+) -> f64 {
     let start = thread_cpu();
     for l in lines {
-        tap.see(id, Direction::In, now.wall, black_box(l));
+        tap.see(view, id, Direction::In, now.wall, black_box(l));
         session.handle_line(now, black_box(l));
     }
     while let Some(e) = session.poll_event() {
@@ -103,10 +110,12 @@ fn main() {
         (rete, taps)
     });
     let tap = RawTap::new();
+    // The session actor's copy of the tap's observers.
+    let mut view = TapView::default();
     // Steady state first: a full buffer (every line also evicts one) and a full tap.
     tap.set_debug(Some(taps.capture()));
     for _ in 0..5 {
-        round(&mut session, &tap, &id, now, &lines);
+        round(&mut session, &tap, &mut view, &id, now, &lines);
     }
     let mut ratios = Vec::with_capacity(rounds);
     let (mut off_total, mut on_total) = (0.0, 0.0);
@@ -114,7 +123,7 @@ fn main() {
         // Alternate which case runs first, so neither always follows the other.
         let mut timed = |capture: bool| {
             tap.set_debug(capture.then(|| taps.capture()));
-            round(&mut session, &tap, &id, now, &lines)
+            round(&mut session, &tap, &mut view, &id, now, &lines)
         };
         let (off, on) = match i % 2 {
             0 => {

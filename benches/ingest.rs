@@ -22,7 +22,7 @@ use criterion::measurement::{Measurement, ValueFormatter, WallTime};
 use criterion::{
     criterion_group, criterion_main, BatchSize, BenchmarkGroup, Criterion, Throughput,
 };
-use rete_actors::raw_tap::RawTap;
+use rete_actors::raw_tap::{RawTap, TapView};
 use rete_actors::{Direction, Rete, ReteOptions};
 use rete_engine::clock::{Mono, Now, UnixMillis};
 use rete_engine::ids::SessionId;
@@ -93,10 +93,12 @@ fn full_buffer_rows<M: Measurement>(
     });
     let id = SessionId::parse("6f0c3c2e-8d1a-4a51-9b7e-4d2f5a6b7c8d").expect("uuid");
     let tap = RawTap::new();
+    // The session actor's copy of the tap's observers.
+    let mut view = TapView::default();
     group.bench_function("privmsg_into_full_buffer_capture_off", |b| {
         b.iter(|| {
             for l in &lines {
-                tap.see(&id, Direction::In, now.wall, black_box(l));
+                tap.see(&mut view, &id, Direction::In, now.wall, black_box(l));
                 full.handle_line(now, black_box(l));
             }
             while let Some(e) = full.poll_event() {
@@ -114,7 +116,7 @@ fn full_buffer_rows<M: Measurement>(
     group.bench_function("privmsg_into_full_buffer_capture_on", |b| {
         b.iter(|| {
             for l in &lines {
-                tap.see(&id, Direction::In, now.wall, black_box(l));
+                tap.see(&mut view, &id, Direction::In, now.wall, black_box(l));
                 full.handle_line(now, black_box(l));
             }
             while let Some(e) = full.poll_event() {
@@ -139,10 +141,11 @@ fn ingest(c: &mut Criterion) {
     full_buffer_rows(&mut group, |group, tap, id, now| {
         // Where capture's cost goes: the tap alone (what the session's thread pays: a copy
         // onto its lane), and the masking the tap actor then does on its own thread.
+        let mut view = TapView::default();
         group.bench_function("tap_only_capture_on", |b| {
             b.iter(|| {
                 for l in &lines {
-                    tap.see(id, Direction::In, now.wall, black_box(l));
+                    tap.see(&mut view, id, Direction::In, now.wall, black_box(l));
                 }
             })
         });

@@ -236,6 +236,8 @@ pub struct SessionState {
     quitting: bool,
     /// The engine's progress as last logged; compared after every drain.
     progress: rete_engine::view::Progress,
+    /// This session's copy of the raw tap's observers.
+    tap_view: crate::raw_tap::TapView,
 }
 
 impl Actor for SessionActor {
@@ -258,6 +260,7 @@ impl Actor for SessionActor {
             timer_due: None,
             quitting: false,
             progress: Default::default(),
+            tap_view: Default::default(),
         };
         // A restarted actor finds the engine as the last one left it: the
         // old connection died with that actor, so say so, then reconnect.
@@ -385,9 +388,13 @@ impl SessionState {
                 let mut engine = shared.engine.lock();
                 // An echo of our /smsg is shown masked, as the engine stores it.
                 let shown = engine.raw_shown(&line);
-                shared
-                    .raw
-                    .see(&shared.id, crate::raw_tap::Direction::In, now.wall, &shown);
+                shared.raw.see(
+                    &mut state.tap_view,
+                    &shared.id,
+                    crate::raw_tap::Direction::In,
+                    now.wall,
+                    &shown,
+                );
                 drop(shown);
                 engine.handle_line(now, &line);
                 drop(engine);
@@ -650,9 +657,13 @@ impl SessionState {
                         // A /smsg is shown masked, as the engine stores it.
                         None => engine.raw_shown(&line),
                     };
-                    shared
-                        .raw
-                        .see(&shared.id, crate::raw_tap::Direction::Out, now.wall, &seen);
+                    shared.raw.see(
+                        &mut self.tap_view,
+                        &shared.id,
+                        crate::raw_tap::Direction::Out,
+                        now.wall,
+                        &seen,
+                    );
                     drop(seen);
                     if wire.send(Outgoing { line, ticket }).is_err() {
                         if let Some(t) = ticket {

@@ -215,9 +215,11 @@ impl SessionState {
         let now = self.shared.now();
         if self.shared.raw_frames_shown.load(Ordering::Relaxed) {
             let masked = rete_redact::mask_retecloud_frame(text);
-            self.shared
+            let shared = &self.shared;
+            let view = &mut self.tap_view;
+            shared
                 .raw
-                .see(&self.shared.id, Direction::In, now.wall, &masked);
+                .see(view, &shared.id, Direction::In, now.wall, &masked);
         }
         {
             let mut side = self.shared.cloud.lock();
@@ -411,9 +413,11 @@ impl SessionState {
                         continue;
                     };
                     let masked = rete_redact::mask_retecloud_frame(&text);
-                    self.shared
+                    let shared = &self.shared;
+                    let view = &mut self.tap_view;
+                    shared
                         .raw
-                        .see(&self.shared.id, Direction::Out, now.wall, &masked);
+                        .see(view, &shared.id, Direction::Out, now.wall, &masked);
                     if let Some(wire) = &self.wire {
                         let _ = wire.send(Outgoing {
                             line: text,

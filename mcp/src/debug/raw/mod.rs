@@ -66,6 +66,7 @@ impl RawTaps {
 
     /// Starts capturing: the sink goes into the engine's debug slot.
     pub(crate) fn attach(&self) {
+        self.sink.open();
         self.slot.set(Some(self.sink.clone()));
     }
 
@@ -275,6 +276,7 @@ mod tests {
         o.on_raw(&sid(), Direction::Out, "pending");
         taps.detach_and_clear();
         assert!(texts(&taps).await.is_empty());
+        taps.attach();
         o.on_raw(&sid(), Direction::Out, "after");
         let w = taps.read(&sid(), None, 10).await.unwrap();
         assert_eq!(w.lines.len(), 1);
@@ -282,6 +284,25 @@ mod tests {
         // place, and the sequence goes on rather than starting over.
         assert_eq!(w.lines[0].pos.seq, 2);
         assert_eq!(&*w.lines[0].text, "after");
+    }
+
+    /// A session may hand a line over through the observers it copied just
+    /// before capture went off: that line is not kept, and capture taking
+    /// lines again starts with the next one.
+    #[tokio::test]
+    async fn a_line_handed_over_after_capture_went_off_is_dropped() {
+        let (_rete, taps) = taps().await;
+        taps.attach();
+        let stale = taps.capture();
+        let t = rete_engine::clock::UnixMillis(42);
+        stale.on_line(&sid(), t, Direction::In, "while on");
+        taps.detach_and_clear();
+        stale.on_line(&sid(), t, Direction::In, "after off");
+        RawCapture::on_connecting(&*stale, &sid());
+        assert!(texts(&taps).await.is_empty());
+        taps.attach();
+        stale.on_line(&sid(), t, Direction::In, "on again");
+        assert_eq!(texts(&taps).await, ["on again"]);
     }
 
     #[tokio::test]

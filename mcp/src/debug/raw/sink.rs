@@ -191,6 +191,10 @@ impl Lane {
 pub(crate) struct Pending {
     pub(crate) sessions: Vec<SessionId>,
     pub(crate) lanes: Vec<Lane>,
+    /// Set when capture went off, until it is on again: a line a session
+    /// hands over after that, through the copy of the observers it read
+    /// just before (see `rete_actors::raw_tap::TapView`), is dropped.
+    closed: bool,
 }
 
 impl Pending {
@@ -232,10 +236,19 @@ impl Sink {
         }
     }
 
-    /// Drops everything pending (capture switched off).
+    /// Drops everything pending and refuses lines until [`Sink::open`]
+    /// (capture switched off).
     pub(crate) fn clear(&self) {
         let mut p = self.pending.lock();
-        *p = Pending::default();
+        *p = Pending {
+            closed: true,
+            ..Pending::default()
+        };
+    }
+
+    /// Takes lines again (capture switched on).
+    pub(crate) fn open(&self) {
+        self.pending.lock().closed = false;
     }
 }
 
@@ -258,6 +271,9 @@ impl Sink {
     ) {
         let copied = &line[..prefix_len(line, COPIED_MAX)];
         let mut p = self.pending.lock();
+        if p.closed {
+            return;
+        }
         let gen = p.lane(session).filling(copied.len());
         let start = gen.bytes.len();
         gen.bytes.push_str(copied);
@@ -279,7 +295,9 @@ impl RawCapture for Sink {
 
     fn on_connecting(&self, session: &SessionId) {
         let mut p = self.pending.lock();
-        p.lane(session).filling(0).events.push(Event::Connecting);
+        if !p.closed {
+            p.lane(session).filling(0).events.push(Event::Connecting);
+        }
     }
 }
 
