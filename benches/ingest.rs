@@ -18,52 +18,21 @@
 // Test and bench helpers fail loudly: an unwrap here is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "common/ingest.rs"]
+mod common;
+
+use common::{lines, registered_session, session_id, thread_cpu, LINES};
 use criterion::measurement::{Measurement, ValueFormatter, WallTime};
 use criterion::{
     criterion_group, criterion_main, BatchSize, BenchmarkGroup, Criterion, Throughput,
 };
 use rete_actors::raw_tap::{RawTap, TapView};
 use rete_actors::{Direction, Rete, ReteOptions};
-use rete_engine::clock::{Mono, Now, UnixMillis};
+use rete_engine::clock::Now;
 use rete_engine::ids::SessionId;
-use rete_engine::session::{Session, SessionConfig};
 use rete_mcp::debug::raw::RawTaps;
 use std::hint::black_box;
 use std::time::Duration;
-
-const LINES: usize = 10_000;
-
-fn registered_session() -> (Session, Now) {
-    let id = SessionId::parse("6f0c3c2e-8d1a-4a51-9b7e-4d2f5a6b7c8d").expect("uuid");
-    let mut s = Session::new(SessionConfig::new(id, "bench", "rete"));
-    let now = Now {
-        mono: Mono(0),
-        wall: UnixMillis(1_790_769_600_000),
-    };
-    s.handle_connected(now, "127.0.0.1:6667", None, [0; 18]);
-    s.handle_line(now, ":srv 001 rete :Welcome");
-    s.handle_line(
-        now,
-        ":srv 005 rete CHANTYPES=# PREFIX=(ov)@+ NETWORK=Bench :are supported",
-    );
-    s.handle_line(now, ":rete!u@h JOIN #bench");
-    while s.poll_transmit(now.mono).is_some() {}
-    while s.poll_event().is_some() {}
-    (s, now)
-}
-
-fn lines() -> Vec<String> {
-    (0..LINES)
-        .map(|i| {
-            format!(
-                ":nick{}!user{}@host{}.example.org PRIVMSG #bench :message number {i} with some ordinary chat text",
-                i % 50,
-                i % 50,
-                i % 7
-            )
-        })
-        .collect()
-}
 
 /// The engine's path and the session actor's (the tap sees the line, then the engine handles
 /// it) into a full buffer, with capture off and on; `extra` adds rows while capture is on.
@@ -91,7 +60,7 @@ fn full_buffer_rows<M: Measurement>(
             }
         })
     });
-    let id = SessionId::parse("6f0c3c2e-8d1a-4a51-9b7e-4d2f5a6b7c8d").expect("uuid");
+    let id = session_id();
     let tap = RawTap::new();
     // The session actor's copy of the tap's observers.
     let mut view = TapView::default();
@@ -179,17 +148,6 @@ fn ingest(c: &mut Criterion) {
 /// pays, whatever else the machine runs. Wall time on a shared machine also counts the time
 /// the thread waits for a core, which the tap actor's thread then competes for.
 struct ThreadCpu;
-
-fn thread_cpu() -> Duration {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `t` is a valid timespec to write into; the clock id is a constant Linux has.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
-    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
-    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
-}
 
 impl Measurement for ThreadCpu {
     type Intermediate = Duration;

@@ -16,7 +16,7 @@
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use rete_actors::cloud::hub::{Hub, HubOptions};
 use rete_actors::cloud::sqlite::SqliteStore;
-use rete_actors::cloud::store::{CloudStore, NetworkSettings, StoreError};
+use rete_actors::cloud::store::{CloudStore, NetworkSettings, StoreError, UserId};
 use rete_actors::cloud::tokens::{new_token, wall_ms};
 use rete_actors::cloud::ws::{tls_acceptor, Listener};
 use rete_transports::retecloud::frame::NetworkId;
@@ -160,6 +160,15 @@ fn arg<'a>(m: &'a ArgMatches, name: &str) -> Result<&'a String, String> {
         .ok_or_else(|| format!("{name} is required"))
 }
 
+/// The user the `user` argument names, or `no user NAME`.
+fn named_user(store: &SqliteStore, m: &ArgMatches) -> Result<UserId, String> {
+    let name = arg(m, "user")?;
+    store
+        .user_by_name(name)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("no user {name}"))
+}
+
 fn user_add(m: &ArgMatches) -> Result<(), String> {
     let mut store = open(m)?;
     let name = arg(m, "name")?;
@@ -175,11 +184,7 @@ fn user_add(m: &ArgMatches) -> Result<(), String> {
 
 fn network_add(m: &ArgMatches) -> Result<(), String> {
     let mut store = open(m)?;
-    let user_name = arg(m, "user")?;
-    let user = store
-        .user_by_name(user_name)
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| format!("no user {user_name}"))?;
+    let user = named_user(&store, m)?;
     let network = NetworkId(arg(m, "network")?.clone());
     let server = arg(m, "server")?;
     let (host, port) = server
@@ -213,11 +218,7 @@ fn network_add(m: &ArgMatches) -> Result<(), String> {
 
 fn network_remove(m: &ArgMatches) -> Result<(), String> {
     let mut store = open(m)?;
-    let user_name = arg(m, "user")?;
-    let user = store
-        .user_by_name(user_name)
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| format!("no user {user_name}"))?;
+    let user = named_user(&store, m)?;
     let network = NetworkId(arg(m, "network")?.clone());
     match store.remove_network(user, &network) {
         Ok(()) => {
@@ -225,7 +226,8 @@ fn network_remove(m: &ArgMatches) -> Result<(), String> {
             Ok(())
         }
         Err(StoreError::Unknown(_)) => Err(format!(
-            "user {user_name} has no network {}; nothing changed",
+            "user {} has no network {}; nothing changed",
+            arg(m, "user")?,
             network.0
         )),
         Err(e) => Err(e.to_string()),
@@ -234,11 +236,7 @@ fn network_remove(m: &ArgMatches) -> Result<(), String> {
 
 fn rows_prune(m: &ArgMatches) -> Result<(), String> {
     let mut store = open(m)?;
-    let user_name = arg(m, "user")?;
-    let user = store
-        .user_by_name(user_name)
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| format!("no user {user_name}"))?;
+    let user = named_user(&store, m)?;
     let network = NetworkId(arg(m, "network")?.clone());
     let before = *m.get_one::<u64>("before").ok_or("--before is required")?;
     store
