@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
-use support::cloud::{binary, cli, Service, WAIT};
+use support::cloud::{add_local_network, binary, cli, Service, WAIT};
 use support::{Bot, Inspircd, InspircdConfig, Ngircd, NgircdConfig, DEFAULT_TIMEOUT};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
@@ -153,22 +153,7 @@ async fn world_on(ircd: Box<dyn std::any::Any + Send>, port: u16, extra: &[&str]
         "one token printed"
     );
     let server = format!("127.0.0.1:{port}");
-    let added = cli(
-        &db,
-        &[
-            "network",
-            "add",
-            "alice",
-            "local",
-            "--server",
-            &server,
-            "--nick",
-            "alice",
-            "--channel",
-            "#rete",
-        ],
-    )?;
-    let stream = added.rsplit(' ').next().unwrap().to_owned();
+    let stream = add_local_network(&db, &server)?;
     let mut bob = Bot::connect(port, "bob").await?;
     bob.join("#rete").await?;
     let service = Service::start(&db, extra).await?;
@@ -1199,22 +1184,7 @@ async fn a_network_removed_while_running_quits_is_gone_and_starts_fresh_when_add
 
     // Added again under the same name: a fresh stream, numbered from 1, none
     // of the old rows; the old resume point still finds nothing.
-    let added = cli(
-        &w.db,
-        &[
-            "network",
-            "add",
-            "alice",
-            "local",
-            "--server",
-            &server,
-            "--nick",
-            "alice",
-            "--channel",
-            "#rete",
-        ],
-    )?;
-    let new_stream = added.rsplit(' ').next().unwrap().to_owned();
+    let new_stream = add_local_network(&w.db, &server)?;
     assert_ne!(new_stream, old_stream);
     w.bob
         .wait_for(|l| l.starts_with(":alice!") && l.contains("JOIN"), WAIT)

@@ -76,6 +76,27 @@ pub fn cli(db: &Path, args: &[&str]) -> Result<String> {
     cli_with(&binary(), db, args)
 }
 
+/// Adds alice's network `local` (nick alice, channel #rete) on the IRC
+/// server at `server` (HOST:PORT); returns the stream id `network add`
+/// printed.
+pub fn add_local_network(db: &Path, server: &str) -> Result<String> {
+    let args = [
+        "network",
+        "add",
+        "alice",
+        "local",
+        "--server",
+        server,
+        "--nick",
+        "alice",
+        "--channel",
+        "#rete",
+    ];
+    let added = cli(db, &args)?;
+    let stream = added.rsplit(' ').next().unwrap_or_default();
+    Ok(stream.to_owned())
+}
+
 /// [`cli`] with the binary at `bin`.
 pub fn cli_with(bin: &Path, db: &Path, args: &[&str]) -> Result<String> {
     let out = Command::new(bin).args(args).arg("--db").arg(db).output()?;
@@ -159,21 +180,7 @@ impl CloudWorld {
         let db = dir.path().join("cloud.db");
         let token = cli(&db, &["user", "add", "alice"])?;
         let server = format!("127.0.0.1:{}", ircd.port());
-        cli(
-            &db,
-            &[
-                "network",
-                "add",
-                "alice",
-                "local",
-                "--server",
-                &server,
-                "--nick",
-                "alice",
-                "--channel",
-                "#rete",
-            ],
-        )?;
+        add_local_network(&db, &server)?;
         let mut bob = Bot::connect(ircd.port(), "bob").await?;
         bob.join("#rete").await?;
         let service = Service::start(&db, extra).await?;
