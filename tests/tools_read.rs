@@ -1007,3 +1007,27 @@ async fn the_read_tools_are_listed() -> Result<()> {
     );
     Ok(())
 }
+
+/// list_sessions reads a row straight from a free engine; a session whose
+/// engine is busy when it looks (its actor in the middle of an input) is read
+/// in its actor instead, once the input is done: still listed, with the same
+/// row, never left out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_sessions_reads_a_busy_engine_in_its_actor() -> Result<()> {
+    let f = Fixture::start(session_config("busy"), 0).await?;
+    let free = f.ok("list_sessions", json!({})).await?;
+    assert_eq!(free["sessions"][0]["id"], json!(f.sid()), "{free}");
+    assert_eq!(free["sessions"][0]["nick"], json!("busy"), "{free}");
+
+    // Polled once while this thread holds the engine: the row cannot be
+    // read here (a blocking lock would hang this test), so it is queued in
+    // the actor, which waits for the engine too.
+    let held = f.session.hold_engine_for_test();
+    let mut call = std::pin::pin!(f.ok("list_sessions", json!({})));
+    let first = tokio::time::timeout(std::time::Duration::ZERO, &mut call).await;
+    assert!(first.is_err(), "answered with the engine held: {first:?}");
+    drop(held);
+    let busy = call.await?;
+    assert_eq!(busy, free);
+    Ok(())
+}

@@ -269,6 +269,15 @@ impl SessionHandle {
         }
     }
 
+    /// Holds the session's engine until the returned guard is dropped, as its
+    /// actor does in the middle of an input, so tests can show what a read
+    /// that finds the engine busy does.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn hold_engine_for_test(&self) -> impl Sized + '_ {
+        self.shared.engine.lock()
+    }
+
     /// Makes the session's actor panic (with the engine locked), to exercise supervision
     /// of a panic in tests.
     #[doc(hidden)]
@@ -378,6 +387,19 @@ impl SessionReader {
             .cast(SessionMsg::Read(Box::new(f)))
             .map_err(|_| Some(actor.get_id()))?;
         Ok(actor.get_id())
+    }
+
+    /// Runs `f` over the engine here, on the calling thread, when nothing
+    /// holds it at this moment; `None` when something does (its actor in the
+    /// middle of an input), with `f` not run. The actor holds the engine for
+    /// one whole input, so `f` sees the same kind of instant [`read`](Self::read)
+    /// gives, without a message to the actor and a wake-up on each side. It
+    /// never waits, so a worker thread is never held behind a long input; a
+    /// caller that must have the answer falls back to `read`. It also reads a
+    /// session whose actor is being restarted: the engine is the same one.
+    pub fn try_peek<R>(&self, f: impl FnOnce(SessionView<'_>) -> R) -> Option<R> {
+        let engine = self.shared.engine.try_lock()?;
+        Some(f(engine.view()))
     }
 
     /// Queues `f` to run inside the session actor, as [`read`](Self::read)

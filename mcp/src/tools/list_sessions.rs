@@ -1,11 +1,12 @@
 //! list_sessions: the running sessions, one row each, read through the
 //! read-only `SessionReader` only.
 //!
-//! Each row is encoded once, in its session's actor, straight into the form
-//! it is sent in (escaped for the answer's text item, [`Encoded`]), and the
-//! result is written around the rows ([`ToolOutcome::Encoded`]): the same
-//! bytes a `Value` result would be sent as, without a `Value` of a dozen
-//! allocations per row built, measured, encoded, dropped and escaped.
+//! Each row is read straight from its engine when nothing holds it at that
+//! moment (in its session's actor otherwise) and encoded once, straight into
+//! the form it is sent in (escaped for the answer's text item, [`Encoded`]);
+//! the result is written around the rows ([`ToolOutcome::Encoded`]): the
+//! same bytes a `Value` result would be sent as, without a `Value` of a
+//! dozen allocations per row built, measured, encoded, dropped and escaped.
 
 use crate::read::result::{encoded_len, Encoded, Filled, Offer, RowBudget, ToolOutcome};
 use crate::tools::context::ToolContext;
@@ -54,20 +55,27 @@ async fn run(ctx: &ToolContext) -> Result<Encoded, ToolOutcome> {
     // A row too large for any page has nowhere to be reported (this result
     // has no skipped), so it counts as cut off.
     let mut cut = false;
-    // Ask every session at once (each read is queued in its actor before
-    // the next is asked), then take the answers in listing order. No task
-    // per read: a queued read needs nothing polled to run, and a task each
-    // cost a spawn and a wake-up per session per request.
-    let reads: Vec<_> = sessions.iter().map(queue_row).collect();
+    // Each row is read on this thread when its engine is free at the moment
+    // (most requests: no message to any actor); the rest are queued in
+    // their actors all at once, before the first answer is awaited, and
+    // taken in listing order. No task per read: a queued read needs nothing
+    // polled to run, and a task each cost a spawn and a wake-up per session.
+    let reads: Vec<_> = sessions.iter().map(ask_row).collect();
     for (session, read) in sessions.iter().zip(reads) {
+        // Between sessions, as every tool checks: a row read here has no
+        // wait of its own to notice the cancel in.
+        if ctx.cancel.is_cancelled() {
+            return Err(ToolOutcome::Cancelled);
+        }
         let queued = match read {
-            Ok(answer) => tokio::select! {
+            Asked::Read(row) => Ok(row),
+            Asked::Queued(answer) => tokio::select! {
                 biased;
                 _ = ctx.cancel.cancelled() => return Err(ToolOutcome::Cancelled),
                 // A read dropped unrun: its actor stopped, as `read` says.
                 row = answer => row.map_err(|_| ReteError::Restarting),
             },
-            Err(e) => Err(e),
+            Asked::Refused(e) => Err(e),
         };
         // A session whose actor failed is being restarted with the same
         // engine: `read` waits for the new actor rather than leave it out.
@@ -123,15 +131,31 @@ fn result(filled: Filled<Encoded>, cut: bool) -> Encoded {
     text
 }
 
-/// Queues the read of one session's row in its actor; the row arrives on
-/// the returned channel, which closes unanswered if the actor stops first.
-fn queue_row(session: &SessionReader) -> Result<oneshot::Receiver<Encoded>, ReteError> {
-    let (tx, rx) = oneshot::channel();
+/// Where one session's row is, once asked for.
+enum Asked {
+    /// Read already, on this thread.
+    Read(Encoded),
+    /// Queued in its actor: the row arrives on this channel, which closes
+    /// unanswered if the actor stops first.
+    Queued(oneshot::Receiver<Encoded>),
+    /// Its actor refused the read (it is being restarted).
+    Refused(ReteError),
+}
+
+/// Reads one session's row here if its engine is free, or queues the read
+/// in its actor if the engine is in the middle of an input.
+fn ask_row(session: &SessionReader) -> Asked {
     let transport = session.transport().as_str();
-    session.read_detached(move |view| {
+    if let Some(row) = session.try_peek(|view| row_of(view, transport)) {
+        return Asked::Read(row);
+    }
+    let (tx, rx) = oneshot::channel();
+    match session.read_detached(move |view| {
         let _ = tx.send(row_of(view, transport));
-    })?;
-    Ok(rx)
+    }) {
+        Ok(()) => Asked::Queued(rx),
+        Err(e) => Asked::Refused(e),
+    }
 }
 
 /// One session's row.
