@@ -391,11 +391,12 @@ impl SessionReader {
 
     /// Runs `f` over the engine here, on the calling thread, when nothing
     /// holds it at this moment; `None` when something does (its actor in the
-    /// middle of an input), with `f` not run. The actor holds the engine for
-    /// one whole input, so `f` sees the same kind of instant [`read`](Self::read)
-    /// gives, without a message to the actor and a wake-up on each side. It
-    /// never waits, so a worker thread is never held behind a long input; a
-    /// caller that must have the answer falls back to `read`. It also reads a
+    /// middle of an input), with `f` not run. The engine is held only for
+    /// whole steps of its own (an input, or one line taken from its queue),
+    /// so `f` sees it between two steps, as [`read`](Self::read) does,
+    /// without a message to the actor and a wake-up on each side. It never
+    /// waits, so a worker thread is never held behind a long input; a caller
+    /// that must have the answer falls back to `read`. It also reads a
     /// session whose actor is being restarted: the engine is the same one.
     pub fn try_peek<R>(&self, f: impl FnOnce(SessionView<'_>) -> R) -> Option<R> {
         let engine = self.shared.engine.try_lock()?;
