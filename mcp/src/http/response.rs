@@ -1,8 +1,6 @@
 //! Response bytes: the server answers one request per connection, so every
 //! response says `Connection: close` and carries an exact `Content-Length`.
 
-use std::io::Write as _;
-
 /// The interim answer to `Expect: 100-continue`, sent only once the head has
 /// passed the gate, the route and the method check.
 pub const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
@@ -32,21 +30,28 @@ pub fn with_body(
 }
 
 fn build(status: u16, content_type: Option<&str>, body: &[u8], extra: &[(&str, &str)]) -> Vec<u8> {
-    // Written straight into the answer's one buffer: this runs for every
-    // request, and a `format!` string per line cost more than the rest.
-    // Writing to a Vec cannot fail.
+    // Written straight into the answer's one buffer, piece by piece: this
+    // runs for every request, where a `format!` string per line, and then
+    // `write!`'s formatter, cost more than the rest of the head.
+    let mut digits = itoa::Buffer::new();
     let mut out = Vec::with_capacity(160 + body.len());
-    let _ = write!(out, "HTTP/1.1 {status} {}\r\n", reason(status));
+    out.extend_from_slice(b"HTTP/1.1 ");
+    out.extend_from_slice(digits.format(status).as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(reason(status).as_bytes());
+    out.extend_from_slice(b"\r\n");
     let add = |out: &mut Vec<u8>, name: &str, value: &str| {
         if !has_line_break(name) && !has_line_break(value) {
-            let _ = write!(out, "{name}: {value}\r\n");
+            for piece in [name, ": ", value, "\r\n"] {
+                out.extend_from_slice(piece.as_bytes());
+            }
         }
     };
     if let Some(ct) = content_type {
         add(&mut out, "Content-Type", ct);
     }
     // Digits only: no line break to check for.
-    let _ = write!(out, "Content-Length: {}\r\n", body.len());
+    add(&mut out, "Content-Length", digits.format(body.len()));
     add(&mut out, "Connection", "close");
     for (name, value) in extra {
         add(&mut out, name, value);
