@@ -76,12 +76,15 @@ fn lookups(client: SocketAddr, server: SocketAddr) -> Vec<Lookup> {
 #[cfg(target_os = "linux")]
 mod netlink {
     use super::{Lookup, TcpRow};
-    use netlink_packet_core::{NetlinkHeader, NetlinkMessage, NetlinkPayload, NLM_F_REQUEST};
+    use netlink_packet_core::{
+        NetlinkBuffer, NetlinkHeader, NetlinkMessage, NetlinkPayload, Parseable, NLM_F_REQUEST,
+    };
     use netlink_packet_sock_diag::constants::{AF_INET, AF_INET6, IPPROTO_TCP};
     use netlink_packet_sock_diag::inet::{
         ExtensionFlags, InetRequest, InetResponseHeader, SocketId, StateFlags,
     };
     use netlink_packet_sock_diag::SockDiagMessage;
+    use netlink_packet_sock_diag::SOCK_DIAG_BY_FAMILY;
     use netlink_sys::{protocols::NETLINK_SOCK_DIAG, Socket, SocketAddr as NetlinkAddr};
     use std::cell::{Cell, RefCell};
     use std::io;
@@ -189,20 +192,34 @@ mod netlink {
     /// Reads the kernel's answer: exactly one message, ours, either the
     /// socket or ENOENT. Any other error the kernel reports, or anything
     /// else in the datagram, is an error.
+    ///
+    /// A socket's answer is read only as far as its fixed header, which
+    /// holds every field the check uses: the attributes after it (shutdown
+    /// state, cgroup, socket options, as the kernel chooses) are not parsed,
+    /// where the crate's full message parse spent more than the rest of the
+    /// check building them.
     fn parse_answer(datagram: &[u8], sequence: u32) -> io::Result<Option<TcpRow>> {
-        let message = NetlinkMessage::<SockDiagMessage>::deserialize(datagram)
-            .map_err(|err| malformed(&err.to_string()))?;
-        let length = message.header.length as usize;
+        let buffer =
+            NetlinkBuffer::new_checked(datagram).map_err(|err| malformed(&err.to_string()))?;
+        let length = buffer.length() as usize;
         if length.next_multiple_of(4) != datagram.len().next_multiple_of(4) {
             return Err(malformed("the answer is not exactly one message"));
         }
-        if message.header.sequence_number != sequence {
+        if buffer.sequence_number() != sequence {
             return Err(malformed("the answer is not to our request"));
         }
+        if buffer.message_type() == SOCK_DIAG_BY_FAMILY {
+            let payload = buffer.payload();
+            return match payload.first().copied() {
+                Some(AF_INET | AF_INET6) => InetResponseHeader::parse(payload)
+                    .map(|header| Some(row(&header)))
+                    .map_err(|err| malformed(&err.to_string())),
+                _ => Err(malformed("the answer is not an internet socket")),
+            };
+        }
+        let message = NetlinkMessage::<SockDiagMessage>::deserialize(datagram)
+            .map_err(|err| malformed(&err.to_string()))?;
         match message.payload {
-            NetlinkPayload::InnerMessage(SockDiagMessage::InetResponse(response)) => {
-                Ok(Some(row(&response.header)))
-            }
             NetlinkPayload::Error(error) if error.raw_code() == -libc::ENOENT => Ok(None),
             NetlinkPayload::Error(error) if error.code.is_some() => Err(error.to_io()),
             _ => Err(malformed("the answer is neither a socket nor an error")),
@@ -244,6 +261,65 @@ mod netlink {
             let mut bytes = vec![0; message.buffer_len()];
             message.serialize(&mut bytes);
             bytes
+        }
+
+        /// A datagram holding one socket's answer, with attributes after its
+        /// header as the kernel adds them.
+        fn socket_answer(sequence: u32, family: u8) -> Vec<u8> {
+            use netlink_packet_sock_diag::inet::{nlas::Nla, InetResponse};
+            let mut header = NetlinkHeader::default();
+            header.sequence_number = sequence;
+            let v4 = |a: [u8; 4]| std::net::IpAddr::from(a);
+            let response = InetResponse {
+                header: InetResponseHeader {
+                    family,
+                    state: 1,
+                    timer: None,
+                    socket_id: SocketId {
+                        source_port: 40_000,
+                        destination_port: 7422,
+                        source_address: v4([127, 0, 0, 1]),
+                        destination_address: v4([127, 0, 0, 1]),
+                        interface_id: 0,
+                        cookie: [1; 8],
+                    },
+                    recv_queue: 0,
+                    send_queue: 0,
+                    uid: 1000,
+                    inode: 4242,
+                },
+                nlas: [Nla::Shutdown(0), Nla::Congestion("cubic".to_owned())]
+                    .into_iter()
+                    .collect(),
+            };
+            let mut message = NetlinkMessage::new(
+                header,
+                SockDiagMessage::InetResponse(Box::new(response)).into(),
+            );
+            message.finalize();
+            let mut bytes = vec![0; message.buffer_len()];
+            message.serialize(&mut bytes);
+            bytes
+        }
+
+        #[test]
+        fn a_socket_is_read_from_its_header() {
+            let answer = socket_answer(SEQUENCE, AF_INET);
+            let row = parse_answer(&answer, SEQUENCE).unwrap().unwrap();
+            assert_eq!(row.local, "127.0.0.1:40000".parse().unwrap());
+            assert_eq!(row.remote, "127.0.0.1:7422".parse().unwrap());
+            assert_eq!((row.state, row.uid, row.inode), (1, 1000, 4242));
+            // Its header alone, the attributes cut off, is still not accepted
+            // as a whole message.
+            assert!(parse_answer(&answer[..answer.len() - 8], SEQUENCE).is_err());
+            assert!(parse_answer(&socket_answer(SEQUENCE + 1, AF_INET), SEQUENCE).is_err());
+        }
+
+        #[test]
+        fn a_socket_of_another_family_is_an_error() {
+            let mut answer = socket_answer(SEQUENCE, AF_INET);
+            answer[16] = libc::AF_UNIX as u8;
+            assert!(parse_answer(&answer, SEQUENCE).is_err());
         }
 
         #[test]
