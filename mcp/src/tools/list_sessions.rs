@@ -113,23 +113,36 @@ async fn run(ctx: &ToolContext) -> Result<Encoded, ToolOutcome> {
 /// The result around its rows, keys in sorted order: `sessions`,
 /// `truncated` when sessions were cut off, `untrusted`.
 fn result(filled: Filled<Encoded>, cut: bool) -> Encoded {
+    let [open, comma, close, truncated, untrusted] = &*FRAME_PIECES;
     let rows: usize = filled.rows.iter().map(|r| r.escaped().len() + 1).sum();
     // The frame's escaped text is a little longer than the frame.
     let mut text = Encoded::with_capacity(2 * *FRAME + rows);
-    text.push_json(r#"{"sessions":["#);
+    text.push(open);
     for (i, row) in filled.rows.iter().enumerate() {
         if i > 0 {
-            text.push_json(",");
+            text.push(comma);
         }
         text.push(row);
     }
-    text.push_json("]");
+    text.push(close);
     if filled.truncated || cut {
-        text.push_json(r#","truncated":true"#);
+        text.push(truncated);
     }
-    text.push_json(r#","untrusted":true}"#);
+    text.push(untrusted);
     text
 }
+
+/// The result's fixed pieces, escaped once: every request writes them.
+static FRAME_PIECES: LazyLock<[Encoded; 5]> = LazyLock::new(|| {
+    [
+        r#"{"sessions":["#,
+        ",",
+        "]",
+        r#","truncated":true"#,
+        r#","untrusted":true}"#,
+    ]
+    .map(Encoded::text)
+});
 
 /// Where one session's row is, once asked for.
 enum Asked {
@@ -184,23 +197,38 @@ struct Row<'a> {
 impl Row<'_> {
     /// The row encoded, keys in sorted order.
     fn encode(&self) -> Encoded {
+        let [id, name, network, nick, state, transport, end] = &*ROW_PIECES;
         let mut row = Encoded::with_capacity(256);
-        row.push_json(r#"{"id":"#);
+        row.push(id);
         row.push_string(self.id);
-        row.push_json(r#","name":"#);
+        row.push(name);
         row.push_string(self.name);
-        row.push_json(r#","network":"#);
+        row.push(network);
         row.push_string(self.network);
-        row.push_json(r#","nick":"#);
+        row.push(nick);
         row.push_string(self.nick);
-        row.push_json(r#","state":"#);
+        row.push(state);
         row.push_string(self.state);
-        row.push_json(r#","transport":"#);
+        row.push(transport);
         row.push_string(self.transport);
-        row.push_json("}");
+        row.push(end);
         row
     }
 }
+
+/// A row's fixed pieces (its keys), escaped once: every row writes them.
+static ROW_PIECES: LazyLock<[Encoded; 7]> = LazyLock::new(|| {
+    [
+        r#"{"id":"#,
+        r#","name":"#,
+        r#","network":"#,
+        r#","nick":"#,
+        r#","state":"#,
+        r#","transport":"#,
+        "}",
+    ]
+    .map(Encoded::text)
+});
 
 #[cfg(test)]
 mod tests {
