@@ -11,7 +11,7 @@
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use super::head::{HeadError, RequestHead};
+use super::head::{HeadError, Header, RequestHead};
 
 /// Every reason a connection is refused, one per log class of the contract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -146,8 +146,8 @@ impl Gate {
 
     /// [`judge`], against this gate's token and port.
     pub fn judge(&self, head: &RequestHead) -> Result<(), Refusal> {
-        match head.header_values("authorization").as_slice() {
-            [offered] if self.bearer_matches(offered) => {}
+        match head.header("authorization") {
+            Header::One(offered) if self.bearer_matches(offered) => {}
             _ => return Err(Refusal::Token),
         }
         // Compared without building the two names per request.
@@ -156,16 +156,16 @@ impl Gate {
                 .or_else(|| v.strip_prefix("localhost:"))
                 .is_some_and(|p| is_port(p, self.port))
         };
-        match head.header_values("host").as_slice() {
-            [host] if host_ok(host) => {}
+        match head.header("host") {
+            Header::One(host) if host_ok(host) => {}
             _ => return Err(Refusal::Host),
         }
-        match head.header_values("origin").as_slice() {
-            [] => {}
-            [origin] if origin.strip_prefix("http://").is_some_and(host_ok) => {}
+        match head.header("origin") {
+            Header::Absent => {}
+            Header::One(origin) if origin.strip_prefix("http://").is_some_and(host_ok) => {}
             _ => return Err(Refusal::Origin),
         }
-        if head.method == "OPTIONS" {
+        if head.method() == "OPTIONS" {
             return Err(Refusal::Options);
         }
         Ok(())
@@ -199,10 +199,10 @@ fn is_port(text: &str, port: u16) -> bool {
 /// After the gate: path exactly "/mcp" (query ignored) else UnknownPath
 /// (404); method POST else Method (405 with Allow: POST).
 pub fn route(head: &RequestHead) -> Result<(), Refusal> {
-    if head.path != "/mcp" {
+    if head.path() != "/mcp" {
         return Err(Refusal::UnknownPath);
     }
-    if head.method != "POST" {
+    if head.method() != "POST" {
         return Err(Refusal::Method);
     }
     Ok(())

@@ -37,36 +37,147 @@ pub const MAX_BODY: u64 = 65_536;
 
 /// A request head that passed every head rule.
 ///
+/// The head's text is kept whole, as it arrived, with the places of its
+/// parts in it: one allocation for what was a string per method, target,
+/// path and header name and value (every request reads one head).
+///
 /// `Debug` shows only the method, the path and the header names, because
 /// the Authorization value is the access token and must never reach a log.
 #[derive(Clone, PartialEq, Eq)]
 pub struct RequestHead {
-    /// The method, case as sent (methods are case-sensitive).
-    pub method: String,
-    /// The request target exactly as sent, query included.
-    pub target: String,
-    /// The target without its `?query`, which routing ignores.
-    pub path: String,
-    /// Headers in order: name as sent, value trimmed of spaces and tabs.
-    pub headers: Vec<(String, String)>,
+    /// The head as it arrived, its final CRLFCRLF included: UTF-8 (checked
+    /// whole, which covers every rule the head's values have to meet).
+    text: String,
+    method: Span,
+    /// The request target up to its `?query`, which routing ignores (the
+    /// query is in the text; nothing reads it).
+    path: Span,
+    /// Headers in order: the name as sent, the value trimmed of spaces and
+    /// tabs.
+    headers: Vec<(Span, Span)>,
+}
+
+/// Where a part of the head lies in its text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Span {
+    start: usize,
+    end: usize,
+}
+
+impl Span {
+    /// The place of `part`, which is a slice of `text`. Every part starts
+    /// and ends beside an ASCII byte (a space, a colon, a CR or a blank), so
+    /// its ends are character boundaries of the text.
+    fn of(text: &[u8], part: &[u8]) -> Span {
+        let start = part.as_ptr() as usize - text.as_ptr() as usize;
+        Span {
+            start,
+            end: start + part.len(),
+        }
+    }
+}
+
+/// How many times a header appears, and its value when once: what the gate
+/// and the framing rules ask of a header, without collecting its values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Header<'a> {
+    /// Not sent.
+    Absent,
+    /// Sent once, with this value.
+    One(&'a str),
+    /// Sent more than once.
+    Repeated,
 }
 
 impl RequestHead {
-    /// All values of a header, in order; names match ignoring ASCII case, as
-    /// HTTP requires and the gate's "exactly one" rules need.
-    pub fn header_values(&self, name: &str) -> Vec<&str> {
+    /// A head made of these parts, as the reader would keep it, with none
+    /// of the head rules applied: for tests of what judges a head.
+    #[cfg(test)]
+    pub fn from_parts(method: &str, target: &str, headers: &[(&str, &str)]) -> RequestHead {
+        let mut text = format!("{method} {target} HTTP/1.1\r\n");
+        for (name, value) in headers {
+            text.push_str(&format!("{name}:{value}\r\n"));
+        }
+        text.push_str("\r\n");
+        let mut at = 0;
+        let mut span = |len: usize, gap: usize| {
+            let span = Span {
+                start: at,
+                end: at + len,
+            };
+            at += len + gap;
+            span
+        };
+        let method = span(method.len(), 1);
+        let target_span = span(target.len(), "HTTP/1.1\r\n".len() + 1);
+        let path = Span {
+            start: target_span.start,
+            end: target_span.start + target.split('?').next().unwrap_or_default().len(),
+        };
+        let headers = headers
+            .iter()
+            .map(|(name, value)| (span(name.len(), 1), span(value.len(), 2)))
+            .collect();
+        RequestHead {
+            text,
+            method,
+            path,
+            headers,
+        }
+    }
+
+    fn part(&self, span: Span) -> &str {
+        // Always there, on character boundaries (see `Span::of`).
+        self.text.get(span.start..span.end).unwrap_or_default()
+    }
+
+    /// The method, case as sent (methods are case-sensitive).
+    pub fn method(&self) -> &str {
+        self.part(self.method)
+    }
+
+    /// The target without its `?query`, which routing ignores.
+    pub fn path(&self) -> &str {
+        self.part(self.path)
+    }
+
+    /// The headers in order: name as sent, value trimmed of spaces and tabs.
+    pub fn headers(&self) -> impl ExactSizeIterator<Item = (&str, &str)> + '_ {
         self.headers
             .iter()
-            .filter(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-            .collect()
+            .map(|&(name, value)| (self.part(name), self.part(value)))
+    }
+
+    /// All values of a header, in order; names match ignoring ASCII case, as
+    /// HTTP requires.
+    #[cfg(test)]
+    pub fn header_values(&self, name: &str) -> Vec<&str> {
+        self.values(name).collect()
+    }
+
+    /// Whether a header was sent once (and its value), not at all, or more
+    /// than once: the gate's "exactly one" rules, names matched ignoring
+    /// ASCII case.
+    pub fn header(&self, name: &str) -> Header<'_> {
+        let mut values = self.values(name);
+        match (values.next(), values.next()) {
+            (None, _) => Header::Absent,
+            (Some(one), None) => Header::One(one),
+            (Some(_), Some(_)) => Header::Repeated,
+        }
+    }
+
+    fn values<'s, 'n>(&'s self, name: &'n str) -> impl Iterator<Item = &'s str> + use<'s, 'n> {
+        self.headers()
+            .filter(move |(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v)
     }
 
     /// The announced body length; `None` when absent (or, on a head not made
     /// by [`HeadReader`], when not exactly one valid value).
     pub fn content_length(&self) -> Option<u64> {
-        match self.header_values("content-length").as_slice() {
-            [one] if is_all_digits(one) => one.parse().ok(),
+        match self.header("content-length") {
+            Header::One(one) if is_all_digits(one) => one.parse().ok(),
             _ => None,
         }
     }
@@ -74,18 +185,17 @@ impl RequestHead {
     /// Whether the client waits for `100 Continue` before sending its body,
     /// which the listener sends only once gate, route and method passed.
     pub fn expects_continue(&self) -> bool {
-        self.header_values("expect")
-            .iter()
+        self.values("expect")
             .any(|v| v.eq_ignore_ascii_case("100-continue"))
     }
 }
 
 impl fmt::Debug for RequestHead {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let names: Vec<&str> = self.headers.iter().map(|(n, _)| n.as_str()).collect();
+        let names: Vec<&str> = self.headers().map(|(n, _)| n).collect();
         f.debug_struct("RequestHead")
-            .field("method", &self.method)
-            .field("path", &self.path)
+            .field("method", &self.method())
+            .field("path", &self.path())
             .field("header_names", &names)
             .finish_non_exhaustive()
     }
@@ -159,7 +269,7 @@ impl HeadReader {
                 let leftover = self.buf.split_off(end);
                 let head = std::mem::take(&mut self.buf);
                 self.scanned = 0;
-                Ok(Some((parse_complete(&head)?, leftover)))
+                Ok(Some((parse_complete(head)?, leftover)))
             }
             None if self.buf.len() > MAX_HEAD => Err(HeadError::HeaderTooLarge),
             None => Ok(None),
@@ -209,17 +319,29 @@ impl fmt::Debug for HeadReader {
 
 /// Parses a complete head (ending in CRLFCRLF, no bare CR/LF) and applies the
 /// framing rules in 400, 411, 413 order.
-fn parse_complete(head: &[u8]) -> Result<RequestHead, HeadError> {
+fn parse_complete(head: Vec<u8>) -> Result<RequestHead, HeadError> {
     // httparse skips empty lines before the request line; the contract does not.
     if head.starts_with(b"\r\n") {
         return Err(HeadError::BadRequest);
     }
-    // Every LF was checked to follow a CR, so LFs count the lines.
-    let line_count = memchr::memchr_iter(b'\n', head).count();
-    let mut slots = vec![httparse::EMPTY_HEADER; line_count];
-    let mut req = httparse::Request::new(&mut slots);
-    match req.parse(head) {
-        Ok(httparse::Status::Complete(n)) if n == head.len() => {}
+    // The names and the method are tokens and httparse checks the target is
+    // UTF-8, so the whole head is UTF-8 exactly when every value is.
+    let text = String::from_utf8(head).map_err(|_| HeadError::BadRequest)?;
+    // Every LF was checked to follow a CR, so LFs count the lines; the
+    // header slots are on the stack unless there are more than a request
+    // usually has.
+    let line_count = memchr::memchr_iter(b'\n', text.as_bytes()).count();
+    let mut on_stack = [httparse::EMPTY_HEADER; STACK_SLOTS];
+    let mut on_heap = Vec::new();
+    let slots = if line_count <= STACK_SLOTS {
+        &mut on_stack[..line_count]
+    } else {
+        on_heap.resize(line_count, httparse::EMPTY_HEADER);
+        &mut on_heap[..]
+    };
+    let mut req = httparse::Request::new(slots);
+    match req.parse(text.as_bytes()) {
+        Ok(httparse::Status::Complete(n)) if n == text.len() => {}
         _ => return Err(HeadError::BadRequest),
     }
     let (Some(method), Some(target)) = (req.method, req.path) else {
@@ -227,34 +349,42 @@ fn parse_complete(head: &[u8]) -> Result<RequestHead, HeadError> {
     };
     let mut headers = Vec::with_capacity(req.headers.len());
     for h in req.headers.iter() {
-        let value = std::str::from_utf8(h.value).map_err(|_| HeadError::BadRequest)?;
         headers.push((
-            h.name.to_owned(),
-            value.trim_matches([' ', '\t']).to_owned(),
+            Span::of(text.as_bytes(), h.name.as_bytes()),
+            Span::of(text.as_bytes(), trim_blanks(h.value)),
         ));
     }
     let path = target.split_once('?').map_or(target, |(p, _)| p);
+    let (method, path) = (
+        Span::of(text.as_bytes(), method.as_bytes()),
+        Span::of(text.as_bytes(), path.as_bytes()),
+    );
     let head = RequestHead {
-        method: method.to_owned(),
-        target: target.to_owned(),
-        path: path.to_owned(),
+        text,
+        method,
+        path,
         headers,
     };
     check_framing(&head)?;
     Ok(head)
 }
 
+/// Header slots kept on the stack while a head is parsed: more than the
+/// lines of any request Claude Code sends.
+const STACK_SLOTS: usize = 32;
+
 /// The body-framing rules: only a single decimal Content-Length is accepted.
 fn check_framing(head: &RequestHead) -> Result<(), HeadError> {
-    let lengths = head.header_values("content-length");
-    if lengths.len() > 1 || lengths.iter().any(|v| !is_all_digits(v)) {
-        return Err(HeadError::BadRequest);
-    }
-    if !head.header_values("transfer-encoding").is_empty() {
+    let announced = match head.header("content-length") {
+        Header::Absent => None,
+        Header::One(one) if is_all_digits(one) => Some(one),
+        Header::One(_) | Header::Repeated => return Err(HeadError::BadRequest),
+    };
+    if head.header("transfer-encoding") != Header::Absent {
         return Err(HeadError::LengthRequired);
     }
-    let Some(announced) = lengths.first() else {
-        return match head.method.as_str() {
+    let Some(announced) = announced else {
+        return match head.method() {
             "POST" => Err(HeadError::LengthRequired),
             _ => Ok(()),
         };
@@ -264,6 +394,17 @@ fn check_framing(head: &RequestHead) -> Result<(), HeadError> {
         Ok(n) if n <= MAX_BODY => Ok(()),
         _ => Err(HeadError::PayloadTooLarge),
     }
+}
+
+/// `value` without the spaces and tabs at its ends.
+fn trim_blanks(mut value: &[u8]) -> &[u8] {
+    while let [b' ' | b'\t', rest @ ..] = value {
+        value = rest;
+    }
+    while let [rest @ .., b' ' | b'\t'] = value {
+        value = rest;
+    }
+    value
 }
 
 fn is_all_digits(value: &str) -> bool {

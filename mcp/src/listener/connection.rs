@@ -130,9 +130,10 @@ async fn serve_request(
     let tool_ctx = ctx.tool_context(handler_cancel.clone());
     // Polled by this task itself, not spawned: one task per connection, and
     // the handler keeps being polled after a 504 until it has really stopped.
+    let headers: Vec<(&str, &str)> = head.headers().collect();
     let handler = rpc::handle(
         RpcRequest {
-            headers: &head.headers,
+            headers: &headers,
             body: &body,
         },
         &ctx.tools,

@@ -32,13 +32,13 @@ pub const LATEST_VERSION: &str = "2025-11-25";
 /// Checks every header rule of the handshake era; the refusal to send when
 /// one fails, carrying `id` (the request's, when the body is one).
 #[cfg(test)]
-pub fn check(headers: &[(String, String)], id: Option<&Value>) -> Result<(), RpcResponse> {
+pub fn check(headers: &[(&str, &str)], id: Option<&Value>) -> Result<(), RpcResponse> {
     check_media(headers, id)?;
     check_version(headers, id)
 }
 
 /// Accept (406) and Content-Type (415), the rules of both eras.
-pub fn check_media(headers: &[(String, String)], id: Option<&Value>) -> Result<(), RpcResponse> {
+pub fn check_media(headers: &[(&str, &str)], id: Option<&Value>) -> Result<(), RpcResponse> {
     if !accepts_json(headers) {
         return Err(error_response(
             406,
@@ -61,7 +61,7 @@ pub fn check_media(headers: &[(String, String)], id: Option<&Value>) -> Result<(
 }
 
 /// The handshake era's MCP-Protocol-Version rule (400).
-pub fn check_version(headers: &[(String, String)], id: Option<&Value>) -> Result<(), RpcResponse> {
+pub fn check_version(headers: &[(&str, &str)], id: Option<&Value>) -> Result<(), RpcResponse> {
     if !version_supported(headers) {
         return Err(error_response(
             400,
@@ -75,22 +75,22 @@ pub fn check_version(headers: &[(String, String)], id: Option<&Value>) -> Result
 }
 
 pub(crate) fn values<'a>(
-    headers: &'a [(String, String)],
+    headers: &'a [(&'a str, &'a str)],
     name: &'a str,
 ) -> impl Iterator<Item = &'a str> {
     headers
         .iter()
         .filter(move |(n, _)| n.eq_ignore_ascii_case(name))
-        .map(|(_, v)| v.as_str())
+        .map(|&(_, v)| v)
 }
 
-fn accepts_json(headers: &[(String, String)]) -> bool {
+fn accepts_json(headers: &[(&str, &str)]) -> bool {
     values(headers, "accept")
         .flat_map(|v| v.split(','))
         .any(|entry| starts_with_ignore_case(entry.trim(), "application/json"))
 }
 
-fn is_json_body(headers: &[(String, String)]) -> bool {
+fn is_json_body(headers: &[(&str, &str)]) -> bool {
     let mut all = values(headers, "content-type");
     match (all.next(), all.next()) {
         (Some(v), None) => {
@@ -101,7 +101,7 @@ fn is_json_body(headers: &[(String, String)]) -> bool {
     }
 }
 
-fn version_supported(headers: &[(String, String)]) -> bool {
+fn version_supported(headers: &[(&str, &str)]) -> bool {
     let mut all = values(headers, "mcp-protocol-version");
     match (all.next(), all.next()) {
         (None, _) => true,
@@ -118,11 +118,8 @@ fn starts_with_ignore_case(s: &str, prefix: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn h(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-        pairs
-            .iter()
-            .map(|(n, v)| (n.to_string(), v.to_string()))
-            .collect()
+    fn h<'a>(pairs: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+        pairs.to_vec()
     }
 
     fn status(pairs: &[(&str, &str)]) -> u16 {

@@ -34,7 +34,7 @@ use message::Message;
 pub struct RpcRequest<'a> {
     /// Header names as sent, values with surrounding spaces and tabs dropped.
     /// Names are matched ignoring ASCII case.
-    pub headers: &'a [(String, String)],
+    pub headers: &'a [(&'a str, &'a str)],
     /// The whole body.
     pub body: &'a [u8],
 }

@@ -68,7 +68,7 @@ const CACHE_SCOPE: &str = "private";
 /// Whether a request is in this era: its MCP-Protocol-Version header names
 /// one of [`MODERN_VERSIONS`], or its body's `params._meta` holds
 /// [`PROTOCOL_VERSION_KEY`]. A handshake-era client sends neither.
-pub fn is_modern(headers: &[(String, String)], body: Option<&Value>) -> bool {
+pub fn is_modern(headers: &[(&str, &str)], body: Option<&Value>) -> bool {
     values(headers, "mcp-protocol-version").any(|v| MODERN_VERSIONS.contains(&v))
         || body
             .and_then(|b| b.get("params"))
@@ -79,7 +79,7 @@ pub fn is_modern(headers: &[(String, String)], body: Option<&Value>) -> bool {
 
 /// Answers one request of this era whose Accept and Content-Type passed.
 pub async fn handle(
-    headers: &[(String, String)],
+    headers: &[(&str, &str)],
     value: Value,
     body: &[u8],
     tools: &ToolBox,
@@ -166,7 +166,7 @@ fn refusal(code: i64, message: &'static str) -> Refusal {
 
 /// Checks 2 to 4 of the module's list.
 fn check_envelope(
-    headers: &[(String, String)],
+    headers: &[(&str, &str)],
     method: &str,
     params: &Map<String, Value>,
 ) -> Result<(), Refusal> {
@@ -231,11 +231,8 @@ fn check_envelope(
 mod tests {
     use super::*;
 
-    fn h(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-        pairs
-            .iter()
-            .map(|(n, v)| (n.to_string(), v.to_string()))
-            .collect()
+    fn h<'a>(pairs: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+        pairs.to_vec()
     }
 
     fn params(name: Option<&str>) -> Map<String, Value> {
@@ -280,7 +277,7 @@ mod tests {
             check_envelope(&good, "tools/call", &params(Some("list_sessions"))),
             Ok(())
         );
-        let code = |headers: &[(String, String)], method: &str, name: Option<&str>| {
+        let code = |headers: &[(&str, &str)], method: &str, name: Option<&str>| {
             check_envelope(headers, method, &params(name))
                 .err()
                 .map(|r| r.code)
@@ -291,7 +288,7 @@ mod tests {
             Some(HEADER_MISMATCH)
         );
         let mut twice = good.clone();
-        twice.push(("mcp-name".into(), "list_sessions".into()));
+        twice.push(("mcp-name", "list_sessions"));
         assert_eq!(
             code(&twice, "tools/call", Some("list_sessions")),
             Some(HEADER_MISMATCH)

@@ -52,14 +52,11 @@ fn ctx(rete: Arc<Rete>, settings: Settings) -> ToolContext {
     }
 }
 
-fn headers() -> Vec<(String, String)> {
+fn headers() -> Vec<(&'static str, &'static str)> {
     vec![
-        (
-            "Accept".into(),
-            "application/json, text/event-stream".into(),
-        ),
-        ("Content-Type".into(), "application/json".into()),
-        ("MCP-Protocol-Version".into(), "2025-06-18".into()),
+        ("Accept", "application/json, text/event-stream"),
+        ("Content-Type", "application/json"),
+        ("MCP-Protocol-Version", "2025-06-18"),
     ]
 }
 
@@ -358,15 +355,15 @@ async fn arguments_that_are_not_an_object_are_a_json_rpc_error() {
 async fn transport_refusals() {
     let c = ctx(rete(vec![]).await, OFF);
     let body = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
-    let with = |name: &str, value: &str| {
+    let with = |name: &'static str, value: &'static str| {
         let mut h = headers();
         h.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
         if !value.is_empty() {
-            h.push((name.to_owned(), value.to_owned()));
+            h.push((name, value));
         }
         h
     };
-    let go = |h: Vec<(String, String)>, body: &'static [u8]| {
+    let go = |h: Vec<(&'static str, &'static str)>, body: &'static [u8]| {
         let c = c.clone();
         async move { handle(RpcRequest { headers: &h, body }, &ToolBox::new(), &c).await }
     };

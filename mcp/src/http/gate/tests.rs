@@ -5,15 +5,7 @@ const PORT: u16 = 7422;
 
 /// A head built directly, as the head reader would give it.
 fn head(method: &str, target: &str, headers: &[(&str, &str)]) -> RequestHead {
-    RequestHead {
-        method: method.to_owned(),
-        target: target.to_owned(),
-        path: target.split('?').next().unwrap_or_default().to_owned(),
-        headers: headers
-            .iter()
-            .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
-            .collect(),
-    }
+    RequestHead::from_parts(method, target, headers)
 }
 
 fn bearer() -> String {
@@ -193,24 +185,31 @@ fn origin_rules() {
 
 #[test]
 fn options_is_refused_at_the_gate() {
-    let mut h = with(&[]);
-    h.method = "OPTIONS".to_owned();
+    let auth = bearer();
+    let passing = [("Authorization", auth.as_str()), ("Host", "127.0.0.1:7422")];
+    let h = head("OPTIONS", "/mcp", &passing);
     assert_eq!(judge(&h, TOKEN, PORT), Err(Refusal::Options));
-    h.method = "options".to_owned();
+    let h = head("options", "/mcp", &passing);
     assert_eq!(judge(&h, TOKEN, PORT), Ok(()));
     assert_eq!(route(&h), Err(Refusal::Method));
 }
 
 #[test]
 fn gate_order_is_token_host_origin_options() {
-    let mut h = head("OPTIONS", "/x", &[("Host", "bad"), ("Origin", "bad")]);
-    assert_eq!(judge(&h, TOKEN, PORT), Err(Refusal::Token));
     let good = bearer();
-    h.headers.push(("Authorization".to_owned(), good));
+    let auth = ("Authorization", good.as_str());
+    let h = head("OPTIONS", "/x", &[("Host", "bad"), ("Origin", "bad")]);
+    assert_eq!(judge(&h, TOKEN, PORT), Err(Refusal::Token));
+    let h = head("OPTIONS", "/x", &[("Host", "bad"), ("Origin", "bad"), auth]);
     assert_eq!(judge(&h, TOKEN, PORT), Err(Refusal::Host));
-    h.headers[0].1 = "localhost:7422".to_owned();
+    let h = head(
+        "OPTIONS",
+        "/x",
+        &[("Host", "localhost:7422"), ("Origin", "bad"), auth],
+    );
     assert_eq!(judge(&h, TOKEN, PORT), Err(Refusal::Origin));
-    h.headers[1].1 = "http://localhost:7422".to_owned();
+    let origin = ("Origin", "http://localhost:7422");
+    let h = head("OPTIONS", "/x", &[("Host", "localhost:7422"), origin, auth]);
     assert_eq!(judge(&h, TOKEN, PORT), Err(Refusal::Options));
 }
 
