@@ -55,7 +55,10 @@ pub struct HubOptions {
     pub keep_rows: u64,
     /// Grace period of a replaced token.
     pub grace_ms: u64,
-    /// A connection whose current token is older than this gets a new one.
+    /// A connection whose current token is older than this gets a new one:
+    /// at authentication, and while it stays attached (timed from the last
+    /// acknowledged rotation, at least `ATTACHED_ROTATE_FLOOR_MS` apart, so
+    /// 0 means "at every attach, and once a second while attached").
     pub rotate_after_ms: u64,
     /// Heartbeat interval announced in `hello`.
     pub heartbeat_ms: u64,
