@@ -172,6 +172,22 @@ async fn world_on(ircd: Box<dyn std::any::Any + Send>, port: u16, extra: &[&str]
     })
 }
 
+/// Kills the service (its IRC connection drops: bob sees `nick` quit) and
+/// starts it again on the same database, waiting until `nick` has joined
+/// #rete again. The new service listens on a new port (`w.service.addr`).
+async fn restart(w: &mut World, nick: &str) -> Result<()> {
+    let prefix = format!(":{nick}!");
+    w.service.child.kill();
+    w.bob
+        .wait_for(|l| l.contains("QUIT") && l.starts_with(&prefix), WAIT)
+        .await?;
+    w.service = Service::start(&w.db, &[]).await?;
+    w.bob
+        .wait_for(|l| l.contains("JOIN") && l.starts_with(&prefix), WAIT)
+        .await?;
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn attach_detach_reattach_two_clients_restart_and_bad_input() -> Result<()> {
     let mut w = world(&[]).await?;
@@ -387,14 +403,7 @@ async fn attach_detach_reattach_two_clients_restart_and_bad_input() -> Result<()
         c.until(|f| f["type"] == "pong").await?;
         hello["networks"][0]["latest"].as_u64().unwrap()
     };
-    w.service.child.kill();
-    w.bob
-        .wait_for(|l| l.contains("QUIT") && l.starts_with(":alice_!"), WAIT)
-        .await?;
-    w.service = Service::start(&w.db, &[]).await?;
-    w.bob
-        .wait_for(|l| l.contains("JOIN") && l.starts_with(":alice_!"), WAIT)
-        .await?;
+    restart(&mut w, "alice_").await?;
     w.bob.privmsg("#rete", "after restart").await?;
     let addr = w.service.addr.clone();
     let (mut c, hello, replay) =
@@ -496,6 +505,50 @@ async fn attach_detach_reattach_two_clients_restart_and_bad_input() -> Result<()
         (Some("binary_message"), 1008)
     );
     w.bob.quit().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_send_acknowledged_before_a_restart_is_a_duplicate_after_it() -> Result<()> {
+    let mut w = world(&[]).await?;
+    let send =
+        json!({"type":"send","id":"r-1","network":"local","line":"PRIVMSG #rete :only once"});
+    let once = |l: &str| l.ends_with("PRIVMSG #rete :only once");
+    let (mut a, _, _) = Client::attach(&w.service.addr, &w.token, json!([])).await?;
+    a.send(send.clone()).await?;
+    let ack = a.until(|f| f["type"] == "send_ack").await?.pop().unwrap();
+    assert_eq!(ack["id"], "r-1");
+    assert!(ack.get("duplicate").is_none(), "{ack}");
+    w.bob.wait_for(once, WAIT).await?;
+    drop(a);
+
+    // A client that never saw that ack resends it to the restarted service.
+    restart(&mut w, "alice").await?;
+    let (mut b, _, _) = Client::attach(&w.service.addr, &w.token, json!([])).await?;
+    b.send(send).await?;
+    let ack = b.until(|f| f["type"] == "send_ack").await?.pop().unwrap();
+    assert_eq!(
+        (ack["id"].as_str(), ack["duplicate"].as_bool()),
+        (Some("r-1"), Some(true)),
+        "{ack}"
+    );
+
+    // A line sent after it reaches IRC: had the resend gone out, it would
+    // have reached bob first.
+    b.send(json!({"type":"send","id":"r-2","network":"local","line":"PRIVMSG #rete :after the resend"}))
+        .await?;
+    let ack = b.until(|f| f["type"] == "send_ack").await?.pop().unwrap();
+    assert!(ack.get("duplicate").is_none(), "{ack}");
+    w.bob
+        .wait_for(|l| l.ends_with("PRIVMSG #rete :after the resend"), WAIT)
+        .await?;
+    let seen = w.bob.lines().iter().filter(|l| once(l.as_str())).count();
+    assert_eq!(
+        seen,
+        1,
+        "IRC saw the line {seen} times: {:?}",
+        w.bob.lines()
+    );
     Ok(())
 }
 

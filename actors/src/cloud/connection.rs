@@ -713,21 +713,22 @@ impl Conn {
                 "send: this account has no such network".into(),
             );
         };
-        if self
-            .hub
-            .sent_ids(chain, |ids| ids.was_sent(wall_ms(), &s.id))
-        {
-            return self.send(ServerFrame::SendAck(SendAck {
-                id: s.id,
-                duplicate: true,
-            }));
+        match self.hub.was_sent(chain, &s.id) {
+            Ok(true) => {
+                return self.send(ServerFrame::SendAck(SendAck {
+                    id: s.id,
+                    duplicate: true,
+                }))
+            }
+            Ok(false) => {}
+            // Not knowing whether it went out, send nothing.
+            Err(e) => return self.send(ServerFrame::Error(internal(&e))),
         }
         let line = s.line.as_str().to_owned();
         // Queued in the engine's outbox: its flood throttler paces it.
         match session.sender().command(move |c| c.quote(&line)).await {
             Ok(()) => {
-                self.hub
-                    .sent_ids(chain, |ids| ids.record(wall_ms(), s.id.clone()));
+                self.hub.record_sent(chain, &s.id);
                 self.send(ServerFrame::SendAck(SendAck {
                     id: s.id,
                     duplicate: false,
