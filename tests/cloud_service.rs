@@ -172,6 +172,22 @@ async fn world_on(ircd: Box<dyn std::any::Any + Send>, port: u16, extra: &[&str]
     })
 }
 
+/// Kills the service (its IRC connection drops: bob sees `nick` quit) and
+/// starts it again on the same database, waiting until `nick` has joined
+/// #rete again. The new service listens on a new port (`w.service.addr`).
+async fn restart(w: &mut World, nick: &str) -> Result<()> {
+    let prefix = format!(":{nick}!");
+    w.service.child.kill();
+    w.bob
+        .wait_for(|l| l.contains("QUIT") && l.starts_with(&prefix), WAIT)
+        .await?;
+    w.service = Service::start(&w.db, &[]).await?;
+    w.bob
+        .wait_for(|l| l.contains("JOIN") && l.starts_with(&prefix), WAIT)
+        .await?;
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn attach_detach_reattach_two_clients_restart_and_bad_input() -> Result<()> {
     let mut w = world(&[]).await?;
@@ -387,14 +403,7 @@ async fn attach_detach_reattach_two_clients_restart_and_bad_input() -> Result<()
         c.until(|f| f["type"] == "pong").await?;
         hello["networks"][0]["latest"].as_u64().unwrap()
     };
-    w.service.child.kill();
-    w.bob
-        .wait_for(|l| l.contains("QUIT") && l.starts_with(":alice_!"), WAIT)
-        .await?;
-    w.service = Service::start(&w.db, &[]).await?;
-    w.bob
-        .wait_for(|l| l.contains("JOIN") && l.starts_with(":alice_!"), WAIT)
-        .await?;
+    restart(&mut w, "alice_").await?;
     w.bob.privmsg("#rete", "after restart").await?;
     let addr = w.service.addr.clone();
     let (mut c, hello, replay) =
@@ -500,6 +509,50 @@ async fn attach_detach_reattach_two_clients_restart_and_bad_input() -> Result<()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_send_acknowledged_before_a_restart_is_a_duplicate_after_it() -> Result<()> {
+    let mut w = world(&[]).await?;
+    let send =
+        json!({"type":"send","id":"r-1","network":"local","line":"PRIVMSG #rete :only once"});
+    let once = |l: &str| l.ends_with("PRIVMSG #rete :only once");
+    let (mut a, _, _) = Client::attach(&w.service.addr, &w.token, json!([])).await?;
+    a.send(send.clone()).await?;
+    let ack = a.until(|f| f["type"] == "send_ack").await?.pop().unwrap();
+    assert_eq!(ack["id"], "r-1");
+    assert!(ack.get("duplicate").is_none(), "{ack}");
+    w.bob.wait_for(once, WAIT).await?;
+    drop(a);
+
+    // A client that never saw that ack resends it to the restarted service.
+    restart(&mut w, "alice").await?;
+    let (mut b, _, _) = Client::attach(&w.service.addr, &w.token, json!([])).await?;
+    b.send(send).await?;
+    let ack = b.until(|f| f["type"] == "send_ack").await?.pop().unwrap();
+    assert_eq!(
+        (ack["id"].as_str(), ack["duplicate"].as_bool()),
+        (Some("r-1"), Some(true)),
+        "{ack}"
+    );
+
+    // A line sent after it reaches IRC: had the resend gone out, it would
+    // have reached bob first.
+    b.send(json!({"type":"send","id":"r-2","network":"local","line":"PRIVMSG #rete :after the resend"}))
+        .await?;
+    let ack = b.until(|f| f["type"] == "send_ack").await?.pop().unwrap();
+    assert!(ack.get("duplicate").is_none(), "{ack}");
+    w.bob
+        .wait_for(|l| l.ends_with("PRIVMSG #rete :after the resend"), WAIT)
+        .await?;
+    let seen = w.bob.lines().iter().filter(|l| once(l.as_str())).count();
+    assert_eq!(
+        seen,
+        1,
+        "IRC saw the line {seen} times: {:?}",
+        w.bob.lines()
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn token_rotation_grace_and_reuse() -> Result<()> {
     let w = world(&["--rotate-after-ms", "0", "--grace-ms", "1500"]).await?;
     let addr = w.service.addr.clone();
@@ -561,6 +614,103 @@ async fn token_rotation_grace_and_reuse() -> Result<()> {
         "every token of the chain is revoked"
     );
     let _ = DEFAULT_TIMEOUT;
+    Ok(())
+}
+
+/// Waits on `c` for a `token_rotate`, acknowledges it, and waits for the
+/// answer to a ping sent after it (so the service has taken the ack);
+/// returns the frame and the instant the ack was sent.
+async fn ack_next_rotation(c: &mut Client, n: u64) -> Result<(Value, std::time::Instant)> {
+    let rot = c
+        .until(|f| f["type"] == "token_rotate")
+        .await?
+        .pop()
+        .unwrap();
+    let acked_at = std::time::Instant::now();
+    c.send(json!({"type":"token_ack","generation":rot["generation"]}))
+        .await?;
+    c.send(json!({"type":"ping","n":n})).await?;
+    let seen = c.until(|f| f["type"] == "pong").await?;
+    assert!(
+        !seen.iter().any(|f| f["type"] == "error"),
+        "the ack was taken: {seen:?}"
+    );
+    Ok((rot, acked_at))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_attached_connection_is_rotated_when_its_token_ages() -> Result<()> {
+    const ROTATE_MS: u64 = 1500;
+    const GRACE_MS: u64 = 3000;
+    let w = world(&[
+        "--rotate-after-ms",
+        &ROTATE_MS.to_string(),
+        "--grace-ms",
+        &GRACE_MS.to_string(),
+    ])
+    .await?;
+    let addr = w.service.addr.clone();
+    let t0 = w.token.clone();
+
+    // The first rotation may come at attach (t0 may be older than 1.5 s by
+    // now) or while attached; either way t1 is current from its ack on.
+    let (mut a, _, _) = Client::attach(&addr, &t0, json!([])).await?;
+    let (r1, acked_at) = ack_next_rotation(&mut a, 1).await?;
+    let t1 = r1["token"].as_str().unwrap().to_owned();
+
+    // The same connection, never reconnected, is rotated again once t1 is
+    // 1.5 s old: this one is certainly while attached.
+    let (r2, acked2_at) = ack_next_rotation(&mut a, 2).await?;
+    // `acked2_at` is taken as soon as the rotation arrived.
+    let waited = acked2_at.duration_since(acked_at);
+    assert!(
+        waited >= Duration::from_millis(ROTATE_MS - 100),
+        "rotated {waited:?} after the last ack, before t1 was {ROTATE_MS} ms old"
+    );
+    assert_eq!(
+        r2["generation"].as_u64(),
+        r1["generation"].as_u64().map(|g| g + 1)
+    );
+    assert_eq!(r2["grace_ms"], GRACE_MS);
+    let t2 = r2["token"].as_str().unwrap().to_owned();
+    assert!(t2 != t1 && t2 != t0);
+    a.send(json!({"type":"ping","n":3})).await?;
+    a.until(|f| f["type"] == "pong").await?;
+    drop(a);
+
+    // The new token authenticates, with no rotation at attach (it is young).
+    let (mut b, hello, _) = Client::attach(&addr, &t2, json!([])).await?;
+    assert_eq!(hello["user"], "alice");
+    b.send(json!({"type":"ping","n":4})).await?;
+    let got = b.until(|f| f["type"] == "pong").await?;
+    assert!(!got.iter().any(|f| f["type"] == "token_rotate"), "{got:?}");
+    drop(b);
+
+    // The replaced one is in its grace: accepted, and rotated at once.
+    let (mut c, _, _) = Client::attach(&addr, &t1, json!([])).await?;
+    c.until(|f| f["type"] == "token_rotate").await?;
+    drop(c);
+    assert!(
+        acked2_at.elapsed() < Duration::from_millis(GRACE_MS),
+        "the grace checks took longer than the grace; raise GRACE_MS"
+    );
+
+    // Past its grace it is reuse: refused, and the chain revoked.
+    tokio::time::sleep(Duration::from_millis(GRACE_MS + 200).saturating_sub(acked2_at.elapsed()))
+        .await;
+    let mut c = Client::open(&addr).await?;
+    c.send(json!({"type":"auth","version":1,"token":t1}))
+        .await?;
+    let (f, status) = c.until_closed().await?;
+    assert_eq!(
+        (f[0]["code"].as_str(), status),
+        (Some("token_revoked"), 1008)
+    );
+    let mut c = Client::open(&addr).await?;
+    c.send(json!({"type":"auth","version":1,"token":t2}))
+        .await?;
+    let (f, _) = c.until_closed().await?;
+    assert_eq!(f[0]["code"], "token_revoked", "the whole chain is revoked");
     Ok(())
 }
 

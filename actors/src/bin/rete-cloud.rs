@@ -133,7 +133,7 @@ fn cli() -> Command {
                 ))
                 .arg(num(
                     "rotate-after-ms",
-                    "rotate a token older than this at attach",
+                    "rotate a token older than this, at attach and while attached (at most once a second)",
                     "86400000",
                 ))
                 .arg(num("heartbeat-ms", "heartbeat interval", "30000"))

@@ -34,6 +34,14 @@ use tokio_tungstenite::tungstenite::Message;
 /// Rows read from the store per step of a replay.
 const REPLAY_CHUNK: u64 = 200;
 
+/// The shortest time an attached connection waits between the
+/// acknowledgement of one rotation and the start of the next, whatever
+/// `rotate_after_ms` says: `0` means "rotate at every attach", and must not
+/// make an attached connection rotate in a loop. Together with "never while
+/// a rotation is in flight" it bounds a connection to one rotation per
+/// second, each waiting for the client's durable store.
+const ATTACHED_ROTATE_FLOOR_MS: u64 = 1_000;
+
 /// The user a connection serves, fixed at authentication.
 struct Bound {
     user: UserId,
@@ -56,6 +64,10 @@ struct Conn {
     start: Instant,
     bound: Option<Bound>,
     feeds: HashMap<StreamId, (NetworkId, StreamFeed)>,
+    /// When this attached connection's token is next rotated: armed at
+    /// authentication and at each acknowledged rotation, unset while a
+    /// rotation is in flight (see [`ATTACHED_ROTATE_FLOOR_MS`]).
+    rotate_at: Option<Instant>,
 }
 
 /// Serves one WebSocket until it closes.
@@ -73,6 +85,7 @@ pub async fn serve(hub: Arc<Hub>, ws: Ws, id: u64, mut shutdown: watch::Receiver
         start: Instant::now(),
         bound: None,
         feeds: HashMap::new(),
+        rotate_at: None,
     };
     let mut live: Option<broadcast::Receiver<Live>> = None;
     loop {
@@ -110,6 +123,7 @@ pub async fn serve(hub: Arc<Hub>, ws: Ws, id: u64, mut shutdown: watch::Receiver
                 Err(broadcast::error::RecvError::Closed) => live = None,
             },
             _ = sleep => conn.gate.handle_timeout(conn.now()),
+            _ = sleep_until_some(conn.rotate_at) => conn.rotate_while_attached(),
             _ = shutdown.changed() => conn.gate.shut_down(conn.now()),
         }
     }
@@ -120,6 +134,14 @@ async fn next_live(
 ) -> Result<Live, broadcast::error::RecvError> {
     match live {
         Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Sleeps until `at`, or for ever when it is unset.
+async fn sleep_until_some(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
         None => std::future::pending().await,
     }
 }
@@ -388,8 +410,32 @@ impl Conn {
             || wall.saturating_sub(since) >= self.hub.options.rotate_after_ms;
         if rotate_due {
             self.rotate();
+        } else {
+            self.arm_rotation(since, wall);
         }
         Ok(Some(live))
+    }
+
+    /// Arms the rotation of this attached connection's token, current since
+    /// `since` (wall clock), for when it reaches `rotate_after_ms`, and no
+    /// sooner than [`ATTACHED_ROTATE_FLOOR_MS`] after `since`.
+    fn arm_rotation(&mut self, since: u64, wall: u64) {
+        let age_due = self
+            .hub
+            .options
+            .rotate_after_ms
+            .max(ATTACHED_ROTATE_FLOOR_MS);
+        let wait = since.saturating_add(age_due).saturating_sub(wall);
+        self.rotate_at = Some(Instant::now() + std::time::Duration::from_millis(wait));
+    }
+
+    /// The attached connection's timer fired: rotate, unless a rotation is
+    /// in flight already (then its acknowledgement arms the next one).
+    fn rotate_while_attached(&mut self) {
+        self.rotate_at = None;
+        if self.bound.as_ref().is_some_and(|b| b.rotating.is_none()) {
+            self.rotate();
+        }
     }
 
     /// Begins a rotation: the pending hash is stored before the token is sent.
@@ -445,12 +491,15 @@ impl Conn {
         });
         match result {
             Ok(true) => b.token = new,
+            // Superseded (another connection of the chain rotated it) or
+            // revoked meanwhile: the next rotation reads the chain again.
             Ok(false) => {}
             Err(e) => {
                 let f = internal(&e);
-                self.send(ServerFrame::Error(f));
+                return self.send(ServerFrame::Error(f));
             }
         }
+        self.arm_rotation(wall, wall);
     }
 
     /// Sends a stream's rows from the store up to its newest.
@@ -664,21 +713,22 @@ impl Conn {
                 "send: this account has no such network".into(),
             );
         };
-        if self
-            .hub
-            .sent_ids(chain, |ids| ids.was_sent(wall_ms(), &s.id))
-        {
-            return self.send(ServerFrame::SendAck(SendAck {
-                id: s.id,
-                duplicate: true,
-            }));
+        match self.hub.was_sent(chain, &s.id) {
+            Ok(true) => {
+                return self.send(ServerFrame::SendAck(SendAck {
+                    id: s.id,
+                    duplicate: true,
+                }))
+            }
+            Ok(false) => {}
+            // Not knowing whether it went out, send nothing.
+            Err(e) => return self.send(ServerFrame::Error(internal(&e))),
         }
         let line = s.line.as_str().to_owned();
         // Queued in the engine's outbox: its flood throttler paces it.
         match session.sender().command(move |c| c.quote(&line)).await {
             Ok(()) => {
-                self.hub
-                    .sent_ids(chain, |ids| ids.record(wall_ms(), s.id.clone()));
+                self.hub.record_sent(chain, &s.id);
                 self.send(ServerFrame::SendAck(SendAck {
                     id: s.id,
                     duplicate: false,

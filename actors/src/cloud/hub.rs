@@ -23,7 +23,9 @@ use rete_engine::ids::SessionId;
 use rete_engine::sasl::{Credentials, Mechanism};
 use rete_engine::session::{ChannelSpec, SaslSettings, SessionConfig};
 use rete_transports::retecloud::config::SaslMechanism;
-use rete_transports::retecloud::frame::{Config, NetworkId, NetworkState, NetworkUpdate, StreamId};
+use rete_transports::retecloud::frame::{
+    Config, NetworkId, NetworkState, NetworkUpdate, RequestId, StreamId,
+};
 use rete_transports::retecloud::server::{SentIds, SENT_IDS_CAPACITY, SENT_ID_TTL_MS};
 use rete_transports::{Backoff, ConnectConfig, Transport};
 use std::collections::HashMap;
@@ -55,7 +57,10 @@ pub struct HubOptions {
     pub keep_rows: u64,
     /// Grace period of a replaced token.
     pub grace_ms: u64,
-    /// A connection whose current token is older than this gets a new one.
+    /// A connection whose current token is older than this gets a new one:
+    /// at authentication, and while it stays attached (timed from the last
+    /// acknowledged rotation, at least `ATTACHED_ROTATE_FLOOR_MS` apart, so
+    /// 0 means "at every attach, and once a second while attached").
     pub rotate_after_ms: u64,
     /// Heartbeat interval announced in `hello`.
     pub heartbeat_ms: u64,
@@ -377,12 +382,46 @@ impl Hub {
         self.handles.lock().get(&(user, network.clone())).cloned()
     }
 
-    /// Whether `id` was acknowledged on this chain; records it when `record`.
-    pub fn sent_ids<R>(&self, chain: ChainId, f: impl FnOnce(&mut SentIds) -> R) -> R {
+    /// Whether the send `id` was acknowledged on this chain within the time
+    /// remembered, in this run or before a restart: a chain's ids are read
+    /// from the store at its first send of the run, then kept in memory.
+    pub fn was_sent(&self, chain: ChainId, id: &RequestId) -> Result<bool, StoreError> {
+        let now = wall_ms();
+        if let Some(ids) = self.sent.lock().get_mut(&chain) {
+            return Ok(ids.was_sent(now, id));
+        }
+        let alive_after = now.saturating_sub(SENT_ID_TTL_MS);
+        let stored = self.store(|s| s.sent_ids(chain, alive_after, SENT_IDS_CAPACITY))?;
         let mut all = self.sent.lock();
-        f(all
+        let ids = all.entry(chain).or_insert_with(|| {
+            let mut ids = SentIds::new(SENT_ID_TTL_MS, SENT_IDS_CAPACITY);
+            for (at, id) in stored {
+                ids.record(at, id);
+            }
+            ids
+        });
+        Ok(ids.was_sent(now, id))
+    }
+
+    /// The send `id` went to IRC: remembered in memory and in the store
+    /// (before its `send_ack` goes out, so an acknowledged id survives a
+    /// restart). A store that fails leaves it in memory only, and says so.
+    pub fn record_sent(&self, chain: ChainId, id: &RequestId) {
+        let now = wall_ms();
+        self.sent
+            .lock()
             .entry(chain)
-            .or_insert_with(|| SentIds::new(SENT_ID_TTL_MS, SENT_IDS_CAPACITY)))
+            .or_insert_with(|| SentIds::new(SENT_ID_TTL_MS, SENT_IDS_CAPACITY))
+            .record(now, id.clone());
+        let alive_after = now.saturating_sub(SENT_ID_TTL_MS);
+        if let Err(e) =
+            self.store(|s| s.record_sent_id(chain, id, now, alive_after, SENT_IDS_CAPACITY))
+        {
+            tracing::error!(
+                target: "rete::cloud",
+                "an acknowledged send id was not stored ({e}): resent after a restart, its line would go to IRC again"
+            );
+        }
     }
 
     /// Saves a network's new settings (the nick applies now when connected).

@@ -4,13 +4,14 @@
 //! database while the service runs, and a row committed before the service
 //! is killed is still there when it starts again. A network's `latest`
 //! counter lives in its own row, so numbering never goes back even when
-//! every row is evicted.
+//! every row is evicted. A chain's acknowledged send ids are numbered per
+//! chain (`n`), so the newest `keep` are one index seek away.
 
 use super::store::{
     BacklogEnd, ChainId, CloudStore, FoundChain, NetworkRecord, NetworkSettings, NewRow,
     StoreError, StoredRow, UserId,
 };
-use rete_transports::retecloud::frame::{NetworkId, StreamId};
+use rete_transports::retecloud::frame::{NetworkId, RequestId, StreamId};
 use rete_transports::retecloud::replay::StoreExtent;
 use rete_transports::retecloud::token_chain::{ChainEntry, Standing, TokenChain, TokenHash};
 use rusqlite::{params, Connection, OptionalExtension};
@@ -35,6 +36,9 @@ CREATE INDEX IF NOT EXISTS rows_by_buffer ON rows (user_id, network, buffer, seq
 CREATE INDEX IF NOT EXISTS rows_by_msgid ON rows (user_id, network, msgid);
 CREATE TABLE IF NOT EXISTS retired_streams (user_id INTEGER NOT NULL, stream TEXT NOT NULL,
   PRIMARY KEY (user_id, stream)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS sent_ids (chain_id INTEGER NOT NULL REFERENCES chains(id), n INTEGER NOT NULL,
+  id TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (chain_id, n)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS sent_ids_by_time ON sent_ids (chain_id, at);
 ";
 
 /// The SQLite store.
@@ -523,6 +527,58 @@ impl CloudStore for SqliteStore {
             )
             .map(|_| ())
             .map_err(backend)
+    }
+
+    fn record_sent_id(
+        &mut self,
+        chain: ChainId,
+        id: &RequestId,
+        at_ms: u64,
+        alive_after_ms: u64,
+        keep: usize,
+    ) -> Result<(), StoreError> {
+        let tx = self.db.transaction().map_err(backend)?;
+        tx.execute(
+            "INSERT INTO sent_ids (chain_id, n, id, at)
+             SELECT ?1, COALESCE(MAX(n), 0) + 1, ?2, ?3 FROM sent_ids WHERE chain_id = ?1",
+            params![chain.0, id.0, at_ms as i64],
+        )
+        .map_err(backend)?;
+        tx.execute(
+            "DELETE FROM sent_ids WHERE chain_id = ?1 AND at <= ?2",
+            params![chain.0, alive_after_ms as i64],
+        )
+        .map_err(backend)?;
+        tx.execute(
+            "DELETE FROM sent_ids WHERE chain_id = ?1 AND n <=
+             (SELECT n FROM sent_ids WHERE chain_id = ?1 ORDER BY n DESC LIMIT 1 OFFSET ?2)",
+            params![chain.0, keep.max(1) as i64],
+        )
+        .map_err(backend)?;
+        tx.commit().map_err(backend)
+    }
+
+    fn sent_ids(
+        &self,
+        chain: ChainId,
+        alive_after_ms: u64,
+        limit: usize,
+    ) -> Result<Vec<(u64, RequestId)>, StoreError> {
+        let mut st = self
+            .db
+            .prepare_cached(
+                "SELECT at, id FROM sent_ids WHERE chain_id = ?1 AND at > ?2 ORDER BY n DESC LIMIT ?3",
+            )
+            .map_err(backend)?;
+        let mut ids = st
+            .query_map(params![chain.0, alive_after_ms as i64, limit as i64], |r| {
+                Ok((r.get::<_, i64>(0)? as u64, RequestId(r.get(1)?)))
+            })
+            .map_err(backend)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(backend)?;
+        ids.reverse();
+        Ok(ids)
     }
 }
 

@@ -1,13 +1,14 @@
 //! What the service keeps: users and their token chains (hashes only),
-//! networks with their settings, and each network's rows with consecutive
-//! sequence numbers. A trait, so a server database can follow the SQLite
+//! networks with their settings, each network's rows with consecutive
+//! sequence numbers, and each chain's recently acknowledged send ids (so a
+//! send resent after a restart still goes to IRC once). A trait, so a server database can follow the SQLite
 //! default ([`super::sqlite::SqliteStore`]).
 //!
 //! Every query about networks or rows takes the [`UserId`] a connection was
 //! bound to at authentication, so no call can name another user's network.
 
 use rete_transports::retecloud::config::SaslMechanism;
-use rete_transports::retecloud::frame::{NetworkId, StreamId};
+use rete_transports::retecloud::frame::{NetworkId, RequestId, StreamId};
 use rete_transports::retecloud::replay::StoreExtent;
 use rete_transports::retecloud::token_chain::{TokenChain, TokenHash};
 use rete_transports::retecloud::Secret;
@@ -216,4 +217,25 @@ pub trait CloudStore: Send {
         network: &NetworkId,
         before: u64,
     ) -> Result<(), StoreError>;
+    /// Records that the send `id` of a client of `chain` went to IRC and
+    /// was acknowledged at `at_ms` (wall clock), then forgets that chain's
+    /// ids recorded at or before `alive_after_ms` and all but its newest
+    /// `keep`: the bounds of the in-memory `SentIds`, so the store never
+    /// holds more than the service would remember anyway.
+    fn record_sent_id(
+        &mut self,
+        chain: ChainId,
+        id: &RequestId,
+        at_ms: u64,
+        alive_after_ms: u64,
+        keep: usize,
+    ) -> Result<(), StoreError>;
+    /// The chain's acknowledged send ids recorded after `alive_after_ms`,
+    /// the newest `limit` of them, oldest first, each with its time.
+    fn sent_ids(
+        &self,
+        chain: ChainId,
+        alive_after_ms: u64,
+        limit: usize,
+    ) -> Result<Vec<(u64, RequestId)>, StoreError>;
 }

@@ -436,6 +436,8 @@ impl ServerConnection {
 /// most `capacity` of them), so a line resent after a reconnect is
 /// acknowledged again (`"duplicate":true`) without going to IRC twice. One
 /// per token chain: a client's resend may come on any later connection.
+/// This is the memory and its rules only; `rete-cloud` also writes each id
+/// to its store and fills a chain's memory from there after a restart.
 #[derive(Debug)]
 pub struct SentIds {
     ttl_ms: u64,

@@ -199,3 +199,39 @@ fn a_removed_network_is_gone_and_its_name_starts_a_fresh_stream() {
         .unwrap();
     assert_eq!(retired, 1, "the old stream id is never drawn again");
 }
+
+#[test]
+fn acknowledged_send_ids_survive_reopening_bounded_by_time_and_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cloud.db");
+    let token = Token::from_random([9; 32]);
+    let id = |s: &str| RequestId(s.into());
+    let chain = {
+        let mut s = SqliteStore::open(&path).unwrap();
+        s.add_user("alice", &TokenChain::new(&token, 1000), 1)
+            .unwrap();
+        let chain = s
+            .chain_by_hash(&TokenHash::of(&token))
+            .unwrap()
+            .unwrap()
+            .chain;
+        // Keep 3, forget what was recorded at or before time 10.
+        for (at, name) in [(5, "a"), (20, "b"), (21, "c"), (22, "d"), (23, "e")] {
+            s.record_sent_id(chain, &id(name), at, 10, 3).unwrap();
+        }
+        chain
+    };
+    let s = SqliteStore::open(&path).unwrap();
+    assert_eq!(
+        s.sent_ids(chain, 10, 100).unwrap(),
+        [(21, id("c")), (22, id("d")), (23, id("e"))],
+        "the newest three, oldest first, after reopening"
+    );
+    assert_eq!(
+        s.sent_ids(chain, 21, 100).unwrap(),
+        [(22, id("d")), (23, id("e"))],
+        "only those recorded after the time asked for"
+    );
+    assert_eq!(s.sent_ids(chain, 0, 1).unwrap(), [(23, id("e"))]);
+    assert!(s.sent_ids(ChainId(chain.0 + 1), 0, 100).unwrap().is_empty());
+}
