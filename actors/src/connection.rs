@@ -18,11 +18,13 @@
 
 use std::sync::Arc;
 
+use std::future::Future;
+
 use crate::session_actor::SessionMsg;
 use ractor::ActorRef;
 use rete_engine::session::Ticket;
-use rete_transports::websocket::{self, CloudConnection, Incoming};
-use rete_transports::{connect, CloudConfig, Connection, Transport};
+use rete_transports::websocket::{self, CloudReader, CloudWriter, Incoming};
+use rete_transports::{connect, LineReader, LineWriter, Transport};
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 use tracing::Instrument as _;
@@ -74,191 +76,178 @@ pub(crate) fn spawn(
     span: tracing::Span,
 ) -> (mpsc::UnboundedSender<Outgoing>, ConnectionTasks) {
     let (tx, rx) = mpsc::unbounded_channel::<Outgoing>();
-    let main = match transport {
-        Transport::Irc(_) => spawn_irc(transport, actor, generation, span, rx),
-        Transport::ReteCloud(cloud) => spawn_cloud(cloud, actor, generation, span, rx),
-    };
+    let main = tokio::spawn(
+        async move {
+            let task = Task { actor, generation };
+            match transport {
+                Transport::Irc(cfg) => match connect(&cfg).await {
+                    Ok(c) => task.run(c.reader, c.writer, c.peer, c.tls, rx).await,
+                    Err(e) => task.closed(e.to_string()),
+                },
+                Transport::ReteCloud(cloud) => match websocket::open(&cloud).await {
+                    Ok(c) => task.run(c.reader, c.writer, c.peer, c.tls, rx).await,
+                    Err(e) => task.closed(e.to_string()),
+                },
+            }
+        }
+        .instrument(span),
+    );
     (tx, ConnectionTasks { tasks: vec![main] })
 }
 
-fn spawn_irc(
-    transport: Transport,
-    actor: ActorRef<SessionMsg>,
-    generation: u64,
-    span: tracing::Span,
-    mut rx: mpsc::UnboundedReceiver<Outgoing>,
-) -> JoinHandle<()> {
-    tokio::spawn(
-        async move {
-            let conn = match open(&transport).await {
-                Ok(c) => c,
-                Err(e) => {
-                    let _ = actor.cast(SessionMsg::Closed {
-                        generation,
-                        reason: e.to_string(),
-                    });
-                    return;
-                }
-            };
-            let peer = conn.peer;
-            let tls = conn.tls.as_ref().map(|t| t.peer_fingerprint_sha256.clone());
-            let (mut reader, mut writer) = (conn.reader, conn.writer);
-            if actor
-                .cast(SessionMsg::Connected {
-                    generation,
-                    peer: peer.to_string(),
-                    tls_fingerprint: tls,
-                })
-                .is_err()
-            {
-                return;
-            }
-            let write_actor = actor.clone();
-            // Aborted with the connection: when this task is aborted (or ends),
-            // the guard's drop stops the writer too, so no half outlives it.
-            let writer_task = AbortOnDrop(tokio::spawn(
-                async move {
-                    while let Some(out) = rx.recv().await {
-                        if let Err(e) = writer.send_line(&out.line).await {
-                            let _ = write_actor.cast(SessionMsg::Closed {
-                                generation,
-                                reason: format!("write failed: {e}"),
-                            });
-                            return;
-                        }
-                        if let Some(ticket) = out.ticket {
-                            let _ = write_actor.cast(SessionMsg::Written { generation, ticket });
-                        }
-                    }
-                    // The actor dropped its sender: it wants the connection closed.
-                    let _ = writer.shutdown().await;
-                }
-                .in_current_span(),
-            ));
-            let in_flight = Arc::new(Semaphore::new(MAX_LINES_IN_FLIGHT));
-            let reason = loop {
-                // Wait for room in the mailbox before reading more from the socket.
-                let Ok(permit) = in_flight.clone().acquire_owned().await else {
-                    break "the line queue closed".to_owned();
-                };
-                match reader.next_line().await {
-                    Ok(Some(line)) => {
-                        let permit = LinePermit(permit);
-                        if actor
-                            .cast(SessionMsg::Line {
-                                generation,
-                                line,
-                                permit,
-                            })
-                            .is_err()
-                        {
-                            return;
-                        }
-                    }
-                    Ok(None) => break "the server closed the connection".to_owned(),
-                    Err(e) => break format!("read failed: {e}"),
-                }
-            };
-            drop(writer_task);
-            let _ = actor.cast(SessionMsg::Closed { generation, reason });
-        }
-        .instrument(span),
-    )
+/// What the reader got from the wire.
+enum Received {
+    /// An IRC line, or the text of one frame.
+    Line(String),
+    /// The wire ended, for this reason.
+    Ended(String),
 }
 
-/// A ReteCloud session's connection: the same shape, with WebSocket text
-/// messages for lines. Each text message is one frame; the session actor
-/// decodes it (with the same permits, so a fast service is held back by
-/// TCP as a fast IRC server is), and each `Outgoing` is a frame to send.
-fn spawn_cloud(
-    cloud: CloudConfig,
-    actor: ActorRef<SessionMsg>,
-    generation: u64,
-    span: tracing::Span,
-    mut rx: mpsc::UnboundedReceiver<Outgoing>,
-) -> JoinHandle<()> {
-    tokio::spawn(
-        async move {
-            let conn: CloudConnection = match websocket::open(&cloud).await {
-                Ok(c) => c,
-                Err(e) => {
-                    let _ = actor.cast(SessionMsg::Closed {
-                        generation,
-                        reason: e.to_string(),
-                    });
-                    return;
-                }
-            };
-            let tls = conn.tls.as_ref().map(|t| t.peer_fingerprint_sha256.clone());
-            let (mut reader, mut writer) = (conn.reader, conn.writer);
-            if actor
-                .cast(SessionMsg::Connected {
-                    generation,
-                    peer: conn.peer.to_string(),
-                    tls_fingerprint: tls,
-                })
-                .is_err()
-            {
-                return;
-            }
-            let write_actor = actor.clone();
-            let writer_task = AbortOnDrop(tokio::spawn(
-                async move {
-                    while let Some(out) = rx.recv().await {
-                        if let Err(e) = writer.send_text(out.line).await {
-                            let _ = write_actor.cast(SessionMsg::Closed {
-                                generation,
-                                reason: format!("write failed: {e}"),
-                            });
-                            return;
-                        }
-                    }
-                    writer.close().await;
-                }
-                .in_current_span(),
-            ));
-            let in_flight = Arc::new(Semaphore::new(MAX_LINES_IN_FLIGHT));
-            let reason = loop {
-                let Ok(permit) = in_flight.clone().acquire_owned().await else {
-                    break "the frame queue closed".to_owned();
-                };
-                match reader.next().await {
-                    Ok(Some(Incoming::Text(line))) => {
-                        let permit = LinePermit(permit);
-                        if actor
-                            .cast(SessionMsg::Line {
-                                generation,
-                                line,
-                                permit,
-                            })
-                            .is_err()
-                        {
-                            return;
-                        }
-                    }
-                    // The protocol has no binary frames: close and resume.
-                    Ok(Some(Incoming::Binary)) => {
-                        break "the service sent a binary message".to_owned()
-                    }
-                    Ok(None) => break "the service closed the connection".to_owned(),
-                    Err(e) => break format!("read failed: {e}"),
-                }
-            };
-            drop(writer_task);
-            let _ = actor.cast(SessionMsg::Closed { generation, reason });
-        }
-        .instrument(span),
-    )
+/// The reading half of a wire: an IRC socket's lines, or a ReteCloud
+/// WebSocket's text messages (one frame each, which the actor decodes).
+trait WireRead: Send + 'static {
+    fn receive(&mut self) -> impl Future<Output = Received> + Send;
 }
 
-/// Opens an IRC session's wire.
-async fn open(transport: &Transport) -> Result<Connection, rete_transports::ConnectError> {
-    match transport {
-        Transport::Irc(cfg) => connect(cfg).await,
-        Transport::ReteCloud(_) => Err(rete_transports::ConnectError::Tls(
-            "a ReteCloud transport is opened by its own task".into(),
-        )),
+/// The writing half: a line (or a frame's text) per [`Outgoing`].
+trait WireWrite: Send + 'static {
+    fn send(&mut self, line: String) -> impl Future<Output = Result<(), String>> + Send;
+    /// Closes the wire politely: the actor wants the connection closed.
+    fn finish(self) -> impl Future<Output = ()> + Send;
+}
+
+impl WireRead for LineReader {
+    async fn receive(&mut self) -> Received {
+        match self.next_line().await {
+            Ok(Some(line)) => Received::Line(line),
+            Ok(None) => Received::Ended("the server closed the connection".to_owned()),
+            Err(e) => Received::Ended(format!("read failed: {e}")),
+        }
     }
+}
+
+impl WireWrite for LineWriter {
+    async fn send(&mut self, line: String) -> Result<(), String> {
+        self.send_line(&line).await.map_err(|e| e.to_string())
+    }
+
+    async fn finish(mut self) {
+        let _ = self.shutdown().await;
+    }
+}
+
+impl WireRead for CloudReader {
+    async fn receive(&mut self) -> Received {
+        match self.next().await {
+            Ok(Some(Incoming::Text(frame))) => Received::Line(frame),
+            // The protocol has no binary frames: close and resume.
+            Ok(Some(Incoming::Binary)) => {
+                Received::Ended("the service sent a binary message".to_owned())
+            }
+            Ok(None) => Received::Ended("the service closed the connection".to_owned()),
+            Err(e) => Received::Ended(format!("read failed: {e}")),
+        }
+    }
+}
+
+impl WireWrite for CloudWriter {
+    async fn send(&mut self, frame: String) -> Result<(), String> {
+        self.send_text(frame).await
+    }
+
+    async fn finish(mut self) {
+        self.close().await;
+    }
+}
+
+/// One connection attempt's reporting to its session actor.
+struct Task {
+    actor: ActorRef<SessionMsg>,
+    generation: u64,
+}
+
+impl Task {
+    /// Tells the actor the connection is gone, and why.
+    fn closed(&self, reason: String) {
+        let _ = self.actor.cast(SessionMsg::Closed {
+            generation: self.generation,
+            reason,
+        });
+    }
+
+    /// Drives an open wire to its end, the same way for both transports:
+    /// the actor is told it connected, a writer task writes what the actor
+    /// hands it, and this task reads, one permit per line in the mailbox.
+    async fn run(
+        self,
+        mut reader: impl WireRead,
+        writer: impl WireWrite,
+        peer: std::net::SocketAddr,
+        tls: Option<rete_transports::TlsInfo>,
+        rx: mpsc::UnboundedReceiver<Outgoing>,
+    ) {
+        let Task { actor, generation } = self;
+        let connected = SessionMsg::Connected {
+            generation,
+            peer: peer.to_string(),
+            tls_fingerprint: tls.map(|t| t.peer_fingerprint_sha256),
+        };
+        if actor.cast(connected).is_err() {
+            return;
+        }
+        // Aborted with the connection: when this task is aborted (or ends),
+        // the guard's drop stops the writer too, so no half outlives it.
+        let writer_task = AbortOnDrop(tokio::spawn(
+            write_all(writer, rx, actor.clone(), generation).in_current_span(),
+        ));
+        let in_flight = Arc::new(Semaphore::new(MAX_LINES_IN_FLIGHT));
+        let reason = loop {
+            // Wait for room in the mailbox before reading more from the socket.
+            let Ok(permit) = in_flight.clone().acquire_owned().await else {
+                break "the line queue closed".to_owned();
+            };
+            match reader.receive().await {
+                Received::Line(line) => {
+                    let permit = LinePermit(permit);
+                    let line = SessionMsg::Line {
+                        generation,
+                        line,
+                        permit,
+                    };
+                    if actor.cast(line).is_err() {
+                        return;
+                    }
+                }
+                Received::Ended(reason) => break reason,
+            }
+        };
+        drop(writer_task);
+        let _ = actor.cast(SessionMsg::Closed { generation, reason });
+    }
+}
+
+/// The writer task: writes each line the actor hands over, reporting an
+/// agent line's writing by its ticket, until the actor drops its sender
+/// (then the wire is closed politely) or a write fails.
+async fn write_all(
+    mut writer: impl WireWrite,
+    mut rx: mpsc::UnboundedReceiver<Outgoing>,
+    actor: ActorRef<SessionMsg>,
+    generation: u64,
+) {
+    while let Some(out) = rx.recv().await {
+        if let Err(e) = writer.send(out.line).await {
+            let _ = actor.cast(SessionMsg::Closed {
+                generation,
+                reason: format!("write failed: {e}"),
+            });
+            return;
+        }
+        if let Some(ticket) = out.ticket {
+            let _ = actor.cast(SessionMsg::Written { generation, ticket });
+        }
+    }
+    writer.finish().await;
 }
 
 /// A task that is aborted when this handle is dropped.
