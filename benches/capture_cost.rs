@@ -13,14 +13,17 @@
 
 #[path = "common/ingest.rs"]
 mod common;
+#[path = "common/session.rs"]
+mod session;
 
-use common::{lines, registered_session, session_id, thread_cpu, LINES};
+use common::{lines, thread_cpu, LINES};
 use rete_actors::raw_tap::{RawTap, TapView};
 use rete_actors::{Direction, Rete, ReteOptions};
 use rete_engine::clock::Now;
 use rete_engine::ids::SessionId;
 use rete_engine::session::Session;
 use rete_mcp::debug::raw::RawTaps;
+use session::{registered_session, session_id};
 use std::hint::black_box;
 
 const DEFAULT_ROUNDS: usize = 400;

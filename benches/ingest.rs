@@ -20,8 +20,10 @@
 
 #[path = "common/ingest.rs"]
 mod common;
+#[path = "common/session.rs"]
+mod session;
 
-use common::{lines, registered_session, session_id, thread_cpu, LINES};
+use common::{lines, thread_cpu, LINES};
 use criterion::measurement::{Measurement, ValueFormatter, WallTime};
 use criterion::{
     criterion_group, criterion_main, BatchSize, BenchmarkGroup, Criterion, Throughput,
@@ -31,6 +33,7 @@ use rete_actors::{Direction, Rete, ReteOptions};
 use rete_engine::clock::Now;
 use rete_engine::ids::SessionId;
 use rete_mcp::debug::raw::RawTaps;
+use session::{registered_session, session_id};
 use std::hint::black_box;
 use std::time::Duration;
 

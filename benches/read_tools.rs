@@ -7,35 +7,26 @@
 // Test and bench helpers fail loudly: an unwrap here is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "common/session.rs"]
+mod session;
+
 use criterion::{criterion_group, criterion_main, Criterion};
 use rete_engine::buffer::{Buffer, BufferKind};
-use rete_engine::clock::{Mono, Now, UnixMillis};
-use rete_engine::ids::SessionId;
-use rete_engine::session::{Session, SessionConfig};
+use rete_engine::session::Session;
 use rete_mcp::tools::cursor::Kind;
 use rete_mcp::tools::paging::Binding;
 use rete_mcp::tools::read_messages::{self, Request};
 use rete_mcp::tools::read_since;
 use rete_mcp::tools::result::BUDGET;
 use rete_mcp::tools::withheld::Withholder;
+use session::registered_session;
 use std::hint::black_box;
 
 const ROWS: usize = 50_000;
 
+/// The bench session with its channel filled with `ROWS` rows.
 fn filled_session() -> Session {
-    let id = SessionId::parse("6f0c3c2e-8d1a-4a51-9b7e-4d2f5a6b7c8d").expect("uuid");
-    let mut s = Session::new(SessionConfig::new(id, "bench", "rete"));
-    let now = Now {
-        mono: Mono(0),
-        wall: UnixMillis(1_790_769_600_000),
-    };
-    s.handle_connected(now, "127.0.0.1:6667", None, [0; 18]);
-    s.handle_line(now, ":srv 001 rete :Welcome");
-    s.handle_line(
-        now,
-        ":srv 005 rete CHANTYPES=# PREFIX=(ov)@+ NETWORK=Bench :are supported",
-    );
-    s.handle_line(now, ":rete!u@h JOIN #bench");
+    let (mut s, now) = registered_session();
     for i in 0..ROWS {
         let line = format!(
             "@msgid=m{i} :nick{}!user@host PRIVMSG #bench :message number {i} with some ordinary chat text",

@@ -9,39 +9,30 @@
 // Test and bench helpers fail loudly: an unwrap here is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "common/session.rs"]
+mod session;
+
 use criterion::{criterion_group, criterion_main, Criterion};
 use ratatui::backend::TestBackend;
 use ratatui::layout::Rect;
 use ratatui::Terminal;
 use rete_engine::buffer::BufferKind;
-use rete_engine::clock::{Mono, Now, UnixMillis};
-use rete_engine::ids::SessionId;
-use rete_engine::session::{Session, SessionConfig};
+use rete_engine::session::Session;
 use reterm::client::activity::Level;
 use reterm::tui::draw::draw;
 use reterm::tui::lines::{visible, Viewport};
 use reterm::tui::look::Look;
 use reterm::tui::model::{areas, InputLine, Screen, Status};
+use session::registered_session;
 use std::hint::black_box;
 
 const ROWS: usize = 50_000;
 const WIDTH: u16 = 200;
 const HEIGHT: u16 = 50;
 
+/// The bench session with its channel filled with `ROWS` rows.
 fn filled_session() -> Session {
-    let id = SessionId::parse("6f0c3c2e-8d1a-4a51-9b7e-4d2f5a6b7c8d").expect("uuid");
-    let mut s = Session::new(SessionConfig::new(id, "bench", "rete"));
-    let now = Now {
-        mono: Mono(0),
-        wall: UnixMillis(1_790_769_600_000),
-    };
-    s.handle_connected(now, "127.0.0.1:6667", None, [0; 18]);
-    s.handle_line(now, ":srv 001 rete :Welcome");
-    s.handle_line(
-        now,
-        ":srv 005 rete CHANTYPES=# PREFIX=(ov)@+ NETWORK=Bench :are supported",
-    );
-    s.handle_line(now, ":rete!u@h JOIN #bench");
+    let (mut s, now) = registered_session();
     for i in 0..ROWS {
         // Every fifth line is long enough to wrap, every seventh carries mIRC codes.
         let text = match i % 35 {
