@@ -716,10 +716,20 @@ async fn a_settings_change_reaches_irc_with_its_password_masked_in_every_frame_a
 async fn older_rows_come_on_demand_once_each_in_order_until_the_service_has_none() -> Result<()> {
     use rete_actors::{CloudBacklogError, OlderRows};
     let mut w = CloudWorld::start(&[]).await?;
-    // Paced, so no two share a millisecond: rows are placed by time, and a
-    // fetched row with the very time of the oldest held one lands after it.
+    // Paced, so rows are apart in time, except "old 70" and "old 71": one
+    // write, which InspIRCd stamps with one millisecond. The first attach
+    // holds 71 to 120, so the first older row fetched, 70, has the very
+    // time of the oldest row held, and must still be placed before it.
     for i in 1..=120 {
-        w.bob.privmsg("#rete", &format!("old {i}")).await?;
+        match i {
+            70 => {
+                w.bob
+                    .send("PRIVMSG #rete :old 70\r\nPRIVMSG #rete :old 71")
+                    .await?
+            }
+            71 => continue,
+            _ => w.bob.privmsg("#rete", &format!("old {i}")).await?,
+        }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     // All stored before we attach: a first client is shown the last one
@@ -774,6 +784,17 @@ async fn older_rows_come_on_demand_once_each_in_order_until_the_service_has_none
         }
     );
     assert_eq!(said_by(&live, "bob").await?, olds(21..=120));
+    let time_of = |rows: &[rete_engine::row::Row], text: &str| {
+        rows.iter()
+            .find(|r| matches!(&r.payload, Payload::Privmsg { text: t } if &**t == text))
+            .map(|r| r.time)
+    };
+    let rows = live.display(&chan).await?;
+    assert_eq!(
+        time_of(&rows, "old 70"),
+        time_of(&rows, "old 71"),
+        "the fetched row and the oldest held one share a millisecond"
+    );
     // The rest: 20 messages (and the service's JOIN, not a message), and
     // the service has nothing older.
     let older = sender.cloud_backlog(chan.clone(), 50).await?;
