@@ -716,10 +716,20 @@ async fn a_settings_change_reaches_irc_with_its_password_masked_in_every_frame_a
 async fn older_rows_come_on_demand_once_each_in_order_until_the_service_has_none() -> Result<()> {
     use rete_actors::{CloudBacklogError, OlderRows};
     let mut w = CloudWorld::start(&[]).await?;
-    // Paced, so no two share a millisecond: rows are placed by time, and a
-    // fetched row with the very time of the oldest held one lands after it.
+    // Paced, so rows are apart in time, except "old 70" and "old 71": one
+    // write, which InspIRCd stamps with one millisecond. The first attach
+    // holds 71 to 120, so the first older row fetched, 70, has the very
+    // time of the oldest row held, and must still be placed before it.
     for i in 1..=120 {
-        w.bob.privmsg("#rete", &format!("old {i}")).await?;
+        match i {
+            70 => {
+                w.bob
+                    .send("PRIVMSG #rete :old 70\r\nPRIVMSG #rete :old 71")
+                    .await?
+            }
+            71 => continue,
+            _ => w.bob.privmsg("#rete", &format!("old {i}")).await?,
+        }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     // All stored before we attach: a first client is shown the last one
@@ -774,6 +784,17 @@ async fn older_rows_come_on_demand_once_each_in_order_until_the_service_has_none
         }
     );
     assert_eq!(said_by(&live, "bob").await?, olds(21..=120));
+    let time_of = |rows: &[rete_engine::row::Row], text: &str| {
+        rows.iter()
+            .find(|r| matches!(&r.payload, Payload::Privmsg { text: t } if &**t == text))
+            .map(|r| r.time)
+    };
+    let rows = live.display(&chan).await?;
+    assert_eq!(
+        time_of(&rows, "old 70"),
+        time_of(&rows, "old 71"),
+        "the fetched row and the oldest held one share a millisecond"
+    );
     // The rest: 20 messages (and the service's JOIN, not a message), and
     // the service has nothing older.
     let older = sender.cloud_backlog(chan.clone(), 50).await?;
@@ -829,6 +850,97 @@ async fn older_rows_come_on_demand_once_each_in_order_until_the_service_has_none
         .unwrap_err();
     assert_eq!(e, CloudBacklogError::NotCloud);
     assert!(e.to_string().contains("ReteCloud"), "{e}");
+    Ok(())
+}
+
+/// A page of older rows with no message in it (topic changes: a backlog
+/// feeds the engine only PRIVMSG and NOTICE rows) adds nothing, yet the
+/// next fetch ends before that page, not where this one did, so scrolling
+/// back goes on rather than getting the same page again; the fetch that
+/// reaches the stream's start says there is nothing older.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_of_older_rows_without_messages_still_moves_the_next_fetch_back() -> Result<()> {
+    use rete_actors::OlderRows;
+    let mut w = CloudWorld::start(&[]).await?;
+    // Two messages, six topic changes (bob made #rete, so he may), then
+    // the 50 messages the first attach fetches: before the oldest of them
+    // the stream holds only topics for six rows.
+    let said =
+        |r: std::ops::RangeInclusive<u32>| -> Vec<String> { r.map(|i| format!("m {i}")).collect() };
+    for text in said(1..=2) {
+        w.bob.privmsg("#rete", &text).await?;
+    }
+    for i in 1..=6 {
+        w.bob.send(&format!("TOPIC #rete :topic {i}")).await?;
+    }
+    for text in said(3..=52) {
+        w.bob.privmsg("#rete", &text).await?;
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    // All stored before we attach (a first client sees the last one).
+    let first = Live::start(spec(&w.service.url(), MemoryTokens::holding(&w.token))).await?;
+    wait_said(&first, "bob", "m 52").await?;
+    first.rete.shutdown(Duration::from_secs(2)).await;
+
+    let live = Live::start(spec(&w.service.url(), MemoryTokens::holding(&w.token))).await?;
+    let rec = Arc::new(Recorder::default());
+    live.rete.set_raw_observer(Some(rec.clone()));
+    live.wait_state(ConnState::Connected).await?;
+    assert_eq!(wait_said(&live, "bob", "m 52").await?, said(3..=52));
+    let chan = live.channel_id("#rete").await?;
+    let sender = live.handle.sender();
+    // Where each fetch sent since the recorder started ended.
+    let befores = || -> Vec<Option<u64>> {
+        rec.lines()
+            .iter()
+            .filter(|(d, _)| *d == Direction::Out)
+            .filter_map(|(_, l)| serde_json::from_str::<Value>(l).ok())
+            .filter(|f| f["type"] == "fetch")
+            .map(|f| f["before"]["seq"].as_u64())
+            .collect()
+    };
+    let first_fetches = befores().len();
+
+    // Three rows before the oldest message held: topics 4 to 6.
+    let none_added = OlderRows {
+        added: 0,
+        no_older: false,
+    };
+    assert_eq!(sender.cloud_backlog(chan.clone(), 3).await?, none_added);
+    // Again: topics 1 to 3, a page further back, not the same one.
+    assert_eq!(sender.cloud_backlog(chan.clone(), 3).await?, none_added);
+    // Then the two messages and the service's JOIN: the start.
+    assert_eq!(
+        sender.cloud_backlog(chan.clone(), 50).await?,
+        OlderRows {
+            added: 2,
+            no_older: true
+        }
+    );
+    let ends = befores().split_off(first_fetches);
+    assert_eq!(ends.len(), 3, "{ends:?}");
+    let ends: Vec<u64> = ends.into_iter().map(|b| b.expect("a before.seq")).collect();
+    assert!(
+        ends[0] - ends[1] == 3 && ends[1] - ends[2] == 3,
+        "each fetch ends three rows further back: {ends:?}"
+    );
+    // In order: m 1 and m 2 went in one burst with the topics and m 3, so
+    // they may share its millisecond, and still come before it.
+    assert_eq!(said_by(&live, "bob").await?, said(1..=52));
+    // Nothing older: answered at once.
+    assert_eq!(
+        sender.cloud_backlog(chan.clone(), 50).await?,
+        OlderRows {
+            added: 0,
+            no_older: true
+        }
+    );
+    assert_eq!(
+        befores().len(),
+        first_fetches + 3,
+        "no fetch once none are left"
+    );
+    live.rete.shutdown(Duration::from_secs(2)).await;
     Ok(())
 }
 

@@ -164,6 +164,7 @@ fn row(i: usize, spec: &Spec, secret: &str) -> NewRow {
         msgid,
         from,
         in_history_batch: false,
+        older_batch: None,
         payload,
     }
 }

@@ -5,9 +5,12 @@
 //! front. A second index keeps the seqs in display order, because history can
 //! arrive late and belong in the middle. Live rows always go at the end of
 //! the display order, whatever their time says (a local-time row and a
-//! server-time row need not agree); history rows are placed by time. Evicting
-//! by arrival keeps the evicted seqs a prefix, so "were rows evicted after
-//! seq `c`?" is one comparison.
+//! server-time row need not agree); history rows are placed by time. At an
+//! equal time, rows fetched from before everything held (a batch of older
+//! rows, see [`NewRow::older_batch`]) go first, since they are older than
+//! every row held when they were asked for. Evicting by arrival keeps the
+//! evicted seqs a prefix, so "were rows evicted after seq `c`?" is one
+//! comparison.
 
 use crate::clock::UnixMillis;
 use crate::ids::BufferId;
@@ -80,6 +83,23 @@ pub struct NewRow {
     pub in_history_batch: bool,
     /// See [`Row::payload`].
     pub payload: Payload,
+    /// For a history row fetched from before every row held (a fetch of
+    /// older rows): the number of its batch, counted up from 1 by the
+    /// session, so a later fetch (further back) has a higher number. At an
+    /// equal time such a row sorts before every row held when its batch
+    /// began: rows of no such batch, and those of lower numbers. None for
+    /// every other row (placed by time, then by arrival).
+    pub older_batch: Option<u64>,
+}
+
+/// Where a row sorts among rows of the same display time: lower first.
+/// A row of a batch of older rows ranks below the rows of every earlier
+/// such batch and below every other row (see [`NewRow::older_batch`]).
+fn rank(history: bool, older_batch: Option<u64>) -> u64 {
+    match older_batch {
+        Some(n) if history => u64::MAX - n,
+        _ => u64::MAX,
+    }
 }
 
 /// The outcome of [`Buffer::push`].
@@ -108,11 +128,12 @@ pub struct Buffer {
     /// Rows in arrival order; `rows[i].seq == first_seq + i`.
     #[serde(skip)]
     rows: VecDeque<Row>,
-    /// Display order as (sort time, seq), sorted. A live row's sort time is
-    /// its time raised to the newest sort time, so it lands last; a history
-    /// row's sort time is its own time.
+    /// Display order as (sort time, rank, seq), sorted. A live row's sort
+    /// time is its time raised to the newest sort time, so it lands last; a
+    /// history row's sort time is its own time. The rank (see [`rank`]) puts
+    /// fetched older rows before the rows held when they were fetched.
     #[serde(skip)]
-    display: VecDeque<(i64, u64)>,
+    display: VecDeque<(i64, u64, u64)>,
     /// The seq the next row gets. Starts at 1, so 0 can mean "before everything".
     next_seq: u64,
     /// Every seq at or below this was evicted (0 when none was).
@@ -201,14 +222,15 @@ impl Buffer {
             history,
             payload: new.payload,
         };
-        let newest = self.display.back().map_or(i64::MIN, |&(t, _)| t);
+        let newest = self.display.back().map_or(i64::MIN, |&(t, _, _)| t);
         let sort_time = if history {
             row.time.0
         } else {
             row.time.0.max(newest)
         };
-        let at = self.display.partition_point(|&key| key <= (sort_time, seq));
-        self.display.insert(at, (sort_time, seq));
+        let key = (sort_time, rank(history, new.older_batch), seq);
+        let at = self.display.partition_point(|&k| k <= key);
+        self.display.insert(at, key);
         self.rows.push_back(row);
         while self.rows.len() > self.capacity {
             self.evict_front();
@@ -223,7 +245,7 @@ impl Buffer {
         self.evicted_through = row.seq;
         // The evicted row is usually at the display front too; history can
         // place older rows before it, so find it by position.
-        if let Some(at) = self.display.iter().position(|&(_, s)| s == row.seq) {
+        if let Some(at) = self.display.iter().position(|&(_, _, s)| s == row.seq) {
             self.display.remove(at);
         }
     }
@@ -236,11 +258,11 @@ impl Buffer {
     fn holds_msgid_near(&self, msgid: &str, time: UnixMillis) -> bool {
         let from = time.0.saturating_sub(DUPLICATE_WINDOW_MS);
         let to = time.0.saturating_add(DUPLICATE_WINDOW_MS);
-        let start = self.display.partition_point(|&(t, _)| t < from);
+        let start = self.display.partition_point(|&(t, _, _)| t < from);
         self.display
             .range(start..)
-            .take_while(|&&(t, _)| t <= to)
-            .filter_map(|&(_, s)| self.get(s))
+            .take_while(|&&(t, _, _)| t <= to)
+            .filter_map(|&(_, _, s)| self.get(s))
             .any(|r| r.msgid.as_deref() == Some(msgid))
     }
 
@@ -255,13 +277,13 @@ impl Buffer {
         });
         let from = new.time.0.saturating_sub(SAME_SECOND_MS);
         let to = new.time.0.saturating_add(DUPLICATE_WINDOW_MS);
-        let start = self.display.partition_point(|&(t, _)| t <= from);
+        let start = self.display.partition_point(|&(t, _, _)| t <= from);
         let first = self.rows.front().map_or(next_seq, |r| r.seq);
         let found = self
             .display
             .range(start..)
-            .take_while(|&&(t, _)| t <= to)
-            .map(|&(_, seq)| seq)
+            .take_while(|&&(t, _, _)| t <= to)
+            .map(|&(_, _, seq)| seq)
             .filter(|seq| *seq < replay.first_seq && !replay.matched.contains(seq))
             .find(|&seq| {
                 let row = usize::try_from(seq - first)
@@ -309,18 +331,20 @@ impl Buffer {
     pub fn display(&self) -> impl DoubleEndedIterator<Item = &Row> {
         // Every display entry names a held row (see `evict_front`), so the
         // filter never drops one; it only keeps this total.
-        self.display.iter().filter_map(move |&(_, s)| self.get(s))
+        self.display
+            .iter()
+            .filter_map(move |&(_, _, s)| self.get(s))
     }
 
     /// Seqs in display order, oldest first.
     pub fn display_seqs(&self) -> impl DoubleEndedIterator<Item = u64> + ExactSizeIterator + '_ {
-        self.display.iter().map(|&(_, s)| s)
+        self.display.iter().map(|&(_, _, s)| s)
     }
 
     /// The display position of the row with this seq, if held.
     pub fn display_position(&self, seq: u64) -> Option<usize> {
         self.get(seq)?;
-        self.display.iter().rposition(|&(_, s)| s == seq)
+        self.display.iter().rposition(|&(_, _, s)| s == seq)
     }
 
     /// The seq of the held row with this msgid, newest first.
@@ -383,6 +407,16 @@ mod tests {
             from: "alice".into(),
             in_history_batch: false,
             payload: Payload::Privmsg { text: text.into() },
+            older_batch: None,
+        }
+    }
+
+    /// A row of the `n`th batch of older rows.
+    fn older(n: u64, time: i64, text: &str) -> NewRow {
+        NewRow {
+            in_history_batch: true,
+            older_batch: Some(n),
+            ..msg(time, true, None, text)
         }
     }
 
@@ -526,6 +560,45 @@ mod tests {
             b.push(msg(500_000, true, Some("m1"), "x")),
             Pushed::Stored { .. }
         ));
+    }
+
+    #[test]
+    fn older_rows_at_the_time_of_the_oldest_held_row_sort_before_it() {
+        let mut b = buffer(10);
+        b.push(msg(100, true, None, "held 1"));
+        b.push(msg(100, true, None, "held 2"));
+        b.push(msg(200, true, None, "held 3"));
+        // A fetch before "held 1": its rows, oldest first, two of them at
+        // the very millisecond of the oldest held row.
+        b.push(older(1, 50, "old a"));
+        b.push(older(1, 100, "old b"));
+        b.push(older(1, 100, "old c"));
+        assert_eq!(
+            texts(&b),
+            ["old a", "old b", "old c", "held 1", "held 2", "held 3"]
+        );
+        // A fetch further back goes before the first one's rows too.
+        b.push(older(2, 100, "older d"));
+        b.push(older(2, 100, "older e"));
+        assert_eq!(
+            texts(&b),
+            ["old a", "older d", "older e", "old b", "old c", "held 1", "held 2", "held 3"]
+        );
+        // Any other history row at that time still lands after the rows
+        // held (by arrival), and a live row at the end.
+        let mut replayed = msg(100, true, None, "replayed");
+        replayed.in_history_batch = true;
+        b.push(replayed);
+        b.push(msg(300, true, None, "live"));
+        assert_eq!(
+            texts(&b),
+            [
+                "old a", "older d", "older e", "old b", "old c", "held 1", "held 2", "replayed",
+                "held 3", "live"
+            ]
+        );
+        assert_eq!(b.display_position(7), Some(1), "older d");
+        assert_eq!(b.display().count(), b.len());
     }
 
     #[test]

@@ -75,6 +75,11 @@ struct Fetching {
     /// A host's request (the first attach's fetch has none): the engine's
     /// buffer the rows are counted in, and where the count goes.
     host: Option<(BufferId, BacklogReply)>,
+    /// The fetch ends before the oldest row held (it has a `before`): its
+    /// rows are older than every row of the buffer, even one of the same
+    /// millisecond (see `Session::mark_batch_older`). The newest rows, as
+    /// the first attach fetches them, may be as new as rows held.
+    older: bool,
 }
 
 impl CloudSide {
@@ -537,7 +542,7 @@ impl SessionState {
                         continue;
                     }
                     let counted = fetching.host.as_ref().map(|(id, _)| id);
-                    let added = self.feed_backlog(now, &b, counted);
+                    let added = self.feed_backlog(now, &b, counted, fetching.older);
                     fed = true;
                     let mut side = self.shared.cloud.lock();
                     side.older
@@ -677,6 +682,7 @@ impl SessionState {
                     Fetching {
                         buffer: channel,
                         host: None,
+                        older: false,
                     },
                 );
             }
@@ -685,9 +691,17 @@ impl SessionState {
 
     /// A backlog's rows as a history batch, so the engine places them by
     /// time and drops those it holds already (by msgid, or by time, sender
-    /// and text), as it does with a bouncer's playback. Returns how many
-    /// rows `counted` (an engine buffer) gained.
-    fn feed_backlog(&mut self, now: Now, b: &Backlog, counted: Option<&BufferId>) -> usize {
+    /// and text), as it does with a bouncer's playback; `older` when the
+    /// fetch ended before the oldest row held, so at an equal time its rows
+    /// go before the held ones. Returns how many rows `counted` (an engine
+    /// buffer) gained.
+    fn feed_backlog(
+        &mut self,
+        now: Now,
+        b: &Backlog,
+        counted: Option<&BufferId>,
+        older: bool,
+    ) -> usize {
         // Our own id (hex and a counter), kept to what a batch reference may hold.
         let reference: String = b.id.0.chars().filter(char::is_ascii_alphanumeric).collect();
         let mut engine = self.shared.engine.lock();
@@ -698,6 +712,9 @@ impl SessionState {
         };
         let before = last_seq(&engine);
         engine.handle_line(now, &format!("BATCH +{reference} chathistory {}", b.buffer));
+        if older {
+            engine.mark_batch_older(&reference);
+        }
         // Only messages: a fetched JOIN, NAMES or MODE would be replayed as
         // state (a JOIN of ours clears the members the sync gave).
         for row in b.rows.iter().filter(|r| is_message(r.line.as_str())) {
@@ -717,12 +734,13 @@ impl SessionState {
     /// when the rows are stored (see [`OlderRows`]).
     pub(super) fn cloud_backlog(&mut self, buffer: &BufferId, limit: u32, reply: BacklogReply) {
         match self.send_fetch(buffer, limit) {
-            Ok((id, name)) => {
+            Ok((id, name, older)) => {
                 self.shared.cloud.lock().fetches.insert(
                     id,
                     Fetching {
                         buffer: name,
                         host: Some((buffer.clone(), reply)),
+                        older,
                     },
                 );
             }
@@ -732,13 +750,14 @@ impl SessionState {
         }
     }
 
-    /// The `fetch` of [`cloud_backlog`](Self::cloud_backlog): its id and
-    /// buffer name when sent, else the answer to give at once.
+    /// The `fetch` of [`cloud_backlog`](Self::cloud_backlog): its id, the
+    /// buffer name and whether it ends before a row held, when sent; else
+    /// the answer to give at once.
     fn send_fetch(
         &mut self,
         buffer: &BufferId,
         limit: u32,
-    ) -> Result<(RequestId, String), Result<OlderRows, CloudBacklogError>> {
+    ) -> Result<(RequestId, String, bool), Result<OlderRows, CloudBacklogError>> {
         if cloud_config(&self.shared.transport).is_none() {
             return Err(Err(CloudBacklogError::NotCloud));
         }
@@ -768,6 +787,7 @@ impl SessionState {
             }));
         }
         let before = side.older.before(&name).map(Before::Seq);
+        let older = before.is_some();
         let side = &mut *side;
         let (Some(c), Some(stream)) = (side.client.as_mut(), side.stream.clone()) else {
             return Err(Err(CloudBacklogError::NotAttached));
@@ -781,7 +801,7 @@ impl SessionState {
                 })
             })?;
         side.older.ask(&name);
-        Ok((id, name))
+        Ok((id, name, older))
     }
 
     /// Sends the answers to hosts' requests for older rows.

@@ -14,6 +14,10 @@ pub struct OpenBatch {
     pub params: Vec<String>,
     /// The enclosing batch's reference, for nested batches.
     pub parent: Option<String>,
+    /// Set on a history batch of rows from before every row held (see
+    /// [`Session::mark_batch_older`]): its number in the session.
+    #[serde(skip)]
+    pub older: Option<u64>,
 }
 
 /// The batches open on this connection, by reference tag.
@@ -41,22 +45,24 @@ impl Batches {
 
     /// True when the line sits (at any depth) inside a history batch.
     pub fn is_history(&self, line: &Line<'_>) -> bool {
-        let Some(mut reference) = line.tag("batch").map(|b| b.into_owned()) else {
-            return false;
-        };
-        for _ in 0..MAX_OPEN {
-            let Some(batch) = self.open.get(&reference) else {
-                return false;
-            };
-            if HISTORY_TYPES.contains(&batch.kind.as_str()) {
-                return true;
-            }
-            match &batch.parent {
-                Some(p) => reference = p.clone(),
-                None => return false,
-            }
-        }
-        false
+        self.enclosing(line)
+            .any(|b| HISTORY_TYPES.contains(&b.kind.as_str()))
+    }
+
+    /// The number of the batch of older rows the line sits in (at any
+    /// depth), if any (see [`Session::mark_batch_older`]).
+    pub fn older_batch(&self, line: &Line<'_>) -> Option<u64> {
+        self.enclosing(line).find_map(|b| b.older)
+    }
+
+    /// The open batches around the line, innermost first (at most
+    /// `MAX_OPEN`, so a cycle of parents ends).
+    fn enclosing<'a>(&'a self, line: &Line<'_>) -> impl Iterator<Item = &'a OpenBatch> + 'a {
+        let first = line.tag("batch").and_then(|r| self.open.get(r.as_ref()));
+        std::iter::successors(first, |b| {
+            b.parent.as_deref().and_then(|p| self.open.get(p))
+        })
+        .take(MAX_OPEN)
     }
 }
 
@@ -77,6 +83,7 @@ impl Session {
                 kind: params.get(1).copied().unwrap_or("").to_owned(),
                 params: params.iter().skip(2).map(|p| (*p).to_owned()).collect(),
                 parent: line.tag("batch").map(|b| b.into_owned()),
+                older: None,
             };
             if HISTORY_TYPES.contains(&batch.kind.as_str()) {
                 self.note_playback_time(line);
@@ -88,6 +95,23 @@ impl Session {
                 self.note_playback_time(line);
                 self.buffers.end_replays();
             }
+        }
+    }
+
+    /// The history batch `reference`, just opened, holds rows from before
+    /// every row this session holds: a host fetched the rows before the
+    /// oldest one it has (a ReteCloud session's request for older rows).
+    /// Its rows are placed by time as any history is, but at an equal time
+    /// they sort before every row held now, rather than after them as
+    /// their later arrival would put them. Does nothing unless a history
+    /// batch with this reference is open.
+    pub fn mark_batch_older(&mut self, reference: &str) {
+        let Some(batch) = self.batches.open.get_mut(reference) else {
+            return;
+        };
+        if HISTORY_TYPES.contains(&batch.kind.as_str()) && batch.older.is_none() {
+            self.older_batches += 1;
+            batch.older = Some(self.older_batches);
         }
     }
 }

@@ -237,3 +237,77 @@ fn the_syncs_channel_modes_are_state_and_make_no_row() {
         .collect();
     assert!(!texts.iter().any(|t| t.contains("hunter22")), "{texts:?}");
 }
+
+/// The texts of the channel's PRIVMSG rows, in display order.
+fn said_in(s: &Session, chan: &str) -> Vec<String> {
+    let v = s.view();
+    let id = v.find_buffer(BufferKind::Channel, chan).unwrap();
+    v.buffer(id)
+        .unwrap()
+        .display()
+        .filter_map(|r| match &r.payload {
+            Payload::Privmsg { text } => Some(text.to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn fetched_older_rows_sort_before_held_rows_of_the_same_millisecond() {
+    let mut s = bridged();
+    attach(&mut s);
+    let t = "@time=2026-12-03T10:00:00.500Z";
+    // The newest rows, fetched at attach as plain history, then a live one.
+    s.handle_line(now(2_000), "BATCH +n1 chathistory #rete");
+    for text in ["held 1", "held 2"] {
+        s.handle_line(
+            now(2_000),
+            &format!("{t};batch=n1 :bob!b@h PRIVMSG #rete :{text}"),
+        );
+    }
+    s.handle_line(now(2_000), "BATCH -n1");
+    // Rows from before "held 1", one of them in its very millisecond:
+    // older, so before it, though it arrives after.
+    let older = |s: &mut Session, reference: &str, texts: &[&str]| {
+        s.handle_line(now(3_000), &format!("BATCH +{reference} chathistory #rete"));
+        s.mark_batch_older(reference);
+        s.handle_line(
+            now(3_000),
+            &format!(
+                "@time=2026-12-03T10:00:00.100Z;batch={reference} :bob!b@h PRIVMSG #rete :{}",
+                texts[0]
+            ),
+        );
+        for text in &texts[1..] {
+            s.handle_line(
+                now(3_000),
+                &format!("{t};batch={reference} :bob!b@h PRIVMSG #rete :{text}"),
+            );
+        }
+        s.handle_line(now(3_000), &format!("BATCH -{reference}"));
+    };
+    older(&mut s, "o1", &["old 1", "old 2", "old 3"]);
+    assert_eq!(
+        said_in(&s, "#rete"),
+        ["old 1", "old 2", "old 3", "held 1", "held 2"]
+    );
+    // A second fetch goes further back: before the first one's rows of the
+    // same millisecond too (.100 and .500).
+    older(&mut s, "o2", &["older 1", "older 2"]);
+    assert_eq!(
+        said_in(&s, "#rete"),
+        ["older 1", "old 1", "older 2", "old 2", "old 3", "held 1", "held 2"]
+    );
+    // Marking a batch that is not open, or not history, changes nothing.
+    s.mark_batch_older("o1");
+    s.handle_line(now(4_000), "BATCH +x1 netsplit a b");
+    s.mark_batch_older("x1");
+    s.handle_line(
+        now(4_000),
+        &format!("{t};batch=x1 :bob!b@h PRIVMSG #rete :split"),
+    );
+    assert_eq!(
+        said_in(&s, "#rete").last().map(String::as_str),
+        Some("split")
+    );
+}

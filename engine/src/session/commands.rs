@@ -355,6 +355,7 @@ impl<'a> Commands<'a> {
             from: self.s.connection.nick.as_str().into(),
             in_history_batch: false,
             payload,
+            older_batch: None,
         };
         self.s.push_row(&buffer, row);
     }

@@ -156,6 +156,10 @@ pub struct Session {
     /// line outside a batch at or before it is a replay too.
     #[serde(skip)]
     pub(crate) playback_at: Option<UnixMillis>,
+    /// Batches of older rows marked so far (see `mark_batch_older`); kept
+    /// across connections, as the buffers whose rows it ranks are.
+    #[serde(skip)]
+    pub(crate) older_batches: u64,
     /// Set once QUIT is queued: what is still queued goes out unpaced, since
     /// the link is closing and pacing would only lose it.
     #[serde(skip)]
@@ -210,6 +214,7 @@ impl Session {
             raw_masks: raw_masks::RawMasks::default(),
             attached_at: None,
             playback_at: None,
+            older_batches: 0,
             query_cap_reported: false,
             closing: false,
             now: Now::default(),
@@ -617,6 +622,7 @@ impl Session {
             from: from.into(),
             in_history_batch: replayed || self.batches.is_history(line),
             payload,
+            older_batch: self.batches.older_batch(line),
         }
     }
 
@@ -649,6 +655,7 @@ impl Session {
             from: "".into(),
             in_history_batch: false,
             payload: Payload::ClientStatus { text: text.into() },
+            older_batch: None,
         };
         let id = self.buffers.server_id().clone();
         self.push_row(&id, row);

@@ -268,6 +268,7 @@ mod tests {
             msgid: Some(format!("m{secs}").into()),
             from: "alice".into(),
             in_history_batch: false,
+            older_batch: None,
             payload: Payload::Privmsg { text: text.into() },
         });
     }

@@ -152,6 +152,7 @@ mod tests {
             msgid: None,
             from: "alice".into(),
             in_history_batch: false,
+            older_batch: None,
             payload: Payload::Privmsg { text: text.into() },
         });
     }

@@ -191,6 +191,7 @@ mod tests {
                 msgid: None,
                 from: "alice".into(),
                 in_history_batch: false,
+                older_batch: None,
                 payload: Payload::Privmsg {
                     text: format!("m{i}").into(),
                 },
