@@ -597,22 +597,7 @@ async fn token_rotation_grace_and_reuse() -> Result<()> {
 
     // Past its grace, the old token is reuse: refused, and the chain revoked.
     tokio::time::sleep(Duration::from_millis(1700)).await;
-    let mut c = Client::open(&addr).await?;
-    c.send(json!({"type":"auth","version":1,"token":t0}))
-        .await?;
-    let (f, status) = c.until_closed().await?;
-    assert_eq!(
-        (f[0]["code"].as_str(), status),
-        (Some("token_revoked"), 1008)
-    );
-    let mut c = Client::open(&addr).await?;
-    c.send(json!({"type":"auth","version":1,"token":t1}))
-        .await?;
-    let (f, _) = c.until_closed().await?;
-    assert_eq!(
-        f[0]["code"], "token_revoked",
-        "every token of the chain is revoked"
-    );
+    assert_reuse_revokes_the_chain(&addr, &t0, &t1).await?;
     let _ = DEFAULT_TIMEOUT;
     Ok(())
 }
@@ -698,19 +683,30 @@ async fn an_attached_connection_is_rotated_when_its_token_ages() -> Result<()> {
     // Past its grace it is reuse: refused, and the chain revoked.
     tokio::time::sleep(Duration::from_millis(GRACE_MS + 200).saturating_sub(acked2_at.elapsed()))
         .await;
-    let mut c = Client::open(&addr).await?;
-    c.send(json!({"type":"auth","version":1,"token":t1}))
+    assert_reuse_revokes_the_chain(&addr, &t1, &t2).await?;
+    Ok(())
+}
+
+/// `replaced`, presented past its grace, is reuse: refused with
+/// `token_revoked` (close 1008), and after it `current`, the chain's head,
+/// is refused too.
+async fn assert_reuse_revokes_the_chain(addr: &str, replaced: &str, current: &str) -> Result<()> {
+    let mut c = Client::open(addr).await?;
+    c.send(json!({"type":"auth","version":1,"token":replaced}))
         .await?;
     let (f, status) = c.until_closed().await?;
     assert_eq!(
         (f[0]["code"].as_str(), status),
         (Some("token_revoked"), 1008)
     );
-    let mut c = Client::open(&addr).await?;
-    c.send(json!({"type":"auth","version":1,"token":t2}))
+    let mut c = Client::open(addr).await?;
+    c.send(json!({"type":"auth","version":1,"token":current}))
         .await?;
     let (f, _) = c.until_closed().await?;
-    assert_eq!(f[0]["code"], "token_revoked", "the whole chain is revoked");
+    assert_eq!(
+        f[0]["code"], "token_revoked",
+        "every token of the chain is revoked"
+    );
     Ok(())
 }
 
