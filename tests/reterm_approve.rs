@@ -53,6 +53,10 @@ async fn the_prompt_row_and_its_keys_answer_lines_in_order() -> Result<()> {
         WAIT,
     )
     .await?;
+    // The channel opening takes the focus from the server buffer; a line typed before that
+    // would be answered in the server buffer, off screen. The top row names the focus.
+    term.wait_screen("#appr focused", |rows| rows[0].starts_with("#appr"), WAIT)
+        .await?;
     term.line("/control status")?;
     term.wait_text(&format!("AI access on, port {control} · approve"), WAIT)
         .await?;
