@@ -143,8 +143,12 @@ async fn serve_request(
     let mut sink = [0u8; 64];
 
     // Wait for the answer, the client leaving, the answer deadline or a stop.
+    // In that order: most handlers are ready at their first poll, and then
+    // the other branches are never polled, so the request costs no read of
+    // the socket, no timer and no waiter on the cancel.
     let outcome = loop {
         tokio::select! {
+            biased;
             done = &mut handler => {
                 // Ended by a stop (its tool saw the cancel before this select
                 // did, so all it has is a cancelled outcome): the request is
@@ -309,9 +313,13 @@ async fn read_head(
     let mut buf = Vec::with_capacity(HEAD_READ);
     loop {
         buf.clear();
+        // The read first: when the head is there already, no timer and no
+        // waiter on the cancel are set up for it. A stop while bytes keep
+        // coming is seen at the next wait, at the latest by the handler.
         let read = tokio::select! {
-            _ = cancel.cancelled() => return HeadOutcome::Gone,
+            biased;
             read = timeout_at(deadline, stream.read_buf(&mut buf)) => read,
+            _ = cancel.cancelled() => return HeadOutcome::Gone,
         };
         match read {
             Err(_) => return HeadOutcome::Refused(Refusal::HeadDeadline),
@@ -342,9 +350,11 @@ async fn read_body(
 ) -> Result<(), BodyError> {
     body.reserve(length.saturating_sub(body.len()));
     while body.len() < length {
+        // The read first, as for the head.
         let read = tokio::select! {
-            _ = cancel.cancelled() => return Err(BodyError::Gone),
+            biased;
             read = timeout_at(deadline, stream.read_buf(body)) => read,
+            _ = cancel.cancelled() => return Err(BodyError::Gone),
         };
         match read {
             Err(_) => return Err(BodyError::Deadline),
