@@ -71,15 +71,33 @@ async fn wait_said(live: &Live, from: &'static str, text: &str) -> Result<Vec<St
     .await
 }
 
+/// Has a first client attach until it is shown bob's `last` and then go: the
+/// proof that the service stored everything up to `last` before the client
+/// under test attaches.
+async fn stored_before_attaching(w: &CloudWorld, last: &str) -> Result<()> {
+    let first = Live::start(spec(&w.service.url(), MemoryTokens::holding(&w.token))).await?;
+    wait_said(&first, "bob", last).await?;
+    first.rete.shutdown(Duration::from_secs(2)).await;
+    Ok(())
+}
+
+/// Attaches the client under test with a raw observer recording its frames
+/// from the start; returns once it is connected.
+async fn attach_recorded(w: &CloudWorld) -> Result<(Live, Arc<Recorder>)> {
+    let live = Live::start(spec(&w.service.url(), MemoryTokens::holding(&w.token))).await?;
+    let rec = Arc::new(Recorder::default());
+    live.rete.set_raw_observer(Some(rec.clone()));
+    live.wait_state(ConnState::Connected).await?;
+    Ok((live, rec))
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn attach_read_send_detach_and_reattach_with_exactly_the_missed_rows() -> Result<()> {
     let mut w = CloudWorld::start(&[]).await?;
     // Said before we attach, and stored by the service before we do (a
     // first client that sees it is the proof; it only then detaches).
     w.bob.privmsg("#rete", "before we came").await?;
-    let first = Live::start(spec(&w.service.url(), MemoryTokens::holding(&w.token))).await?;
-    wait_said(&first, "bob", "before we came").await?;
-    first.rete.shutdown(Duration::from_secs(2)).await;
+    stored_before_attaching(&w, "before we came").await?;
     let tokens = MemoryTokens::holding(&w.token);
     let live = Live::start(spec(&w.service.url(), tokens.clone())).await?;
     assert_eq!(live.handle.reader().transport(), TransportKind::ReteCloud);
@@ -734,14 +752,8 @@ async fn older_rows_come_on_demand_once_each_in_order_until_the_service_has_none
     }
     // All stored before we attach: a first client is shown the last one
     // (fetched), then goes.
-    let first = Live::start(spec(&w.service.url(), MemoryTokens::holding(&w.token))).await?;
-    wait_said(&first, "bob", "old 120").await?;
-    first.rete.shutdown(Duration::from_secs(2)).await;
-
-    let live = Live::start(spec(&w.service.url(), MemoryTokens::holding(&w.token))).await?;
-    let rec = Arc::new(Recorder::default());
-    live.rete.set_raw_observer(Some(rec.clone()));
-    live.wait_state(ConnState::Connected).await?;
+    stored_before_attaching(&w, "old 120").await?;
+    let (live, rec) = attach_recorded(&w).await?;
     let olds = |r: std::ops::RangeInclusive<u32>| -> Vec<String> {
         r.map(|i| format!("old {i}")).collect()
     };
@@ -878,14 +890,8 @@ async fn a_page_of_older_rows_without_messages_still_moves_the_next_fetch_back()
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
     // All stored before we attach (a first client sees the last one).
-    let first = Live::start(spec(&w.service.url(), MemoryTokens::holding(&w.token))).await?;
-    wait_said(&first, "bob", "m 52").await?;
-    first.rete.shutdown(Duration::from_secs(2)).await;
-
-    let live = Live::start(spec(&w.service.url(), MemoryTokens::holding(&w.token))).await?;
-    let rec = Arc::new(Recorder::default());
-    live.rete.set_raw_observer(Some(rec.clone()));
-    live.wait_state(ConnState::Connected).await?;
+    stored_before_attaching(&w, "m 52").await?;
+    let (live, rec) = attach_recorded(&w).await?;
     assert_eq!(wait_said(&live, "bob", "m 52").await?, said(3..=52));
     let chan = live.channel_id("#rete").await?;
     let sender = live.handle.sender();
