@@ -298,16 +298,29 @@ fn fetched_older_rows_sort_before_held_rows_of_the_same_millisecond() {
         said_in(&s, "#rete"),
         ["older 1", "old 1", "older 2", "old 2", "old 3", "held 1", "held 2"]
     );
-    // Marking a batch that is not open, or not history, changes nothing.
+    // Marking a batch that is not open, or not history, changes nothing:
+    // history of the held rows' millisecond, in a batch opened again under
+    // the closed reference or nested in a marked netsplit batch, goes after
+    // the held rows, where its arrival puts it (marked older, it would go
+    // before them).
     s.mark_batch_older("o1");
-    s.handle_line(now(4_000), "BATCH +x1 netsplit a b");
-    s.mark_batch_older("x1");
+    s.handle_line(now(4_000), "BATCH +o1 chathistory #rete");
     s.handle_line(
         now(4_000),
-        &format!("{t};batch=x1 :bob!b@h PRIVMSG #rete :split"),
+        &format!("{t};batch=o1 :bob!b@h PRIVMSG #rete :again"),
     );
+    s.handle_line(now(4_000), "BATCH -o1");
+    s.handle_line(now(4_000), "BATCH +x1 netsplit a b");
+    s.mark_batch_older("x1");
+    s.handle_line(now(4_000), "@batch=x1 BATCH +x2 chathistory #rete");
+    s.handle_line(
+        now(4_000),
+        &format!("{t};batch=x2 :bob!b@h PRIVMSG #rete :nested"),
+    );
+    s.handle_line(now(4_000), "BATCH -x2");
+    s.handle_line(now(4_000), "BATCH -x1");
     assert_eq!(
-        said_in(&s, "#rete").last().map(String::as_str),
-        Some("split")
+        said_in(&s, "#rete"),
+        ["older 1", "old 1", "older 2", "old 2", "old 3", "held 1", "held 2", "again", "nested"]
     );
 }
