@@ -687,6 +687,138 @@ async fn an_attached_connection_is_rotated_when_its_token_ages() -> Result<()> {
     Ok(())
 }
 
+/// Two connections of one chain attached at once (one the client has left,
+/// which the service has not yet seen close) rotate on their timers a
+/// moment apart. Whichever of the two tokens the client stores and
+/// acknowledges, it authenticates afterwards: the later rotation used to
+/// give up the earlier one, silently, and a client that had stored the
+/// earlier was refused at its next `auth`, for good.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_connections_rotating_at_once_leave_the_acknowledged_token_valid() -> Result<()> {
+    const ROTATE_MS: u64 = 1500;
+    let w = world(&[
+        "--rotate-after-ms",
+        &ROTATE_MS.to_string(),
+        "--grace-ms",
+        "60000",
+    ])
+    .await?;
+    let addr = w.service.addr.clone();
+    // A young token, so that neither attach below rotates at once: the two
+    // connections' timers are then set for the same moment.
+    let (mut first, _, _) = Client::attach(&addr, &w.token, json!([])).await?;
+    let (r, acked_at) = ack_next_rotation(&mut first, 1).await?;
+    let t1 = r["token"].as_str().unwrap().to_owned();
+    drop(first);
+    let (mut one, _, _) = Client::attach(&addr, &t1, json!([])).await?;
+    let (mut two, _, _) = Client::attach(&addr, &t1, json!([])).await?;
+    assert!(
+        acked_at.elapsed() < Duration::from_millis(ROTATE_MS),
+        "the attaches took longer than a rotation period; raise ROTATE_MS"
+    );
+    // Both rotations begin before the client answers either.
+    let r1 = one
+        .until(|f| f["type"] == "token_rotate")
+        .await?
+        .pop()
+        .unwrap();
+    let r2 = two
+        .until(|f| f["type"] == "token_rotate")
+        .await?
+        .pop()
+        .unwrap();
+    let (g1, g2) = (r1["generation"].as_u64(), r2["generation"].as_u64());
+    assert_ne!(g1, g2);
+    // The client stores the one begun first, on the connection it came on.
+    let (mut earlier, e, mut later, l) = if g1 < g2 {
+        (one, r1, two, r2)
+    } else {
+        (two, r2, one, r1)
+    };
+    earlier
+        .send(json!({"type":"token_ack","generation":e["generation"]}))
+        .await?;
+    earlier.send(json!({"type":"ping","n":2})).await?;
+    let seen = earlier.until(|f| f["type"] == "pong").await?;
+    assert!(
+        !seen.iter().any(|f| f["type"] == "error"),
+        "the earlier rotation's ack was taken: {seen:?}"
+    );
+    let stored = e["token"].as_str().unwrap().to_owned();
+    let (_again, hello, _) = Client::attach(&addr, &stored, json!([])).await?;
+    assert_eq!(hello["user"], "alice");
+
+    // The later one still waits: a client that got it instead is taken too.
+    later
+        .send(json!({"type":"token_ack","generation":l["generation"]}))
+        .await?;
+    later.send(json!({"type":"ping","n":4})).await?;
+    let seen = later.until(|f| f["type"] == "pong").await?;
+    assert!(
+        !seen.iter().any(|f| f["type"] == "error"),
+        "the later rotation's ack was taken: {seen:?}"
+    );
+    let newest = l["token"].as_str().unwrap().to_owned();
+    let (_c, hello, _) = Client::attach(&addr, &newest, json!([])).await?;
+    assert_eq!(hello["user"], "alice");
+    Ok(())
+}
+
+/// A rotation the store refuses (another writer holds the database past the
+/// service's busy timeout) is fatal to the connection, as every store error
+/// is (`internal`, close 1011): the client reconnects with the token it
+/// holds, which still works, and that `auth` rotates it. Nothing is left
+/// half-changed and the client is not locked out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rotation_the_store_refused_closes_the_connection_and_the_next_attach_rotates(
+) -> Result<()> {
+    use std::io::{BufRead as _, Write as _};
+    use std::process::Stdio;
+    const ROTATE_MS: u64 = 1500;
+    let w = world(&["--rotate-after-ms", &ROTATE_MS.to_string()]).await?;
+    let addr = w.service.addr.clone();
+    let (mut a, _, _) = Client::attach(&addr, &w.token, json!([])).await?;
+    let (r1, _) = ack_next_rotation(&mut a, 1).await?;
+    let t1 = r1["token"].as_str().unwrap().to_owned();
+
+    // Another writer takes the database before the next rotation is due.
+    let mut holder = Command::new("sqlite3")
+        .arg(&w.db)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()?;
+    let mut to_holder = holder.stdin.take().context("sqlite3 stdin")?;
+    to_holder.write_all(b"BEGIN EXCLUSIVE;\nSELECT 'held';\n")?;
+    let mut line = String::new();
+    std::io::BufReader::new(holder.stdout.take().context("sqlite3 stdout")?)
+        .read_line(&mut line)?;
+    assert_eq!(line.trim(), "held");
+
+    // The rotation fails: the client hears why, gets no token, and the
+    // connection ends.
+    let (seen, status) = a.until_closed().await?;
+    assert!(
+        !seen.iter().any(|f| f["type"] == "token_rotate"),
+        "{seen:?}"
+    );
+    let last = seen.last().context("an error before the close")?;
+    assert_eq!((last["code"].as_str(), status), (Some("internal"), 1011));
+    to_holder.write_all(b"COMMIT;\n")?;
+    drop(to_holder);
+    holder.wait()?;
+
+    // The token the client holds still authenticates, and is rotated at
+    // once (it is older than the period by now).
+    let (mut b, hello, _) = Client::attach(&addr, &t1, json!([])).await?;
+    assert_eq!(hello["user"], "alice");
+    let (r2, _) = ack_next_rotation(&mut b, 2).await?;
+    assert_eq!(
+        r2["generation"].as_u64(),
+        r1["generation"].as_u64().map(|g| g + 1)
+    );
+    Ok(())
+}
+
 /// `replaced`, presented past its grace, is reuse: refused with
 /// `token_revoked` (close 1008), and after it `current`, the chain's head,
 /// is refused too.

@@ -439,6 +439,8 @@ impl Conn {
     }
 
     /// Begins a rotation: the pending hash is stored before the token is sent.
+    /// A store error is fatal to the connection (`internal`), so the client
+    /// reconnects and its `auth` checks the token's age again.
     fn rotate(&mut self) {
         let Some(b) = self.bound.as_mut() else { return };
         let token = new_token();
@@ -491,9 +493,19 @@ impl Conn {
         });
         match result {
             Ok(true) => b.token = new,
-            // Superseded (another connection of the chain rotated it) or
-            // revoked meanwhile: the next rotation reads the chain again.
-            Ok(false) => {}
+            // Given up (a later token of the chain was taken first, on
+            // another connection) or the chain revoked meanwhile: the
+            // client is told, as for any acknowledgement of a rotation not
+            // waiting, and the next rotation reads the chain again.
+            Ok(false) => {
+                let e = ErrorFrame::new(
+                    ErrorCode::RotationNotPending,
+                    format!(
+                        "generation {generation} is no longer waiting: a later token of this chain was taken first, or the chain was revoked"
+                    ),
+                );
+                self.send(ServerFrame::Error(e));
+            }
             Err(e) => {
                 let f = internal(&e);
                 return self.send(ServerFrame::Error(f));

@@ -5,7 +5,11 @@
 //! rotates its token now and then: it issues the next generation
 //! (`pending`), the client stores it and acknowledges it, and only then
 //! does the new token become current and the old one enter a grace period
-//! (so a connection racing the rotation still gets in). A replaced token
+//! (so a connection racing the rotation still gets in). Several rotations
+//! can wait at once, one per attached connection of the chain (a connection
+//! the client has left but the service has not yet seen close rotates on its
+//! timer too): the first of them the client acknowledges or presents
+//! becomes current, and only the ones begun before it are given up. A replaced token
 //! used after its grace period is **reuse**: either the secrets file was
 //! copied or the token stolen, and the service cannot tell the thief from
 //! the owner, so it revokes the whole chain (the approach OAuth 2.0 refresh
@@ -80,11 +84,13 @@ pub enum Standing {
     },
     /// Replaced and past its grace: presenting it revokes the chain.
     Retired,
-    /// Issued but superseded by a later rotation before it was
-    /// acknowledged or presented. A client waits for its token to be stored
-    /// before it reconnects, so a superseded token was never stored:
-    /// presenting it is refused as unknown (it does not revoke, because a
-    /// store that failed after writing could have kept it).
+    /// Issued but given up before it was acknowledged or presented: a
+    /// later generation was (the client stores tokens in the order they
+    /// came and presents the one it stored last, so it never goes back to
+    /// an earlier one), or more rotations were waiting than
+    /// [`MAX_PENDING`]. Presenting it is refused as unknown (it does not
+    /// revoke, because a store that failed after writing could have kept
+    /// it).
     Abandoned,
 }
 
@@ -162,13 +168,20 @@ pub enum ChainError {
     /// The new token hashes like one the chain already holds.
     TokenReused,
     /// A stored chain that breaks the rules (not exactly one current
-    /// entry, more than one pending, generations not increasing).
+    /// entry, more than [`MAX_PENDING`] pending, generations not
+    /// increasing).
     Inconsistent,
 }
 
 /// How many replaced tokens a chain remembers for reuse detection. An older
 /// one presented is simply unknown (still refused, but it no longer revokes).
 pub const MAX_REMEMBERED: usize = 32;
+
+/// How many rotations may wait at once. Each attached connection of a chain
+/// has at most one in flight, and a chain is one client, so more than two
+/// or three at once means connections the client left long ago; past this
+/// the oldest is given up.
+pub const MAX_PENDING: usize = 4;
 
 fn is_replaced(s: Standing) -> bool {
     matches!(
@@ -217,7 +230,7 @@ impl TokenChain {
         let increasing = entries
             .windows(2)
             .all(|w| w[0].generation < w[1].generation);
-        if (current != 1 && !revoked) || current > 1 || pending > 1 || !increasing {
+        if (current != 1 && !revoked) || current > 1 || pending > MAX_PENDING || !increasing {
             return Err(ChainError::Inconsistent);
         }
         Ok(Self {
@@ -242,12 +255,13 @@ impl TokenChain {
         self.grace_ms
     }
 
-    /// The generation a rotation is waiting on, if any.
-    pub fn pending(&self) -> Option<u64> {
+    /// The generations rotations are waiting on, oldest first.
+    pub fn pending(&self) -> Vec<u64> {
         self.entries
             .iter()
-            .find(|e| e.standing == Standing::Pending)
+            .filter(|e| e.standing == Standing::Pending)
             .map(|e| e.generation)
+            .collect()
     }
 
     /// Revokes the chain (reuse, or the user's own request).
@@ -280,12 +294,20 @@ impl TokenChain {
         }
     }
 
-    /// The current entry becomes replaced (in grace) and `index` current.
+    /// The current entry becomes replaced (in grace) and `index`, a pending
+    /// one, current. Rotations begun before it are given up: the client has
+    /// moved past them. Those begun after it still wait (another connection
+    /// of the chain may deliver one yet).
     fn promote(&mut self, now_ms: u64, index: usize) {
         let until_ms = now_ms.saturating_add(self.grace_ms);
+        let generation = self.entries[index].generation;
         for e in &mut self.entries {
-            if e.standing == Standing::Current {
-                e.standing = Standing::Grace { until_ms };
+            match e.standing {
+                Standing::Current => e.standing = Standing::Grace { until_ms },
+                Standing::Pending if e.generation < generation => {
+                    e.standing = Standing::Abandoned;
+                }
+                _ => {}
             }
         }
         self.entries[index].standing = Standing::Current;
@@ -346,9 +368,13 @@ impl TokenChain {
 
     /// Begins a rotation to `next` (which the service made from fresh
     /// random bytes and sends once in `token_rotate`); returns its
-    /// generation. Only its hash is kept. A rotation still pending is
-    /// superseded ([`Standing::Abandoned`]): the client authenticated with
-    /// its current token, so it never stored the pending one.
+    /// generation. Only its hash is kept.
+    ///
+    /// Rotations already waiting go on waiting: one may have been sent on
+    /// another connection of the chain that the client is still reading,
+    /// and giving it up here would leave that client holding a token the
+    /// service no longer takes. Only when [`MAX_PENDING`] are waiting is the
+    /// oldest given up.
     pub fn begin_rotation(&mut self, next: &Token) -> Result<u64, ChainError> {
         if self.revoked {
             return Err(ChainError::Revoked);
@@ -357,9 +383,16 @@ impl TokenChain {
         if self.find(&hash).is_some() {
             return Err(ChainError::TokenReused);
         }
+        let waiting = self
+            .entries
+            .iter()
+            .filter(|e| e.standing == Standing::Pending)
+            .count();
+        let mut give_up = (waiting + 1).saturating_sub(MAX_PENDING);
         for e in &mut self.entries {
-            if e.standing == Standing::Pending {
+            if give_up > 0 && e.standing == Standing::Pending {
                 e.standing = Standing::Abandoned;
+                give_up -= 1;
             }
         }
         let generation = self.entries.last().map_or(0, |e| e.generation) + 1;
@@ -368,6 +401,10 @@ impl TokenChain {
             hash,
             standing: Standing::Pending,
         });
+        // A client that never acknowledges, reconnecting with its current
+        // token, begins a rotation at each `auth`: what it gave up is
+        // forgotten like any replaced token.
+        self.forget_oldest();
         Ok(generation)
     }
 
