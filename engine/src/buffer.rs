@@ -327,7 +327,8 @@ impl Buffer {
         self.rows.range(skip..)
     }
 
-    /// Rows in display order (by time, then seq), oldest first.
+    /// Rows in display order (by time, then rank, then seq; see the module
+    /// docs), oldest first.
     pub fn display(&self) -> impl DoubleEndedIterator<Item = &Row> {
         // Every display entry names a held row (see `evict_front`), so the
         // filter never drops one; it only keeps this total.
