@@ -44,7 +44,12 @@ async fn set_token(home: &std::path::Path, name: &str, token: &str) -> Result<(b
         .stderr(Stdio::piped())
         .spawn()?;
     let mut stdin = child.stdin.take().context("stdin")?;
-    stdin.write_all(format!("{token}\n").as_bytes()).await?;
+    // A command that refuses before reading (no such network) may have
+    // exited already: its status and output say what happened.
+    match stdin.write_all(format!("{token}\n").as_bytes()).await {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        written => written?,
+    }
     drop(stdin);
     let out = tokio::time::timeout(WAIT, child.wait_with_output()).await??;
     let text = format!(
