@@ -335,6 +335,59 @@ async fn a_rotated_token_is_stored_before_it_is_acknowledged_and_works_for_the_n
     Ok(())
 }
 
+/// Two sessions of one account (two networks on the service, or two
+/// clients) keep one token between them, and the service rotates each on
+/// its own: at every `auth` here, and once a second while attached. Each
+/// session must present the token the store holds when it reconnects, not
+/// the one it last stored itself, which the other session's rotations have
+/// replaced: presented past its grace, that one would be reuse and revoke
+/// the account. The service is down for longer than the grace, so the
+/// reconnects find every token but the newest past it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_sessions_of_one_account_share_its_token_across_a_restart() -> Result<()> {
+    const GRACE_MS: u64 = 1000;
+    let grace = GRACE_MS.to_string();
+    let args = ["--rotate-after-ms", "0", "--grace-ms", grace.as_str()];
+    let mut w = CloudWorld::start(&args).await?;
+    let url = w.service.url();
+    let shared = MemoryTokens::holding(&w.token);
+    let one = Live::start(spec(&url, shared.clone())).await?;
+    one.wait_state(ConnState::Connected).await?;
+    let two = Live::start(spec(&url, shared.clone())).await?;
+    two.wait_state(ConnState::Connected).await?;
+    // The second session's own rotation at attach is stored: from then on
+    // the two sessions hold different tokens, and at most one is current.
+    let before = shared.stored().len();
+    eventually("the second session's rotation stored", WAIT, || {
+        let n = shared.stored().len();
+        async move { (n > before).then_some(()) }
+    })
+    .await?;
+
+    // Down for longer than the grace: both reconnect once it is back.
+    let addr = w.service.addr.clone();
+    w.service.child.kill();
+    for live in [&one, &two] {
+        live.wait_for("the connection lost", |v| {
+            (v.state() != ConnState::Connected).then_some(())
+        })
+        .await?;
+    }
+    tokio::time::sleep(Duration::from_millis(GRACE_MS + 300)).await;
+    w.service = support::cloud::Service::start_at(&w.db, &addr, &args).await?;
+    for (name, live) in [("one", &one), ("two", &two)] {
+        live.wait_state(ConnState::Connected).await?;
+        live.wait_joined("#rete").await?;
+        let refused = live
+            .read(|v| v.registration_refused().map(str::to_owned))
+            .await?;
+        assert_eq!(refused, None, "session {name} was refused");
+    }
+    one.rete.shutdown(Duration::from_secs(2)).await;
+    two.rete.shutdown(Duration::from_secs(2)).await;
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unknown_token_stops_the_retries_with_a_clear_state() -> Result<()> {
     let w = CloudWorld::start(&[]).await?;

@@ -625,7 +625,13 @@ fn a_retecloud_network_is_a_url_and_the_services_network() {
         (net.host.as_str(), net.port, net.tls),
         ("cloud.example.net", 443, true)
     );
-    assert!(net.cloud_token_key().ends_with(&net.id));
+    // One token per service account: the key is the service's URL; the
+    // network's own (by id) is where an older reterm kept it.
+    assert_eq!(
+        net.cloud_token_key(),
+        "retecloud-token-wss://cloud.example.net/rete"
+    );
+    assert!(net.legacy_cloud_token_key().ends_with(&net.id));
     let loaded = load(&format!(
         "{CLOUD}tls_fingerprint = \"{}\"\nnick = \"me\"\n",
         "AB".repeat(32)

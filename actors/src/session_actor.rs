@@ -205,7 +205,7 @@ pub enum SessionMsg {
         /// The rotation's generation.
         generation: u64,
         /// The outcome; the error holds no token.
-        result: Result<(), String>,
+        result: Result<rete_transports::TokenStored, String>,
     },
     /// Fail the actor on purpose, so tests can show supervision at work.
     #[doc(hidden)]

@@ -115,11 +115,42 @@ pub fn read_secret(path: &Path, key: &str) -> Result<Option<String>, TokenError>
 
 /// Stores `value` under `key`, keeping every other secret; the file is
 /// replaced atomically and is 0600 from the start. Returns once it is on disk.
+/// A value stored this way has no generation (see [`store_secret_generation`]):
+/// any generation stored after it replaces it.
 pub fn store_secret(path: &Path, key: &str, value: &str) -> Result<(), TokenError> {
     update(path, |secrets| {
         secrets.insert(key.into(), Value::String(STANDARD.encode(value)));
+        secrets.remove(&generation_key(key));
         ((), true)
     })
+}
+
+/// Stores `value` under `key` as generation `generation` of a sequence (a
+/// ReteCloud token's chain), unless the file holds a later or the same
+/// generation under `key` already, which then stays: two writers of one
+/// sequence (two sessions of one account) cannot put an older value back.
+/// True when it was written; read, compared and written under the file's
+/// lock, as every change is.
+pub fn store_secret_generation(
+    path: &Path,
+    key: &str,
+    value: &str,
+    generation: u64,
+) -> Result<bool, TokenError> {
+    update(path, |secrets| {
+        let stored = secrets.get(&generation_key(key)).and_then(Value::as_u64);
+        if stored.is_some_and(|g| g >= generation) {
+            return (false, false);
+        }
+        secrets.insert(key.into(), Value::String(STANDARD.encode(value)));
+        secrets.insert(generation_key(key), Value::from(generation));
+        (true, true)
+    })
+}
+
+/// Where the generation of the value under `key` is kept.
+fn generation_key(key: &str) -> String {
+    format!("{key}.generation")
 }
 
 /// Reads the secrets, lets `change` edit them, and writes them back when it
@@ -316,6 +347,27 @@ mod tests {
             fs::metadata(&path).unwrap().permissions().mode() & 0o777,
             0o600
         );
+    }
+
+    #[test]
+    fn a_generation_never_goes_back_and_a_value_set_by_hand_starts_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("secrets.json");
+        let key = "retecloud-token-x";
+        let read = || read_secret(&path, key).unwrap();
+        assert!(store_secret_generation(&path, key, "rct1_g2", 2).unwrap());
+        // Another writer of the sequence, later with an earlier generation
+        // (or the same one again): nothing changes.
+        assert!(!store_secret_generation(&path, key, "rct1_g1", 1).unwrap());
+        assert!(!store_secret_generation(&path, key, "rct1_g2b", 2).unwrap());
+        assert_eq!(read().as_deref(), Some("rct1_g2"));
+        assert!(store_secret_generation(&path, key, "rct1_g3", 3).unwrap());
+        assert_eq!(read().as_deref(), Some("rct1_g3"));
+        // Set by hand (a new chain's first token): any generation follows.
+        store_secret(&path, key, "rct1_new").unwrap();
+        assert_eq!(read().as_deref(), Some("rct1_new"));
+        assert!(store_secret_generation(&path, key, "rct1_n1", 1).unwrap());
+        assert_eq!(read().as_deref(), Some("rct1_n1"));
     }
 
     #[test]

@@ -1,30 +1,52 @@
 //! A ReteCloud session's token in reterm's secrets file (`~/.rete/secrets.json`,
 //! or `$RETE_SECRETS_FILE`), beside the control server's token: mode 0600,
 //! replaced atomically (`rete_mcp::token::store_secret`), one key per
-//! network id. The engine reads it before connecting and writes a rotated
-//! one here before acknowledging it; `reterm retecloud-token NAME` sets it.
+//! service URL, shared by the account's networks there (see
+//! `NetworkConfig::cloud_token_key`). The engine reads it before every
+//! connection and writes a rotated one here, with its generation, before
+//! acknowledging it, never over a later generation another session stored;
+//! `reterm retecloud-token NAME` sets it.
 
 use rete_transports::retecloud::Token;
-use rete_transports::{CloudTokenStore, TokenStoreError};
+use rete_transports::{CloudTokenStore, TokenStoreError, TokenStored};
 use std::path::PathBuf;
 
-/// One network's token in the secrets file.
+/// One service account's token in the secrets file.
 pub struct SecretsFileToken {
     /// The secrets file.
     pub path: PathBuf,
-    /// The network's key in it.
+    /// The service's key in it.
     pub key: String,
+    /// The network's own key, where a token set before tokens were kept per
+    /// service sits: read while the service's key holds none.
+    pub legacy_key: String,
 }
 
 impl CloudTokenStore for SecretsFileToken {
     fn load(&self) -> Result<Option<Token>, TokenStoreError> {
-        rete_mcp::token::read_secret(&self.path, &self.key)
-            .map(|t| t.map(Token::new))
-            .map_err(|e| TokenStoreError(e.to_string()))
+        let read = |key: &str| {
+            rete_mcp::token::read_secret(&self.path, key)
+                .map_err(|e| TokenStoreError(e.to_string()))
+        };
+        let stored = match read(&self.key)? {
+            Some(t) => Some(t),
+            None => read(&self.legacy_key)?,
+        };
+        Ok(stored.map(Token::new))
     }
 
-    fn store(&self, token: &Token) -> Result<(), TokenStoreError> {
-        rete_mcp::token::store_secret(&self.path, &self.key, token.expose())
-            .map_err(|e| TokenStoreError(e.to_string()))
+    fn store(&self, token: &Token, generation: u64) -> Result<TokenStored, TokenStoreError> {
+        let written = rete_mcp::token::store_secret_generation(
+            &self.path,
+            &self.key,
+            token.expose(),
+            generation,
+        )
+        .map_err(|e| TokenStoreError(e.to_string()))?;
+        Ok(if written {
+            TokenStored::Written
+        } else {
+            TokenStored::LaterKept
+        })
     }
 }

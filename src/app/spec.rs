@@ -54,6 +54,7 @@ pub fn session_spec(net: &NetworkConfig) -> anyhow::Result<SessionSpec> {
         let store = super::cloud_token::SecretsFileToken {
             path,
             key: net.cloud_token_key(),
+            legacy_key: net.legacy_cloud_token_key(),
         };
         return Ok(SessionSpec {
             config,

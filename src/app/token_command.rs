@@ -1,5 +1,6 @@
 //! `reterm retecloud-token NAME`: sets the ReteCloud token of network NAME
-//! in the secrets file. It reads one line from standard input, without echo
+//! in the secrets file (the token of its service account, so of every
+//! network with the same `url`). It reads one line from standard input, without echo
 //! when that is a terminal, so the token appears on no screen, in no shell
 //! history and on no command line; and it never prints the token back.
 
@@ -29,10 +30,18 @@ pub fn run(config_path: &Path, name: &str) -> anyhow::Result<()> {
     check_token(&token)?;
     let path = rete_mcp::token::secrets_path()?;
     rete_mcp::token::store_secret(&path, &net.cloud_token_key(), &token)?;
+    let sharing: Vec<&str> = loaded
+        .config
+        .networks
+        .iter()
+        .filter(|n| n.cloud_token_key() == net.cloud_token_key())
+        .map(|n| n.name.as_str())
+        .collect();
     println!(
-        "The ReteCloud token of {} is stored in {} (readable by you only). A running reterm uses it after /connect {}.",
+        "The ReteCloud token of {} is stored in {} (readable by you only), for every network on that service: {}. A running reterm uses it from its next connection there (/connect {} for now).",
         net.name,
         path.display(),
+        sharing.join(", "),
         net.name
     );
     Ok(())

@@ -141,9 +141,22 @@ pub struct CloudNetworkConfig {
 }
 
 impl NetworkConfig {
-    /// The secrets-file key of this network's ReteCloud token (by id, so it
-    /// survives a rename).
+    /// The secrets-file key of this network's ReteCloud token: one per
+    /// service URL, shared by every network of the account there. The
+    /// service gives an account one token, and each of its sessions is
+    /// rotated along the same chain, so two networks keeping a copy each
+    /// would each go on presenting a token the other had replaced, until
+    /// one past its grace revoked the chain.
     pub fn cloud_token_key(&self) -> String {
+        match &self.cloud {
+            Some(cloud) => format!("retecloud-token-{}", cloud.url),
+            None => self.legacy_cloud_token_key(),
+        }
+    }
+
+    /// Where the token was kept before it was one per service (by the
+    /// network's id): read when the service's key holds none.
+    pub fn legacy_cloud_token_key(&self) -> String {
         format!("retecloud-token-{}", self.id)
     }
 }

@@ -13,7 +13,7 @@ use std::time::Duration;
 use super::process::ManagedChild;
 use super::{Bot, Inspircd, InspircdConfig};
 use rete_transports::retecloud::Token;
-use rete_transports::{CloudConfig, CloudTokenStore, TokenStoreError};
+use rete_transports::{CloudConfig, CloudTokenStore, TokenStoreError, TokenStored};
 
 /// How long a start-up step may take.
 pub const WAIT: Duration = Duration::from_secs(15);
@@ -125,11 +125,26 @@ impl Service {
 
     /// [`Service::start`] with the binary at `bin`.
     pub async fn start_with(bin: &Path, db: &Path, extra: &[&str]) -> Result<Service> {
+        Service::start_listening(bin, db, "127.0.0.1:0", extra).await
+    }
+
+    /// Starts the service again where it listened before (`addr`), as a
+    /// restarted service is found by the clients that had its URL.
+    pub async fn start_at(db: &Path, addr: &str, extra: &[&str]) -> Result<Service> {
+        Service::start_listening(&binary(), db, addr, extra).await
+    }
+
+    async fn start_listening(
+        bin: &Path,
+        db: &Path,
+        listen: &str,
+        extra: &[&str],
+    ) -> Result<Service> {
         let mut cmd = Command::new(bin);
         cmd.arg("serve")
             .arg("--db")
             .arg(db)
-            .args(["--listen", "127.0.0.1:0"])
+            .args(["--listen", listen])
             .args(extra);
         let mut child = ManagedChild::spawn("rete-cloud", cmd)?;
         let i = child
@@ -200,7 +215,9 @@ impl CloudWorld {
 /// A token store in memory that records every token stored, in order.
 #[derive(Default)]
 pub struct MemoryTokens {
+    /// The token held and its generation (None: set by hand).
     current: Mutex<Option<String>>,
+    generation: Mutex<Option<u64>>,
     stored: Mutex<Vec<String>>,
     /// When set, every store fails.
     pub fail: std::sync::atomic::AtomicBool,
@@ -243,9 +260,17 @@ impl CloudTokenStore for MemoryTokens {
         Ok(self.current().map(Token::new))
     }
 
-    fn store(&self, token: &Token) -> Result<(), TokenStoreError> {
+    fn store(&self, token: &Token, generation: u64) -> Result<TokenStored, TokenStoreError> {
         if self.fail.load(std::sync::atomic::Ordering::SeqCst) {
             return Err(TokenStoreError("the disk is full".into()));
+        }
+        // As the secrets file does: never an earlier generation over a later.
+        {
+            let mut held = self.generation.lock().unwrap_or_else(|p| p.into_inner());
+            if held.is_some_and(|g| g >= generation) {
+                return Ok(TokenStored::LaterKept);
+            }
+            *held = Some(generation);
         }
         let t = token.expose().to_owned();
         *self.current.lock().unwrap_or_else(|p| p.into_inner()) = Some(t.clone());
@@ -261,7 +286,7 @@ impl CloudTokenStore for MemoryTokens {
         {
             f();
         }
-        Ok(())
+        Ok(TokenStored::Written)
     }
 }
 

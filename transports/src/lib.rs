@@ -27,4 +27,4 @@ pub use connect::{connect, ConnectConfig, ConnectError, Connection};
 pub use lines::{LineReader, LineWriter, MAX_LINE_LEN};
 pub use tls::{parse_fingerprint, TlsInfo};
 pub use transport::{Transport, TransportKind};
-pub use websocket::{CloudConfig, CloudTokenStore, TokenStoreError};
+pub use websocket::{CloudConfig, CloudTokenStore, TokenStoreError, TokenStored};

@@ -69,8 +69,12 @@ mod tests {
         fn load(&self) -> Result<Option<crate::retecloud::Token>, crate::TokenStoreError> {
             Ok(None)
         }
-        fn store(&self, _: &crate::retecloud::Token) -> Result<(), crate::TokenStoreError> {
-            Ok(())
+        fn store(
+            &self,
+            _: &crate::retecloud::Token,
+            _: u64,
+        ) -> Result<crate::TokenStored, crate::TokenStoreError> {
+            Ok(crate::TokenStored::Written)
         }
     }
 

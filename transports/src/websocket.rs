@@ -35,11 +35,26 @@ pub const TRANSPORT_LIMIT: usize = 4 * MAX_FRAME_BYTES;
 /// reads it before each connection and writes a rotated one **before** the
 /// rotation is acknowledged (see `PROTOCOL.md`, 9).
 pub trait CloudTokenStore: Send + Sync + 'static {
-    /// The stored token, or None when none was ever set.
+    /// The stored token, or None when none was ever set. Read before every
+    /// connection: another session of the same account may have stored a
+    /// later one.
     fn load(&self) -> Result<Option<Token>, TokenStoreError>;
-    /// Replaces the stored token durably (0600, atomically); returns once
-    /// it is on disk.
-    fn store(&self, token: &Token) -> Result<(), TokenStoreError>;
+    /// Replaces the stored token with `token`, generation `generation` of
+    /// its chain, durably (0600, atomically), and returns once it is on
+    /// disk; unless the store holds a later generation already, stored by
+    /// another session of the same account, which then stays
+    /// ([`TokenStored::LaterKept`]). A token set by hand has no generation:
+    /// any rotated one replaces it.
+    fn store(&self, token: &Token, generation: u64) -> Result<TokenStored, TokenStoreError>;
+}
+
+/// What [`CloudTokenStore::store`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenStored {
+    /// The token is the stored one now.
+    Written,
+    /// Nothing was written: the store holds a later generation.
+    LaterKept,
 }
 
 /// Why the token could not be read or written; its text never holds the token.

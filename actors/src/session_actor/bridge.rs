@@ -32,7 +32,7 @@ use rete_transports::retecloud::frame::{
 use rete_transports::retecloud::{
     decode_server, encode_client, Action, CloudClient, ErrorCode, IrcLine,
 };
-use rete_transports::{CloudConfig, Transport};
+use rete_transports::{CloudConfig, TokenStored, Transport};
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 
@@ -167,19 +167,24 @@ impl SessionState {
         cloud_config(&self.shared.transport).is_some()
     }
 
-    /// The WebSocket opened: authenticate (reading the token first when
-    /// this is the session's first connection or an explicit connect).
+    /// The WebSocket opened: read the stored token, then authenticate.
     pub(super) fn cloud_open(&mut self, myself: &ActorRef<SessionMsg>) {
         let Some(cfg) = cloud_config(&self.shared.transport).cloned() else {
             return;
         };
         let now = self.shared.now();
         let mut side = self.shared.cloud.lock();
-        if side.client.is_none() || side.reload_token {
-            side.reload_token = false;
+        // Read at every connection, not only the first: another session of
+        // the same account (another of its networks, or another reterm)
+        // may have stored a later token, and the one to present is the one
+        // stored (PROTOCOL §9 rule 1). An explicit connect sets it even
+        // when unchanged, which also lifts a stop.
+        {
+            let reload = std::mem::take(&mut side.reload_token);
             match cfg.token_store.load() {
                 Ok(Some(token)) => match side.client.as_mut() {
-                    Some(c) => c.set_token(token),
+                    Some(c) if reload || c.token() != &token => c.set_token(token),
+                    Some(_) => {}
                     None => {
                         let prefix: u64 = rand::random();
                         side.client = Some(CloudClient::new(
@@ -193,6 +198,15 @@ impl SessionState {
                         ))
                     }
                 },
+                // A reconnect that cannot read the store goes on with the
+                // token it holds (the last it stored or read).
+                Ok(None) | Err(_) if side.client.is_some() && !reload => {
+                    tracing::warn!(
+                        target: "rete::auth",
+                        session = %self.shared.id,
+                        "the stored ReteCloud token could not be read; presenting the one held"
+                    );
+                }
                 Ok(None) => {
                     drop(side);
                     return self.cloud_refused(
@@ -349,7 +363,7 @@ impl SessionState {
         &mut self,
         myself: &ActorRef<SessionMsg>,
         generation: u64,
-        result: Result<(), String>,
+        result: Result<TokenStored, String>,
     ) {
         let now = self.shared.now();
         {
@@ -358,16 +372,26 @@ impl SessionState {
                 return;
             };
             match &result {
-                Ok(()) => c.handle_token_persisted(now.mono.0, generation),
-                Err(_) => c.handle_token_persist_failed(now.mono.0, generation),
+                Ok(TokenStored::Written) => c.handle_token_persisted(now.mono.0, generation),
+                // Not acknowledged: the later token stored is the account's,
+                // and this session presents it from its next connection on.
+                Ok(TokenStored::LaterKept) | Err(_) => {
+                    c.handle_token_persist_failed(now.mono.0, generation)
+                }
             }
         }
         match result {
-            Ok(()) => tracing::info!(
+            Ok(TokenStored::Written) => tracing::info!(
                 target: "rete::auth",
                 session = %self.shared.id,
                 generation,
                 "the rotated ReteCloud token is stored"
+            ),
+            Ok(TokenStored::LaterKept) => tracing::info!(
+                target: "rete::auth",
+                session = %self.shared.id,
+                generation,
+                "a later ReteCloud token of this account is stored already; it is used from the next connection"
             ),
             Err(e) => tracing::warn!(
                 target: "rete::auth",
@@ -436,7 +460,7 @@ impl SessionState {
                         let store = cfg.token_store.clone();
                         let me = myself.clone();
                         tokio::task::spawn_blocking(move || {
-                            let result = store.store(&token).map_err(|e| e.to_string());
+                            let result = store.store(&token, generation).map_err(|e| e.to_string());
                             let _ = me.cast(SessionMsg::TokenStored { generation, result });
                         });
                     }

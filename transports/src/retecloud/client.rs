@@ -386,9 +386,16 @@ impl CloudClient {
         Ok(id)
     }
 
-    /// A new token typed by the person: clears a stop, forgets the old one.
+    /// A new token from the host's store (typed by the person, or stored by
+    /// another session of the account): clears a stop. The old one stays
+    /// among the session's secrets, as a rotated-out token does.
     pub fn set_token(&mut self, token: Token) {
-        self.token = token;
+        if token != self.token {
+            // Still one of the session's secrets, as a rotated-out one is.
+            let old = std::mem::replace(&mut self.token, token);
+            self.replaced.push_front(old);
+            self.replaced.truncate(REPLACED_TOKENS_KEPT);
+        }
         self.stopped = None;
     }
 
@@ -615,9 +622,10 @@ impl CloudClient {
         }
     }
 
-    /// The token of rotation `generation` could not be stored: keep the
-    /// old one and never acknowledge (the service abandons the rotation
-    /// when a later one begins).
+    /// The token of rotation `generation` was not stored (the store failed,
+    /// or holds a later generation of the account's already): keep the old
+    /// one and never acknowledge (the service abandons the rotation once a
+    /// later one is taken).
     pub fn handle_token_persist_failed(&mut self, now: u64, generation: u64) {
         if self.storing.take_if(|(g, _)| *g == generation).is_some()
             && self.phase == Phase::WaitingForStore
