@@ -388,6 +388,61 @@ async fn two_sessions_of_one_account_share_its_token_across_a_restart() -> Resul
     Ok(())
 }
 
+/// A request to the service still unanswered when the connection drops
+/// (the service frozen, then killed) ends with `NoAnswer` at once, since its
+/// answer cannot come on a later connection; it used to wait for good (and
+/// a fetch of older rows left its buffer "being fetched" the same way).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_unanswered_when_the_connection_drops_ends_with_no_answer() -> Result<()> {
+    use rete_transports::retecloud::config::ConfigEntry;
+    let mut w = CloudWorld::start(&[]).await?;
+    let (live, rec) = attach_recorded(&w).await?;
+    let pid = w.service.child.pid().to_string();
+
+    // Frozen: the request reaches its socket and nothing answers it.
+    let stopped = std::process::Command::new("kill")
+        .args(["-STOP", pid.as_str()])
+        .status()?;
+    assert!(stopped.success());
+    let sender = live.handle.sender();
+    let settings = tokio::spawn({
+        let sender = sender.clone();
+        async move {
+            sender
+                .cloud_settings(vec![ConfigEntry::Nick("frozen".into())])
+                .await
+        }
+    });
+    eventually("the request sent", WAIT, || {
+        let sent = rec.lines();
+        async move {
+            sent.iter()
+                .any(|(d, l)| *d == Direction::Out && l.contains("\"type\":\"config_update\""))
+                .then_some(())
+        }
+    })
+    .await?;
+
+    // Killed: the connection drops, and the request ends unanswered.
+    let addr = w.service.addr.clone();
+    w.service.child.kill();
+    let settings = tokio::time::timeout(WAIT, settings).await??;
+    assert!(
+        matches!(settings, Err(rete_actors::CloudSettingsError::NoAnswer)),
+        "{settings:?}"
+    );
+
+    // Back where it was: the next request is answered on the new connection.
+    w.service = support::cloud::Service::start_at(&w.db, &addr, &[]).await?;
+    live.wait_state(ConnState::Connected).await?;
+    let shown = sender
+        .cloud_settings(vec![ConfigEntry::Nick("thawed".into())])
+        .await?;
+    assert_eq!(shown, "nick thawed");
+    live.rete.shutdown(Duration::from_secs(2)).await;
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unknown_token_stops_the_retries_with_a_clear_state() -> Result<()> {
     let w = CloudWorld::start(&[]).await?;

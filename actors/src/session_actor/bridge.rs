@@ -87,6 +87,14 @@ impl CloudSide {
     pub(crate) fn reload_token(&mut self) {
         self.reload_token = true;
     }
+
+    /// The connection's requests end unanswered: dropping their replies
+    /// answers each caller `NoAnswer`, and no buffer stays "being fetched".
+    fn settle_requests(&mut self) {
+        self.settings.clear();
+        self.fetches.clear();
+        self.older.settle();
+    }
 }
 
 /// The session's ReteCloud settings, if it is a ReteCloud session.
@@ -253,7 +261,8 @@ impl SessionState {
         self.cloud_pump(myself);
     }
 
-    /// The connection task says the WebSocket closed.
+    /// The connection task says the WebSocket closed (or the session closed
+    /// it, or the actor restarted without it).
     pub(super) fn cloud_closed(&mut self) {
         let mut side = self.shared.cloud.lock();
         side.stream = None;
@@ -262,6 +271,8 @@ impl SessionState {
             // The close it answers with is this one, which the caller handles.
             while c.poll_action().is_some() {}
         }
+        // The requests of that connection get no answer on a later one.
+        side.settle_requests();
     }
 
     /// Time passed: the client's heartbeat and deadlines.
@@ -620,7 +631,7 @@ impl SessionState {
                     if let Some(reply) = settings {
                         let _ = reply.send(Err(CloudSettingsError::Refused {
                             code: e.code.as_str(),
-                            message: e.message.clone(),
+                            message: shown_message(&e.message),
                         }));
                     }
                     let fetch =
@@ -634,7 +645,7 @@ impl SessionState {
                                 reply,
                                 Err(CloudBacklogError::Refused {
                                     code: e.code.as_str(),
-                                    message: e.message.clone(),
+                                    message: shown_message(&e.message),
                                 }),
                             ));
                         }
@@ -647,13 +658,7 @@ impl SessionState {
                 }
                 Action::Close { reason, reconnect } => {
                     self.cloud_abort();
-                    // Dropping the replies answers their callers `NoAnswer`.
-                    {
-                        let mut side = self.shared.cloud.lock();
-                        side.settings.clear();
-                        side.fetches.clear();
-                        side.older.settle();
-                    }
+                    self.shared.cloud.lock().settle_requests();
                     match reconnect {
                         Reconnect::Stop => {
                             let why = refusal_text(reason);
@@ -866,9 +871,24 @@ impl SessionState {
     }
 }
 
+/// A service's error message as an error of ours carries it: escaped, so a
+/// host that prints the error (reterm's line mode writes it to the
+/// terminal) cannot be made to move the cursor or fake a line by the
+/// service, as text from IRC cannot.
+fn shown_message(message: &str) -> String {
+    rete_redact::display_escape(message).into_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::with_time;
+
+    #[test]
+    fn a_services_message_is_escaped_before_it_reaches_a_host() {
+        let shown = super::shown_message("no such network\u{1b}[2J\r\nfake line");
+        assert_eq!(shown, "no such network\\u{1B}[2J\\r\\nfake line");
+        assert_eq!(super::shown_message("plain text"), "plain text");
+    }
 
     #[test]
     fn only_messages_are_fed_from_a_backlog() {
