@@ -632,6 +632,17 @@ fn a_retecloud_network_is_a_url_and_the_services_network() {
         "retecloud-token-wss://cloud.example.net/rete"
     );
     assert!(net.legacy_cloud_token_key().ends_with(&net.id));
+    // Two accounts on one service keep a token each; `account` is only for
+    // ReteCloud networks.
+    let loaded = load(&format!("{CLOUD}account = \"bob\"\n")).unwrap();
+    assert_eq!(
+        loaded.config.networks[0].cloud_token_key(),
+        "retecloud-token-wss://cloud.example.net/rete#bob"
+    );
+    let err = load("[[networks]]\nname = \"i\"\nhost = \"irc.example.net\"\nnick = \"me\"\naccount = \"bob\"\n")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("account is only for transport"), "{err}");
     let loaded = load(&format!(
         "{CLOUD}tls_fingerprint = \"{}\"\nnick = \"me\"\n",
         "AB".repeat(32)

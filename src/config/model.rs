@@ -138,17 +138,27 @@ pub struct CloudNetworkConfig {
     pub url: String,
     /// The service's id of the network (`rete-cloud network add`).
     pub network: String,
+    /// The account on the service, when one reterm uses more than one
+    /// there: networks of different accounts keep different tokens. Unset,
+    /// every network with this `url` is of one account.
+    pub account: Option<String>,
 }
 
 impl NetworkConfig {
     /// The secrets-file key of this network's ReteCloud token: one per
-    /// service URL, shared by every network of the account there. The
-    /// service gives an account one token, and each of its sessions is
-    /// rotated along the same chain, so two networks keeping a copy each
-    /// would each go on presenting a token the other had replaced, until
-    /// one past its grace revoked the chain.
+    /// service account (its URL, and `account` when given), shared by
+    /// every network of the account there. The service gives an account
+    /// one token, and each of its sessions is rotated along the same chain,
+    /// so two networks keeping a copy each would each go on presenting a
+    /// token the other had replaced, until one past its grace revoked the
+    /// chain.
     pub fn cloud_token_key(&self) -> String {
         match &self.cloud {
+            Some(CloudNetworkConfig {
+                url,
+                account: Some(account),
+                ..
+            }) => format!("retecloud-token-{url}#{account}"),
             Some(cloud) => format!("retecloud-token-{}", cloud.url),
             None => self.legacy_cloud_token_key(),
         }

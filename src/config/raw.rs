@@ -57,6 +57,7 @@ pub(super) struct RawNetwork {
     pub transport: Option<String>,
     pub url: Option<String>,
     pub network: Option<String>,
+    pub account: Option<String>,
     pub host: Option<String>,
     pub port: Option<u16>,
     #[serde(default)]

@@ -99,6 +99,7 @@ port = 7422       # the port on 127.0.0.1
 # transport = "retecloud"
 # url = "wss://cloud.example.net/"
 # network = "libera"
+# account = "alice"   # only to use two accounts of one service: one token each
 
 # An example for a server on this machine. It is not connected at start-up;
 # type `/connect local` to use it.

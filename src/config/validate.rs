@@ -162,6 +162,7 @@ fn network(
     for (key, set) in [
         ("url", raw.url.is_some()),
         ("network", raw.network.is_some()),
+        ("account", raw.account.is_some()),
     ] {
         if set {
             return Err(format!("{key} is only for transport = \"retecloud\""));
@@ -268,6 +269,7 @@ fn cloud_network(id: String, name: String, raw: RawNetwork) -> Result<NetworkCon
     if !valid_id {
         return Err("network must be 1 to 64 of A-Z a-z 0-9 . _ : -".into());
     }
+    let account = raw.account.map(|a| token("account", a)).transpose()?;
     let tls_fingerprint = raw
         .tls_fingerprint
         .map(|fp| fingerprint(&fp, parsed.tls))
@@ -297,7 +299,11 @@ fn cloud_network(id: String, name: String, raw: RawNetwork) -> Result<NetworkCon
         autoconnect: raw.autoconnect.unwrap_or(true),
         max_query_buffers,
         buffer_rows,
-        cloud: Some(CloudNetworkConfig { url, network }),
+        cloud: Some(CloudNetworkConfig {
+            url,
+            network,
+            account,
+        }),
     })
 }
 
