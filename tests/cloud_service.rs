@@ -612,15 +612,22 @@ async fn ack_next_rotation(c: &mut Client, n: u64) -> Result<(Value, std::time::
         .pop()
         .unwrap();
     let acked_at = std::time::Instant::now();
+    ack_rotation(c, &rot, n).await?;
+    Ok((rot, acked_at))
+}
+
+/// Acknowledges the rotation `rot` on `c` and waits for the answer to a
+/// ping sent after it: the service has taken the ack, with no error.
+async fn ack_rotation(c: &mut Client, rot: &Value, n: u64) -> Result<()> {
     c.send(json!({"type":"token_ack","generation":rot["generation"]}))
         .await?;
     c.send(json!({"type":"ping","n":n})).await?;
     let seen = c.until(|f| f["type"] == "pong").await?;
     assert!(
         !seen.iter().any(|f| f["type"] == "error"),
-        "the ack was taken: {seen:?}"
+        "the ack of {rot} was taken: {seen:?}"
     );
-    Ok((rot, acked_at))
+    Ok(())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -735,29 +742,13 @@ async fn two_connections_rotating_at_once_leave_the_acknowledged_token_valid() -
     } else {
         (two, r2, one, r1)
     };
-    earlier
-        .send(json!({"type":"token_ack","generation":e["generation"]}))
-        .await?;
-    earlier.send(json!({"type":"ping","n":2})).await?;
-    let seen = earlier.until(|f| f["type"] == "pong").await?;
-    assert!(
-        !seen.iter().any(|f| f["type"] == "error"),
-        "the earlier rotation's ack was taken: {seen:?}"
-    );
+    ack_rotation(&mut earlier, &e, 2).await?;
     let stored = e["token"].as_str().unwrap().to_owned();
     let (_again, hello, _) = Client::attach(&addr, &stored, json!([])).await?;
     assert_eq!(hello["user"], "alice");
 
     // The later one still waits: a client that got it instead is taken too.
-    later
-        .send(json!({"type":"token_ack","generation":l["generation"]}))
-        .await?;
-    later.send(json!({"type":"ping","n":4})).await?;
-    let seen = later.until(|f| f["type"] == "pong").await?;
-    assert!(
-        !seen.iter().any(|f| f["type"] == "error"),
-        "the later rotation's ack was taken: {seen:?}"
-    );
+    ack_rotation(&mut later, &l, 4).await?;
     let newest = l["token"].as_str().unwrap().to_owned();
     let (_c, hello, _) = Client::attach(&addr, &newest, json!([])).await?;
     assert_eq!(hello["user"], "alice");

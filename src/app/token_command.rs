@@ -38,7 +38,7 @@ pub fn run(config_path: &Path, name: &str) -> anyhow::Result<()> {
         .map(|n| n.name.as_str())
         .collect();
     println!(
-        "The ReteCloud token of {} is stored in {} (readable by you only), for every network on that service: {}. A running reterm uses it from its next connection there (/connect {} for now).",
+        "The ReteCloud token of {} is stored in {} (readable by you only), for every network of that service account: {}. A running reterm uses it from its next connection there (/connect {} for now).",
         net.name,
         path.display(),
         sharing.join(", "),
