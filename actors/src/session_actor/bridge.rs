@@ -187,46 +187,44 @@ impl SessionState {
         // may have stored a later token, and the one to present is the one
         // stored (PROTOCOL §9 rule 1). An explicit connect sets it even
         // when unchanged, which also lifts a stop.
-        {
-            let reload = std::mem::take(&mut side.reload_token);
-            match cfg.token_store.load() {
-                Ok(Some(token)) => match side.client.as_mut() {
-                    Some(c) if reload || c.token() != &token => c.set_token(token),
-                    Some(_) => {}
-                    None => {
-                        let prefix: u64 = rand::random();
-                        side.client = Some(CloudClient::new(
-                            token,
-                            [],
-                            ClientConfig {
-                                client: format!("rete/{}", env!("CARGO_PKG_VERSION")),
-                                auth_timeout_ms: AUTH_TIMEOUT_MS,
-                                id_prefix: format!("{prefix:016x}"),
-                            },
-                        ))
-                    }
-                },
-                // A reconnect that cannot read the store goes on with the
-                // token it holds (the last it stored or read).
-                Ok(None) | Err(_) if side.client.is_some() && !reload => {
-                    tracing::warn!(
-                        target: "rete::auth",
-                        session = %self.shared.id,
-                        "the stored ReteCloud token could not be read; presenting the one held"
-                    );
+        let reload = std::mem::take(&mut side.reload_token);
+        match cfg.token_store.load() {
+            Ok(Some(token)) => match side.client.as_mut() {
+                Some(c) if reload || c.token() != &token => c.set_token(token),
+                Some(_) => {}
+                None => {
+                    let prefix: u64 = rand::random();
+                    side.client = Some(CloudClient::new(
+                        token,
+                        [],
+                        ClientConfig {
+                            client: format!("rete/{}", env!("CARGO_PKG_VERSION")),
+                            auth_timeout_ms: AUTH_TIMEOUT_MS,
+                            id_prefix: format!("{prefix:016x}"),
+                        },
+                    ))
                 }
-                Ok(None) => {
-                    drop(side);
-                    return self.cloud_refused(
-                        myself,
-                        "no ReteCloud token is set for this session; set one with reterm retecloud-token",
-                    );
-                }
-                Err(e) => {
-                    drop(side);
-                    let why = format!("the ReteCloud token could not be read: {e}");
-                    return self.cloud_refused(myself, &why);
-                }
+            },
+            // A reconnect that cannot read the store goes on with the
+            // token it holds (the last it stored or read).
+            Ok(None) | Err(_) if side.client.is_some() && !reload => {
+                tracing::warn!(
+                    target: "rete::auth",
+                    session = %self.shared.id,
+                    "the stored ReteCloud token could not be read; presenting the one held"
+                );
+            }
+            Ok(None) => {
+                drop(side);
+                return self.cloud_refused(
+                    myself,
+                    "no ReteCloud token is set for this session; set one with reterm retecloud-token",
+                );
+            }
+            Err(e) => {
+                drop(side);
+                let why = format!("the ReteCloud token could not be read: {e}");
+                return self.cloud_refused(myself, &why);
             }
         }
         if let Some(c) = side.client.as_mut() {

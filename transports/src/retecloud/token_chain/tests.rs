@@ -142,16 +142,26 @@ fn past_the_limit_the_oldest_waiting_rotation_is_given_up() {
     // And the chain as stored loads again; one more waiting would not.
     let loaded = TokenChain::from_entries(c.entries().to_vec(), false, GRACE).unwrap();
     assert_eq!(loaded, c);
-    let mut too_many = c.entries().to_vec();
-    too_many.push(ChainEntry {
-        generation: 99,
-        hash: TokenHash::of(&tok(99)),
-        standing: Standing::Pending,
-    });
     assert_eq!(
-        TokenChain::from_entries(too_many, false, GRACE),
+        loaded_with(&c, 99, Standing::Pending),
         Err(ChainError::Inconsistent)
     );
+}
+
+/// `c` as stored, with one more entry of `generation` and `standing`,
+/// loaded back.
+fn loaded_with(
+    c: &TokenChain,
+    generation: u64,
+    standing: Standing,
+) -> Result<TokenChain, ChainError> {
+    let mut entries = c.entries().to_vec();
+    entries.push(ChainEntry {
+        generation,
+        hash: TokenHash::of(&tok(generation as u8)),
+        standing,
+    });
+    TokenChain::from_entries(entries, false, GRACE)
 }
 
 #[test]
@@ -186,15 +196,10 @@ fn a_stored_chain_is_checked_when_loaded() {
     let c = TokenChain::new(&tok(1), GRACE);
     let ok = TokenChain::from_entries(c.entries().to_vec(), false, GRACE).unwrap();
     assert_eq!(ok, c);
-    let mut two = c.entries().to_vec();
-    two.push(ChainEntry {
-        generation: 1,
-        hash: TokenHash::of(&tok(2)),
-        standing: Standing::Current,
-    });
     assert_eq!(
-        TokenChain::from_entries(two, false, GRACE),
-        Err(ChainError::Inconsistent)
+        loaded_with(&c, 2, Standing::Current),
+        Err(ChainError::Inconsistent),
+        "two current entries"
     );
     assert_eq!(
         TokenChain::from_entries(vec![], false, GRACE),
