@@ -397,13 +397,9 @@ async fn a_request_unanswered_when_the_connection_drops_ends_with_no_answer() ->
     use rete_transports::retecloud::config::ConfigEntry;
     let mut w = CloudWorld::start(&[]).await?;
     let (live, rec) = attach_recorded(&w).await?;
-    let pid = w.service.child.pid().to_string();
 
     // Frozen: the request reaches its socket and nothing answers it.
-    let stopped = std::process::Command::new("kill")
-        .args(["-STOP", pid.as_str()])
-        .status()?;
-    assert!(stopped.success());
+    w.service.child.pause()?;
     let sender = live.handle.sender();
     let settings = tokio::spawn({
         let sender = sender.clone();

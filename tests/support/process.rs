@@ -103,6 +103,23 @@ impl ManagedChild {
         self.child.id()
     }
 
+    /// Freezes the process (SIGSTOP, sent from this process: a `kill`
+    /// command would be a child that exits while the process is stopped,
+    /// and the kernel may then continue a stopped member of an orphaned
+    /// process group).
+    pub fn pause(&self) -> Result<()> {
+        let pid = libc::pid_t::try_from(self.child.id())?;
+        // SAFETY: kill(2) with a pid we spawned and have not reaped.
+        if unsafe { libc::kill(pid, libc::SIGSTOP) } != 0 {
+            bail!(
+                "stopping {}: {}",
+                self.name,
+                std::io::Error::last_os_error()
+            );
+        }
+        Ok(())
+    }
+
     /// Whether the process is still running.
     pub fn is_running(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
