@@ -101,47 +101,52 @@ pub enum Offer {
     },
 }
 
-/// The next sequence number a stream's reader expects.
+/// Where a stream's reader stands: the last row it took (0: none yet).
+///
+/// Held as the last row rather than the next one expected, so that every
+/// sequence number up to `u64::MAX` can be taken and resumed from without
+/// arithmetic that overflows: a row number comes from the other side of the
+/// connection, and no value of it may wrap the count or panic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Cursor {
-    next: u64,
+    last: u64,
 }
 
 impl Cursor {
     /// A cursor for a reader that holds every row up to `after`.
     pub fn after(after: u64) -> Self {
-        Self {
-            next: after.saturating_add(1),
-        }
+        Self { last: after }
     }
 
     /// The last row taken (the resume point to give on reconnect).
     pub fn last(&self) -> u64 {
-        self.next - 1
+        self.last
     }
 
-    /// The next row expected.
+    /// The next row expected; `u64::MAX` once that row was taken too, when
+    /// every later row is a duplicate.
     pub fn next(&self) -> u64 {
-        self.next
+        self.last.saturating_add(1)
     }
 
     /// Offers row `seq`; takes it only when it is the next one.
     pub fn offer(&mut self, seq: u64) -> Offer {
-        if seq < self.next {
+        if seq <= self.last {
             Offer::Duplicate
-        } else if seq == self.next {
-            self.next += 1;
+        } else if seq - 1 == self.last {
+            self.last = seq;
             Offer::Next
         } else {
+            // `last < seq - 1`, so neither end overflows.
             Offer::Ahead {
-                missing: self.next..=seq - 1,
+                missing: self.last + 1..=seq - 1,
             }
         }
     }
 
     /// Skips to just after `last` (rows up to it will never be sent).
     pub fn skip_to(&mut self, last: u64) {
-        self.next = self.next.max(last.saturating_add(1));
+        self.last = self.last.max(last);
     }
 }
 
@@ -194,7 +199,7 @@ impl StreamFeed {
     /// True once every replayed row has been sent (the stream's part of
     /// `ready`).
     pub fn replayed(&self) -> bool {
-        self.cursor.next() > self.replay_to
+        self.cursor.last() >= self.replay_to
     }
 
     /// Whether row `seq` goes out as replay.
@@ -205,10 +210,12 @@ impl StreamFeed {
     /// The next read from a store that now holds `extent`, at most
     /// `max_rows` rows (at least one).
     pub fn next_read(&self, extent: StoreExtent, max_rows: u64) -> NextRead {
-        let next = self.cursor.next();
-        if next > extent.latest {
-            NextRead::Nothing
-        } else if next < extent.earliest {
+        if self.cursor.last() >= extent.latest {
+            return NextRead::Nothing;
+        }
+        // `last < latest`, so the next row exists.
+        let next = self.cursor.last() + 1;
+        if next < extent.earliest {
             NextRead::Lost(next..=extent.earliest - 1)
         } else {
             let last = next.saturating_add(max_rows.max(1) - 1).min(extent.latest);
@@ -297,6 +304,37 @@ mod tests {
         assert_eq!(c.offer(8), Offer::Next);
         c.skip_to(2);
         assert_eq!(c.next(), 9, "never moves back");
+    }
+
+    #[test]
+    fn the_last_sequence_number_is_taken_and_resumed_from_without_overflow() {
+        let mut c = Cursor::after(u64::MAX - 2);
+        assert_eq!(
+            c.offer(u64::MAX),
+            Offer::Ahead {
+                missing: u64::MAX - 1..=u64::MAX - 1
+            }
+        );
+        assert_eq!(c.offer(u64::MAX - 1), Offer::Next);
+        assert_eq!(c.offer(u64::MAX), Offer::Next);
+        assert_eq!(c.last(), u64::MAX);
+        assert_eq!(c.offer(u64::MAX), Offer::Duplicate);
+        assert_eq!(c.offer(1), Offer::Duplicate);
+        assert_eq!(Cursor::after(u64::MAX).last(), u64::MAX, "the resume point kept");
+        c.skip_to(u64::MAX);
+        assert_eq!(c.last(), u64::MAX);
+
+        let e = extent(u64::MAX - 1, u64::MAX);
+        let mut f = StreamFeed::start(plan_resume(e, u64::MAX - 2), e);
+        assert_eq!(f.next_read(e, 100), NextRead::Rows(u64::MAX - 1..=u64::MAX));
+        assert_eq!(f.offer(u64::MAX - 1), Offer::Next);
+        assert!(!f.replayed());
+        assert_eq!(f.offer(u64::MAX), Offer::Next);
+        assert!(f.replayed());
+        assert_eq!(f.next_read(e, 100), NextRead::Nothing);
+        let f = StreamFeed::start(plan_resume(e, u64::MAX), e);
+        assert!(f.replayed());
+        assert_eq!(f.next_read(e, 100), NextRead::Nothing);
     }
 
     #[test]
