@@ -439,6 +439,45 @@ async fn a_request_unanswered_when_the_connection_drops_ends_with_no_answer() ->
     Ok(())
 }
 
+/// A service that drops the client soon after each attach is not retried at
+/// the first delay every time: as for an IRC server, the delays keep growing
+/// until a connection stays up `HEALTHY_AFTER`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_service_dropping_us_soon_after_each_attach_is_retried_ever_later() -> Result<()> {
+    let mut w = CloudWorld::start(&[]).await?;
+    let base = Duration::from_secs(2);
+    let mut spec = spec(&w.service.url(), MemoryTokens::holding(&w.token));
+    spec.reconnect = Backoff::new(base, Duration::from_secs(60));
+    let live = Live::start(spec).await?;
+    let addr = w.service.addr.clone();
+    let mut delays = Vec::new();
+    for cycle in 0..3 {
+        live.wait_state(ConnState::Connected).await?;
+        // A live row comes after the attach's `ready`: the client has taken
+        // it when it shows the row.
+        let text = format!("attached {cycle}");
+        w.bob.privmsg("#rete", &text).await?;
+        wait_said(&live, "bob", &text).await?;
+        w.service.child.kill();
+        let delay = live
+            .wait_for("the delay before reconnecting", |v| {
+                if v.state() == ConnState::Reconnecting {
+                    v.retry_in()
+                } else {
+                    None
+                }
+            })
+            .await?;
+        delays.push(delay);
+        w.service = support::cloud::Service::start_at(&w.db, &addr, &[]).await?;
+    }
+    // Delay n lies in [base * 2^n / 2, base * 2^n]: the third is at least
+    // 2 * base, where starting over at each `ready` keeps each at most base.
+    assert!(delays[2] >= 2 * base, "delays: {delays:?}");
+    live.rete.shutdown(Duration::from_secs(2)).await;
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unknown_token_stops_the_retries_with_a_clear_state() -> Result<()> {
     let w = CloudWorld::start(&[]).await?;

@@ -3,10 +3,13 @@
 
 mod support;
 
+use std::time::Duration;
+
 use anyhow::Result;
 use rete_engine::event::ConnState;
 use rete_engine::row::{Payload, Row};
 use rete_engine::session::ChannelSpec;
+use rete_transports::Backoff;
 use support::live_tests_session::{
     bot_sees_member, is_status, plain, session_config, spec, states_in, Live,
 };
@@ -134,5 +137,37 @@ async fn a_crashed_session_is_restarted_with_its_rows() -> Result<()> {
         is_status(r, "the session restarted")
     })
     .await?;
+    Ok(())
+}
+
+/// A server that drops the session soon after each registration is not retried at the
+/// first delay every time: the delays keep growing until a connection stays up
+/// `HEALTHY_AFTER` (reconnecting at once, forever, is how an address gets banned).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_dropping_us_soon_after_registration_is_retried_ever_later() -> Result<()> {
+    let mut ircd = Inspircd::start(InspircdConfig::new()).await?;
+    let base = Duration::from_secs(2);
+    let mut spec = spec(session_config(ME), plain(ircd.port()));
+    spec.reconnect = Backoff::new(base, Duration::from_secs(60));
+    let live = Live::start(spec).await?;
+    let mut delays = Vec::new();
+    for _ in 0..3 {
+        live.wait_state(ConnState::Connected).await?;
+        ircd.stop();
+        let delay = live
+            .wait_for("the delay before reconnecting", |v| {
+                if v.state() == ConnState::Reconnecting {
+                    v.retry_in()
+                } else {
+                    None
+                }
+            })
+            .await?;
+        delays.push(delay);
+        ircd.restart().await?;
+    }
+    // Delay n lies in [base * 2^n / 2, base * 2^n]: the third is at least 2 * base, where
+    // starting over at each registration keeps every delay at most base.
+    assert!(delays[2] >= 2 * base, "delays: {delays:?}");
     Ok(())
 }

@@ -593,7 +593,11 @@ impl SessionState {
             self.drain(myself);
             return;
         }
-        let delay = self.shared.backoff.lock().next_delay(&mut rand::rng());
+        let delay = self
+            .shared
+            .backoff
+            .lock()
+            .next_delay_after_loss(now.mono.0, &mut rand::rng());
         crate::session_log::reconnecting(&self.shared.id, reason, delay);
         self.shared.engine.lock().handle_reconnecting_in(now, delay);
         self.drain(myself);
@@ -694,8 +698,10 @@ impl SessionState {
             });
         }
         while let Some(event) = engine.poll_event() {
+            // Registered is healthy, but the delays start over only once
+            // the connection has stayed up a while (`HEALTHY_AFTER`).
             if event == Event::Registered {
-                self.shared.backoff.lock().reset();
+                self.shared.backoff.lock().proven(now.mono.0);
             }
             // No receiver is fine: nobody is watching.
             let _ = self.shared.events.send(SessionEvent {

@@ -8,6 +8,13 @@ use std::time::Duration;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
+/// How long a connection must stay up after it proved healthy (registered, or
+/// attached to the service) before its loss starts the delays over. A server
+/// that lets a client in and drops it at once (a ban applied after
+/// registration, a service failing right after `ready`) would otherwise be
+/// retried at the first delay forever, which is how addresses get banned.
+pub const HEALTHY_AFTER: Duration = Duration::from_secs(60);
+
 /// Exponential backoff with jitter for reconnects: delay n is random in [c / 2, c] where c = min(base * 2^n, max).
 ///
 /// Keeping the lower half out of the jitter range means a delay never collapses to zero, so even an unlucky draw
@@ -20,6 +27,10 @@ pub struct Backoff {
     pub max_ms: u64,
     /// How many delays were handed out since the last reset.
     pub attempt: u32,
+    /// When the current connection proved healthy, in the caller's
+    /// monotonic milliseconds; a connection's state, so never saved.
+    #[serde(skip)]
+    proven_at_ms: Option<u64>,
 }
 
 impl Backoff {
@@ -29,6 +40,7 @@ impl Backoff {
             base_ms: millis(base),
             max_ms: millis(max),
             attempt: 0,
+            proven_at_ms: None,
         }
     }
 
@@ -41,9 +53,30 @@ impl Backoff {
         Duration::from_millis(delay)
     }
 
-    /// Back to the first delay; call it once a connection has proven healthy.
+    /// The delay after a connection that ended at `now_ms`: the first delay
+    /// again when the connection had proven healthy and stayed up
+    /// [`HEALTHY_AFTER`] since, else the next one.
+    pub fn next_delay_after_loss(&mut self, now_ms: u64, rng: &mut impl Rng) -> Duration {
+        if let Some(at) = self.proven_at_ms.take() {
+            if now_ms.saturating_sub(at) >= millis(HEALTHY_AFTER) {
+                self.attempt = 0;
+            }
+        }
+        self.next_delay(rng)
+    }
+
+    /// The current connection proved healthy at `now_ms` (registered, or
+    /// attached): if it stays up [`HEALTHY_AFTER`], its loss starts the
+    /// delays over (see [`next_delay_after_loss`](Self::next_delay_after_loss)).
+    pub fn proven(&mut self, now_ms: u64) {
+        self.proven_at_ms = Some(now_ms);
+    }
+
+    /// Back to the first delay at once: for a connection the person asked
+    /// for, which should not wait out an earlier outage's delays.
     pub fn reset(&mut self) {
         self.attempt = 0;
+        self.proven_at_ms = None;
     }
 
     /// How many delays were handed out since the last reset.

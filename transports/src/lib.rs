@@ -22,7 +22,7 @@ pub mod tls;
 pub mod transport;
 pub mod websocket;
 
-pub use backoff::Backoff;
+pub use backoff::{Backoff, HEALTHY_AFTER};
 pub use connect::{connect, ConnectConfig, ConnectError, Connection};
 pub use lines::{LineReader, LineWriter, MAX_LINE_LEN};
 pub use tls::{parse_fingerprint, TlsInfo};

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use rand::rngs::StdRng;
 use rand::SeedableRng;
-use rete_transports::Backoff;
+use rete_transports::{Backoff, HEALTHY_AFTER};
 
 fn ms(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap()
@@ -82,4 +82,51 @@ fn same_seed_gives_same_delays() {
             .collect::<Vec<_>>()
     };
     assert_eq!(run(), run());
+}
+
+#[test]
+fn a_connection_dropped_soon_after_it_proved_healthy_keeps_the_delays_growing() {
+    let mut rng = StdRng::seed_from_u64(3);
+    let mut backoff = Backoff::new(Duration::from_millis(1000), Duration::from_secs(3600));
+    let soon = ms(HEALTHY_AFTER) - 1;
+    let mut now = 0;
+    for n in 0..5u32 {
+        // Connected, registered, dropped just short of HEALTHY_AFTER.
+        backoff.proven(now);
+        now += soon;
+        let delay = ms(backoff.next_delay_after_loss(now, &mut rng));
+        let ceiling = 1000u64 << n;
+        assert!(
+            (ceiling / 2..=ceiling).contains(&delay),
+            "n={n} delay={delay}"
+        );
+        now += delay;
+    }
+}
+
+#[test]
+fn a_connection_that_stayed_up_long_enough_starts_the_delays_over_once() {
+    let mut rng = StdRng::seed_from_u64(4);
+    let mut backoff = Backoff::new(Duration::from_millis(1000), Duration::from_secs(3600));
+    for _ in 0..4 {
+        backoff.next_delay(&mut rng);
+    }
+    backoff.proven(10_000);
+    let delay = ms(backoff.next_delay_after_loss(10_000 + ms(HEALTHY_AFTER), &mut rng));
+    assert!((500..=1000).contains(&delay), "{delay}");
+    // The next attempt fails before registering: no healthy mark is left,
+    // so the delay grows again.
+    let delay = ms(backoff.next_delay_after_loss(u64::MAX, &mut rng));
+    assert!((1000..=2000).contains(&delay), "{delay}");
+}
+
+#[test]
+fn reset_forgets_a_healthy_mark() {
+    let mut rng = StdRng::seed_from_u64(5);
+    let mut backoff = Backoff::new(Duration::from_millis(1000), Duration::from_secs(3600));
+    backoff.proven(0);
+    backoff.reset();
+    backoff.next_delay(&mut rng);
+    let delay = ms(backoff.next_delay_after_loss(u64::MAX, &mut rng));
+    assert!((1000..=2000).contains(&delay), "{delay}");
 }

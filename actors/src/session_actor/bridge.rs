@@ -533,7 +533,9 @@ impl SessionState {
                     }
                 }
                 Action::Ready => {
-                    self.shared.backoff.lock().reset();
+                    // Attached; the delays start over once it stays up a
+                    // while (`HEALTHY_AFTER`), as for a registered IRC link.
+                    self.shared.backoff.lock().proven(now.mono.0);
                     self.fetch_first_history(now);
                 }
                 Action::Gap { stream, lost } => {
