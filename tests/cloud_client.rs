@@ -439,6 +439,37 @@ async fn a_request_unanswered_when_the_connection_drops_ends_with_no_answer() ->
     Ok(())
 }
 
+/// Lines sent faster than the service takes requests (a burst of 300, then
+/// fifty a second) are held back by the client, in order, and none is
+/// refused `rate_limited`: each wave here fits the client's queue of
+/// unacknowledged sends, and all of them come well past the service's burst.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lines_past_the_services_request_allowance_are_paced_not_refused() -> Result<()> {
+    let w = CloudWorld::start(&[]).await?;
+    let (live, _rec) = attach_recorded(&w).await?;
+    let sender = live.handle.sender();
+    for wave in 0..2 {
+        let sends = (0..200).map(|i| {
+            let s = sender.clone();
+            let line = format!("PRIVMSG #rete :wave {wave} line {i}");
+            async move { s.agent_line(line.clone(), line).await }
+        });
+        let results = futures_util::future::join_all(sends).await;
+        let refused: Vec<_> = results.iter().filter(|r| r.is_err()).collect();
+        assert!(refused.is_empty(), "wave {wave}: {} refused", refused.len());
+    }
+    let refusals: Vec<String> = live
+        .server_rows()
+        .await?
+        .iter()
+        .map(support::live_tests_session::text)
+        .filter(|t| t.contains("refused a request"))
+        .collect();
+    assert!(refusals.is_empty(), "{refusals:?}");
+    live.rete.shutdown(Duration::from_secs(2)).await;
+    Ok(())
+}
+
 /// A service that drops the client soon after each attach is not retried at
 /// the first delay every time: as for an IRC server, the delays keep growing
 /// until a connection stays up `HEALTHY_AFTER`.

@@ -5,7 +5,10 @@
 //! secret scan needs), each stream's [`Cursor`] (the resume points), and
 //! the sends not yet acknowledged. Per connection it runs
 //! `auth → hello → (sync, replay) → ready → live`, keeps the heartbeat, and
-//! decides whether a closed connection should be retried.
+//! decides whether a closed connection should be retried. It keeps its
+//! requests within an allowance stricter than the service's, holding the
+//! rest back in order, so the service never has to refuse one as
+//! `rate_limited`.
 //!
 //! Inputs are `handle_*` calls with the time (milliseconds on the host's
 //! monotonic clock); outputs are [`Action`]s from [`poll_action`] and the
@@ -27,6 +30,7 @@
 //! [`handle_token_persisted`]: CloudClient::handle_token_persisted
 //! [`handle_token_persist_failed`]: CloudClient::handle_token_persist_failed
 
+use crate::retecloud::allowance::Allowance;
 use crate::retecloud::codec::FrameError;
 use crate::retecloud::error_code::ErrorCode;
 use crate::retecloud::frame::{
@@ -43,6 +47,18 @@ pub const REPLACED_TOKENS_KEPT: usize = 4;
 
 /// The most sends waiting for their acknowledgement.
 pub const MAX_UNACKED_SENDS: usize = 256;
+
+/// Requests (sends, fetches, settings changes) the client sends at once
+/// before it holds the next ones back: under the service's burst
+/// ([`server::REQUEST_BURST`], 300) by a margin for frames that reach it
+/// closer together than they left, so none is refused `rate_limited`.
+///
+/// [`server::REQUEST_BURST`]: crate::retecloud::server::REQUEST_BURST
+pub const REQUEST_BURST: u32 = 250;
+
+/// One more request per this many milliseconds once the burst is spent:
+/// slower than the service's 20.
+pub const REQUEST_INTERVAL_MS: u64 = 25;
 
 /// The heartbeat interval's bounds: a `hello` asking for less or more is
 /// clamped, so a service cannot make the client ping in a busy loop or
@@ -193,6 +209,12 @@ pub struct CloudClient {
     last_sent: u64,
     ping_n: u64,
     unacked: VecDeque<Send>,
+    /// This connection's requests within [`REQUEST_BURST`] and
+    /// [`REQUEST_INTERVAL_MS`]; full again at each `hello`.
+    allowance: Allowance,
+    /// Requests held back until the allowance has room, in the order they
+    /// were made (a send's place among them is its place on IRC).
+    held: VecDeque<ClientFrame>,
     next_send: u64,
     stopped: Option<CloseReason>,
     duplicates: u64,
@@ -221,6 +243,8 @@ impl CloudClient {
             last_sent: 0,
             ping_n: 0,
             unacked: VecDeque::new(),
+            allowance: Allowance::full(0, REQUEST_BURST, REQUEST_INTERVAL_MS),
+            held: VecDeque::new(),
             next_send: 1,
             stopped: None,
             duplicates: 0,
@@ -270,6 +294,16 @@ impl CloudClient {
         self.unacked.len()
     }
 
+    /// True while [`send_line`](Self::send_line) can take another line.
+    pub fn has_room_for_send(&self) -> bool {
+        self.unacked.len() < MAX_UNACKED_SENDS
+    }
+
+    /// Requests held back for the allowance on this connection.
+    pub fn held_requests(&self) -> usize {
+        self.held.len()
+    }
+
     // ---- outputs ----
 
     /// The next thing the host must do.
@@ -283,11 +317,15 @@ impl CloudClient {
     pub fn poll_timeout(&self) -> Option<u64> {
         match self.phase {
             Phase::Authenticating { deadline } => Some(deadline),
-            Phase::Replaying | Phase::Ready => Some(
-                self.last_sent
+            Phase::Replaying | Phase::Ready => {
+                let heartbeat = self
+                    .last_sent
                     .saturating_add(self.heartbeat_ms)
-                    .min(self.last_received.saturating_add(2 * self.heartbeat_ms)),
-            ),
+                    .min(self.last_received.saturating_add(2 * self.heartbeat_ms));
+                // A take failed when the first request was held back.
+                let held = (!self.held.is_empty()).then(|| self.allowance.next_token_at());
+                Some(held.map_or(heartbeat, |at| at.min(heartbeat)))
+            }
             Phase::Idle | Phase::WaitingForStore => None,
         }
     }
@@ -323,7 +361,7 @@ impl CloudClient {
         self.next_send += 1;
         self.unacked.push_back(send);
         if self.phase == Phase::Ready {
-            self.send(now, frame);
+            self.request(now, frame);
         }
         Ok(id)
     }
@@ -354,7 +392,7 @@ impl CloudClient {
             return Err(p);
         }
         self.next_send += 1;
-        self.send(now, frame);
+        self.request(now, frame);
         Ok(id)
     }
 
@@ -382,7 +420,7 @@ impl CloudClient {
             return Err(p);
         }
         self.next_send += 1;
-        self.send(now, frame);
+        self.request(now, frame);
         Ok(id)
     }
 
@@ -440,7 +478,7 @@ impl CloudClient {
             ServerFrame::Ping(Ping { n }) => self.send(now, ClientFrame::Pong(Pong { n })),
             ServerFrame::Pong(_) => {}
             ServerFrame::Error(e) => self.handle_error(e),
-            ServerFrame::Hello(h) => self.handle_hello(h),
+            ServerFrame::Hello(h) => self.handle_hello(now, h),
             _ if !matches!(self.phase, Phase::Replaying | Phase::Ready) => {
                 self.close(CloseReason::ProtocolViolation, Reconnect::Retry)
             }
@@ -472,7 +510,7 @@ impl CloudClient {
                 self.actions.push_back(Action::Ready);
                 let pending: Vec<Send> = self.unacked.iter().cloned().collect();
                 for s in pending {
-                    self.send(now, ClientFrame::Send(s));
+                    self.request(now, ClientFrame::Send(s));
                 }
             }
             ServerFrame::Network(n) => self.actions.push_back(Action::Network(n)),
@@ -492,7 +530,7 @@ impl CloudClient {
         }
     }
 
-    fn handle_hello(&mut self, h: Hello) {
+    fn handle_hello(&mut self, now: u64, h: Hello) {
         if !matches!(self.phase, Phase::Authenticating { .. }) {
             return self.close(CloseReason::ProtocolViolation, Reconnect::Retry);
         }
@@ -517,6 +555,9 @@ impl CloudClient {
             cursors.insert(n.stream.clone(), cursor);
         }
         self.cursors = cursors;
+        // The service's allowance began with the connection, before this
+        // `hello`: one started now never runs ahead of it.
+        self.allowance = Allowance::full(now, REQUEST_BURST, REQUEST_INTERVAL_MS);
         self.phase = Phase::Replaying;
         self.actions.push_back(Action::Attached(h));
     }
@@ -591,6 +632,7 @@ impl CloudClient {
                 self.close(CloseReason::AuthTimeout, Reconnect::Retry)
             }
             Phase::Replaying | Phase::Ready => {
+                self.release_held(now);
                 if now >= self.last_received.saturating_add(2 * self.heartbeat_ms) {
                     self.close(CloseReason::HeartbeatMissed, Reconnect::Retry);
                 } else if now >= self.last_sent.saturating_add(self.heartbeat_ms) {
@@ -639,8 +681,32 @@ impl CloudClient {
         self.actions.push_back(Action::Send(frame));
     }
 
+    /// Sends a request now if the allowance has room and none is held
+    /// before it, else holds it back behind the others.
+    fn request(&mut self, now: u64, frame: ClientFrame) {
+        self.release_held(now);
+        if self.held.is_empty() && self.allowance.take(now) {
+            self.send(now, frame);
+        } else {
+            self.held.push_back(frame);
+        }
+    }
+
+    /// Sends the held requests the allowance has room for now, in order.
+    fn release_held(&mut self, now: u64) {
+        while !self.held.is_empty() && self.allowance.take(now) {
+            if let Some(frame) = self.held.pop_front() {
+                self.send(now, frame);
+            }
+        }
+    }
+
     fn close(&mut self, reason: CloseReason, reconnect: Reconnect) {
         self.phase = Phase::Idle;
+        // Held sends stay unacknowledged and go out after the next `ready`;
+        // a held fetch or settings change ends with the connection, as one
+        // sent does.
+        self.held.clear();
         if reconnect == Reconnect::Stop {
             self.stopped = Some(reason);
         }

@@ -14,6 +14,8 @@
 //!   no secret.
 //! - [`error_code`]: the stable [`ErrorCode`]s.
 //! - [`codec`]: text message ⇄ frame, the size limit, a code for every bad input.
+//! - `allowance`: the request token bucket the service enforces and the
+//!   client keeps under.
 //! - [`client`]: the client's side of a connection ([`CloudClient`]): auth,
 //!   resume, heartbeat, reconnect decision, token stored before it is acknowledged.
 //! - [`replay`]: the replay planner (resume point → rows to send) and the
@@ -24,6 +26,7 @@
 //! - [`token_chain`]: the service's token chain (hashes only, rotation,
 //!   grace, reuse revokes).
 
+mod allowance;
 pub mod client;
 pub mod codec;
 pub mod config;

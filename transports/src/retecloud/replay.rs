@@ -320,7 +320,11 @@ mod tests {
         assert_eq!(c.last(), u64::MAX);
         assert_eq!(c.offer(u64::MAX), Offer::Duplicate);
         assert_eq!(c.offer(1), Offer::Duplicate);
-        assert_eq!(Cursor::after(u64::MAX).last(), u64::MAX, "the resume point kept");
+        assert_eq!(
+            Cursor::after(u64::MAX).last(),
+            u64::MAX,
+            "the resume point kept"
+        );
         c.skip_to(u64::MAX);
         assert_eq!(c.last(), u64::MAX);
 

@@ -19,6 +19,7 @@
 //! to IRC. [`SentIds`] is the per-client memory of acknowledged send ids
 //! the service keeps across connections, so a resent line goes to IRC once.
 
+use crate::retecloud::allowance::Allowance;
 use crate::retecloud::codec::{binary_message_error, decode_client};
 use crate::retecloud::error_code::ErrorCode;
 use crate::retecloud::frame::{
@@ -70,44 +71,6 @@ impl Default for ServerConfig {
             request_burst: REQUEST_BURST,
             request_interval_ms: REQUEST_INTERVAL_MS,
         }
-    }
-}
-
-/// A connection's request allowance: a token bucket, integers only.
-#[derive(Clone, Copy, Debug)]
-struct Allowance {
-    tokens: u32,
-    /// When the last token was added (or the bucket was last full).
-    refilled_at: u64,
-}
-
-impl Allowance {
-    fn full(now: u64, config: &ServerConfig) -> Self {
-        Self {
-            tokens: config.request_burst,
-            refilled_at: now,
-        }
-    }
-
-    /// Takes one request's token; false when none is left.
-    fn take(&mut self, now: u64, config: &ServerConfig) -> bool {
-        let interval = config.request_interval_ms.max(1);
-        let earned = now.saturating_sub(self.refilled_at) / interval;
-        if earned > 0 {
-            let room = u64::from(config.request_burst.saturating_sub(self.tokens));
-            if earned >= room {
-                self.tokens = config.request_burst;
-                self.refilled_at = now;
-            } else {
-                self.tokens += earned as u32;
-                self.refilled_at += earned * interval;
-            }
-        }
-        if self.tokens == 0 {
-            return false;
-        }
-        self.tokens -= 1;
-        true
     }
 }
 
@@ -181,7 +144,7 @@ impl ServerConnection {
             last_received: now,
             last_sent: now,
             ping_n: 0,
-            allowance: Allowance::full(now, &config),
+            allowance: Allowance::full(now, config.request_burst, config.request_interval_ms),
             actions: VecDeque::new(),
         }
     }
@@ -276,7 +239,7 @@ impl ServerConnection {
                 }
             }
             (_, request) => {
-                if self.allowance.take(now, &self.config) {
+                if self.allowance.take(now) {
                     self.actions.push_back(ServerAction::Request(request));
                 } else if let Some(id) = request_id(&request).cloned() {
                     self.refuse_request(

@@ -555,3 +555,150 @@ fn a_config_update_goes_out_only_while_attached_and_is_checked_first() {
     assert!(c.config_update(3, net(), vec![]).is_err(), "no entries");
     assert!(drain(&mut c).is_empty(), "a refused update sends nothing");
 }
+
+/// A ready client whose `hello` arrived at `hello_at`.
+fn ready_at(hello_at: u64) -> CloudClient {
+    let mut c = CloudClient::new(Token::new("rct1_x"), [], config());
+    c.handle_open(hello_at);
+    c.handle_frame(hello_at, hello(1, 0));
+    c.handle_frame(hello_at, ServerFrame::Ready(Ready {}));
+    drain(&mut c);
+    c
+}
+
+fn send_ids(actions: &[Action]) -> Vec<String> {
+    sent(actions)
+        .iter()
+        .filter_map(|f| match f {
+            ClientFrame::Send(s) => Some(s.id.0.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn requests_past_the_allowance_are_held_back_and_sent_in_order_as_it_refills() {
+    let mut c = ready_at(1);
+    let burst = REQUEST_BURST as usize;
+    for n in 0..burst + 3 {
+        c.send_line(10, net(), IrcLine::new(format!("PRIVMSG #rete :{n}")))
+            .unwrap();
+    }
+    let first = send_ids(&drain(&mut c));
+    assert_eq!(first.len(), burst);
+    assert_eq!(c.held_requests(), 3);
+    // A fetch made now waits behind the held sends.
+    c.fetch(10, stream(), "#rete".into(), None, 5).unwrap();
+    assert!(drain(&mut c).is_empty());
+    // The next token is earned one interval after the allowance began.
+    let due = 1 + REQUEST_INTERVAL_MS;
+    assert_eq!(c.poll_timeout(), Some(due));
+    c.handle_timeout(due - 1);
+    assert!(sent(&drain(&mut c)).is_empty());
+    c.handle_timeout(due);
+    assert_eq!(send_ids(&drain(&mut c)), [format!("p1-{}", burst + 1)]);
+    c.handle_timeout(due + 2 * REQUEST_INTERVAL_MS);
+    let a = drain(&mut c);
+    assert_eq!(
+        send_ids(&a),
+        [format!("p1-{}", burst + 2), format!("p1-{}", burst + 3)]
+    );
+    assert!(!sent(&a).iter().any(|f| matches!(f, ClientFrame::Fetch(_))));
+    c.handle_timeout(due + 3 * REQUEST_INTERVAL_MS);
+    assert!(matches!(sent(&drain(&mut c))[..], [ClientFrame::Fetch(_)]));
+    assert_eq!(c.held_requests(), 0);
+    // Nothing held: the next wake-up is the heartbeat's.
+    assert!(c.poll_timeout().unwrap() > due + 10_000);
+}
+
+#[test]
+fn held_sends_are_resent_after_the_next_ready_and_held_fetches_end_with_the_connection() {
+    let mut c = ready_at(1);
+    let burst = REQUEST_BURST as usize;
+    for n in 0..burst + 2 {
+        c.send_line(10, net(), IrcLine::new(format!("PRIVMSG #rete :{n}")))
+            .unwrap();
+    }
+    c.fetch(10, stream(), "#rete".into(), None, 5).unwrap();
+    drain(&mut c);
+    assert_eq!(c.held_requests(), 3);
+    c.handle_closed();
+    drain(&mut c);
+    assert_eq!(c.held_requests(), 0);
+    assert_eq!(c.unacked_sends(), burst + 2);
+    c.handle_open(100);
+    c.handle_frame(101, hello(1, 0));
+    c.handle_frame(102, ServerFrame::Ready(Ready {}));
+    let a = drain(&mut c);
+    let expected: Vec<String> = (1..=burst).map(|n| format!("p1-{n}")).collect();
+    assert_eq!(
+        send_ids(&a),
+        expected,
+        "the oldest first, the burst at once"
+    );
+    assert!(!sent(&a).iter().any(|f| matches!(f, ClientFrame::Fetch(_))));
+    c.handle_timeout(101 + 2 * REQUEST_INTERVAL_MS);
+    assert_eq!(
+        send_ids(&drain(&mut c)),
+        [format!("p1-{}", burst + 1), format!("p1-{}", burst + 2)]
+    );
+}
+
+/// What the client sends as fast as its allowance lets it, arriving late by
+/// a random delay (in order, as on one TCP connection), is never refused
+/// by the service's allowance.
+#[test]
+fn a_client_sending_flat_out_is_never_refused_by_the_services_allowance() {
+    use crate::retecloud::codec::encode_client;
+    use crate::retecloud::server::{ServerAction, ServerConfig, ServerConnection};
+    use rand::{Rng, SeedableRng};
+    for seed in 0..20 {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let mut service = ServerConnection::new(0, ServerConfig::default());
+        service.handle_text(
+            0,
+            r#"{"type":"auth","version":1,"token":"rct1_x","client":"t","resume":[]}"#,
+        );
+        while service.poll_action().is_some() {}
+        let Some(ServerFrame::Hello(h)) = Some(hello(1, 0)) else {
+            unreachable!()
+        };
+        let hello_at = rng.random_range(0..50);
+        service.accept(hello_at, h);
+        while service.poll_action().is_some() {}
+        let mut c = ready_at(hello_at + rng.random_range(0..50));
+        let mut now = hello_at + 50;
+        let mut arrived = 0;
+        let mut lines = 0;
+        while lines < 2_000 || c.held_requests() > 0 {
+            while lines < 2_000 && c.has_room_for_send() && rng.random_bool(0.9) {
+                c.send_line(now, net(), IrcLine::new(format!("PRIVMSG #rete :{lines}")))
+                    .unwrap();
+                lines += 1;
+            }
+            c.handle_timeout(now);
+            for action in drain(&mut c) {
+                let Action::Send(frame) = action else {
+                    continue;
+                };
+                arrived = arrived.max(now + rng.random_range(0..400));
+                service.handle_text(arrived, &encode_client(&frame).unwrap());
+                while let Some(a) = service.poll_action() {
+                    match a {
+                        ServerAction::Request(ClientFrame::Send(s)) => c.handle_frame(
+                            now,
+                            ServerFrame::SendAck(SendAck {
+                                id: s.id,
+                                duplicate: false,
+                            }),
+                        ),
+                        ServerAction::Request(_) => {}
+                        other => panic!("seed {seed}: the service answered {other:?}"),
+                    }
+                }
+            }
+            drain(&mut c);
+            now = c.poll_timeout().unwrap().min(now + rng.random_range(1..30));
+        }
+    }
+}
