@@ -439,6 +439,70 @@ async fn a_request_unanswered_when_the_connection_drops_ends_with_no_answer() ->
     Ok(())
 }
 
+/// An agent's line whose `send` frame is out but unacknowledged when the
+/// person disconnects is not answered "not sent": the service may have it.
+/// It is resent with the same id at the next connect, reaches IRC once, and
+/// is answered sent when the service acknowledges it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_line_unacknowledged_at_a_disconnect_is_answered_once_the_service_has_it(
+) -> Result<()> {
+    use futures_util::FutureExt;
+    let mut w = CloudWorld::start(&[]).await?;
+    let (live, rec) = attach_recorded(&w).await?;
+    let sender = live.handle.sender();
+
+    // Frozen: the frame reaches the service's socket and nothing answers.
+    w.service.child.pause()?;
+    let line = "PRIVMSG #rete :across a disconnect".to_owned();
+    let mut sent = Box::pin(sender.agent_line(line.clone(), line.clone()));
+    assert!(
+        (&mut sent).now_or_never().is_none(),
+        "answered before the service saw it"
+    );
+    eventually("the send frame out", WAIT, || {
+        let frames = rec.lines();
+        async move {
+            frames
+                .iter()
+                .any(|(d, l)| *d == Direction::Out && l.contains("\"type\":\"send\""))
+                .then_some(())
+        }
+    })
+    .await?;
+    sender.disconnect(None);
+    live.wait_state(ConnState::Disconnected).await?;
+    // The actor handled the disconnect before the state changed, so an
+    // answer it gave there is waiting already.
+    assert!(
+        (&mut sent).now_or_never().is_none(),
+        "answered at the disconnect, while the service may have the line"
+    );
+
+    w.service.child.resume()?;
+    sender.connect();
+    let result = tokio::time::timeout(WAIT, sent).await?;
+    assert_eq!(result, Ok(()));
+    // Once on IRC: a later line arrives after it, and it came only once.
+    sender
+        .agent_line(
+            "PRIVMSG #rete :after it".into(),
+            "PRIVMSG #rete :after it".into(),
+        )
+        .await?;
+    w.bob
+        .wait_for(|l| l.ends_with("PRIVMSG #rete :after it"), 3 * WAIT)
+        .await?;
+    let copies = w
+        .bob
+        .lines()
+        .iter()
+        .filter(|l| l.ends_with("PRIVMSG #rete :across a disconnect"))
+        .count();
+    assert_eq!(copies, 1);
+    live.rete.shutdown(Duration::from_secs(2)).await;
+    Ok(())
+}
+
 /// Lines sent faster than the service takes requests (a burst of 300, then
 /// fifty a second) are held back by the client, in order, and none is
 /// refused `rate_limited`: each wave here fits the client's queue of

@@ -63,8 +63,21 @@ impl PendingAgentLines {
 
     /// The connection is gone: every line still waiting was not sent.
     pub(crate) fn fail_all(&mut self) {
-        for (_, pending) in self.by_ticket.drain() {
-            let _ = pending.reply.send(Err(AgentLineError::NotSent));
+        self.fail_all_but(|_| false);
+    }
+
+    /// The connection is gone: every line still waiting was not sent, but
+    /// those `kept` says will still be answered (a ReteCloud send handed to
+    /// the client, whose outcome the service tells after a reconnect).
+    pub(crate) fn fail_all_but(&mut self, kept: impl Fn(Ticket) -> bool) {
+        let failed: Vec<Ticket> = self
+            .by_ticket
+            .keys()
+            .copied()
+            .filter(|&t| !kept(t))
+            .collect();
+        for t in failed {
+            self.not_sent(t);
         }
     }
 }
@@ -89,5 +102,19 @@ mod tests {
         assert_eq!(b_rx.await, Ok(Ok(())));
         assert_eq!(a_rx.await, Ok(Err(AgentLineError::NotSent)));
         assert_eq!(c_rx.await, Ok(Err(AgentLineError::NotSent)));
+    }
+
+    #[tokio::test]
+    async fn lines_kept_at_a_close_are_answered_later() {
+        let mut pending = PendingAgentLines::default();
+        let (a, mut a_rx) = oneshot::channel();
+        let (b, b_rx) = oneshot::channel();
+        pending.insert(1, a, "PING :a".into());
+        pending.insert(2, b, "PING :b".into());
+        pending.fail_all_but(|t| t == 1);
+        assert_eq!(b_rx.await, Ok(Err(AgentLineError::NotSent)));
+        assert!(a_rx.try_recv().is_err(), "still waiting");
+        assert_eq!(pending.written(1).as_deref(), Some("PING :a"));
+        assert_eq!(a_rx.await, Ok(Ok(())));
     }
 }

@@ -551,9 +551,14 @@ impl SessionState {
     fn close(&mut self, myself: &ActorRef<SessionMsg>, reason: &str) {
         self.generation += 1;
         self.wire = None;
-        self.agent.fail_all();
         if self.is_bridged() {
+            // A line handed to the ReteCloud client may have reached the
+            // service already; it is resent (same id) after the next
+            // `ready`, and answered when the service acknowledges it.
+            self.fail_agent_lines_not_handed();
             self.cloud_closed();
+        } else {
+            self.agent.fail_all();
         }
         if let Some(t) = self.tasks.take() {
             t.abort();
@@ -570,7 +575,9 @@ impl SessionState {
         self.tasks = None;
         // A ReteCloud client resends an unacknowledged line after the next
         // `ready` (the service sends it once): its agent keeps waiting.
-        if !self.is_bridged() {
+        if self.is_bridged() {
+            self.fail_agent_lines_not_handed();
+        } else {
             self.agent.fail_all();
         }
         let now = self.shared.now();

@@ -120,6 +120,20 @@ impl ManagedChild {
         Ok(())
     }
 
+    /// Continues a process [`pause`](Self::pause) froze (SIGCONT).
+    pub fn resume(&self) -> Result<()> {
+        let pid = libc::pid_t::try_from(self.child.id())?;
+        // SAFETY: kill(2) with a pid we spawned and have not reaped.
+        if unsafe { libc::kill(pid, libc::SIGCONT) } != 0 {
+            bail!(
+                "continuing {}: {}",
+                self.name,
+                std::io::Error::last_os_error()
+            );
+        }
+        Ok(())
+    }
+
     /// Whether the process is still running.
     pub fn is_running(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))

@@ -854,17 +854,32 @@ impl SessionState {
         }
     }
 
-    /// The client stopped for good: agent lines still waiting for an
-    /// acknowledgement will not be sent.
+    /// The connection closed: agent lines the client does not hold were
+    /// not sent; those it holds are answered after a reconnect.
+    pub(super) fn fail_agent_lines_not_handed(&mut self) {
+        let side = self.shared.cloud.lock();
+        let handed: std::collections::HashSet<Ticket> = side.tickets.values().copied().collect();
+        drop(side);
+        self.agent.fail_all_but(|t| handed.contains(&t));
+    }
+
+    /// The client stopped for good: lines still waiting for an
+    /// acknowledgement will not be sent, so the client forgets them (a
+    /// later `/connect` does not send what was answered "not sent").
     fn fail_cloud_tickets(&mut self) {
-        let tickets: Vec<Ticket> = self
-            .shared
-            .cloud
-            .lock()
-            .tickets
-            .drain()
-            .map(|(_, t)| t)
-            .collect();
+        let (tickets, persons) = {
+            let mut side = self.shared.cloud.lock();
+            let forgotten = side.client.as_mut().map_or(0, |c| c.forget_unacked_sends());
+            let tickets: Vec<Ticket> = side.tickets.drain().map(|(_, t)| t).collect();
+            // Every agent line waiting has a ticket; the rest are the person's.
+            let persons = forgotten.saturating_sub(tickets.len());
+            (tickets, persons)
+        };
+        if persons > 0 {
+            self.shared.engine.lock().note_transport_status(&format!(
+                "Not sent: {persons} of your lines were still waiting for the service"
+            ));
+        }
         for t in tickets {
             self.agent.not_sent(t);
         }

@@ -299,6 +299,14 @@ impl CloudClient {
         self.unacked.len() < MAX_UNACKED_SENDS
     }
 
+    /// Forgets every send not yet acknowledged (the host told their
+    /// senders they were not sent: a stop, which only the person's next
+    /// connect ends); returns how many there were.
+    pub fn forget_unacked_sends(&mut self) -> usize {
+        self.held.retain(|f| !matches!(f, ClientFrame::Send(_)));
+        std::mem::take(&mut self.unacked).len()
+    }
+
     /// Requests held back for the allowance on this connection.
     pub fn held_requests(&self) -> usize {
         self.held.len()

@@ -702,3 +702,18 @@ fn a_client_sending_flat_out_is_never_refused_by_the_services_allowance() {
         }
     }
 }
+
+#[test]
+fn forgotten_sends_are_not_resent() {
+    let mut c = CloudClient::new(Token::new("rct1_x"), [], config());
+    for n in 0..2 {
+        c.send_line(0, net(), IrcLine::new(format!("PRIVMSG #rete :{n}")))
+            .unwrap();
+    }
+    assert_eq!(c.forget_unacked_sends(), 2);
+    assert_eq!(c.unacked_sends(), 0);
+    c.handle_open(1);
+    c.handle_frame(2, hello(1, 0));
+    c.handle_frame(3, ServerFrame::Ready(Ready {}));
+    assert!(send_ids(&drain(&mut c)).is_empty());
+}
