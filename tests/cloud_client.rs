@@ -439,6 +439,40 @@ async fn a_request_unanswered_when_the_connection_drops_ends_with_no_answer() ->
     Ok(())
 }
 
+/// The session's actor restarts while a rotated token is being stored, so
+/// the store's outcome goes to the old actor: the new one stores the token
+/// again (the store takes the same generation twice as one write) and
+/// connects, rather than wait for that outcome forever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_actor_restarted_during_a_token_store_stores_it_again_and_connects() -> Result<()> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let w = CloudWorld::start(&["--rotate-after-ms", "0", "--grace-ms", "60000"]).await?;
+    let tokens = MemoryTokens::holding(&w.token);
+    let mut s = spec(&w.service.url(), tokens.clone());
+    s.autoconnect = false;
+    let live = Live::start(s).await?;
+    let handle = live.handle.clone();
+    let crashed = AtomicBool::new(false);
+    // The crash is queued before the store's outcome, so the actor that
+    // asked for the store is gone when the outcome is sent to it.
+    tokens.on_store(move || {
+        if !crashed.swap(true, Ordering::SeqCst) {
+            handle.crash_for_test();
+        }
+    });
+    live.handle.sender().connect();
+    live.wait_server_row("the restart status", |r| {
+        support::live_tests_session::is_status(r, "the session restarted")
+    })
+    .await?;
+    live.wait_state(ConnState::Connected).await?;
+    assert_eq!(live.handle.restarts(), 1);
+    let first = tokens.stored().first().cloned();
+    assert!(first.is_some_and(|t| t != w.token), "{:?}", tokens.stored());
+    live.rete.shutdown(Duration::from_secs(2)).await;
+    Ok(())
+}
+
 /// An agent's line whose `send` frame is out but unacknowledged when the
 /// person disconnects is not answered "not sent": the service may have it.
 /// It is resent with the same id at the next connect, reaches IRC once, and

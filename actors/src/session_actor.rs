@@ -268,6 +268,7 @@ impl Actor for SessionActor {
         // The ReteCloud client's connection died with the old actor too.
         if state.is_bridged() {
             state.cloud_closed();
+            state.store_token_again(&myself);
         }
         if was_up {
             let now = state.shared.now();

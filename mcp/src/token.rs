@@ -18,6 +18,7 @@ use std::fs;
 use std::io;
 use std::os::unix::fs::DirBuilderExt as _;
 use std::path::{Path, PathBuf};
+use subtle::ConstantTimeEq;
 
 /// The key under which reterm's token is stored.
 const KEY: &str = "mcp-token-reterm";
@@ -129,8 +130,10 @@ pub fn store_secret(path: &Path, key: &str, value: &str) -> Result<(), TokenErro
 /// ReteCloud token's chain), unless the file holds a later or the same
 /// generation under `key` already, which then stays: two writers of one
 /// sequence (two sessions of one account) cannot put an older value back.
-/// True when it was written; read, compared and written under the file's
-/// lock, as every change is.
+/// True when `value` is the stored one now: written, or found stored as
+/// this generation already (a store repeated after its first outcome was
+/// lost). Read, compared and written under the file's lock, as every change
+/// is.
 pub fn store_secret_generation(
     path: &Path,
     key: &str,
@@ -139,7 +142,14 @@ pub fn store_secret_generation(
 ) -> Result<bool, TokenError> {
     update(path, |secrets| {
         let stored = secrets.get(&generation_key(key)).and_then(Value::as_u64);
-        if stored.is_some_and(|g| g >= generation) {
+        if stored == Some(generation) {
+            let encoded = STANDARD.encode(value);
+            let held = secrets.get(key).and_then(Value::as_str).unwrap_or("");
+            // A token: compared in constant time, as every token is.
+            let same = bool::from(held.as_bytes().ct_eq(encoded.as_bytes()));
+            return (same, false);
+        }
+        if stored.is_some_and(|g| g > generation) {
             return (false, false);
         }
         secrets.insert(key.into(), Value::String(STANDARD.encode(value)));
@@ -360,6 +370,9 @@ mod tests {
         // (or the same one again): nothing changes.
         assert!(!store_secret_generation(&path, key, "rct1_g1", 1).unwrap());
         assert!(!store_secret_generation(&path, key, "rct1_g2b", 2).unwrap());
+        assert_eq!(read().as_deref(), Some("rct1_g2"));
+        // The same store repeated (its first outcome was lost): it holds.
+        assert!(store_secret_generation(&path, key, "rct1_g2", 2).unwrap());
         assert_eq!(read().as_deref(), Some("rct1_g2"));
         assert!(store_secret_generation(&path, key, "rct1_g3", 3).unwrap());
         assert_eq!(read().as_deref(), Some("rct1_g3"));

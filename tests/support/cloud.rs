@@ -264,9 +264,13 @@ impl CloudTokenStore for MemoryTokens {
         if self.fail.load(std::sync::atomic::Ordering::SeqCst) {
             return Err(TokenStoreError("the disk is full".into()));
         }
-        // As the secrets file does: never an earlier generation over a later.
+        // As the secrets file does: never an earlier generation over a later,
+        // and the same store repeated holds.
         {
             let mut held = self.generation.lock().unwrap_or_else(|p| p.into_inner());
+            if *held == Some(generation) && self.current().as_deref() == Some(token.expose()) {
+                return Ok(TokenStored::Written);
+            }
             if held.is_some_and(|g| g >= generation) {
                 return Ok(TokenStored::LaterKept);
             }

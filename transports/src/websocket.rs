@@ -43,8 +43,10 @@ pub trait CloudTokenStore: Send + Sync + 'static {
     /// its chain, durably (0600, atomically), and returns once it is on
     /// disk; unless the store holds a later generation already, stored by
     /// another session of the same account, which then stays
-    /// ([`TokenStored::LaterKept`]). A token set by hand has no generation:
-    /// any rotated one replaces it.
+    /// ([`TokenStored::LaterKept`]). The same token and generation stored
+    /// again (a store repeated after its first outcome was lost) is
+    /// `Written`: the token is the stored one. A token set by hand has no
+    /// generation: any rotated one replaces it.
     fn store(&self, token: &Token, generation: u64) -> Result<TokenStored, TokenStoreError>;
 }
 

@@ -30,7 +30,7 @@ use rete_transports::retecloud::frame::{
     Backlog, Before, NetworkId, NetworkState, RequestId, StreamId,
 };
 use rete_transports::retecloud::{
-    decode_server, encode_client, Action, CloudClient, ErrorCode, IrcLine,
+    decode_server, encode_client, Action, CloudClient, ErrorCode, IrcLine, Token,
 };
 use rete_transports::{CloudConfig, TokenStored, Transport};
 use std::collections::HashMap;
@@ -290,6 +290,37 @@ impl SessionState {
             .and_then(|c| c.poll_timeout())
     }
 
+    /// Stores a rotated token on a blocking thread; the outcome comes back
+    /// to `myself` as [`SessionMsg::TokenStored`].
+    fn store_token(&self, myself: &ActorRef<SessionMsg>, generation: u64, token: Token) {
+        let Some(cfg) = cloud_config(&self.shared.transport) else {
+            return;
+        };
+        let store = cfg.token_store.clone();
+        let me = myself.clone();
+        tokio::task::spawn_blocking(move || {
+            let result = store.store(&token, generation).map_err(|e| e.to_string());
+            let _ = me.cast(SessionMsg::TokenStored { generation, result });
+        });
+    }
+
+    /// A restarted actor whose client was storing a rotated token stores it
+    /// again: the first store's outcome went to the old actor, and the
+    /// client authenticates no connection until it hears one. The store
+    /// takes the same generation and token twice as one write.
+    pub(super) fn store_token_again(&self, myself: &ActorRef<SessionMsg>) {
+        let pending = {
+            let side = self.shared.cloud.lock();
+            side.client
+                .as_ref()
+                .and_then(|c| c.token_being_stored())
+                .map(|(generation, token)| (generation, token.clone()))
+        };
+        if let Some((generation, token)) = pending {
+            self.store_token(myself, generation, token);
+        }
+    }
+
     /// The engine's line, as a `send` frame for the service.
     pub(super) fn cloud_send(&mut self, now: Now, line: String, ticket: Option<Ticket>) {
         let Some(cfg) = cloud_config(&self.shared.transport) else {
@@ -465,14 +496,7 @@ impl SessionState {
                 }
                 Action::PersistToken { generation, token } => {
                     self.update_transport_secrets();
-                    if let Some(cfg) = cloud_config(&self.shared.transport) {
-                        let store = cfg.token_store.clone();
-                        let me = myself.clone();
-                        tokio::task::spawn_blocking(move || {
-                            let result = store.store(&token, generation).map_err(|e| e.to_string());
-                            let _ = me.cast(SessionMsg::TokenStored { generation, result });
-                        });
-                    }
+                    self.store_token(myself, generation, token);
                 }
                 Action::Attached(hello) => {
                     let Some(cfg) = cloud_config(&self.shared.transport) else {

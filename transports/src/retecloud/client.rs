@@ -307,6 +307,12 @@ impl CloudClient {
         std::mem::take(&mut self.unacked).len()
     }
 
+    /// The rotated token the host was asked to store and has not answered
+    /// for yet, with its generation.
+    pub fn token_being_stored(&self) -> Option<(u64, &Token)> {
+        self.storing.as_ref().map(|(g, t)| (*g, t))
+    }
+
     /// Requests held back for the allowance on this connection.
     pub fn held_requests(&self) -> usize {
         self.held.len()
