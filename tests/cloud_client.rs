@@ -245,6 +245,12 @@ async fn a_rotated_token_is_stored_before_it_is_acknowledged_and_works_for_the_n
     let live = Live::start(spec(&w.service.url(), failing.clone())).await?;
     live.wait_state(ConnState::Connected).await?;
     live.wait_joined("#rete").await?;
+    // A rotation came and its store failed: the old token is what stays.
+    eventually("a store asked for", WAIT, || {
+        let asked = failing.attempts() > 0;
+        async move { asked.then_some(()) }
+    })
+    .await?;
     live.rete.shutdown(Duration::from_secs(2)).await;
     assert_eq!(failing.current().as_deref(), Some(t0.as_str()));
     tokio::time::sleep(Duration::from_millis(1200)).await; // past the grace period

@@ -185,13 +185,19 @@ async fn reterm_on_retecloud_token_rows_smsg_refused_and_rotation_across_a_resta
     let exited = reterm.wait_exit(EXIT_WAIT).await?;
     ensure!(exited.status.success(), "{exited:?}");
 
-    // No token on any output or in any file but the secrets file (encoded).
-    ensure!(
-        !exited.stderr.contains("rct1_"),
-        "stderr: {}",
-        exited.stderr
-    );
-    ensure!(!exited.stdout.iter().any(|l| l.contains("rct1_")));
+    // No token on either run's output, nor in any file but the secrets file
+    // (encoded).
+    for (run, exited) in [("first", &first_exit), ("second", &exited)] {
+        ensure!(
+            !exited.stderr.contains("rct1_"),
+            "{run} run's stderr: {}",
+            exited.stderr
+        );
+        ensure!(
+            !exited.stdout.iter().any(|l| l.contains("rct1_")),
+            "a token in the {run} run's output"
+        );
+    }
     for (path, contents) in all_files(home.path())? {
         ensure!(!contents.contains("rct1_"), "a token in {}", path.display());
         ensure!(

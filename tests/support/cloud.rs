@@ -221,6 +221,8 @@ pub struct MemoryTokens {
     stored: Mutex<Vec<String>>,
     /// When set, every store fails.
     pub fail: std::sync::atomic::AtomicBool,
+    /// Stores asked for, failed ones included.
+    attempts: std::sync::atomic::AtomicUsize,
     /// Called after each successful store (a test's journal).
     on_store: Mutex<Option<Box<dyn Fn() + Send + Sync>>>,
 }
@@ -246,6 +248,11 @@ impl MemoryTokens {
             .clone()
     }
 
+    /// How many stores were asked for, failed ones included.
+    pub fn attempts(&self) -> usize {
+        self.attempts.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     /// Every token stored so far.
     pub fn stored(&self) -> Vec<String> {
         self.stored
@@ -261,6 +268,8 @@ impl CloudTokenStore for MemoryTokens {
     }
 
     fn store(&self, token: &Token, generation: u64) -> Result<TokenStored, TokenStoreError> {
+        self.attempts
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         if self.fail.load(std::sync::atomic::Ordering::SeqCst) {
             return Err(TokenStoreError("the disk is full".into()));
         }
