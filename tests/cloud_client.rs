@@ -594,15 +594,7 @@ async fn a_service_dropping_us_soon_after_each_attach_is_retried_ever_later() ->
         w.bob.privmsg("#rete", &text).await?;
         wait_said(&live, "bob", &text).await?;
         w.service.child.kill();
-        let delay = live
-            .wait_for("the delay before reconnecting", |v| {
-                if v.state() == ConnState::Reconnecting {
-                    v.retry_in()
-                } else {
-                    None
-                }
-            })
-            .await?;
+        let delay = live.wait_retry_in().await?;
         delays.push(delay);
         w.service = support::cloud::Service::start_at(&w.db, &addr, &[]).await?;
     }

@@ -154,15 +154,7 @@ async fn a_server_dropping_us_soon_after_registration_is_retried_ever_later() ->
     for _ in 0..3 {
         live.wait_state(ConnState::Connected).await?;
         ircd.stop();
-        let delay = live
-            .wait_for("the delay before reconnecting", |v| {
-                if v.state() == ConnState::Reconnecting {
-                    v.retry_in()
-                } else {
-                    None
-                }
-            })
-            .await?;
+        let delay = live.wait_retry_in().await?;
         delays.push(delay);
         ircd.restart().await?;
     }

@@ -153,6 +153,19 @@ impl Live {
         }
     }
 
+    /// Waits until the session is reconnecting and returns the delay it
+    /// waits before its next attempt.
+    pub async fn wait_retry_in(&self) -> Result<Duration> {
+        self.wait_for("the delay before reconnecting", |v| {
+            if v.state() == ConnState::Reconnecting {
+                v.retry_in()
+            } else {
+                None
+            }
+        })
+        .await
+    }
+
     /// Waits until the session is in `state`.
     pub async fn wait_state(&self, state: ConnState) -> Result<()> {
         self.wait_for(&format!("state {}", state.as_str()), move |v| {

@@ -108,28 +108,20 @@ impl ManagedChild {
     /// and the kernel may then continue a stopped member of an orphaned
     /// process group).
     pub fn pause(&self) -> Result<()> {
-        let pid = libc::pid_t::try_from(self.child.id())?;
-        // SAFETY: kill(2) with a pid we spawned and have not reaped.
-        if unsafe { libc::kill(pid, libc::SIGSTOP) } != 0 {
-            bail!(
-                "stopping {}: {}",
-                self.name,
-                std::io::Error::last_os_error()
-            );
-        }
-        Ok(())
+        self.signal(libc::SIGSTOP, "stopping")
     }
 
     /// Continues a process [`pause`](Self::pause) froze (SIGCONT).
     pub fn resume(&self) -> Result<()> {
+        self.signal(libc::SIGCONT, "continuing")
+    }
+
+    /// Sends `signal` from this process; `doing` names it in the error.
+    fn signal(&self, signal: libc::c_int, doing: &str) -> Result<()> {
         let pid = libc::pid_t::try_from(self.child.id())?;
         // SAFETY: kill(2) with a pid we spawned and have not reaped.
-        if unsafe { libc::kill(pid, libc::SIGCONT) } != 0 {
-            bail!(
-                "continuing {}: {}",
-                self.name,
-                std::io::Error::last_os_error()
-            );
+        if unsafe { libc::kill(pid, signal) } != 0 {
+            bail!("{doing} {}: {}", self.name, std::io::Error::last_os_error());
         }
         Ok(())
     }
