@@ -57,19 +57,29 @@ impl Backoff {
     /// again when the connection had proven healthy and stayed up
     /// [`HEALTHY_AFTER`] since, else the next one.
     pub fn next_delay_after_loss(&mut self, now_ms: u64, rng: &mut impl Rng) -> Duration {
+        self.connection_ended(now_ms);
+        self.next_delay(rng)
+    }
+
+    /// The current connection ended at `now_ms` without a delay being asked
+    /// for yet (a restarted session actor reconnects at once): the delays
+    /// start over if it had proven healthy and stayed up [`HEALTHY_AFTER`],
+    /// and its mark is cleared, so the next connection is judged alone.
+    pub fn connection_ended(&mut self, now_ms: u64) {
         if let Some(at) = self.proven_at_ms.take() {
             if now_ms.saturating_sub(at) >= millis(HEALTHY_AFTER) {
                 self.attempt = 0;
             }
         }
-        self.next_delay(rng)
     }
 
     /// The current connection proved healthy at `now_ms` (registered, or
     /// attached): if it stays up [`HEALTHY_AFTER`], its loss starts the
     /// delays over (see [`next_delay_after_loss`](Self::next_delay_after_loss)).
+    /// A second mark on the same connection keeps the first: it has been
+    /// healthy since then.
     pub fn proven(&mut self, now_ms: u64) {
-        self.proven_at_ms = Some(now_ms);
+        self.proven_at_ms.get_or_insert(now_ms);
     }
 
     /// Back to the first delay at once: for a connection the person asked

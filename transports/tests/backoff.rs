@@ -130,3 +130,32 @@ fn reset_forgets_a_healthy_mark() {
     let delay = ms(backoff.next_delay_after_loss(u64::MAX, &mut rng));
     assert!((1000..=2000).contains(&delay), "{delay}");
 }
+
+#[test]
+fn a_second_healthy_mark_on_one_connection_keeps_the_first() {
+    let mut rng = StdRng::seed_from_u64(6);
+    let mut backoff = Backoff::new(Duration::from_millis(1000), Duration::from_secs(3600));
+    backoff.next_delay(&mut rng);
+    backoff.proven(0);
+    // Marked again just before the loss (a bridged link's upstream 001).
+    backoff.proven(ms(HEALTHY_AFTER) - 1);
+    let delay = ms(backoff.next_delay_after_loss(ms(HEALTHY_AFTER), &mut rng));
+    assert!((500..=1000).contains(&delay), "{delay}");
+}
+
+#[test]
+fn a_connection_ended_without_a_delay_is_settled_once() {
+    let mut rng = StdRng::seed_from_u64(7);
+    let mut backoff = Backoff::new(Duration::from_millis(1000), Duration::from_secs(3600));
+    for _ in 0..3 {
+        backoff.next_delay(&mut rng);
+    }
+    // Healthy for HEALTHY_AFTER, then its actor restarted: the delays start
+    // over, and the next connection, failing at once, is judged alone.
+    backoff.proven(0);
+    backoff.connection_ended(ms(HEALTHY_AFTER));
+    assert_eq!(backoff.attempt(), 0);
+    backoff.next_delay(&mut rng);
+    let delay = ms(backoff.next_delay_after_loss(10 * ms(HEALTHY_AFTER), &mut rng));
+    assert!((1000..=2000).contains(&delay), "{delay}");
+}
