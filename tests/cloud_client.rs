@@ -479,13 +479,21 @@ async fn an_actor_restarted_during_a_token_store_stores_it_again_and_connects() 
     Ok(())
 }
 
+/// How an agent's line in flight is interrupted.
+#[derive(Clone, Copy, Debug)]
+enum Interruption {
+    /// The person disconnects the session, then connects it again.
+    Disconnect,
+    /// The session's actor fails and is restarted (it reconnects itself).
+    ActorRestart,
+}
+
 /// An agent's line whose `send` frame is out but unacknowledged when the
-/// person disconnects is not answered "not sent": the service may have it.
-/// It is resent with the same id at the next connect, reaches IRC once, and
-/// is answered sent when the service acknowledges it.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_agent_line_unacknowledged_at_a_disconnect_is_answered_once_the_service_has_it(
-) -> Result<()> {
+/// session is interrupted is not answered "not sent": the service may have
+/// it. It is resent with the same id on the next connection, reaches IRC
+/// once, and is answered sent, with its audit row, when the service
+/// acknowledges it.
+async fn an_agent_line_in_flight_survives(interruption: Interruption) -> Result<()> {
     use futures_util::FutureExt;
     let mut w = CloudWorld::start(&[]).await?;
     let (live, rec) = attach_recorded(&w).await?;
@@ -493,7 +501,7 @@ async fn an_agent_line_unacknowledged_at_a_disconnect_is_answered_once_the_servi
 
     // Frozen: the frame reaches the service's socket and nothing answers.
     w.service.child.pause()?;
-    let line = "PRIVMSG #rete :across a disconnect".to_owned();
+    let line = format!("PRIVMSG #rete :across {interruption:?}");
     let mut sent = Box::pin(sender.agent_line(line.clone(), line.clone()));
     assert!(
         (&mut sent).now_or_never().is_none(),
@@ -509,19 +517,37 @@ async fn an_agent_line_unacknowledged_at_a_disconnect_is_answered_once_the_servi
         }
     })
     .await?;
-    sender.disconnect(None);
-    live.wait_state(ConnState::Disconnected).await?;
-    // The actor handled the disconnect before the state changed, so an
-    // answer it gave there is waiting already.
+    match interruption {
+        Interruption::Disconnect => {
+            sender.disconnect(None);
+            live.wait_state(ConnState::Disconnected).await?;
+        }
+        Interruption::ActorRestart => {
+            live.handle.crash_for_test();
+            live.wait_server_row("the restart status", |r| {
+                support::live_tests_session::is_status(r, "the session restarted")
+            })
+            .await?;
+        }
+    }
+    // The actor handled the interruption before the state changed (or the
+    // row was written), so an answer it gave there is waiting already.
     assert!(
         (&mut sent).now_or_never().is_none(),
-        "answered at the disconnect, while the service may have the line"
+        "answered at the interruption, while the service may have the line"
     );
 
     w.service.child.resume()?;
-    sender.connect();
+    if let Interruption::Disconnect = interruption {
+        sender.connect();
+    }
     let result = tokio::time::timeout(WAIT, sent).await?;
     assert_eq!(result, Ok(()));
+    let audit = format!("AI access sent: {line}");
+    live.wait_server_row("the audit row", move |r| {
+        support::live_tests_session::is_status(r, &audit)
+    })
+    .await?;
     // Once on IRC: a later line arrives after it, and it came only once.
     sender
         .agent_line(
@@ -532,15 +558,22 @@ async fn an_agent_line_unacknowledged_at_a_disconnect_is_answered_once_the_servi
     w.bob
         .wait_for(|l| l.ends_with("PRIVMSG #rete :after it"), 3 * WAIT)
         .await?;
-    let copies = w
-        .bob
-        .lines()
-        .iter()
-        .filter(|l| l.ends_with("PRIVMSG #rete :across a disconnect"))
-        .count();
+    let copies = w.bob.lines().iter().filter(|l| l.ends_with(&line)).count();
     assert_eq!(copies, 1);
     live.rete.shutdown(Duration::from_secs(2)).await;
     Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_line_unacknowledged_at_a_disconnect_is_answered_once_the_service_has_it(
+) -> Result<()> {
+    an_agent_line_in_flight_survives(Interruption::Disconnect).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_line_unacknowledged_at_an_actor_restart_is_answered_once_the_service_has_it(
+) -> Result<()> {
+    an_agent_line_in_flight_survives(Interruption::ActorRestart).await
 }
 
 /// Lines sent faster than the service takes requests (a burst of 300, then

@@ -140,6 +140,7 @@ impl Rete {
             removed: std::sync::atomic::AtomicBool::new(false),
             restarts: AtomicU32::new(0),
             cloud: Mutex::new(Default::default()),
+            agent: Mutex::new(Default::default()),
             raw_frames_shown: std::sync::atomic::AtomicBool::new(false),
         });
         let result = ractor::call!(self.root, |reply| RootMsg::Add {

@@ -80,6 +80,10 @@ pub struct SessionShared {
     /// points, the token and unacknowledged sends survive reconnects and
     /// actor restarts.
     pub(crate) cloud: Mutex<CloudSide>,
+    /// Agent lines waiting for their outcome. Kept across actor restarts:
+    /// a ReteCloud send the client holds is still answered, on its
+    /// `send_ack` after the reconnect, and so still leaves its audit row.
+    pub(crate) agent: Mutex<PendingAgentLines>,
     /// True while the host shows this session's raw buffer: only then do a
     /// ReteCloud session's received frames reach the raw tap (sent ones
     /// always do).
@@ -225,7 +229,6 @@ pub struct SessionState {
     /// Lines for the current connection's writer.
     wire: Option<mpsc::UnboundedSender<Outgoing>>,
     /// Agent lines queued or being written, and who waits for each.
-    agent: PendingAgentLines,
     tasks: Option<ConnectionTasks>,
     /// Bumped for every connection attempt; messages from older attempts are stale.
     generation: u64,
@@ -253,7 +256,6 @@ impl Actor for SessionActor {
         let mut state = SessionState {
             shared,
             wire: None,
-            agent: PendingAgentLines::default(),
             tasks: None,
             generation: 0,
             timer_generation: 0,
@@ -266,9 +268,18 @@ impl Actor for SessionActor {
         // old connection died with that actor, so say so, then reconnect.
         let was_up = state.shared.engine.lock().view().state() != ConnState::Disconnected;
         // The ReteCloud client's connection died with the old actor too.
+        // Its agent lines the client holds are answered after the
+        // reconnect; an IRC connection's lines died with it.
+        // The old connection ended with the old actor: settle its healthy
+        // mark, as a loss would, before the new one starts.
+        let now = state.shared.now();
+        state.shared.backoff.lock().connection_ended(now.mono.0);
         if state.is_bridged() {
             state.cloud_closed();
+            state.fail_agent_lines_not_handed();
             state.store_token_again(&myself);
+        } else {
+            state.shared.agent.lock().fail_all();
         }
         if was_up {
             let now = state.shared.now();
@@ -320,7 +331,7 @@ impl SessionState {
     /// acknowledged by the ReteCloud service): its audit row and log line.
     /// True when the ticket was still waited for.
     fn agent_written(&mut self, ticket: rete_engine::session::Ticket) -> bool {
-        let Some(shown) = self.agent.written(ticket) else {
+        let Some(shown) = self.shared.agent.lock().written(ticket) else {
             return false;
         };
         let mut engine = self.shared.engine.lock();
@@ -457,7 +468,7 @@ impl SessionState {
                 let queued = state.shared.engine.lock().commands().agent_line(&line);
                 match queued {
                     Ok(ticket) => {
-                        state.agent.insert(ticket, reply, shown);
+                        state.shared.agent.lock().insert(ticket, reply, shown);
                         state.drain(myself);
                     }
                     Err(CommandError::NotConnected) => {
@@ -559,7 +570,7 @@ impl SessionState {
             self.fail_agent_lines_not_handed();
             self.cloud_closed();
         } else {
-            self.agent.fail_all();
+            self.shared.agent.lock().fail_all();
         }
         if let Some(t) = self.tasks.take() {
             t.abort();
@@ -579,7 +590,7 @@ impl SessionState {
         if self.is_bridged() {
             self.fail_agent_lines_not_handed();
         } else {
-            self.agent.fail_all();
+            self.shared.agent.lock().fail_all();
         }
         let now = self.shared.now();
         let refused = {
@@ -642,7 +653,7 @@ impl SessionState {
                 .as_ref()
                 .is_none_or(|h| h.on_raw_out(&self.shared.id, &line) == Verdict::Allow);
             if !allowed {
-                match ticket.and_then(|t| self.agent.not_sent(t)) {
+                match ticket.and_then(|t| self.shared.agent.lock().not_sent(t)) {
                     // An agent's vetoed line leaves no row, only a log line.
                     Some(shown) => tracing::info!(
                         target: "rete::network",
@@ -679,13 +690,13 @@ impl SessionState {
                     drop(seen);
                     if wire.send(Outgoing { line, ticket }).is_err() {
                         if let Some(t) = ticket {
-                            self.agent.not_sent(t);
+                            self.shared.agent.lock().not_sent(t);
                         }
                     }
                 }
                 None => {
                     if let Some(t) = ticket {
-                        self.agent.not_sent(t);
+                        self.shared.agent.lock().not_sent(t);
                     }
                 }
             }
@@ -707,8 +718,11 @@ impl SessionState {
         }
         while let Some(event) = engine.poll_event() {
             // Registered is healthy, but the delays start over only once
-            // the connection has stayed up a while (`HEALTHY_AFTER`).
-            if event == Event::Registered {
+            // the connection has stayed up a while (`HEALTHY_AFTER`). A
+            // bridged engine registers at each 001 the service relays (its
+            // IRC link reconnecting too): its connection proves itself at
+            // `ready` instead.
+            if event == Event::Registered && !bridged {
                 self.shared.backoff.lock().proven(now.mono.0);
             }
             // No receiver is fine: nobody is watching.

@@ -341,7 +341,7 @@ impl SessionState {
             (Ok(_), None) => {}
             (Err(_), Some(t)) => {
                 drop(side);
-                self.agent.not_sent(t);
+                self.shared.agent.lock().not_sent(t);
             }
             (Err(why), None) => {
                 drop(side);
@@ -647,7 +647,7 @@ impl SessionState {
                         e.id.as_ref()
                             .and_then(|id| self.shared.cloud.lock().tickets.remove(id));
                     if let Some(t) = ticket {
-                        self.agent.not_sent(t);
+                        self.shared.agent.lock().not_sent(t);
                     }
                     let settings =
                         e.id.as_ref()
@@ -884,7 +884,10 @@ impl SessionState {
         let side = self.shared.cloud.lock();
         let handed: std::collections::HashSet<Ticket> = side.tickets.values().copied().collect();
         drop(side);
-        self.agent.fail_all_but(|t| handed.contains(&t));
+        self.shared
+            .agent
+            .lock()
+            .fail_all_but(|t| handed.contains(&t));
     }
 
     /// The client stopped for good: lines still waiting for an
@@ -905,7 +908,7 @@ impl SessionState {
             ));
         }
         for t in tickets {
-            self.agent.not_sent(t);
+            self.shared.agent.lock().not_sent(t);
         }
     }
 }
