@@ -44,6 +44,62 @@ pub fn parse(body: &[u8]) -> Result<Message, RpcResponse> {
     classify(decode(body)?)
 }
 
+/// A request read from the body without building a `Value` of the whole
+/// body: its id, its method borrowed from the body, and its params.
+#[derive(Debug, PartialEq)]
+pub struct PlainRequest<'a> {
+    /// Its id, a string or an integer, echoed in the answer.
+    pub id: Value,
+    /// The method name, as it stands in the body (it has no escapes).
+    pub method: &'a str,
+    /// Its params object; empty when absent or null.
+    pub params: Map<String, Value>,
+}
+
+/// The usual body read the quick way: one object holding `jsonrpc` "2.0", a
+/// `method` string, a request `id`, and `params` an object, null or absent.
+///
+/// `None` for everything else, which [`decode`] and [`classify`] then read
+/// and answer, so no answer depends on this reading: a batch, a duplicate
+/// member, a string with an escape in `jsonrpc` or `method`, a notification,
+/// a response, anything malformed. Where it answers, it answers what
+/// `classify(decode(body))` does (`Message::Request` with the same parts):
+/// both read the params and the id with serde_json's `Value`, and a body
+/// this reading takes is one whose decoded object has each member once.
+///
+/// A whole-body `Value` costs an allocation for each member name and string
+/// and a map for the envelope; this reads the envelope into borrowed fields.
+pub fn plain_request(body: &[u8]) -> Option<PlainRequest<'_>> {
+    #[derive(Deserialize)]
+    struct Envelope<'a> {
+        #[serde(borrow)]
+        jsonrpc: &'a str,
+        #[serde(borrow)]
+        id: &'a RawValue,
+        #[serde(borrow)]
+        method: &'a str,
+        #[serde(default)]
+        params: Option<Map<String, Value>>,
+    }
+    // serde reads a struct from an array too; an array is a batch here.
+    if body.trim_ascii_start().first() != Some(&b'{') {
+        return None;
+    }
+    let envelope: Envelope<'_> = serde_json::from_slice(body).ok()?;
+    if envelope.jsonrpc != "2.0" {
+        return None;
+    }
+    let id: Value = serde_json::from_str(envelope.id.get()).ok()?;
+    if !is_request_id(&id) {
+        return None;
+    }
+    Some(PlainRequest {
+        id,
+        method: envelope.method,
+        params: envelope.params.unwrap_or_default(),
+    })
+}
+
 /// The body as JSON; the `-32700` answer (no id: there is no request) when
 /// it is not.
 pub fn decode(body: &[u8]) -> Result<Value, RpcResponse> {
@@ -275,5 +331,184 @@ mod tests {
         assert_eq!(id(r#"{"jsonrpc":"1.0","id":1,"method":"m"}"#), None);
         assert_eq!(id(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#), None);
         assert_eq!(id(r#"[{"jsonrpc":"2.0","id":1,"method":"m"}]"#), None);
+    }
+
+    #[test]
+    fn the_usual_requests_are_read_without_a_whole_body_value() {
+        fn plain(body: &str) -> Option<PlainRequest<'_>> {
+            plain_request(body.as_bytes())
+        }
+        let call = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"list_sessions","arguments":{}}}"#;
+        assert_eq!(
+            plain(call),
+            Some(PlainRequest {
+                id: json!(7),
+                method: "tools/call",
+                params: json!({"name": "list_sessions", "arguments": {}})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+            })
+        );
+        let ping = plain(r#" {"method":"ping","id":"a","jsonrpc":"2.0","params":null} "#).unwrap();
+        assert_eq!(
+            (ping.id, ping.method, ping.params),
+            (json!("a"), "ping", Map::new())
+        );
+        let extra = plain(r#"{"jsonrpc":"2.0","id":-3,"method":"ping","result":1,"x":[1]}"#);
+        assert_eq!(extra.map(|p| p.id), Some(json!(-3)));
+    }
+
+    #[test]
+    fn every_other_body_is_left_to_the_value_reading() {
+        for body in [
+            r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+            r#" ["2.0",1,"ping",null]"#,
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{},"params":{"a":1}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"p\u0069ng"}"#,
+            r#"{"jsonrpc":"2\u002e0","id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":18446744073709551616,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#,
+            r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":[1]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":5}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"} x"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping""#,
+            "",
+        ] {
+            assert_eq!(plain_request(body.as_bytes()), None, "{body}");
+        }
+        assert_eq!(
+            plain_request(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}"),
+            None
+        );
+    }
+
+    mod generated {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// A member's value, as text: the well-formed ones and near misses.
+        fn value() -> impl Strategy<Value = String> {
+            prop::sample::select(vec![
+                r#""2.0""#,
+                r#""1.0""#,
+                r#""2\u002e0""#,
+                r#""ping""#,
+                r#""tools/call""#,
+                r#""p\"ing""#,
+                "1",
+                "-1",
+                "0",
+                "1.0",
+                "1e2",
+                "18446744073709551615",
+                "18446744073709551616",
+                "-9223372036854775809",
+                "null",
+                "true",
+                "{}",
+                "[]",
+                r#"{"a":1,"a":2}"#,
+                r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#,
+                r#"{"name":"list_sessions","arguments":{"limit":5}}"#,
+                "[1]",
+                r#""""#,
+            ])
+            .prop_map(str::to_owned)
+        }
+
+        fn name() -> impl Strategy<Value = &'static str> {
+            prop::sample::select(vec![
+                "jsonrpc",
+                "id",
+                "method",
+                "params",
+                "result",
+                "error",
+                "x",
+                r"js\u006fnrpc",
+            ])
+        }
+
+        /// A member the usual request has, with a value that is usually
+        /// right for it.
+        fn usual(
+            name: &'static str,
+            right: &'static str,
+        ) -> impl Strategy<Value = (&'static str, String)> {
+            prop_oneof![3 => Just(right.to_owned()), 1 => value()].prop_map(move |v| (name, v))
+        }
+
+        /// A body: the usual request's members, some with other values, in
+        /// any order, and members of any name (repeats too) added; usually
+        /// an object, sometimes inside an array or with bytes around it.
+        fn body() -> impl Strategy<Value = String> {
+            (
+                (
+                    usual("jsonrpc", r#""2.0""#),
+                    usual("id", "1"),
+                    usual("method", r#""tools/call""#),
+                    usual("params", r#"{"name":"list_sessions","arguments":{}}"#),
+                ),
+                prop::collection::vec((name(), value()), 0..3),
+                prop::sample::select(vec!["", "", "", " ", "[", "x"]),
+            )
+                .prop_flat_map(|((a, b, c, d), extra, wrap)| {
+                    let mut members = vec![a, b, c, d];
+                    members.extend(extra);
+                    (Just(members).prop_shuffle(), Just(wrap))
+                })
+                .prop_map(|(members, wrap)| {
+                    let inner: Vec<String> = members
+                        .iter()
+                        .map(|(n, v)| format!(r#""{n}":{v}"#))
+                        .collect();
+                    let object = format!("{{{}}}", inner.join(","));
+                    match wrap {
+                        "[" => format!("[{object}]"),
+                        w => format!("{w}{object}{w}"),
+                    }
+                })
+        }
+
+        /// Where the quick reading answers, the `Value` reading answers the
+        /// same request; and the bodies generated take both ways often.
+        #[test]
+        fn the_quick_reading_agrees_with_the_value_reading() {
+            use proptest::test_runner::{Config, TestRunner};
+            let cases = Config::default().cases.max(2_000);
+            let mut runner = TestRunner::new(Config {
+                cases,
+                ..Config::default()
+            });
+            let (quick, left) = (std::cell::Cell::new(0u32), std::cell::Cell::new(0u32));
+            runner
+                .run(&body(), |body| {
+                    match plain_request(body.as_bytes()) {
+                        Some(plain) => {
+                            quick.set(quick.get() + 1);
+                            prop_assert_eq!(
+                                parse(body.as_bytes()),
+                                Ok(Message::Request {
+                                    id: plain.id,
+                                    method: plain.method.to_owned(),
+                                    params: plain.params,
+                                })
+                            );
+                        }
+                        None => left.set(left.get() + 1),
+                    }
+                    Ok(())
+                })
+                .unwrap();
+            let (quick, left, tenth) = (quick.get(), left.get(), cases / 10);
+            assert!(quick > tenth && left > tenth, "quick {quick}, left {left}");
+        }
     }
 }

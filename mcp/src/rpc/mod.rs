@@ -54,6 +54,21 @@ pub struct RpcResponse {
 /// `ctx.cancel`); the listener owns deadlines and drops this future to
 /// abandon a request.
 pub async fn handle(req: RpcRequest<'_>, tools: &ToolBox, ctx: &ToolContext) -> RpcResponse {
+    // Most bodies are one handshake-era request, read without a `Value` of
+    // the whole body; the rest, and every refusal of a body, below.
+    if let Some(plain) = message::plain_request(req.body) {
+        let (id, method, params) = (&plain.id, plain.method, &plain.params);
+        if let Err(refused) = headers::check_media(req.headers, Some(id)) {
+            return refused;
+        }
+        if modern::is_modern_request(req.headers, Some(params)) {
+            return modern::request(req.headers, id, method, params, req.body, tools, ctx).await;
+        }
+        if let Err(refused) = headers::check_version(req.headers, Some(id)) {
+            return refused;
+        }
+        return request(&req, id, method, params, tools, ctx).await;
+    }
     // Decoded first so that a refusal on the headers can carry the id.
     let value = message::decode(req.body);
     let id = value.as_ref().ok().and_then(message::request_id);
@@ -77,12 +92,24 @@ pub async fn handle(req: RpcRequest<'_>, tools: &ToolBox, ctx: &ToolContext) -> 
         Err(refused) => refused,
         Ok(Message::Notification) | Ok(Message::Response) => reply::accepted(),
         Ok(Message::Request { id, method, params }) => {
-            let numbers = if method == "tools/call" {
-                message::sent_numbers(req.body, &params)
-            } else {
-                Default::default()
-            };
-            methods::dispatch(&id, &method, &params, &numbers, tools, ctx).await
+            request(&req, &id, &method, &params, tools, ctx).await
         }
     }
+}
+
+/// Answers a handshake-era request whose headers passed.
+async fn request(
+    req: &RpcRequest<'_>,
+    id: &serde_json::Value,
+    method: &str,
+    params: &serde_json::Map<String, serde_json::Value>,
+    tools: &ToolBox,
+    ctx: &ToolContext,
+) -> RpcResponse {
+    let numbers = if method == "tools/call" {
+        message::sent_numbers(req.body, params)
+    } else {
+        Default::default()
+    };
+    methods::dispatch(id, method, params, &numbers, tools, ctx).await
 }

@@ -69,9 +69,16 @@ const CACHE_SCOPE: &str = "private";
 /// one of [`MODERN_VERSIONS`], or its body's `params._meta` holds
 /// [`PROTOCOL_VERSION_KEY`]. A handshake-era client sends neither.
 pub fn is_modern(headers: &[(&str, &str)], body: Option<&Value>) -> bool {
+    let params = body
+        .and_then(|b| b.get("params"))
+        .and_then(Value::as_object);
+    is_modern_request(headers, params)
+}
+
+/// [`is_modern`] for a request whose params are read already.
+pub fn is_modern_request(headers: &[(&str, &str)], params: Option<&Map<String, Value>>) -> bool {
     values(headers, "mcp-protocol-version").any(|v| MODERN_VERSIONS.contains(&v))
-        || body
-            .and_then(|b| b.get("params"))
+        || params
             .and_then(|p| p.get("_meta"))
             .and_then(Value::as_object)
             .is_some_and(|meta| meta.contains_key(PROTOCOL_VERSION_KEY))
@@ -85,32 +92,47 @@ pub async fn handle(
     tools: &ToolBox,
     ctx: &ToolContext,
 ) -> RpcResponse {
-    let (id, method, params) = match message::classify(value) {
-        Err(refused) => return refused,
-        Ok(Message::Notification) | Ok(Message::Response) => return accepted(),
-        Ok(Message::Request { id, method, params }) => (id, method, params),
-    };
-    if let Err(refusal) = check_envelope(headers, &method, &params) {
-        return error_response(400, Some(&id), refusal.code, refusal.message, refusal.data);
+    match message::classify(value) {
+        Err(refused) => refused,
+        Ok(Message::Notification) | Ok(Message::Response) => accepted(),
+        Ok(Message::Request { id, method, params }) => {
+            request(headers, &id, &method, &params, body, tools, ctx).await
+        }
     }
-    match method.as_str() {
-        "server/discover" => complete(&id, discover()),
+}
+
+/// Answers one request of this era, read already, whose Accept and
+/// Content-Type passed.
+pub async fn request(
+    headers: &[(&str, &str)],
+    id: &Value,
+    method: &str,
+    params: &Map<String, Value>,
+    body: &[u8],
+    tools: &ToolBox,
+    ctx: &ToolContext,
+) -> RpcResponse {
+    if let Err(refusal) = check_envelope(headers, method, params) {
+        return error_response(400, Some(id), refusal.code, refusal.message, refusal.data);
+    }
+    match method {
+        "server/discover" => complete(id, discover()),
         "tools/list" => {
             let mut result = methods::tools_list(tools, ctx);
             result["ttlMs"] = json!(TOOLS_LIST_TTL_MS);
             result["cacheScope"] = json!(CACHE_SCOPE);
-            complete(&id, result)
+            complete(id, result)
         }
         "tools/call" => {
-            let numbers = message::sent_numbers(body, &params);
-            match methods::call_tool(&params, &numbers, tools, ctx).await {
-                Ok(result) => call_response(&id, &result, Some(COMPLETE)),
+            let numbers = message::sent_numbers(body, params);
+            match methods::call_tool(params, &numbers, tools, ctx).await {
+                Ok(result) => call_response(id, &result, Some(COMPLETE)),
                 Err(MethodError { code, message }) => {
-                    error_response(status_of(code), Some(&id), code, message, None)
+                    error_response(status_of(code), Some(id), code, message, None)
                 }
             }
         }
-        _ => error_response(404, Some(&id), METHOD_NOT_FOUND, "Method not found", None),
+        _ => error_response(404, Some(id), METHOD_NOT_FOUND, "Method not found", None),
     }
 }
 
