@@ -84,7 +84,15 @@ async fn stored_before_attaching(w: &CloudWorld, last: &str) -> Result<()> {
 /// Attaches the client under test with a raw observer recording its frames
 /// from the start; returns once it is connected.
 async fn attach_recorded(w: &CloudWorld) -> Result<(Live, Arc<Recorder>)> {
-    let live = Live::start(spec(&w.service.url(), MemoryTokens::holding(&w.token))).await?;
+    attach_recorded_with(w, MemoryTokens::holding(&w.token)).await
+}
+
+/// [`attach_recorded`] with the token store given.
+async fn attach_recorded_with(
+    w: &CloudWorld,
+    tokens: Arc<MemoryTokens>,
+) -> Result<(Live, Arc<Recorder>)> {
+    let live = Live::start(spec(&w.service.url(), tokens)).await?;
     let rec = Arc::new(Recorder::default());
     live.rete.set_raw_observer(Some(rec.clone()));
     live.wait_state(ConnState::Connected).await?;
@@ -498,25 +506,8 @@ async fn an_agent_line_in_flight_survives(interruption: Interruption) -> Result<
     let mut w = CloudWorld::start(&[]).await?;
     let (live, rec) = attach_recorded(&w).await?;
     let sender = live.handle.sender();
-
-    // Frozen: the frame reaches the service's socket and nothing answers.
-    w.service.child.pause()?;
     let line = format!("PRIVMSG #rete :across {interruption:?}");
-    let mut sent = Box::pin(sender.agent_line(line.clone(), line.clone()));
-    assert!(
-        (&mut sent).now_or_never().is_none(),
-        "answered before the service saw it"
-    );
-    eventually("the send frame out", WAIT, || {
-        let frames = rec.lines();
-        async move {
-            frames
-                .iter()
-                .any(|(d, l)| *d == Direction::Out && l.contains("\"type\":\"send\""))
-                .then_some(())
-        }
-    })
-    .await?;
+    let mut sent = a_line_in_flight(&w, &rec, &sender, &line).await?;
     match interruption {
         Interruption::Disconnect => {
             sender.disconnect(None);
@@ -560,6 +551,92 @@ async fn an_agent_line_in_flight_survives(interruption: Interruption) -> Result<
         .await?;
     let copies = w.bob.lines().iter().filter(|l| l.ends_with(&line)).count();
     assert_eq!(copies, 1);
+    live.rete.shutdown(Duration::from_secs(2)).await;
+    Ok(())
+}
+
+/// What an agent waits on for its line.
+type AgentWait<'a> = std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<(), rete_actors::AgentLineError>> + Send + 'a>,
+>;
+
+/// Freezes the service, then hands `sender` an agent's `line`: returns the
+/// agent's wait once the line's `send` frame has reached the service's
+/// socket, unanswered.
+async fn a_line_in_flight<'a>(
+    w: &CloudWorld,
+    rec: &Recorder,
+    sender: &'a rete_actors::SessionSender,
+    line: &str,
+) -> Result<AgentWait<'a>> {
+    use futures_util::FutureExt;
+    w.service.child.pause()?;
+    let mut sent: AgentWait<'a> = Box::pin(sender.agent_line(line.to_owned(), line.to_owned()));
+    assert!(
+        (&mut sent).now_or_never().is_none(),
+        "answered before the service saw it"
+    );
+    eventually("the send frame out", WAIT, || {
+        let frames = rec.lines();
+        async move {
+            frames
+                .iter()
+                .any(|(d, l)| *d == Direction::Out && l.contains("\"type\":\"send\""))
+                .then_some(())
+        }
+    })
+    .await?;
+    Ok(sent)
+}
+
+/// A session removed while an agent's line waits for the service's
+/// acknowledgement: the agent is answered "not sent" at once, not left
+/// waiting on a session nothing will ever answer for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_line_in_flight_is_answered_not_sent_when_its_session_is_removed() -> Result<()> {
+    let w = CloudWorld::start(&[]).await?;
+    let (live, rec) = attach_recorded(&w).await?;
+    let sender = live.handle.sender();
+    let sent = a_line_in_flight(&w, &rec, &sender, "PRIVMSG #rete :removed meanwhile").await?;
+    live.rete.remove_session(live.handle.id()).await?;
+    let result = tokio::time::timeout(WAIT, sent).await?;
+    assert_eq!(result, Err(rete_actors::AgentLineError::NotSent));
+    w.service.child.resume()?;
+    live.rete.shutdown(Duration::from_secs(2)).await;
+    Ok(())
+}
+
+/// A line kept across the person's disconnect (the service may have it)
+/// whose session is then refused for good at the next connect (no token
+/// stored any more): the agent is answered "not sent", and the client
+/// forgets the line, rather than both waiting for a connect that may never
+/// come.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_line_kept_across_a_disconnect_is_not_sent_when_the_next_connect_is_refused() -> Result<()>
+{
+    use futures_util::FutureExt;
+    let w = CloudWorld::start(&[]).await?;
+    let tokens = MemoryTokens::holding(&w.token);
+    let (live, rec) = attach_recorded_with(&w, tokens.clone()).await?;
+    let sender = live.handle.sender();
+    let mut sent = a_line_in_flight(&w, &rec, &sender, "PRIVMSG #rete :kept, then refused").await?;
+    sender.disconnect(None);
+    live.wait_state(ConnState::Disconnected).await?;
+    assert!(
+        (&mut sent).now_or_never().is_none(),
+        "kept at the disconnect"
+    );
+    // The token is read once the WebSocket is open, so the service must
+    // answer the upgrade.
+    tokens.forget();
+    w.service.child.resume()?;
+    sender.connect();
+    let result = tokio::time::timeout(WAIT, sent).await?;
+    assert_eq!(result, Err(rete_actors::AgentLineError::NotSent));
+    live.wait_server_row("the refusal", |r| {
+        support::live_tests_session::is_status(r, "no ReteCloud token is set")
+    })
+    .await?;
     live.rete.shutdown(Duration::from_secs(2)).await;
     Ok(())
 }

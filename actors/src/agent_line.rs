@@ -34,16 +34,32 @@ struct Pending {
     shown: String,
 }
 
-/// The agent lines of one session actor that are queued or being written.
+/// The agent lines of one session that are queued or being written.
 #[derive(Default)]
 pub(crate) struct PendingAgentLines {
     by_ticket: HashMap<Ticket, Pending>,
+    /// Set once the session is gone for good: no actor will answer a line
+    /// any more, so every line is answered "not sent" at once.
+    closed: bool,
 }
 
 impl PendingAgentLines {
-    /// Waits for `ticket`'s line.
+    /// Waits for `ticket`'s line; answers at once when the session is gone.
     pub(crate) fn insert(&mut self, ticket: Ticket, reply: AgentReply, shown: String) {
+        if self.closed {
+            let _ = reply.send(Err(AgentLineError::NotSent));
+            return;
+        }
         self.by_ticket.insert(ticket, Pending { reply, shown });
+    }
+
+    /// The session is gone for good (removed, or Rete shut down): the lines
+    /// waiting were not sent, and so is any line handed over later. Needed
+    /// because the waiting callers hold the session's shared state, and so
+    /// these replies, alive: nothing else would ever answer them.
+    pub(crate) fn close(&mut self) {
+        self.closed = true;
+        self.fail_all();
     }
 
     /// The line was written: answers the caller and returns what to record.
@@ -85,6 +101,19 @@ impl PendingAgentLines {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn closing_answers_the_lines_waiting_and_every_later_one() {
+        let mut pending = PendingAgentLines::default();
+        let (a, a_rx) = oneshot::channel();
+        pending.insert(1, a, "PING :a".into());
+        pending.close();
+        assert_eq!(a_rx.await, Ok(Err(AgentLineError::NotSent)));
+        let (b, b_rx) = oneshot::channel();
+        pending.insert(2, b, "PING :b".into());
+        assert_eq!(b_rx.await, Ok(Err(AgentLineError::NotSent)));
+        assert_eq!(pending.written(2), None, "nothing left to record");
+    }
 
     #[tokio::test]
     async fn each_caller_hears_about_its_own_line() {

@@ -215,10 +215,10 @@ impl Rete {
         if let Some(join) = join {
             let _ = join.await;
         }
-        // No actor comes back now: a read still waiting for one ends at once.
+        // No actor comes back now: a read still waiting for one ends at
+        // once, and so does an agent line still waiting for its outcome.
         for s in &sessions {
-            s.shared.removed.store(true, Ordering::SeqCst);
-            s.shared.set_actor(None);
+            s.shared.retire();
         }
     }
 }

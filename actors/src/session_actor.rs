@@ -98,6 +98,16 @@ impl SessionShared {
         self.actor_changed.notify_waiters();
     }
 
+    /// The session is gone for good (removed, or Rete shut down): no actor
+    /// comes back for it, so reads waiting for one end, and agent lines
+    /// still waiting are answered "not sent".
+    pub(crate) fn retire(&self) {
+        self.removed
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        self.set_actor(None);
+        self.agent.lock().close();
+    }
+
     fn now(&self) -> Now {
         let wall = SystemTime::now()
             .duration_since(UNIX_EPOCH)

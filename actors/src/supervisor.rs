@@ -157,11 +157,7 @@ impl Actor for RootSupervisor {
                     return Ok(());
                 };
                 let child = state.children.remove(pos);
-                child
-                    .shared
-                    .removed
-                    .store(true, std::sync::atomic::Ordering::SeqCst);
-                child.shared.set_actor(None);
+                child.shared.retire();
                 if let Some(actor) = child.actor {
                     let _ = actor.cast(SessionMsg::Disconnect { reason: None });
                     // Unlink first so the stop is not taken for a failure.

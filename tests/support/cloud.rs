@@ -248,6 +248,11 @@ impl MemoryTokens {
             .clone()
     }
 
+    /// Forgets the token, as a person deleting it from the secrets file.
+    pub fn forget(&self) {
+        *self.current.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
     /// How many stores were asked for, failed ones included.
     pub fn attempts(&self) -> usize {
         self.attempts.load(std::sync::atomic::Ordering::SeqCst)

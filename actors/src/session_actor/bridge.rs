@@ -454,8 +454,11 @@ impl SessionState {
     }
 
     /// A refusal retrying cannot fix: recorded in the engine, which says
-    /// why and how to retry; the actor does not reconnect.
+    /// why and how to retry; the actor does not reconnect. Lines the client
+    /// still holds are not sent then, and the client forgets them: kept,
+    /// they would wait for a `/connect` that may never come.
     fn cloud_refused(&mut self, myself: &ActorRef<SessionMsg>, why: &str) {
+        self.fail_cloud_tickets();
         self.shared.engine.lock().note_transport_refused(why);
         self.generation += 1;
         self.connection_lost(myself, why);
@@ -686,7 +689,6 @@ impl SessionState {
                     match reconnect {
                         Reconnect::Stop => {
                             let why = refusal_text(reason);
-                            self.fail_cloud_tickets();
                             self.cloud_refused(myself, why);
                         }
                         Reconnect::Retry => {
@@ -890,9 +892,10 @@ impl SessionState {
             .fail_all_but(|t| handed.contains(&t));
     }
 
-    /// The client stopped for good: lines still waiting for an
-    /// acknowledgement will not be sent, so the client forgets them (a
-    /// later `/connect` does not send what was answered "not sent").
+    /// The client stopped (a refusal retrying cannot fix): lines still
+    /// waiting for an acknowledgement will not be sent, so the client
+    /// forgets them (a later `/connect` does not send what was answered
+    /// "not sent").
     fn fail_cloud_tickets(&mut self) {
         let (tickets, persons) = {
             let mut side = self.shared.cloud.lock();
