@@ -244,22 +244,16 @@ impl Inspircd {
     /// Freezes the server (SIGSTOP): it keeps its sockets open and answers nothing, as a
     /// server that hangs looks to clients, until [`Inspircd::resume`].
     pub fn pause(&self) -> Result<()> {
-        self.signal(libc::SIGSTOP)
+        self.running()?.pause()
     }
 
     /// Lets a paused server run on (SIGCONT); what clients sent meanwhile is then read.
     pub fn resume(&self) -> Result<()> {
-        self.signal(libc::SIGCONT)
+        self.running()?.resume()
     }
 
-    fn signal(&self, signal: libc::c_int) -> Result<()> {
-        let child = self.child.as_ref().context("the server is not running")?;
-        let pid = libc::pid_t::try_from(child.pid()).context("pid out of range")?;
-        // SAFETY: kill(2) with a pid we spawned and still own (not yet reaped).
-        if unsafe { libc::kill(pid, signal) } != 0 {
-            bail!("signalling inspircd: {}", std::io::Error::last_os_error());
-        }
-        Ok(())
+    fn running(&self) -> Result<&ManagedChild> {
+        self.child.as_ref().context("the server is not running")
     }
 
     /// Stops the server if it runs and starts it again with the same config on the same ports.

@@ -107,8 +107,31 @@ impl ManagedChild {
     /// command would be a child that exits while the process is stopped,
     /// and the kernel may then continue a stopped member of an orphaned
     /// process group).
+    ///
+    /// Returns once every thread has stopped: kill(2) only queues the stop,
+    /// and a thread running on another core goes on until the kernel
+    /// interrupts it, long enough on a busy machine to answer what a test
+    /// sends right after. The parent is told of a stop (waitid's
+    /// `WSTOPPED`) only once the whole process has stopped; `WNOWAIT`
+    /// leaves that news, and the process, as they were.
     pub fn pause(&self) -> Result<()> {
-        self.signal(libc::SIGSTOP, "stopping")
+        self.signal(libc::SIGSTOP, "stopping")?;
+        let pid = libc::id_t::try_from(self.child.id())?;
+        loop {
+            // SAFETY: a zeroed siginfo_t is a valid buffer for waitid to fill.
+            let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+            // SAFETY: waitid on our own unreaped child, writing into `info`.
+            let waited = unsafe {
+                libc::waitid(libc::P_PID, pid, &mut info, libc::WSTOPPED | libc::WNOWAIT)
+            };
+            if waited == 0 {
+                return Ok(());
+            }
+            let error = std::io::Error::last_os_error();
+            if error.kind() != std::io::ErrorKind::Interrupted {
+                bail!("waiting for {} to stop: {error}", self.name);
+            }
+        }
     }
 
     /// Continues a process [`pause`](Self::pause) froze (SIGCONT).
