@@ -481,6 +481,13 @@ async fn an_actor_restarted_during_a_token_store_stores_it_again_and_connects() 
     .await?;
     live.wait_state(ConnState::Connected).await?;
     assert_eq!(live.handle.restarts(), 1);
+    // The restarted actor asked for the store again (the same token and
+    // generation: one write).
+    assert!(
+        tokens.attempts() >= 2,
+        "{} stores asked for",
+        tokens.attempts()
+    );
     let first = tokens.stored().first().cloned();
     assert!(first.is_some_and(|t| t != w.token), "{:?}", tokens.stored());
     live.rete.shutdown(Duration::from_secs(2)).await;
