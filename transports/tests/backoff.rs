@@ -12,6 +12,17 @@ fn ms(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap()
 }
 
+/// A backoff from 1 s to an hour with `attempts` delays handed out already,
+/// and the random source it draws from.
+fn after_attempts(seed: u64, attempts: u32) -> (Backoff, StdRng) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut backoff = Backoff::new(Duration::from_millis(1000), Duration::from_secs(3600));
+    for _ in 0..attempts {
+        backoff.next_delay(&mut rng);
+    }
+    (backoff, rng)
+}
+
 #[test]
 fn each_delay_lies_in_the_upper_half_of_a_doubling_ceiling() {
     for seed in 0..50 {
@@ -86,8 +97,7 @@ fn same_seed_gives_same_delays() {
 
 #[test]
 fn a_connection_dropped_soon_after_it_proved_healthy_keeps_the_delays_growing() {
-    let mut rng = StdRng::seed_from_u64(3);
-    let mut backoff = Backoff::new(Duration::from_millis(1000), Duration::from_secs(3600));
+    let (mut backoff, mut rng) = after_attempts(3, 0);
     let soon = ms(HEALTHY_AFTER) - 1;
     let mut now = 0;
     for n in 0..5u32 {
@@ -106,11 +116,7 @@ fn a_connection_dropped_soon_after_it_proved_healthy_keeps_the_delays_growing() 
 
 #[test]
 fn a_connection_that_stayed_up_long_enough_starts_the_delays_over_once() {
-    let mut rng = StdRng::seed_from_u64(4);
-    let mut backoff = Backoff::new(Duration::from_millis(1000), Duration::from_secs(3600));
-    for _ in 0..4 {
-        backoff.next_delay(&mut rng);
-    }
+    let (mut backoff, mut rng) = after_attempts(4, 4);
     backoff.proven(10_000);
     let delay = ms(backoff.next_delay_after_loss(10_000 + ms(HEALTHY_AFTER), &mut rng));
     assert!((500..=1000).contains(&delay), "{delay}");
@@ -122,8 +128,7 @@ fn a_connection_that_stayed_up_long_enough_starts_the_delays_over_once() {
 
 #[test]
 fn reset_forgets_a_healthy_mark() {
-    let mut rng = StdRng::seed_from_u64(5);
-    let mut backoff = Backoff::new(Duration::from_millis(1000), Duration::from_secs(3600));
+    let (mut backoff, mut rng) = after_attempts(5, 0);
     backoff.proven(0);
     backoff.reset();
     backoff.next_delay(&mut rng);
@@ -133,9 +138,7 @@ fn reset_forgets_a_healthy_mark() {
 
 #[test]
 fn a_second_healthy_mark_on_one_connection_keeps_the_first() {
-    let mut rng = StdRng::seed_from_u64(6);
-    let mut backoff = Backoff::new(Duration::from_millis(1000), Duration::from_secs(3600));
-    backoff.next_delay(&mut rng);
+    let (mut backoff, mut rng) = after_attempts(6, 1);
     backoff.proven(0);
     // Marked again just before the loss (a bridged link's upstream 001).
     backoff.proven(ms(HEALTHY_AFTER) - 1);
@@ -145,11 +148,7 @@ fn a_second_healthy_mark_on_one_connection_keeps_the_first() {
 
 #[test]
 fn a_connection_ended_without_a_delay_is_settled_once() {
-    let mut rng = StdRng::seed_from_u64(7);
-    let mut backoff = Backoff::new(Duration::from_millis(1000), Duration::from_secs(3600));
-    for _ in 0..3 {
-        backoff.next_delay(&mut rng);
-    }
+    let (mut backoff, mut rng) = after_attempts(7, 3);
     // Healthy for HEALTHY_AFTER, then its actor restarted: the delays start
     // over, and the next connection, failing at once, is judged alone.
     backoff.proven(0);

@@ -576,14 +576,19 @@ fn send_ids(actions: &[Action]) -> Vec<String> {
         .collect()
 }
 
+/// Sends `extra` lines more than the request allowance's burst, at 10 ms.
+fn send_past_the_burst(c: &mut CloudClient, extra: usize) {
+    for n in 0..REQUEST_BURST as usize + extra {
+        c.send_line(10, net(), IrcLine::new(format!("PRIVMSG #rete :{n}")))
+            .unwrap();
+    }
+}
+
 #[test]
 fn requests_past_the_allowance_are_held_back_and_sent_in_order_as_it_refills() {
     let mut c = ready_at(1);
     let burst = REQUEST_BURST as usize;
-    for n in 0..burst + 3 {
-        c.send_line(10, net(), IrcLine::new(format!("PRIVMSG #rete :{n}")))
-            .unwrap();
-    }
+    send_past_the_burst(&mut c, 3);
     let first = send_ids(&drain(&mut c));
     assert_eq!(first.len(), burst);
     assert_eq!(c.held_requests(), 3);
@@ -615,10 +620,7 @@ fn requests_past_the_allowance_are_held_back_and_sent_in_order_as_it_refills() {
 fn held_sends_are_resent_after_the_next_ready_and_held_fetches_end_with_the_connection() {
     let mut c = ready_at(1);
     let burst = REQUEST_BURST as usize;
-    for n in 0..burst + 2 {
-        c.send_line(10, net(), IrcLine::new(format!("PRIVMSG #rete :{n}")))
-            .unwrap();
-    }
+    send_past_the_burst(&mut c, 2);
     c.fetch(10, stream(), "#rete".into(), None, 5).unwrap();
     drain(&mut c);
     assert_eq!(c.held_requests(), 3);
