@@ -238,7 +238,6 @@ pub struct SessionState {
     shared: Arc<SessionShared>,
     /// Lines for the current connection's writer.
     wire: Option<mpsc::UnboundedSender<Outgoing>>,
-    /// Agent lines queued or being written, and who waits for each.
     tasks: Option<ConnectionTasks>,
     /// Bumped for every connection attempt; messages from older attempts are stale.
     generation: u64,
@@ -277,13 +276,13 @@ impl Actor for SessionActor {
         // A restarted actor finds the engine as the last one left it: the
         // old connection died with that actor, so say so, then reconnect.
         let was_up = state.shared.engine.lock().view().state() != ConnState::Disconnected;
-        // The ReteCloud client's connection died with the old actor too.
-        // Its agent lines the client holds are answered after the
-        // reconnect; an IRC connection's lines died with it.
         // The old connection ended with the old actor: settle its healthy
         // mark, as a loss would, before the new one starts.
         let now = state.shared.now();
         state.shared.backoff.lock().connection_ended(now.mono.0);
+        // The ReteCloud client's connection died with the old actor too.
+        // The agent lines the client holds are answered after the
+        // reconnect; an IRC connection's lines died with it.
         if state.is_bridged() {
             state.cloud_closed();
             state.fail_agent_lines_not_handed();
@@ -292,7 +291,6 @@ impl Actor for SessionActor {
             state.shared.agent.lock().fail_all();
         }
         if was_up {
-            let now = state.shared.now();
             state
                 .shared
                 .engine
