@@ -60,12 +60,13 @@ pub struct PlainRequest<'a> {
 /// `method` string, a request `id`, and `params` an object, null or absent.
 ///
 /// `None` for everything else, which [`decode`] and [`classify`] then read
-/// and answer, so no answer depends on this reading: a batch, a duplicate
-/// member, a string with an escape in `jsonrpc` or `method`, a notification,
-/// a response, anything malformed. Where it answers, it answers what
-/// `classify(decode(body))` does (`Message::Request` with the same parts):
-/// both read the params and the id with serde_json's `Value`, and a body
-/// this reading takes is one whose decoded object has each member once.
+/// and answer, so no answer depends on this reading: a batch, one of these
+/// four members twice, a string with an escape in `jsonrpc` or `method`, a
+/// notification, a response, anything malformed. Where it answers, it
+/// answers what `classify(decode(body))` does (`Message::Request` with the
+/// same parts): both read the params and the id with serde_json's `Value`,
+/// and a body this reading takes holds each of the four members once (other
+/// members, which neither reading uses, may repeat).
 ///
 /// A whole-body `Value` costs an allocation for each member name and string
 /// and a map for the envelope; this reads the envelope into borrowed fields.
