@@ -615,9 +615,9 @@ async fn an_agent_line_in_flight_is_answered_not_sent_when_its_session_is_remove
 
 /// A line kept across the person's disconnect (the service may have it)
 /// whose session is then refused for good at the next connect (no token
-/// stored any more): the agent is answered "not sent", and the client
-/// forgets the line, rather than both waiting for a connect that may never
-/// come.
+/// stored any more): the agent is answered "not sent" rather than left
+/// waiting for a connect that may never come. (That the client forgets the
+/// line is not checked here: the service, thawed, may already have it.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_line_kept_across_a_disconnect_is_not_sent_when_the_next_connect_is_refused() -> Result<()>
 {
