@@ -1,7 +1,8 @@
 //! A spawned server process whose output is captured line by line, so the harness can wait on
 //! what the server says (an event) instead of sleeping, and can show it when a test fails.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, PipeWriter, Read};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::Duration;
@@ -25,23 +26,37 @@ impl Output {
 }
 
 /// A child process that is killed and reaped when dropped, so a failing test never leaves a
-/// server holding a port.
+/// server holding a port, and killed by its [`GroupWatchdog`] when the test process ends
+/// without dropping it.
 pub struct ManagedChild {
     name: String,
     child: Child,
     output: watch::Receiver<Output>,
+    /// Dropped after the child is killed; until the test process exits it keeps the watchdog
+    /// waiting.
+    _watchdog: GroupWatchdog,
 }
 
 impl ManagedChild {
-    /// Spawns `command` with stdout and stderr captured (stdin closed).
+    /// Spawns `command` with stdout and stderr captured (stdin closed), in a process group
+    /// of its own that a watchdog kills when this test process ends.
     pub fn spawn(name: &str, mut command: Command) -> Result<Self> {
         command
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+            .stderr(Stdio::piped())
+            .process_group(0);
         let mut child = command
             .spawn()
             .with_context(|| format!("spawning {name}: {command:?}"))?;
+        let watchdog = match GroupWatchdog::start(child.id()) {
+            Ok(watchdog) => watchdog,
+            Err(error) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(error.context(format!("starting the watchdog of {name}")));
+            }
+        };
         let (tx, rx) = watch::channel(Output::default());
         if let Some(out) = child.stdout.take() {
             pump(tx.clone(), out);
@@ -53,6 +68,7 @@ impl ManagedChild {
             name: name.to_owned(),
             child,
             output: rx,
+            _watchdog: watchdog,
         })
     }
 
@@ -168,6 +184,55 @@ impl ManagedChild {
 impl Drop for ManagedChild {
     fn drop(&mut self) {
         self.kill();
+    }
+}
+
+/// Kills a spawned server's process group once this test process has ended, however it ends.
+///
+/// A server held in a `static` for a whole test binary is never dropped, and a test process
+/// that nextest kills at its timeout runs no destructor; without a watchdog such servers
+/// outlive the run. The watchdog is a shell blocked reading a pipe whose only write end this
+/// process holds (close-on-exec, so no other child inherits it). The kernel closes that end
+/// when this process exits; the read returns and the shell kills the group. The shell runs as
+/// this process does (root in CI), so it can kill a server `setpriv` runs as `nobody`.
+/// `PR_SET_PDEATHSIG` would not do: it fires when the spawning *thread* ends, and a change of
+/// credentials (setpriv) clears it.
+struct GroupWatchdog {
+    /// Closing it (a drop, or this process's exit) lets the watchdog kill the group.
+    write_end: Option<PipeWriter>,
+    shell: Child,
+}
+
+impl GroupWatchdog {
+    /// Watches the process group `group` (the leader's pid; see `process_group(0)`).
+    fn start(group: u32) -> Result<Self> {
+        let (read_end, write_end) = std::io::pipe().context("making the watchdog's pipe")?;
+        let shell = Command::new("/bin/sh")
+            .arg("-c")
+            .arg(r#"read _ ; kill -KILL "-$1" 2>/dev/null; exit 0"#)
+            .arg("watchdog")
+            .arg(group.to_string())
+            .stdin(read_end)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            // Its own group too, so a signal to the test's group does not end the watchdog
+            // before it has done its work.
+            .process_group(0)
+            .spawn()
+            .context("spawning /bin/sh")?;
+        Ok(Self {
+            write_end: Some(write_end),
+            shell,
+        })
+    }
+}
+
+impl Drop for GroupWatchdog {
+    /// Lets the shell do its work now (the group is dead already when its leader was killed
+    /// and reaped first) and reaps it.
+    fn drop(&mut self) {
+        drop(self.write_end.take());
+        let _ = self.shell.wait();
     }
 }
 
