@@ -222,9 +222,12 @@ impl RegistryState {
                 }
             }
             RegistryMsg::SubscribeAt(filter, mut starts, reply) => {
-                // Positions read before a clear are of lines since cleared:
-                // they are taken again, as after debug off.
-                if starts.clears != self.capture.clears() {
+                // A clear not seen yet resets the positions there are first,
+                // so that it does not reset these too; positions read before
+                // a clear are of lines since cleared: taken again, as after
+                // debug off.
+                self.pause_when_debug_off();
+                if starts.clears != self.clears {
                     starts = Starts::default();
                 }
                 self.sweep();

@@ -179,6 +179,18 @@ impl Feed {
         }
     }
 
+    /// True when a read of `session`'s tap that began after `after` (None:
+    /// at its start) covers every line this subscription has not seen: it
+    /// began at or before this subscription's position. A pending or fresh
+    /// position needs the tap from its start.
+    pub fn raw_read_covers(&self, session: &SessionId, after: Option<Pos>) -> bool {
+        match (after, self.raw_at(session)) {
+            (None, _) => true,
+            (Some(read), RawAt::After(at)) => read <= at,
+            (Some(_), RawAt::Pending | RawAt::Fresh) => false,
+        }
+    }
+
     /// A poll could not read `session`'s tap: while this subscription's
     /// starting points are still to be taken, that session's stays pending
     /// too (lines until the poll that can read it are history).

@@ -7,7 +7,7 @@
 //! read_log reads it (stalled when they cannot be read).
 
 use super::feed::Starts;
-use super::registry::{PollData, PollPlan};
+use super::registry::{LogPoll, PollData, PollPlan, TapPoll};
 use crate::debug::log::ring::ReadRequest;
 use crate::debug::Capture;
 use crate::read::log::{session_secrets, SECRETS_TIMEOUT};
@@ -33,8 +33,12 @@ pub async fn read(plan: PollPlan, capture: Capture, sessions: ReadOnlySessions) 
             let window = taps.read(&id, after, usize::MAX).await.ok()?;
             Some((withhold, window.lines, window.dropped_through))
         };
-        let got = read.await;
-        data.raw.push((id, got));
+        let read = read.await;
+        data.raw.push(TapPoll {
+            session: id,
+            after,
+            read,
+        });
     }
     if let (Some(after), Some(floor)) = (plan.log, capture.log().window_start()) {
         let request = ReadRequest {
@@ -42,7 +46,11 @@ pub async fn read(plan: PollPlan, capture: Capture, sessions: ReadOnlySessions) 
             sessions: session_secrets(&sessions).await,
         };
         if let Ok(snapshot) = crate::debug::log::snapshot(request).await {
-            data.log = Some((after.max(floor), snapshot));
+            data.log = Some(LogPoll {
+                planned: after,
+                after: after.max(floor),
+                snapshot,
+            });
         }
     }
     data

@@ -607,7 +607,7 @@ fn message_event(buffer: &BufferId, name: &str, row: &Row, mention: bool, now: I
 }
 
 mod poll;
-pub use poll::{PollData, PollPlan};
+pub use poll::{LogPoll, PollData, PollPlan, TapPoll};
 
 #[cfg(test)]
 mod tests;
