@@ -709,6 +709,7 @@ async fn cursors_across_an_actor_restart_and_a_reconnect() -> Result<()> {
     assert!(second.pages.iter().all(|p| p["evicted"] == json!(false)));
     let held = f.walk(&sid, None).await?;
     assert_eq!(held.lines.iter().filter(|l| registered(l)).count(), 2);
+    one_tap_per_page(&held, 2)?;
 
     // So does a reconnect after the server went away.
     ircd.restart().await?;
@@ -729,6 +730,36 @@ async fn cursors_across_an_actor_restart_and_a_reconnect() -> Result<()> {
     assert!(line_of(starts[0]).starts_with("CAP LS 302"));
     let held = f.walk(&sid, None).await?;
     assert_eq!(held.lines.iter().filter(|l| registered(l)).count(), 3);
+    one_tap_per_page(&held, 3)?;
+    Ok(())
+}
+
+/// Checks that a walk from no cursor over `taps` taps gave one tap per page: each page's seqs
+/// ascending (so no number repeats), every page but the last truncated where the next tap
+/// begins, and each later page starting that tap at seq 1.
+fn one_tap_per_page(walk: &Walk, taps: usize) -> Result<()> {
+    let seqs: Vec<Vec<u64>> = walk
+        .pages
+        .iter()
+        .map(|p| {
+            let lines = p["lines"].as_array().cloned().unwrap_or_default();
+            lines.iter().filter_map(|l| l["seq"].as_u64()).collect()
+        })
+        .collect();
+    if walk.pages.len() != taps {
+        bail!("{taps} taps in {} pages: {seqs:?}", walk.pages.len());
+    }
+    for (i, page) in seqs.iter().enumerate() {
+        if !page.windows(2).all(|w| w[0] < w[1]) {
+            bail!("page {i} is not one tap, ascending: {seqs:?}");
+        }
+        if i > 0 && page.first() != Some(&1) {
+            bail!("page {i} does not start its tap: {seqs:?}");
+        }
+        if i + 1 < taps && walk.pages[i]["truncated"] != json!(true) {
+            bail!("page {i} ends a tap untruncated: {seqs:?}");
+        }
+    }
     Ok(())
 }
 

@@ -4,7 +4,9 @@
 //! poll interval in the contract's shapes, the filters, a secret-bearing raw line and log line
 //! withheld and counted, suppressed past 200 a minute, stalled with no session running, and
 //! debug off pausing them (`paused`, pending raw events moved into `dropped`, no event ending
-//! a wait) while message events stay, and a reconnected session's new tap read from its start.
+//! a wait) while message events stay, a reconnected session's new tap read from its start, and
+//! each starting at its ring's end when subscribe answers: a line right after it delivered, a
+//! flood right after it wholly delivered or counted, a ring that overtakes it evicted.
 
 // Test helpers fail loudly: an unwrap here is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -24,7 +26,7 @@ use rete_mcp::updates::{SystemClock, Updates};
 use serde_json::{json, Value};
 use support::live_tests_session::{eventually, plain, session_config, spec, WAIT};
 use support::updates_tests_tools::{channels, joined};
-use support::{Bot, BotConfig, Inspircd, InspircdConfig};
+use support::{Bot, BotConfig, Inspircd, InspircdConfig, DEFAULT_TIMEOUT};
 use tokio_util::sync::CancellationToken;
 
 const SERVER_PASSWORD: &str = "srvpass-sub-4321";
@@ -135,6 +137,7 @@ struct Drained {
     withheld: u64,
     suppressed: u64,
     dropped: u64,
+    evicted: bool,
 }
 
 impl Drained {
@@ -148,6 +151,12 @@ impl Drained {
         ] {
             *n += entry[key].as_u64().unwrap_or(0);
         }
+        self.evicted |= entry["evicted"] == json!(true);
+    }
+
+    /// Every line accounted for: delivered, or counted in suppressed, withheld or dropped.
+    fn accounted(&self) -> u64 {
+        self.events.len() as u64 + self.suppressed + self.withheld + self.dropped
     }
 
     fn texts(&self) -> Vec<String> {
@@ -386,6 +395,74 @@ async fn raw_subscriptions_deliver_filter_withhold_suppress_and_pause() -> Resul
     Ok(())
 }
 
+/// Issue 37: a raw subscription starts at the tap's end when subscribe answers, so the first
+/// line after it is delivered, and every line of a flood right after it is delivered or
+/// counted; a ring that overtakes it says evicted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_raw_subscription_accounts_for_every_line_from_subscribe_on() -> Result<()> {
+    const FLOOD: u64 = 1_000;
+    let ircd = Inspircd::start(InspircdConfig::new()).await?;
+    let f = Fixture::start().await?;
+    let mut config = session_config("countme");
+    config.channels = channels(&["#count"]);
+    let session = f.add(config, ircd.port()).await?;
+    let sid = session.id().as_str().to_owned();
+    joined(&session, "#count").await?;
+    let mut bot =
+        Bot::connect_with(BotConfig::new(ircd.port(), "countbot").caps(&["echo-message"])).await?;
+    bot.join("#count").await?;
+    let filter = json!({"raw": {"sessions": [sid], "commands": ["PRIVMSG"], "direction": "in"}});
+
+    // One line right after subscribe answered: delivered, with no probe to start it first.
+    let (single, _) = f.subscribe(filter.clone()).await?;
+    bot.privmsg("#count", "the first line").await?;
+    let got = f.drain_until(&single, |d| d.has("the first line")).await?;
+    assert_eq!(got.texts().len(), 1, "{got:?}");
+    f.ok("unsubscribe", json!({"id": single})).await?;
+
+    // A flood right after subscribe: every line delivered or counted, the first 200 in order.
+    let (id, _) = f.subscribe(filter).await?;
+    let texts: Vec<String> = (0..FLOOD).map(|i| format!("flood {i}")).collect();
+    for chunk in texts.chunks(200) {
+        for text in chunk {
+            bot.privmsg("#count", text).await?;
+        }
+        let last = format!("#count :{}", chunk[chunk.len() - 1]);
+        bot.wait_for(move |l| l.ends_with(&last), DEFAULT_TIMEOUT)
+            .await?;
+    }
+    let got = f.drain_until(&id, |d| d.accounted() >= FLOOD).await?;
+    assert_eq!(got.accounted(), FLOOD, "{got:?}");
+    let delivered: Vec<String> = got
+        .texts()
+        .iter()
+        .filter_map(|t| t.split(" :").last().map(str::to_owned))
+        .collect();
+    assert_eq!(delivered, texts[..200], "the first 200, in order");
+    assert_eq!(
+        got.suppressed,
+        FLOOD - 200,
+        "every line past the cap: {got:?}"
+    );
+    assert_eq!((got.withheld, got.dropped), (0, 0), "{got:?}");
+    assert!(!got.evicted, "{got:?}");
+    f.ok("unsubscribe", json!({"id": id})).await?;
+
+    // A burst the tap cannot hold between two polls: the subscription hears it was overtaken.
+    // Three rings' worth, so the ring overtakes it even if a poll runs during the burst.
+    let (overtaken, _) = f.subscribe(json!({"raw": {"sessions": [sid]}})).await?;
+    let taps = f.capture.raw().context("attached")?;
+    for i in 0..3 * 5_000 + 1 {
+        taps.observer().on_raw(
+            session.id(),
+            Direction::In,
+            &format!(":x PRIVMSG #count :burst {i}"),
+        );
+    }
+    f.drain_until(&overtaken, |d| d.evicted).await?;
+    Ok(())
+}
+
 fn is_flood(e: &Value) -> bool {
     e["line"]["line"]
         .as_str()
@@ -425,8 +502,15 @@ async fn log_subscriptions_stall_deliver_filter_and_withhold() -> Result<()> {
         filters,
         json!({"log": {"categories": ["auth"], "min_level": "error"}})
     );
+    // With a session running its start was read when subscribe answered: the next line is
+    // delivered, with no probe first. (The first one's was not, with nothing to scan against:
+    // it is taken by the first poll that can scan.)
+    tracing::error!(target: "rete::auth", "right after subscribe");
+    let got = f
+        .drain_until(&auth_errors, |d| d.has("right after subscribe"))
+        .await?;
+    assert_eq!(got.texts().len(), 1, "{got:?}");
     until_started(&f, &warnings, LogProbe).await?;
-    until_started(&f, &auth_errors, AuthProbe).await?;
 
     tracing::warn!(target: "rete::network", "a warning for the subscription");
     tracing::info!(target: "rete::network", "an info line below the level");
@@ -474,15 +558,6 @@ async fn log_subscriptions_stall_deliver_filter_and_withhold() -> Result<()> {
     // A subscription with only log matches no messages: nothing but log events arrived.
     assert!(got.events.iter().all(|e| e["type"] == "log"), "{got:?}");
     Ok(())
-}
-
-struct AuthProbe;
-
-impl AsyncProbe for AuthProbe {
-    async fn send(&mut self, i: usize) -> Result<()> {
-        tracing::error!(target: "rete::auth", "auth probe {i}");
-        Ok(())
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -121,10 +121,38 @@ def test_mcp_name_may_be_base64(shared_server):
     assert tool_text(reply) == (True, "unknown tool")
 
 
+def test_mcp_method_may_be_base64(shared_server):
+    reply = exchange(shared_server, modern_head(b64("tools/list")), modern_body("tools/list"))
+    assert "tools" in result_of(reply), reply
+    body = modern_body(*CALL)
+    reply = exchange(shared_server, modern_head(b64("tools/call"), name=b64("list_sessions")),
+                     body)
+    assert tool_text(reply)[0] is False, reply
+
+
 def test_notification_202(shared_server):
     body = modern_body("notifications/cancelled", {"requestId": 3}, id=None)
     reply = exchange(shared_server, modern_head("notifications/cancelled"), body)
     assert reply.status == 202 and reply.body == b"", reply
+    reply = exchange(shared_server, modern_head(b64("notifications/cancelled")), body)
+    assert reply.status == 202 and reply.body == b"", reply
+
+
+# A notification's headers are checked against its body as a request's are;
+# the refusal has no id to carry.
+NOTIFICATION_ROWS = {
+    "Mcp-Method differs": modern_head("tools/list"),
+    "Mcp-Method base64 of another method": modern_head(b64("tools/list")),
+    "no Mcp-Method": modern_head(None),
+    "Mcp-Method repeated": modern_head("notifications/cancelled",
+                                       extra=["Mcp-Method: notifications/cancelled"]),
+}
+
+
+@pytest.mark.parametrize("row", list(NOTIFICATION_ROWS), ids=list(NOTIFICATION_ROWS))
+def test_a_notification_whose_headers_disagree_is_refused(shared_server, row):
+    body = modern_body("notifications/cancelled", {"requestId": 3}, id=None)
+    error_of(exchange(shared_server, NOTIFICATION_ROWS[row], body), 400, -32020, id=None)
 
 
 LIST = ("tools/list", None)
@@ -140,6 +168,10 @@ ERROR_ROWS = {
     "no client capabilities": (modern_head("tools/list"),
                                modern_body("tools/list", meta=envelope(without=[CAPS])),
                                400, -32602),
+    "client capabilities not an object": (modern_head("tools/list"), modern_body(
+        "tools/list", meta={**envelope(), CAPS: "all"}), 400, -32602),
+    "client capabilities null": (modern_head("tools/list"), modern_body(
+        "tools/list", meta={**envelope(), CAPS: None}), 400, -32602),
     "no protocol version in _meta": (modern_head("tools/list"),
                                      modern_body("tools/list", meta=envelope(without=[PV])),
                                      400, -32602),
@@ -152,6 +184,10 @@ ERROR_ROWS = {
     "no Mcp-Method": (modern_head(None), modern_body("tools/list"), 400, -32020),
     "Mcp-Method differs": (modern_head("tools/call"), modern_body("tools/list"), 400, -32020),
     "Mcp-Method case differs": (modern_head("Tools/List"), modern_body("tools/list"), 400, -32020),
+    "Mcp-Method base64 of another method": (modern_head(b64("tools/call")),
+                                            modern_body("tools/list"), 400, -32020),
+    "Mcp-Method bad base64": (modern_head("=?base64?!!?="), modern_body("tools/list"),
+                              400, -32020),
     "Mcp-Method repeated": (modern_head("tools/list", extra=["Mcp-Method: tools/list"]),
                             modern_body("tools/list"), 400, -32020),
     "no Mcp-Name": (modern_head("tools/call"), modern_body(*CALL), 400, -32020),

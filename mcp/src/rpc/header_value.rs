@@ -1,5 +1,5 @@
 //! The 2026-07-28 encoding of a header value that mirrors body text
-//! (`Mcp-Name`): a value HTTP cannot carry as is is sent as
+//! (`Mcp-Method`, `Mcp-Name`): a value HTTP cannot carry as is is sent as
 //! `=?base64?<standard base64 of its UTF-8>?=`; any other value is literal.
 
 use base64::engine::general_purpose::STANDARD;

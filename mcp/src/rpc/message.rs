@@ -32,8 +32,12 @@ pub enum Message {
         /// Its params object; empty when absent or null.
         params: Map<String, Value>,
     },
-    /// A notification (no id): accepted, never answered.
-    Notification,
+    /// A notification (no id): accepted, never answered (the 2026-07-28
+    /// era checks its Mcp-Method header against `method` first).
+    Notification {
+        /// The method name.
+        method: String,
+    },
     /// A response or error from the client: accepted, never answered.
     Response,
 }
@@ -153,7 +157,7 @@ pub fn classify(value: Value) -> Result<Message, RpcResponse> {
             }
         };
         return Ok(match id {
-            None => Message::Notification,
+            None => Message::Notification { method },
             Some(id) => Message::Request { id, method, params },
         });
     }
@@ -259,7 +263,9 @@ mod tests {
         ));
         assert_eq!(
             parse(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).unwrap(),
-            Message::Notification
+            Message::Notification {
+                method: "notifications/initialized".into()
+            }
         );
         assert_eq!(
             parse(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#).unwrap(),

@@ -90,7 +90,7 @@ pub async fn handle(req: RpcRequest<'_>, tools: &ToolBox, ctx: &ToolContext) -> 
     };
     match message::classify(value) {
         Err(refused) => refused,
-        Ok(Message::Notification) | Ok(Message::Response) => reply::accepted(),
+        Ok(Message::Notification { .. }) | Ok(Message::Response) => reply::accepted(),
         Ok(Message::Request { id, method, params }) => {
             request(&req, &id, &method, &params, tools, ctx).await
         }

@@ -11,14 +11,18 @@
 //! The checks on a request, in order; the first failure answers (HTTP 400
 //! unless said otherwise, the request's id always carried):
 //! 1. the body is one JSON-RPC message (as in [`super::message`]);
-//!    notifications and responses get the empty 202;
-//! 2. `params._meta` is an object holding both the protocol-version and the
-//!    client-capabilities keys: else `-32602`;
+//!    responses get the empty 202, and so do notifications whose routing
+//!    headers are not repeated and whose Mcp-Method (decoded) equals their
+//!    method (else `-32020`, without an id);
+//! 2. `params._meta` is an object holding the protocol-version key and the
+//!    client-capabilities key, whose value is an object: else `-32602`;
 //! 3. no MCP-Protocol-Version, Mcp-Method or Mcp-Name header is repeated; the
 //!    MCP-Protocol-Version header equals `_meta`'s version; Mcp-Method equals
-//!    the method; for tools/call with a string name, Mcp-Name (decoded, see
-//!    [`super::header_value`]) equals it: else `-32020`. Checked before the
-//!    version, so a client that disagrees with itself is told so;
+//!    the method; for tools/call with a string name, Mcp-Name equals it: else
+//!    `-32020`. Mcp-Method and Mcp-Name are read decoded (see
+//!    [`super::header_value`]), as a client may send any value it mirrors in
+//!    the `=?base64?…?=` form. Checked before the version, so a client that
+//!    disagrees with itself is told so;
 //! 4. the version is one of [`MODERN_VERSIONS`]: else `-32022` with
 //!    `data.supported` (those versions) and `data.requested`;
 //! 5. the method: server/discover, tools/list or tools/call; initialize,
@@ -94,7 +98,11 @@ pub async fn handle(
 ) -> RpcResponse {
     match message::classify(value) {
         Err(refused) => refused,
-        Ok(Message::Notification) | Ok(Message::Response) => accepted(),
+        Ok(Message::Response) => accepted(),
+        Ok(Message::Notification { method }) => match check_notification(headers, &method) {
+            Ok(()) => accepted(),
+            Err(refusal) => error_response(400, None, refusal.code, refusal.message, None),
+        },
         Ok(Message::Request { id, method, params }) => {
             request(headers, &id, &method, &params, body, tools, ctx).await
         }
@@ -193,7 +201,7 @@ fn check_envelope(
     params: &Map<String, Value>,
 ) -> Result<(), Refusal> {
     let meta = params.get("_meta").and_then(Value::as_object);
-    let (Some(version), Some(_capabilities)) = (
+    let (Some(version), Some(capabilities)) = (
         meta.and_then(|m| m.get(PROTOCOL_VERSION_KEY)),
         meta.and_then(|m| m.get(CLIENT_CAPABILITIES_KEY)),
     ) else {
@@ -202,36 +210,25 @@ fn check_envelope(
             "Invalid params: _meta must hold io.modelcontextprotocol/protocolVersion and io.modelcontextprotocol/clientCapabilities",
         ));
     };
-    let one = |name: &'static str| -> Result<Option<&str>, Refusal> {
-        let mut all = values(headers, name);
-        match (all.next(), all.next()) {
-            (first, None) => Ok(first),
-            (Some(_), Some(_)) | (None, Some(_)) => Err(refusal(
-                HEADER_MISMATCH,
-                "Header mismatch: a routing header is repeated",
-            )),
-        }
-    };
-    let header_version = one("mcp-protocol-version")?;
-    let header_method = one("mcp-method")?;
-    let header_name = one("mcp-name")?;
+    if !capabilities.is_object() {
+        return Err(refusal(
+            INVALID_PARAMS,
+            "Invalid params: io.modelcontextprotocol/clientCapabilities must be an object",
+        ));
+    }
+    let routing = Routing::read(headers)?;
     // A version that is no string never equals a header, so past this check
     // it is the header's text.
-    let Some(version) = header_version.filter(|h| version.as_str() == Some(*h)) else {
+    let Some(version) = routing.version.filter(|h| version.as_str() == Some(*h)) else {
         return Err(refusal(
             HEADER_MISMATCH,
             "Header mismatch: MCP-Protocol-Version must equal _meta's protocol version",
         ));
     };
-    if header_method != Some(method) {
-        return Err(refusal(
-            HEADER_MISMATCH,
-            "Header mismatch: Mcp-Method must equal the method",
-        ));
-    }
+    routing.check_method(method)?;
     if method == "tools/call" {
         if let Some(name) = params.get("name").and_then(Value::as_str) {
-            if header_name.and_then(header_value::decode).as_deref() != Some(name) {
+            if routing.name.and_then(header_value::decode).as_deref() != Some(name) {
                 return Err(refusal(
                     HEADER_MISMATCH,
                     "Header mismatch: Mcp-Name must equal the tool's name",
@@ -247,6 +244,54 @@ fn check_envelope(
         });
     }
     Ok(())
+}
+
+/// A notification of this era is accepted only when its headers agree with
+/// it: none repeated, and Mcp-Method its method, since an intermediary
+/// routes it by them. Its `_meta` is not checked: the envelope's version and
+/// capabilities decide how a request is answered, and a notification gets
+/// no answer.
+fn check_notification(headers: &[(&str, &str)], method: &str) -> Result<(), Refusal> {
+    Routing::read(headers)?.check_method(method)
+}
+
+/// The routing headers of a request, each sent at most once.
+struct Routing<'a> {
+    version: Option<&'a str>,
+    method: Option<&'a str>,
+    name: Option<&'a str>,
+}
+
+impl<'a> Routing<'a> {
+    /// The three headers, or `-32020` when one is repeated.
+    fn read(headers: &'a [(&'a str, &'a str)]) -> Result<Routing<'a>, Refusal> {
+        let one = |name: &'static str| -> Result<Option<&'a str>, Refusal> {
+            let mut all = values(headers, name);
+            match (all.next(), all.next()) {
+                (first, None) => Ok(first),
+                (Some(_), Some(_)) | (None, Some(_)) => Err(refusal(
+                    HEADER_MISMATCH,
+                    "Header mismatch: a routing header is repeated",
+                )),
+            }
+        };
+        Ok(Routing {
+            version: one("mcp-protocol-version")?,
+            method: one("mcp-method")?,
+            name: one("mcp-name")?,
+        })
+    }
+
+    /// `-32020` unless Mcp-Method, decoded, is `method`.
+    fn check_method(&self, method: &str) -> Result<(), Refusal> {
+        if self.method.and_then(header_value::decode).as_deref() != Some(method) {
+            return Err(refusal(
+                HEADER_MISMATCH,
+                "Header mismatch: Mcp-Method must equal the method",
+            ));
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,10 @@
 //! cut, a page of withheld lines still advances, and each withheld line is
 //! counted once across a walk. `limit` counts the lines covered. A session
 //! that reconnected has a new tap after the old one, so an old cursor reads
-//! the new tap from its start (its seqs begin at 1 again).
+//! the new tap from its start (its seqs begin at 1 again). A page holds one
+//! tap's lines: where the window reaches the next tap the page ends there,
+//! truncated, so its seqs are ascending and never repeat, and the cursor it
+//! gives reads the next tap from its start.
 
 use crate::debug::raw::ring::{Pos, Window};
 use crate::read::args::Args;
@@ -97,7 +100,12 @@ pub fn page(
     let mut last = after.unwrap_or_default();
     let mut withheld_count = 0u64;
     let mut cut = false;
+    let tap = window.lines.first().map(|l| l.pos.tap);
     for line in &window.lines {
+        if Some(line.pos.tap) != tap {
+            cut = true;
+            break;
+        }
         if withheld(withhold, line) {
             withheld_count += 1;
         } else {
@@ -227,6 +235,25 @@ mod tests {
             .collect();
         assert_eq!(seen, expected);
         assert_eq!(withheld_total, 1);
+    }
+
+    #[test]
+    fn a_page_holds_one_taps_lines() {
+        let mut r = rings(&["a1", "a2"]);
+        r.connecting(&sid());
+        for l in ["b1", "b2"] {
+            let (t, k) = stored(l);
+            r.push(&sid(), UnixMillis(1_790_769_600_000), Direction::In, t, k);
+        }
+        let (v, c) = read(&r, None, 200, &Withholder::default(), BUDGET);
+        assert_eq!(texts(&v), ["a1", "a2"]);
+        assert_eq!(v["truncated"], json!(true));
+        let (v, c) = read(&r, Some(c), 200, &Withholder::default(), BUDGET);
+        assert_eq!(texts(&v), ["b1", "b2"]);
+        assert_eq!(v["truncated"], json!(false));
+        assert_eq!(v["lines"][0]["seq"], json!(1));
+        let (v, _) = read(&r, Some(c), 200, &Withholder::default(), BUDGET);
+        assert_eq!(texts(&v), Vec::<String>::new());
     }
 
     #[test]

@@ -11,7 +11,7 @@
 use super::batch::{read_batch, BatchData, BatchRequest};
 use super::clock::Clock;
 use super::collector::Next;
-use super::feed::POLL_EVERY;
+use super::feed::{Starts, POLL_EVERY};
 use super::filter::Filter;
 use super::registry::{Full, Listed, PollData, Registry, Subscribed, Unknown};
 use super::render::Detail;
@@ -58,6 +58,9 @@ pub struct ReadSpec {
 pub enum RegistryMsg {
     /// subscribe.
     Subscribe(Filter, RpcReplyPort<Result<Subscribed, Full>>),
+    /// subscribe, once the new subscription's starting points in the rings
+    /// were read (raw and log filters).
+    SubscribeAt(Filter, Starts, RpcReplyPort<Result<Subscribed, Full>>),
     /// unsubscribe.
     Unsubscribe(SubId, RpcReplyPort<Result<(), Unknown>>),
     /// list_subscriptions.
@@ -209,8 +212,26 @@ impl RegistryState {
     fn handle(&mut self, myself: &ActorRef<RegistryMsg>, msg: RegistryMsg) {
         match msg {
             RegistryMsg::Subscribe(filter, reply) => {
+                let debug = filter.raw.is_some() || filter.log.is_some();
+                if debug && self.capture.is_on() {
+                    self.read_starts(myself, filter, reply);
+                } else {
+                    self.sweep();
+                    let answer = self.subscribe(myself, filter, &Starts::default());
+                    let _ = reply.send(answer);
+                }
+            }
+            RegistryMsg::SubscribeAt(filter, mut starts, reply) => {
+                // A clear not seen yet resets the positions there are first,
+                // so that it does not reset these too; positions read before
+                // a clear are of lines since cleared: taken again, as after
+                // debug off.
+                self.pause_when_debug_off();
+                if starts.clears != self.clears {
+                    starts = Starts::default();
+                }
                 self.sweep();
-                let _ = reply.send(self.subscribe(myself, filter));
+                let _ = reply.send(self.subscribe(myself, filter, &starts));
             }
             RegistryMsg::Unsubscribe(id, reply) => {
                 self.sweep();
@@ -313,19 +334,49 @@ impl RegistryState {
         &mut self,
         myself: &ActorRef<RegistryMsg>,
         filter: Filter,
+        starts: &Starts,
     ) -> Result<Subscribed, Full> {
         let running = self.running();
         // Events are watched before any starting point is read, so no row
         // stored after a starting point can be missed.
         self.ensure_pump(myself);
         let id = self.fresh_id();
-        let (answer, actions) =
-            self.registry
-                .subscribe(id, filter, &running, self.clock.now(), self.clock.wall())?;
+        let (now, wall) = (self.clock.now(), self.clock.wall());
+        let (answer, actions) = self
+            .registry
+            .subscribe_at(id, filter, &running, starts, now, wall)?;
         for (session, next) in actions {
             self.follow(myself, &session, next);
         }
         Ok(answer)
+    }
+
+    /// Reads where a raw or log subscription starts in the rings (the end
+    /// of each covered session's tap, the log ring's end) on a task of its
+    /// own, which hands the subscription back to be made with them: so the
+    /// starting point is the rings' end when subscribe answers, and every
+    /// line after it is delivered or counted.
+    fn read_starts(
+        &mut self,
+        myself: &ActorRef<RegistryMsg>,
+        filter: Filter,
+        reply: RpcReplyPort<Result<Subscribed, Full>>,
+    ) {
+        let raw: Vec<SessionId> = match &filter.raw {
+            Some(raw) => self
+                .running()
+                .into_iter()
+                .filter(|s| raw.covers(s))
+                .collect(),
+            None => Vec::new(),
+        };
+        let log = filter.log.is_some();
+        let (capture, sessions, me) = (self.capture.clone(), self.sessions.clone(), myself.clone());
+        tokio::spawn(async move {
+            let starts = super::poll::read_starts(raw, log, capture, sessions).await;
+            // A registry gone meanwhile drops the reply: the caller hears so.
+            let _ = me.cast(RegistryMsg::SubscribeAt(filter, starts, reply));
+        });
     }
 
     /// With control.debug off (the capture off), removes every pending raw

@@ -7,12 +7,16 @@
 //! reading only the taps and ring some subscription covers. Everything
 //! here is fed what a poll read and the time.
 //!
-//! Starting points. A subscription's position in a ring is taken by the
-//! first poll that can read it (the tap answered; the log read was not
-//! stalled): lines already there are history. A session that appears
-//! later, or a new tap after a reconnect (its positions sort after every
-//! position of the old tap), is read from its start. When control.debug
-//! goes off the rings are cleared, so every position goes back to pending.
+//! Starting points. A subscription's position in a ring is read when it is
+//! made, before subscribe answers ([`Starts`]): the end of each covered
+//! session's tap, and the log ring's end. Lines already there are history;
+//! every line after is delivered or counted. A position that could not be
+//! read then (the tap did not answer, the log read was stalled, no covered
+//! session was running) is taken by the first poll that can read it, and
+//! lines until that poll are history. A session that appears later, or a
+//! new tap after a reconnect (its positions sort after every position of
+//! the old tap), is read from its start. When control.debug goes off the
+//! rings are cleared, so every position goes back to pending.
 
 use super::{Event, Source};
 use crate::debug::log::line::LogLine;
@@ -46,6 +50,22 @@ pub enum RawAt {
     After(Pos),
 }
 
+/// Where a new subscription starts in the rings, read when it is made.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Starts {
+    /// Each running session its raw filter covers, with the end of its tap,
+    /// or None when the tap did not answer. Empty (no such session, or no
+    /// raw filter): the raw positions are still to be taken.
+    pub raw: Vec<(SessionId, Option<Pos>)>,
+    /// The log ring's end; None when it was not read (no log filter) or the
+    /// read could not scan.
+    pub log: Option<u64>,
+    /// The capture's clear count when the reads began (see
+    /// [`crate::debug::Capture::clears`]): positions read before a clear
+    /// are of lines since cleared.
+    pub clears: u64,
+}
+
 /// One subscription's standing in the rings, and its rate window.
 #[derive(Debug, Default)]
 pub struct Feed {
@@ -66,6 +86,23 @@ impl Feed {
         Feed {
             raw_pending: true,
             ..Feed::default()
+        }
+    }
+
+    /// A feed starting where `starts` says: each session read after its
+    /// tap's end (pending where the tap did not answer), the log ring after
+    /// its end. With no session's end read, every raw position is pending.
+    pub fn starting(starts: &Starts) -> Feed {
+        let raw = starts
+            .raw
+            .iter()
+            .map(|(session, end)| (session.clone(), end.map_or(RawAt::Pending, RawAt::After)))
+            .collect();
+        Feed {
+            raw_pending: starts.raw.is_empty(),
+            raw,
+            log_after: starts.log,
+            stored: VecDeque::new(),
         }
     }
 
@@ -139,6 +176,18 @@ impl Feed {
         RawTake {
             lines: new,
             evicted,
+        }
+    }
+
+    /// True when a read of `session`'s tap that began after `after` (None:
+    /// at its start) covers every line this subscription has not seen: it
+    /// began at or before this subscription's position. A pending or fresh
+    /// position needs the tap from its start.
+    pub fn raw_read_covers(&self, session: &SessionId, after: Option<Pos>) -> bool {
+        match (after, self.raw_at(session)) {
+            (None, _) => true,
+            (Some(read), RawAt::After(at)) => read <= at,
+            (Some(_), RawAt::Pending | RawAt::Fresh) => false,
         }
     }
 

@@ -8,7 +8,7 @@
 
 use super::batch::{BatchData, BatchRequest, BufferRows, KindSet};
 use super::collector::{Collector, Next};
-use super::feed::Feed;
+use super::feed::{Feed, Starts};
 use super::filter::{mentions_in, Filter};
 use super::inbox::Inbox;
 use super::render::{self, Detail, Target};
@@ -179,14 +179,29 @@ impl Registry {
         self.subs.iter().any(|s| &s.id == id)
     }
 
-    /// Adds a subscription. `running` are the sessions running now: their
-    /// starting points are to be read, so each is answered with what its
-    /// collector must do.
+    /// Adds a subscription whose raw and log positions are still to be
+    /// taken (see [`Registry::subscribe_at`]).
     pub fn subscribe(
         &mut self,
         id: SubId,
         filter: Filter,
         running: &[SessionId],
+        now: Instant,
+        wall: UnixMillis,
+    ) -> Result<(Subscribed, Vec<(SessionId, Next)>), Full> {
+        self.subscribe_at(id, filter, running, &Starts::default(), now, wall)
+    }
+
+    /// Adds a subscription. `running` are the sessions running now: their
+    /// buffers' starting points are to be read, so each is answered with
+    /// what its collector must do. `rings` are its positions in the raw taps
+    /// and the log ring, read just before (for raw and log filters).
+    pub fn subscribe_at(
+        &mut self,
+        id: SubId,
+        filter: Filter,
+        running: &[SessionId],
+        rings: &Starts,
         now: Instant,
         wall: UnixMillis,
     ) -> Result<(Subscribed, Vec<(SessionId, Next)>), Full> {
@@ -211,7 +226,7 @@ impl Registry {
             last_read: None,
             inbox: Inbox::new(),
             starts,
-            feed: Feed::new(),
+            feed: Feed::starting(rings),
         });
         let actions = running
             .iter()
@@ -592,7 +607,7 @@ fn message_event(buffer: &BufferId, name: &str, row: &Row, mention: bool, now: I
 }
 
 mod poll;
-pub use poll::{PollData, PollPlan};
+pub use poll::{LogPoll, PollData, PollPlan, TapPoll};
 
 #[cfg(test)]
 mod tests;

@@ -64,6 +64,13 @@ impl LogCapture {
             .load(Ordering::Acquire)
             .then(|| self.start.load(Ordering::Acquire))
     }
+
+    /// The seq of the newest line in this capture's window so far (its
+    /// start when it has none), or None while it is off: every line after it
+    /// is numbered later.
+    pub fn end(&self) -> Option<u64> {
+        self.window_start().map(|start| start.max(sink::last_seq()))
+    }
 }
 
 impl Drop for LogCapture {

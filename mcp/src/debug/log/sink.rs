@@ -67,6 +67,12 @@ pub(crate) fn open() -> u64 {
     state.last_seq
 }
 
+/// The seq of the newest line numbered so far: every line after it is
+/// numbered later.
+pub(crate) fn last_seq() -> u64 {
+    STATE.lock().last_seq
+}
+
 /// A capture switched off. The last one closes the sink and clears the ring.
 pub(crate) fn close() {
     let mut state = STATE.lock();

@@ -30,6 +30,12 @@ pub(crate) enum TapMsg {
         limit: usize,
         reply: RpcReplyPort<Window>,
     },
+    /// The position of the newest line of `session` numbered so far, after
+    /// draining (see `Rings::end`). MUST reply.
+    End {
+        session: SessionId,
+        reply: RpcReplyPort<Pos>,
+    },
     /// Drop every line (capture off); counters stay.
     Clear,
     /// Fail, to exercise supervision in tests.
@@ -154,6 +160,10 @@ impl Actor for TapActor {
             } => {
                 state.drain();
                 let _ = reply.send(state.rings.window(&session, after, limit));
+            }
+            TapMsg::End { session, reply } => {
+                state.drain();
+                let _ = reply.send(state.rings.end(&session));
             }
             TapMsg::Clear => state.rings.clear(),
             #[cfg(test)]

@@ -113,6 +113,18 @@ impl RawTaps {
         })
         .map_err(|_| NotAnswering)
     }
+
+    /// Where `session`'s tap ends now, with everything pending drained
+    /// first: a reader after this position reads every line handed over
+    /// later (a raw subscription's starting point).
+    pub async fn end(&self, session: &SessionId) -> Result<Pos, NotAnswering> {
+        let actor = self.sink.actor.lock().clone().ok_or(NotAnswering)?;
+        ractor::call!(actor, |reply| TapMsg::End {
+            session: session.clone(),
+            reply,
+        })
+        .map_err(|_| NotAnswering)
+    }
 }
 
 impl Drop for RawTaps {
@@ -265,6 +277,18 @@ mod tests {
             &huge_cut.text[2_000..]
         );
         assert_eq!(w.lines.len(), 7);
+    }
+
+    #[tokio::test]
+    async fn the_end_counts_lines_still_waiting_in_a_lane() {
+        let (_rete, taps) = taps().await;
+        let o = taps.observer();
+        o.on_raw(&sid(), Direction::In, "before");
+        let end = taps.end(&sid()).await.unwrap();
+        o.on_raw(&sid(), Direction::In, "after");
+        let w = taps.read(&sid(), Some(end), 10).await.unwrap();
+        assert_eq!(w.lines.len(), 1);
+        assert_eq!(&*w.lines[0].text, "after");
     }
 
     #[tokio::test]

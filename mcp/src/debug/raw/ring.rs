@@ -256,6 +256,18 @@ impl Rings {
         }
     }
 
+    /// The position of the newest line `session`'s tap has numbered (held,
+    /// evicted or lost), or, when it has none, the start of every tap: every
+    /// line after it is one the tap had not seen yet.
+    pub fn end(&self, session: &SessionId) -> Pos {
+        self.sessions
+            .get(session)
+            .map_or(Pos::default(), |ring| Pos {
+                tap: ring.tap,
+                seq: ring.next_seq - 1,
+            })
+    }
+
     /// How many lines `session`'s ring holds.
     pub fn len(&self, session: &SessionId) -> usize {
         self.sessions.get(session).map_or(0, |r| r.lines.len())
@@ -351,6 +363,24 @@ mod tests {
         assert_eq!(texts(&w), ["after"]);
         assert_eq!(w.lines[0].pos.seq, 5, "the sequence goes on past the gap");
         assert!(!w.evicted, "a clear is neither evicted nor withheld");
+    }
+
+    #[test]
+    fn the_end_is_after_every_line_numbered_and_before_every_later_one() {
+        let mut r = Rings::new(2);
+        assert_eq!(r.end(&sid()), Pos::default());
+        for i in 0..3 {
+            push(&mut r, &format!("l{i}"));
+        }
+        r.lost(&sid(), 2);
+        let end = r.end(&sid());
+        assert_eq!(end.seq, 5, "evicted and lost lines are numbered too");
+        push(&mut r, "after");
+        assert_eq!(texts(&r.window(&sid(), Some(end), 10)), ["after"]);
+        r.connecting(&sid());
+        let end = r.end(&sid());
+        push(&mut r, "new tap");
+        assert_eq!(texts(&r.window(&sid(), Some(end), 10)), ["new tap"]);
     }
 
     #[test]

@@ -147,3 +147,38 @@ fn a_line_dropped_at_capacity_across_a_reconnect_is_evicted() {
     assert_eq!(texts, ["c", "d", "e"]);
     assert!(take.evicted, "b was dropped at capacity");
 }
+
+#[test]
+fn a_start_read_when_subscribing_delivers_every_later_line() {
+    let other = SessionId::parse("00000000-0000-4000-8000-000000000002").unwrap();
+    let mut feed = Feed::starting(&Starts {
+        raw: vec![(sid(), Some(Pos { tap: 1, seq: 2 })), (other.clone(), None)],
+        log: Some(40),
+        clears: 0,
+    });
+    // The first poll reads past the start: nothing after it is history.
+    let lines = [line(1, 1), line(1, 2), line(1, 3), line(1, 4)];
+    assert_eq!(
+        seqs(feed.take_raw(&sid(), &lines, None).lines),
+        [(1, 3), (1, 4)]
+    );
+    // A tap that did not answer is taken by the first poll that reads it.
+    assert!(feed.take_raw(&other, &[line(5, 1)], None).lines.is_empty());
+    assert_eq!(
+        seqs(feed.take_raw(&other, &[line(5, 1), line(5, 2)], None).lines),
+        [(5, 2)]
+    );
+    // The ring overtook the start: reported.
+    let later = [line(1, 9)];
+    let overtaken = feed.take_raw(&sid(), &later, Some(Pos { tap: 1, seq: 8 }));
+    assert!(overtaken.evicted);
+    assert_eq!(feed.log_after(), Some(40));
+}
+
+#[test]
+fn with_no_session_read_when_subscribing_the_first_poll_takes_the_start() {
+    let mut feed = Feed::starting(&Starts::default());
+    assert_eq!(feed.raw_at(&sid()), RawAt::Pending);
+    assert_eq!(feed.log_after(), None);
+    assert!(feed.take_raw(&sid(), &[line(1, 1)], None).lines.is_empty());
+}

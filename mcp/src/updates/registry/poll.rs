@@ -29,14 +29,38 @@ pub struct PollPlan {
 /// the newest position its ring dropped at capacity.
 pub type TapRead = (Withholder, Vec<RawLine>, Option<Pos>);
 
+/// One planned session's tap as a poll read it.
+#[derive(Debug)]
+pub struct TapPoll {
+    /// The session.
+    pub session: SessionId,
+    /// The position the read began after, as planned (None: the tap's
+    /// start).
+    pub after: Option<Pos>,
+    /// Its secret scan and lines, or None when the session or its tap did
+    /// not answer.
+    pub read: Option<TapRead>,
+}
+
+/// The log ring as a poll read it.
+#[derive(Debug)]
+pub struct LogPoll {
+    /// The seq the read was planned after.
+    pub planned: u64,
+    /// The seq it was read after: the planned one, or the capture's window
+    /// start when that is later (no line of this capture is before it).
+    pub after: u64,
+    /// What it read.
+    pub snapshot: Snapshot,
+}
+
 /// What a poll read.
 #[derive(Debug, Default)]
 pub struct PollData {
-    /// Per planned session: its secret scan and its tap's lines, or None
-    /// when the session or its tap did not answer.
-    pub raw: Vec<(SessionId, Option<TapRead>)>,
-    /// The log read (None: not read) and the seq it was read after.
-    pub log: Option<(u64, Snapshot)>,
+    /// Per planned session, its tap's read.
+    pub raw: Vec<TapPoll>,
+    /// The log read (None: not read).
+    pub log: Option<LogPoll>,
     /// The capture's clear count when the poll began (see
     /// [`crate::debug::Capture::clears`]).
     pub clears: u64,
@@ -96,16 +120,20 @@ impl Registry {
 
     /// Turns a poll's lines into events: each subscription takes the lines
     /// past its position that pass its filter and the screen (withheld ones
-    /// counted), up to its rate (the rest counted in suppressed).
+    /// counted), up to its rate (the rest counted in suppressed). A read
+    /// that began past a subscription's position (planned before that
+    /// subscription was made, with its start read earlier) is not its: it
+    /// is left for the next poll, planned from its position.
     pub fn apply_poll(&mut self, data: &PollData, now: Instant) {
         for sub in self.subs.iter_mut() {
             if let Some(raw) = sub.filter.raw.clone() {
                 let mut read_any = false;
-                for (session, read) in &data.raw {
-                    if !raw.covers(session) {
+                for tap in &data.raw {
+                    let session = &tap.session;
+                    if !raw.covers(session) || !sub.feed.raw_read_covers(session, tap.after) {
                         continue;
                     }
-                    let Some((withhold, lines, dropped_through)) = read else {
+                    let Some((withhold, lines, dropped_through)) = &tap.read else {
                         sub.feed.keep_pending(session);
                         continue;
                     };
@@ -133,7 +161,11 @@ impl Registry {
                     sub.feed.raw_read_done();
                 }
             }
-            if let (Some(log), Some((after, snapshot))) = (sub.filter.log.clone(), &data.log) {
+            if let (Some(log), Some(read)) = (sub.filter.log.clone(), &data.log) {
+                if sub.feed.log_after().is_some_and(|a| a < read.planned) {
+                    continue;
+                }
+                let (after, snapshot) = (&read.after, &read.snapshot);
                 if snapshot.stalled {
                     sub.inbox.set_stalled(true);
                     continue;

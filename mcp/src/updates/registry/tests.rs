@@ -539,11 +539,20 @@ fn raw_line(seq: u64, text: &str) -> crate::debug::raw::ring::RawLine {
 }
 
 fn tap(lines: Vec<crate::debug::raw::ring::RawLine>) -> PollData {
+    tap_after(None, lines)
+}
+
+/// A poll's read of the session's tap, begun after `after`.
+fn tap_after(
+    after: Option<crate::debug::raw::ring::Pos>,
+    lines: Vec<crate::debug::raw::ring::RawLine>,
+) -> PollData {
     PollData {
-        raw: vec![(
-            session(),
-            Some((Withholder::new(["hunter22"]), lines, None)),
-        )],
+        raw: vec![TapPoll {
+            session: session(),
+            after,
+            read: Some((Withholder::new(["hunter22"]), lines, None)),
+        }],
         log: None,
         clears: 0,
     }
@@ -652,4 +661,140 @@ fn past_200_a_minute_raw_events_are_suppressed() {
         .unwrap();
     assert_eq!(v["updates"][0]["raw"], 200, "{v}");
     assert_eq!(v["updates"][0]["suppressed"], 50, "{v}");
+}
+
+/// A subscription whose start was read before a poll that was planned (from another
+/// subscription's later position) before it was made: that poll's lines begin past its start,
+/// so it leaves them, and the next poll, planned from its start, brings every line after it.
+#[test]
+fn a_poll_planned_past_a_new_subscriptions_start_is_left_for_the_next() {
+    use crate::debug::raw::ring::Pos;
+    use crate::updates::feed::Starts;
+    let mut reg = Registry::new();
+    let now = Instant::now();
+    let (old, new) = (SubId::from_bits(1), SubId::from_bits(2));
+    let f = debug_filter(json!({"raw": {}}));
+    let at = |seq| Starts {
+        raw: vec![(session(), Some(Pos { tap: 1, seq }))],
+        log: None,
+        clears: 0,
+    };
+    reg.subscribe_at(
+        old.clone(),
+        f.clone(),
+        &[session()],
+        &at(3),
+        now,
+        UnixMillis(0),
+    )
+    .unwrap();
+    let plan = reg.poll_plan(&[session()]).unwrap();
+    assert_eq!(plan.raw, vec![(session(), Some(Pos { tap: 1, seq: 3 }))]);
+    // Made after that plan, with its start read at seq 1.
+    reg.subscribe_at(new.clone(), f, &[session()], &at(1), now, UnixMillis(0))
+        .unwrap();
+    let after = Some(Pos { tap: 1, seq: 3 });
+    reg.apply_poll(&tap_after(after, vec![raw_line(4, "PING :4")]), now);
+    assert!(reg.has_event(Some(&old)));
+    assert!(
+        !reg.has_event(Some(&new)),
+        "lines 2 and 3 were not in that read"
+    );
+    let plan = reg.poll_plan(&[session()]).unwrap();
+    assert_eq!(plan.raw, vec![(session(), Some(Pos { tap: 1, seq: 1 }))]);
+    let lines = (2..=4)
+        .map(|i| raw_line(i, &format!("PING :{i}")))
+        .collect();
+    reg.apply_poll(&tap_after(Some(Pos { tap: 1, seq: 1 }), lines), now);
+    let v = reg
+        .read(
+            Some(&new),
+            Detail::Full { limit: 50 },
+            false,
+            now,
+            UnixMillis(0),
+        )
+        .unwrap();
+    let seqs: Vec<&Value> = v["updates"][0]["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| &e["line"]["seq"])
+        .collect();
+    assert_eq!(seqs, [2, 3, 4], "{v}");
+    let v = reg
+        .read(
+            Some(&old),
+            Detail::Full { limit: 50 },
+            false,
+            now,
+            UnixMillis(0),
+        )
+        .unwrap();
+    assert_eq!(
+        v["updates"][0]["events"].as_array().unwrap().len(),
+        1,
+        "{v}"
+    );
+}
+
+/// The log side of the same: a log read planned past a new subscription's start is left for
+/// the next, planned from it.
+#[test]
+fn a_log_read_planned_past_a_new_subscriptions_start_is_left_for_the_next() {
+    use crate::debug::log::level::{Category, Level};
+    use crate::debug::log::line::LogLine;
+    use crate::debug::log::ring::Snapshot;
+    use crate::updates::feed::Starts;
+    let log_line = |seq: u64| {
+        Arc::new(LogLine {
+            seq,
+            time: UnixMillis(0),
+            level: Level::Error,
+            category: Category::App,
+            text: format!("line {seq}").into(),
+            kept: None,
+        })
+    };
+    let read = |planned: u64, seqs: std::ops::RangeInclusive<u64>| PollData {
+        raw: Vec::new(),
+        log: Some(LogPoll {
+            planned,
+            after: planned,
+            snapshot: Snapshot {
+                lines: seqs.map(log_line).collect(),
+                evicted_through: 0,
+                oldest: None,
+                scan: rete_redact::SecretSet::empty(),
+                stalled: false,
+            },
+        }),
+        clears: 0,
+    };
+    let mut reg = Registry::new();
+    let now = Instant::now();
+    let (old, new) = (SubId::from_bits(1), SubId::from_bits(2));
+    let f = debug_filter(json!({"log": {}}));
+    let at = |seq| Starts {
+        raw: Vec::new(),
+        log: Some(seq),
+        clears: 0,
+    };
+    reg.subscribe_at(old.clone(), f.clone(), &[], &at(30), now, UnixMillis(0))
+        .unwrap();
+    assert_eq!(reg.poll_plan(&[]).unwrap().log, Some(30));
+    reg.subscribe_at(new.clone(), f, &[], &at(10), now, UnixMillis(0))
+        .unwrap();
+    reg.apply_poll(&read(30, 31..=31), now);
+    assert!(reg.has_event(Some(&old)));
+    assert!(
+        !reg.has_event(Some(&new)),
+        "lines 11 to 30 were not in that read"
+    );
+    assert_eq!(reg.poll_plan(&[]).unwrap().log, Some(10));
+    reg.apply_poll(&read(10, 11..=31), now);
+    let v = reg
+        .read(Some(&new), Detail::Digest, false, now, UnixMillis(0))
+        .unwrap();
+    assert_eq!(v["updates"][0]["log"], 21, "{v}");
 }
