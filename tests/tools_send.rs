@@ -12,10 +12,13 @@ mod support;
 
 use std::sync::{Arc, Mutex, OnceLock};
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context as _, Result};
 use rete_actors::{Direction, RawObserver, RawOutHook, Rete, ReteOptions, SessionHandle, Verdict};
 use rete_engine::event::ConnState;
+use rete_engine::flood::FloodConfig;
 use rete_engine::ids::SessionId;
+use rete_engine::session::SessionConfig;
+use rete_engine::state_dump::Section;
 use rete_mcp::access_log::AccessLog;
 use rete_mcp::send::approval::{ApprovalEvent, Approvals, Ending, Prompt, APPROVAL_WAIT};
 use rete_mcp::send::{limiter, Sending};
@@ -106,6 +109,13 @@ impl Fixture {
         Fixture::start_with(nick, port, None).await
     }
 
+    /// A session whose flood throttler paces by `flood`.
+    async fn paced(nick: &str, port: u16, flood: FloodConfig) -> Result<Fixture> {
+        let mut config = session_config(nick);
+        config.flood = flood;
+        Fixture::start_config(config, port, None).await
+    }
+
     /// With control.approve on: every line waits in `approvals`.
     async fn approving(nick: &str, port: u16, approvals: &Approvals) -> Result<Fixture> {
         approvals.set_on(true);
@@ -113,6 +123,14 @@ impl Fixture {
     }
 
     async fn start_with(nick: &str, port: u16, approval: Option<Approvals>) -> Result<Fixture> {
+        Fixture::start_config(session_config(nick), port, approval).await
+    }
+
+    async fn start_config(
+        config: SessionConfig,
+        port: u16,
+        approval: Option<Approvals>,
+    ) -> Result<Fixture> {
         log_lines();
         let rete = Arc::new(
             Rete::start(ReteOptions {
@@ -122,9 +140,7 @@ impl Fixture {
         );
         let tap = Arc::new(Tap::default());
         rete.set_raw_observer(Some(tap.clone()));
-        let session = rete
-            .add_session(spec(session_config(nick), plain(port)))
-            .await?;
+        let session = rete.add_session(spec(config, plain(port))).await?;
         let limiter = limiter::start().await.map_err(anyhow::Error::msg)?;
         let f = Fixture {
             ctx: ToolContext {
@@ -399,6 +415,89 @@ async fn a_vetoed_line_is_not_sent_and_leaves_no_row() -> Result<()> {
     eventually("the veto's log line", WAIT, || async {
         logged()
             .contains("AI access line on test was not sent: PRIVMSG vetowatch :VETO-ME")
+            .then_some(())
+    })
+    .await?;
+    Ok(())
+}
+
+/// How many rows of the server buffer are exactly `row`.
+async fn rows_equal(f: &Fixture, row: &str) -> Result<usize> {
+    Ok(f.server_rows().await?.iter().filter(|r| *r == row).count())
+}
+
+/// `/disconnect` sends what the person queued at once, before the QUIT, but an agent's line
+/// keeps its pace: still queued when the person disconnects, it is answered `line not sent`,
+/// never written, and has no row.
+#[tokio::test]
+async fn an_agent_line_still_queued_when_the_person_disconnects_is_not_sent() -> Result<()> {
+    let ircd = ircd().await;
+    let mut bot = Bot::connect(ircd.port(), "quitwatch").await?;
+    // Nothing queued leaves on its own while the test runs.
+    let slow = FloodConfig {
+        burst: 5,
+        interval_ms: 600_000,
+    };
+    let f = Arc::new(Fixture::paced("quitter1", ircd.port(), slow).await?);
+    let queued = || {
+        let reader = f.session.reader();
+        async move {
+            reader
+                .read(|v| {
+                    v.state_index()
+                        .into_iter()
+                        .find(|e| e.section == Section::Flood)
+                        .map(|e| e.count)
+                })
+                .await
+                .ok()
+                .flatten()
+        }
+    };
+    // The person's lines take every token left; the last waits.
+    for i in 0..6 {
+        f.session
+            .sender()
+            .command(move |c| c.privmsg("quitwatch", &format!("person {i}")))
+            .await?;
+    }
+    let before = queued().await.context("the flood section")?;
+    assert!(before >= 1, "{before} queued");
+    let call = {
+        let f = f.clone();
+        tokio::spawn(async move { f.send("PRIVMSG quitwatch :agent, paced").await })
+    };
+    eventually("the agent's line queued", WAIT, || async {
+        (queued().await? == before + 1).then_some(())
+    })
+    .await?;
+    f.session.sender().disconnect(Some("bye".into()));
+    assert_eq!(
+        call.await?,
+        ToolOutcome::Error(
+            "line not sent: a script blocked it or the connection could not take it".into()
+        )
+    );
+    // The person's lines went before the QUIT; the agent's did not. A marker sent once
+    // the session is gone comes after all of them.
+    f.wait_state(ConnState::Disconnected).await?;
+    let mut marker = Bot::connect(ircd.port(), "quitmark").await?;
+    marker.privmsg("quitwatch", "marker").await?;
+    let seen = bot
+        .collect_until(|l| l.ends_with(" :marker"), DEFAULT_TIMEOUT)
+        .await?;
+    assert!(seen.iter().any(|l| l.ends_with(":person 5")), "{seen:#?}");
+    assert!(
+        !seen.iter().any(|l| l.contains("agent, paced")),
+        "{seen:#?}"
+    );
+    assert_eq!(
+        rows_equal(&f, "AI access sent: PRIVMSG quitwatch :agent, paced").await?,
+        0
+    );
+    eventually("the log line", WAIT, || async {
+        logged()
+            .contains("AI access line on test was not sent: PRIVMSG quitwatch :agent, paced")
             .then_some(())
     })
     .await?;

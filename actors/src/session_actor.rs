@@ -712,6 +712,17 @@ impl SessionState {
         // PBKDF2 (up to the engine's iteration cap) runs on a blocking
         // thread, so reads and lines keep flowing; the result comes back as
         // an input, dropped if the attempt is gone by then.
+        // Agent lines still queued when the person quit: never hurried out
+        // unpaced behind their lines, so not sent.
+        while let Some(t) = engine.poll_unsent_agent_line() {
+            if let Some(shown) = self.shared.agent.lock().not_sent(t) {
+                tracing::info!(
+                    target: "rete::network",
+                    "AI access line on {} was not sent: {shown}",
+                    engine.view().name()
+                );
+            }
+        }
         while let Some((id, work)) = engine.poll_key_derivation() {
             let me = myself.clone();
             let generation = self.generation;
