@@ -32,11 +32,19 @@ use tokio_util::sync::CancellationToken;
 /// One InspIRCd for every test in this file.
 static IRCD: OnceCell<Inspircd> = OnceCell::const_new();
 
+/// The operator a test's bot logs in as to KILL a session.
+const OPER_NAME: &str = "sendoper";
+const OPER_PW: &str = "sendoper-pw";
+
 async fn ircd() -> &'static Inspircd {
     IRCD.get_or_init(|| async {
-        Inspircd::start(InspircdConfig::new())
-            .await
-            .expect("inspircd starts")
+        let config = InspircdConfig::new()
+            .extra(r#"<class name="sendclass" commands="*" privs="*" usermodes="*" chanmodes="*">"#)
+            .extra(r#"<type name="SendOper" classes="sendclass">"#)
+            .extra(&format!(
+                r#"<oper name="{OPER_NAME}" password="{OPER_PW}" host="*@*" type="SendOper">"#
+            ));
+        Inspircd::start(config).await.expect("inspircd starts")
     })
     .await
 }
@@ -421,9 +429,89 @@ async fn a_vetoed_line_is_not_sent_and_leaves_no_row() -> Result<()> {
     Ok(())
 }
 
+/// Waits for `bot` to read a PRIVMSG whose text is `text`.
+async fn bot_reads(bot: &mut Bot, text: &str) -> Result<()> {
+    bot.wait_for(
+        |l| {
+            let m = Msg::parse(l);
+            m.command == "PRIVMSG" && m.param(1) == text
+        },
+        DEFAULT_TIMEOUT,
+    )
+    .await?;
+    Ok(())
+}
+
 /// How many rows of the server buffer are exactly `row`.
 async fn rows_equal(f: &Fixture, row: &str) -> Result<usize> {
     Ok(f.server_rows().await?.iter().filter(|r| *r == row).count())
+}
+
+/// The window between the writer writing an agent's line and the actor taking its report:
+/// the report is held back, an operator KILLs the session, so the close reaches the actor
+/// first. The line reached the server, so it is answered sent and has its row, once.
+#[tokio::test]
+async fn a_line_on_the_socket_is_sent_and_recorded_when_the_close_beats_its_report() -> Result<()> {
+    let ircd = ircd().await;
+    let mut bot = Bot::connect(ircd.port(), "reportwatch").await?;
+    let f = Arc::new(Fixture::start("reporter1", ircd.port()).await?);
+    let held = f.session.hold_agent_reports_for_test();
+    let call = {
+        let f = f.clone();
+        tokio::spawn(async move { f.send("PRIVMSG reportwatch :before the kill").await })
+    };
+    bot_reads(&mut bot, "before the kill").await?;
+    let mut oper = Bot::connect(ircd.port(), "reportoper").await?;
+    oper.send(&format!("OPER {OPER_NAME} {OPER_PW}")).await?;
+    oper.wait_for(|l| Msg::parse(l).command == "381", DEFAULT_TIMEOUT)
+        .await?;
+    oper.send("KILL reporter1 :closed before the report")
+        .await?;
+    // Answered at the close, while the report is still held.
+    let got = call.await?;
+    drop(held);
+    assert_eq!(
+        got,
+        ToolOutcome::Ok(json!({
+            "line": "PRIVMSG reportwatch :before the kill", "sent": true, "session": f.sid()
+        }))
+    );
+    assert_eq!(
+        rows_equal(&f, "AI access sent: PRIVMSG reportwatch :before the kill").await?,
+        1
+    );
+    Ok(())
+}
+
+/// The same window closed by the actor failing: the report went to the dead actor's
+/// mailbox, and the restarted actor still answers the line sent and writes its row.
+#[tokio::test]
+async fn a_line_on_the_socket_is_sent_and_recorded_when_the_actor_dies_before_its_report(
+) -> Result<()> {
+    let ircd = ircd().await;
+    let mut bot = Bot::connect(ircd.port(), "crashwatch").await?;
+    let f = Arc::new(Fixture::start("reporter2", ircd.port()).await?);
+    let held = f.session.hold_agent_reports_for_test();
+    let call = {
+        let f = f.clone();
+        tokio::spawn(async move { f.send("PRIVMSG crashwatch :before the crash").await })
+    };
+    bot_reads(&mut bot, "before the crash").await?;
+    f.session.crash_for_test();
+    let got = call.await?;
+    drop(held);
+    assert_eq!(
+        got,
+        ToolOutcome::Ok(json!({
+            "line": "PRIVMSG crashwatch :before the crash", "sent": true, "session": f.sid()
+        }))
+    );
+    assert_eq!(f.session.restarts(), 1);
+    assert_eq!(
+        rows_equal(&f, "AI access sent: PRIVMSG crashwatch :before the crash").await?,
+        1
+    );
+    Ok(())
 }
 
 /// `/disconnect` sends what the person queued at once, before the QUIT, but an agent's line
