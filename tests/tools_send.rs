@@ -592,6 +592,84 @@ async fn an_agent_line_still_queued_when_the_person_disconnects_is_not_sent() ->
     Ok(())
 }
 
+/// A call that gives up after its line was handed over leaves the line's fate to the AI
+/// access log: here the line is still queued when the call is cancelled, and the person's
+/// disconnect then answers it not sent, which the log records in a row of its own.
+#[tokio::test]
+async fn a_line_whose_call_gave_up_has_its_fate_logged_when_known() -> Result<()> {
+    let ircd = ircd().await;
+    let slow = FloodConfig {
+        burst: 5,
+        interval_ms: 600_000,
+    };
+    let f = Arc::new(Fixture::paced("quitter2", ircd.port(), slow).await?);
+    let queued = || {
+        let reader = f.session.reader();
+        async move {
+            reader
+                .read(|v| {
+                    v.state_index()
+                        .into_iter()
+                        .find(|e| e.section == Section::Flood)
+                        .map(|e| e.count)
+                })
+                .await
+                .ok()
+                .flatten()
+        }
+    };
+    for i in 0..6 {
+        f.session
+            .sender()
+            .command(move |c| c.privmsg("nobody", &format!("person {i}")))
+            .await?;
+    }
+    let before = queued().await.context("the flood section")?;
+    let cancel = CancellationToken::new();
+    let ctx = ToolContext {
+        cancel: cancel.clone(),
+        ..f.ctx.clone()
+    };
+    let sid = f.sid();
+    let call = tokio::spawn(async move {
+        let args = json!({"session": sid, "line": "PRIVMSG nobody :given up on"});
+        let args = Args::from_request(Some(&args)).expect("arguments are an object");
+        ToolBox::new().call("send_raw", &ctx, &args).await
+    });
+    eventually("the agent's line queued", WAIT, || async {
+        (queued().await? == before + 1).then_some(())
+    })
+    .await?;
+    cancel.cancel();
+    assert_eq!(call.await?, ToolOutcome::Cancelled);
+    let ours = || {
+        f.ctx
+            .access_log
+            .rows()
+            .into_iter()
+            .filter(|r| r.contains("given up on"))
+            .collect::<Vec<_>>()
+    };
+    assert!(ours().is_empty(), "{:?}", ours());
+    f.session.sender().disconnect(None);
+    let rows = eventually("the line's row", WAIT, || async {
+        let rows = ours();
+        (!rows.is_empty()).then_some(rows)
+    })
+    .await?;
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert!(
+        rows[0].ends_with(&format!(
+            " send_raw(line=\"PRIVMSG nobody :given up on\", session=\"{}\") → line not sent: \
+             a script blocked it or the connection could not take it, after its request was \
+             cancelled",
+            f.sid()
+        )),
+        "{rows:?}"
+    );
+    Ok(())
+}
+
 #[tokio::test]
 async fn sixteen_concurrent_calls_send_exactly_five() -> Result<()> {
     let ircd = ircd().await;
