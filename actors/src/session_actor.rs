@@ -293,10 +293,10 @@ impl Actor for SessionActor {
         // had written are sent.
         if state.is_bridged() {
             state.cloud_closed();
-            state.settle_agent_lines();
+        }
+        state.settle_agent_lines();
+        if state.is_bridged() {
             state.store_token_again(&myself);
-        } else {
-            state.settle_agent_lines();
         }
         if was_up {
             state
@@ -605,14 +605,12 @@ impl SessionState {
     fn close(&mut self, myself: &ActorRef<SessionMsg>, reason: &str) {
         self.generation += 1;
         self.wire = None;
+        // Bridged, a line handed to the ReteCloud client may have reached
+        // the service already; it is resent (same id) after the next
+        // `ready`, and answered when the service acknowledges it.
+        self.settle_agent_lines();
         if self.is_bridged() {
-            // A line handed to the ReteCloud client may have reached the
-            // service already; it is resent (same id) after the next
-            // `ready`, and answered when the service acknowledges it.
-            self.settle_agent_lines();
             self.cloud_closed();
-        } else {
-            self.settle_agent_lines();
         }
         if let Some(t) = self.tasks.take() {
             t.abort();
@@ -740,9 +738,6 @@ impl SessionState {
                 }
             }
         }
-        // PBKDF2 (up to the engine's iteration cap) runs on a blocking
-        // thread, so reads and lines keep flowing; the result comes back as
-        // an input, dropped if the attempt is gone by then.
         // Agent lines still queued when the person quit: never hurried out
         // unpaced behind their lines, so not sent.
         while let Some(t) = engine.poll_unsent_agent_line() {
@@ -754,6 +749,9 @@ impl SessionState {
                 );
             }
         }
+        // PBKDF2 (up to the engine's iteration cap) runs on a blocking
+        // thread, so reads and lines keep flowing; the result comes back as
+        // an input, dropped if the attempt is gone by then.
         while let Some((id, work)) = engine.poll_key_derivation() {
             let me = myself.clone();
             let generation = self.generation;
