@@ -12,10 +12,13 @@ mod support;
 
 use std::sync::{Arc, Mutex, OnceLock};
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context as _, Result};
 use rete_actors::{Direction, RawObserver, RawOutHook, Rete, ReteOptions, SessionHandle, Verdict};
 use rete_engine::event::ConnState;
+use rete_engine::flood::FloodConfig;
 use rete_engine::ids::SessionId;
+use rete_engine::session::SessionConfig;
+use rete_engine::state_dump::Section;
 use rete_mcp::access_log::AccessLog;
 use rete_mcp::send::approval::{ApprovalEvent, Approvals, Ending, Prompt, APPROVAL_WAIT};
 use rete_mcp::send::{limiter, Sending};
@@ -29,11 +32,19 @@ use tokio_util::sync::CancellationToken;
 /// One InspIRCd for every test in this file.
 static IRCD: OnceCell<Inspircd> = OnceCell::const_new();
 
+/// The operator a test's bot logs in as to KILL a session.
+const OPER_NAME: &str = "sendoper";
+const OPER_PW: &str = "sendoper-pw";
+
 async fn ircd() -> &'static Inspircd {
     IRCD.get_or_init(|| async {
-        Inspircd::start(InspircdConfig::new())
-            .await
-            .expect("inspircd starts")
+        let config = InspircdConfig::new()
+            .extra(r#"<class name="sendclass" commands="*" privs="*" usermodes="*" chanmodes="*">"#)
+            .extra(r#"<type name="SendOper" classes="sendclass">"#)
+            .extra(&format!(
+                r#"<oper name="{OPER_NAME}" password="{OPER_PW}" host="*@*" type="SendOper">"#
+            ));
+        Inspircd::start(config).await.expect("inspircd starts")
     })
     .await
 }
@@ -106,6 +117,13 @@ impl Fixture {
         Fixture::start_with(nick, port, None).await
     }
 
+    /// A session whose flood throttler paces by `flood`.
+    async fn paced(nick: &str, port: u16, flood: FloodConfig) -> Result<Fixture> {
+        let mut config = session_config(nick);
+        config.flood = flood;
+        Fixture::start_config(config, port, None).await
+    }
+
     /// With control.approve on: every line waits in `approvals`.
     async fn approving(nick: &str, port: u16, approvals: &Approvals) -> Result<Fixture> {
         approvals.set_on(true);
@@ -113,6 +131,14 @@ impl Fixture {
     }
 
     async fn start_with(nick: &str, port: u16, approval: Option<Approvals>) -> Result<Fixture> {
+        Fixture::start_config(session_config(nick), port, approval).await
+    }
+
+    async fn start_config(
+        config: SessionConfig,
+        port: u16,
+        approval: Option<Approvals>,
+    ) -> Result<Fixture> {
         log_lines();
         let rete = Arc::new(
             Rete::start(ReteOptions {
@@ -122,9 +148,7 @@ impl Fixture {
         );
         let tap = Arc::new(Tap::default());
         rete.set_raw_observer(Some(tap.clone()));
-        let session = rete
-            .add_session(spec(session_config(nick), plain(port)))
-            .await?;
+        let session = rete.add_session(spec(config, plain(port))).await?;
         let limiter = limiter::start().await.map_err(anyhow::Error::msg)?;
         let f = Fixture {
             ctx: ToolContext {
@@ -402,6 +426,247 @@ async fn a_vetoed_line_is_not_sent_and_leaves_no_row() -> Result<()> {
             .then_some(())
     })
     .await?;
+    Ok(())
+}
+
+/// Waits for `bot` to read a PRIVMSG whose text is `text`.
+async fn bot_reads(bot: &mut Bot, text: &str) -> Result<()> {
+    bot.wait_for(
+        |l| {
+            let m = Msg::parse(l);
+            m.command == "PRIVMSG" && m.param(1) == text
+        },
+        DEFAULT_TIMEOUT,
+    )
+    .await?;
+    Ok(())
+}
+
+/// How many rows of the server buffer are exactly `row`.
+async fn rows_equal(f: &Fixture, row: &str) -> Result<usize> {
+    Ok(f.server_rows().await?.iter().filter(|r| *r == row).count())
+}
+
+/// The window between the writer writing an agent's line and the actor taking its report:
+/// the report is held back, an operator KILLs the session, so the close reaches the actor
+/// first. The line reached the server, so it is answered sent and has its row, once.
+#[tokio::test]
+async fn a_line_on_the_socket_is_sent_and_recorded_when_the_close_beats_its_report() -> Result<()> {
+    let ircd = ircd().await;
+    let mut bot = Bot::connect(ircd.port(), "reportwatch").await?;
+    let f = Arc::new(Fixture::start("reporter1", ircd.port()).await?);
+    let held = f.session.hold_agent_reports_for_test();
+    let call = {
+        let f = f.clone();
+        tokio::spawn(async move { f.send("PRIVMSG reportwatch :before the kill").await })
+    };
+    bot_reads(&mut bot, "before the kill").await?;
+    let mut oper = Bot::connect(ircd.port(), "reportoper").await?;
+    oper.send(&format!("OPER {OPER_NAME} {OPER_PW}")).await?;
+    oper.wait_for(|l| Msg::parse(l).command == "381", DEFAULT_TIMEOUT)
+        .await?;
+    oper.send("KILL reporter1 :closed before the report")
+        .await?;
+    // Answered at the close, while the report is still held.
+    let got = call.await?;
+    drop(held);
+    assert_eq!(
+        got,
+        ToolOutcome::Ok(json!({
+            "line": "PRIVMSG reportwatch :before the kill", "sent": true, "session": f.sid()
+        }))
+    );
+    assert_eq!(
+        rows_equal(&f, "AI access sent: PRIVMSG reportwatch :before the kill").await?,
+        1
+    );
+    Ok(())
+}
+
+/// The same window closed by the actor failing: the report went to the dead actor's
+/// mailbox, and the restarted actor still answers the line sent and writes its row.
+#[tokio::test]
+async fn a_line_on_the_socket_is_sent_and_recorded_when_the_actor_dies_before_its_report(
+) -> Result<()> {
+    let ircd = ircd().await;
+    let mut bot = Bot::connect(ircd.port(), "crashwatch").await?;
+    let f = Arc::new(Fixture::start("reporter2", ircd.port()).await?);
+    let held = f.session.hold_agent_reports_for_test();
+    let call = {
+        let f = f.clone();
+        tokio::spawn(async move { f.send("PRIVMSG crashwatch :before the crash").await })
+    };
+    bot_reads(&mut bot, "before the crash").await?;
+    f.session.crash_for_test();
+    let got = call.await?;
+    drop(held);
+    assert_eq!(
+        got,
+        ToolOutcome::Ok(json!({
+            "line": "PRIVMSG crashwatch :before the crash", "sent": true, "session": f.sid()
+        }))
+    );
+    assert_eq!(f.session.restarts(), 1);
+    assert_eq!(
+        rows_equal(&f, "AI access sent: PRIVMSG crashwatch :before the crash").await?,
+        1
+    );
+    Ok(())
+}
+
+/// `/disconnect` sends what the person queued at once, before the QUIT, but an agent's line
+/// keeps its pace: still queued when the person disconnects, it is answered `line not sent`,
+/// never written, and has no row.
+#[tokio::test]
+async fn an_agent_line_still_queued_when_the_person_disconnects_is_not_sent() -> Result<()> {
+    let ircd = ircd().await;
+    let mut bot = Bot::connect(ircd.port(), "quitwatch").await?;
+    // Nothing queued leaves on its own while the test runs.
+    let slow = FloodConfig {
+        burst: 5,
+        interval_ms: 600_000,
+    };
+    let f = Arc::new(Fixture::paced("quitter1", ircd.port(), slow).await?);
+    let queued = || {
+        let reader = f.session.reader();
+        async move {
+            reader
+                .read(|v| {
+                    v.state_index()
+                        .into_iter()
+                        .find(|e| e.section == Section::Flood)
+                        .map(|e| e.count)
+                })
+                .await
+                .ok()
+                .flatten()
+        }
+    };
+    // The person's lines take every token left; the last waits.
+    for i in 0..6 {
+        f.session
+            .sender()
+            .command(move |c| c.privmsg("quitwatch", &format!("person {i}")))
+            .await?;
+    }
+    let before = queued().await.context("the flood section")?;
+    assert!(before >= 1, "{before} queued");
+    let call = {
+        let f = f.clone();
+        tokio::spawn(async move { f.send("PRIVMSG quitwatch :agent, paced").await })
+    };
+    eventually("the agent's line queued", WAIT, || async {
+        (queued().await? == before + 1).then_some(())
+    })
+    .await?;
+    f.session.sender().disconnect(Some("bye".into()));
+    assert_eq!(
+        call.await?,
+        ToolOutcome::Error(
+            "line not sent: a script blocked it or the connection could not take it".into()
+        )
+    );
+    // The person's lines went before the QUIT; the agent's did not. A marker sent once
+    // the session is gone comes after all of them.
+    f.wait_state(ConnState::Disconnected).await?;
+    let mut marker = Bot::connect(ircd.port(), "quitmark").await?;
+    marker.privmsg("quitwatch", "marker").await?;
+    let seen = bot
+        .collect_until(|l| l.ends_with(" :marker"), DEFAULT_TIMEOUT)
+        .await?;
+    assert!(seen.iter().any(|l| l.ends_with(":person 5")), "{seen:#?}");
+    assert!(
+        !seen.iter().any(|l| l.contains("agent, paced")),
+        "{seen:#?}"
+    );
+    assert_eq!(
+        rows_equal(&f, "AI access sent: PRIVMSG quitwatch :agent, paced").await?,
+        0
+    );
+    eventually("the log line", WAIT, || async {
+        logged()
+            .contains("AI access line on test was not sent: PRIVMSG quitwatch :agent, paced")
+            .then_some(())
+    })
+    .await?;
+    Ok(())
+}
+
+/// A call that gives up after its line was handed over leaves the line's fate to the AI
+/// access log: here the line is still queued when the call is cancelled, and the person's
+/// disconnect then answers it not sent, which the log records in a row of its own.
+#[tokio::test]
+async fn a_line_whose_call_gave_up_has_its_fate_logged_when_known() -> Result<()> {
+    let ircd = ircd().await;
+    let slow = FloodConfig {
+        burst: 5,
+        interval_ms: 600_000,
+    };
+    let f = Arc::new(Fixture::paced("quitter2", ircd.port(), slow).await?);
+    let queued = || {
+        let reader = f.session.reader();
+        async move {
+            reader
+                .read(|v| {
+                    v.state_index()
+                        .into_iter()
+                        .find(|e| e.section == Section::Flood)
+                        .map(|e| e.count)
+                })
+                .await
+                .ok()
+                .flatten()
+        }
+    };
+    for i in 0..6 {
+        f.session
+            .sender()
+            .command(move |c| c.privmsg("nobody", &format!("person {i}")))
+            .await?;
+    }
+    let before = queued().await.context("the flood section")?;
+    let cancel = CancellationToken::new();
+    let ctx = ToolContext {
+        cancel: cancel.clone(),
+        ..f.ctx.clone()
+    };
+    let sid = f.sid();
+    let call = tokio::spawn(async move {
+        let args = json!({"session": sid, "line": "PRIVMSG nobody :given up on"});
+        let args = Args::from_request(Some(&args)).expect("arguments are an object");
+        ToolBox::new().call("send_raw", &ctx, &args).await
+    });
+    eventually("the agent's line queued", WAIT, || async {
+        (queued().await? == before + 1).then_some(())
+    })
+    .await?;
+    cancel.cancel();
+    assert_eq!(call.await?, ToolOutcome::Cancelled);
+    let ours = || {
+        f.ctx
+            .access_log
+            .rows()
+            .into_iter()
+            .filter(|r| r.contains("given up on"))
+            .collect::<Vec<_>>()
+    };
+    assert!(ours().is_empty(), "{:?}", ours());
+    f.session.sender().disconnect(None);
+    let rows = eventually("the line's row", WAIT, || async {
+        let rows = ours();
+        (!rows.is_empty()).then_some(rows)
+    })
+    .await?;
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert!(
+        rows[0].ends_with(&format!(
+            " send_raw(line=\"PRIVMSG nobody :given up on\", session=\"{}\") → line not sent: \
+             a script blocked it or the connection could not take it, after its request was \
+             cancelled",
+            f.sid()
+        )),
+        "{rows:?}"
+    );
     Ok(())
 }
 

@@ -5,11 +5,23 @@
 //! The answer and the audit row come from the actor, not the caller: a line
 //! handed over is still sent, and still leaves its row, when the caller has
 //! gone (a request answered 504).
+//!
+//! The writer marks a line here, under the same lock the actor settles
+//! lines with, before it writes it and again once it has: so whatever order
+//! the writer's report and the connection's end reach the actor in (or if
+//! the actor dies between them), a line that reached the socket is answered
+//! sent and gets its row, and a line answered "not sent" is never written
+//! afterwards.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
+use parking_lot::Mutex;
+use ractor::ActorRef;
 use rete_engine::session::Ticket;
 use tokio::sync::oneshot;
+
+use crate::session_actor::SessionMsg;
 
 /// Why an agent's line was not sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
@@ -26,12 +38,28 @@ pub enum AgentLineError {
 /// What the caller of [`SessionSender::agent_line`](crate::SessionSender::agent_line) gets.
 pub(crate) type AgentReply = oneshot::Sender<Result<(), AgentLineError>>;
 
+/// A session's agent lines, shared by its actor (across restarts) and its
+/// connection's writer.
+pub(crate) type SharedAgentLines = Arc<Mutex<PendingAgentLines>>;
+
+/// Where one line stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    /// In the engine's queue, or handed to the writer and not started.
+    Queued,
+    /// The writer is writing it: only the writer can tell how it ends.
+    Writing,
+    /// On the socket; its row is still to be written.
+    Written,
+}
+
 /// One line waiting for the wire.
 struct Pending {
     reply: AgentReply,
     /// The line as recorded (masked and display-escaped), for the audit row
     /// and the log line.
     shown: String,
+    stage: Stage,
 }
 
 /// The agent lines of one session that are queued or being written.
@@ -41,6 +69,9 @@ pub(crate) struct PendingAgentLines {
     /// Set once the session is gone for good: no actor will answer a line
     /// any more, so every line is answered "not sent" at once.
     closed: bool,
+    /// The live actor, told when the writer has written a line; set by each
+    /// actor as it starts.
+    actor: Option<ActorRef<SessionMsg>>,
 }
 
 impl PendingAgentLines {
@@ -50,19 +81,76 @@ impl PendingAgentLines {
             let _ = reply.send(Err(AgentLineError::NotSent));
             return;
         }
-        self.by_ticket.insert(ticket, Pending { reply, shown });
+        let stage = Stage::Queued;
+        self.by_ticket.insert(
+            ticket,
+            Pending {
+                reply,
+                shown,
+                stage,
+            },
+        );
+    }
+
+    /// A new actor runs the session: the writer's reports go to it.
+    pub(crate) fn set_actor(&mut self, actor: ActorRef<SessionMsg>) {
+        self.actor = Some(actor);
     }
 
     /// The session is gone for good (removed, or Rete shut down): the lines
     /// waiting were not sent, and so is any line handed over later. Needed
     /// because the waiting callers hold the session's shared state, and so
-    /// these replies, alive: nothing else would ever answer them.
+    /// these replies, alive: nothing else would ever answer them. A line
+    /// already on the socket is answered sent (there is no buffer left for
+    /// its row); one being written is answered by its writer.
     pub(crate) fn close(&mut self) {
         self.closed = true;
-        self.fail_all();
+        self.actor = None;
+        // No buffer is left for the rows of lines already on the socket.
+        let _sent = self.settle(|_| false);
     }
 
-    /// The line was written: answers the caller and returns what to record.
+    /// The writer is about to write `ticket`'s line. False when the line was
+    /// answered already (not sent, its connection gone): it must not go.
+    pub(crate) fn start_writing(&mut self, ticket: Ticket) -> bool {
+        match self.by_ticket.get_mut(&ticket) {
+            Some(p) if p.stage == Stage::Queued => {
+                p.stage = Stage::Writing;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The writer wrote `ticket`'s line: returns the actor to tell, which
+    /// then writes its row ([`written`](Self::written)). With the session
+    /// gone, the caller is answered here.
+    pub(crate) fn wrote(&mut self, ticket: Ticket) -> Option<ActorRef<SessionMsg>> {
+        if self.closed {
+            if let Some(p) = self.by_ticket.remove(&ticket) {
+                let _ = p.reply.send(Ok(()));
+            }
+            return None;
+        }
+        let p = self.by_ticket.get_mut(&ticket)?;
+        p.stage = Stage::Written;
+        self.actor.clone()
+    }
+
+    /// The writer could not write `ticket`'s line (the write failed, or the
+    /// connection was dropped while it waited to be written).
+    pub(crate) fn write_failed(&mut self, ticket: Ticket) {
+        if self
+            .by_ticket
+            .get(&ticket)
+            .is_some_and(|p| p.stage == Stage::Writing)
+        {
+            self.answer_not_sent(ticket);
+        }
+    }
+
+    /// The line was sent (written to the socket, or acknowledged by the
+    /// ReteCloud service): answers the caller and returns what to record.
     pub(crate) fn written(&mut self, ticket: Ticket) -> Option<String> {
         let pending = self.by_ticket.remove(&ticket)?;
         // A caller that is gone still had its line sent; nothing to tell.
@@ -70,31 +158,52 @@ impl PendingAgentLines {
         Some(pending.shown)
     }
 
-    /// The line was not sent: answers the caller and returns what it was.
+    /// The line will not be sent (vetoed, or never handed to a writer):
+    /// answers the caller and returns what it was. A line the writer has
+    /// started is not the actor's to fail; its writer answers it.
     pub(crate) fn not_sent(&mut self, ticket: Ticket) -> Option<String> {
+        if self
+            .by_ticket
+            .get(&ticket)
+            .is_none_or(|p| p.stage != Stage::Queued)
+        {
+            return None;
+        }
+        self.answer_not_sent(ticket)
+    }
+
+    fn answer_not_sent(&mut self, ticket: Ticket) -> Option<String> {
         let pending = self.by_ticket.remove(&ticket)?;
         let _ = pending.reply.send(Err(AgentLineError::NotSent));
         Some(pending.shown)
     }
 
-    /// The connection is gone: every line still waiting was not sent.
-    pub(crate) fn fail_all(&mut self) {
-        self.fail_all_but(|_| false);
-    }
-
-    /// The connection is gone: every line still waiting was not sent, but
-    /// those `kept` says will still be answered (a ReteCloud send handed to
-    /// the client, whose outcome the service tells after a reconnect).
-    pub(crate) fn fail_all_but(&mut self, kept: impl Fn(Ticket) -> bool) {
-        let failed: Vec<Ticket> = self
+    /// The connection is gone: every line not yet written was not sent
+    /// (answered here), except those `kept` says will still be answered (a
+    /// ReteCloud send handed to the client, whose outcome the service tells
+    /// after a reconnect). Lines already on the socket are answered sent and
+    /// returned, for the caller to write their rows; a line being written is
+    /// left to its writer.
+    pub(crate) fn settle(&mut self, kept: impl Fn(Ticket) -> bool) -> Vec<String> {
+        let mut tickets: Vec<(Ticket, Stage)> = self
             .by_ticket
-            .keys()
-            .copied()
-            .filter(|&t| !kept(t))
+            .iter()
+            .map(|(&t, p)| (t, p.stage))
+            .filter(|&(t, _)| !kept(t))
             .collect();
-        for t in failed {
-            self.not_sent(t);
+        // The rows of lines written, in the order they were queued.
+        tickets.sort_unstable_by_key(|&(t, _)| t);
+        let mut sent = Vec::new();
+        for (t, stage) in tickets {
+            match stage {
+                Stage::Queued => {
+                    self.answer_not_sent(t);
+                }
+                Stage::Writing => {}
+                Stage::Written => sent.extend(self.written(t)),
+            }
         }
+        sent
     }
 }
 
@@ -127,7 +236,7 @@ mod tests {
         assert_eq!(pending.written(2).as_deref(), Some("PASS :********"));
         assert_eq!(pending.written(2), None, "answered once");
         assert_eq!(pending.not_sent(1).as_deref(), Some("PING :a"));
-        pending.fail_all();
+        assert!(pending.settle(|_| false).is_empty());
         assert_eq!(b_rx.await, Ok(Ok(())));
         assert_eq!(a_rx.await, Ok(Err(AgentLineError::NotSent)));
         assert_eq!(c_rx.await, Ok(Err(AgentLineError::NotSent)));
@@ -140,10 +249,48 @@ mod tests {
         let (b, b_rx) = oneshot::channel();
         pending.insert(1, a, "PING :a".into());
         pending.insert(2, b, "PING :b".into());
-        pending.fail_all_but(|t| t == 1);
+        assert!(pending.settle(|t| t == 1).is_empty());
         assert_eq!(b_rx.await, Ok(Err(AgentLineError::NotSent)));
         assert!(a_rx.try_recv().is_err(), "still waiting");
         assert_eq!(pending.written(1).as_deref(), Some("PING :a"));
+        assert_eq!(a_rx.await, Ok(Ok(())));
+    }
+
+    #[tokio::test]
+    async fn a_line_on_the_socket_is_sent_whatever_reaches_the_actor_first() {
+        let mut pending = PendingAgentLines::default();
+        let (a, a_rx) = oneshot::channel();
+        let (b, mut b_rx) = oneshot::channel();
+        let (c, c_rx) = oneshot::channel();
+        pending.insert(1, a, "PING :written".into());
+        pending.insert(2, b, "PING :writing".into());
+        pending.insert(3, c, "PING :queued".into());
+        assert!(pending.start_writing(1));
+        assert!(!pending.start_writing(1), "started once");
+        pending.wrote(1);
+        assert!(pending.start_writing(2));
+        // The connection ends before the actor took the writer's report.
+        assert_eq!(pending.settle(|_| false), ["PING :written"]);
+        assert_eq!(a_rx.await, Ok(Ok(())));
+        assert_eq!(c_rx.await, Ok(Err(AgentLineError::NotSent)));
+        // The line being written is its writer's to answer, not the actor's.
+        assert_eq!(pending.not_sent(2), None);
+        assert!(b_rx.try_recv().is_err(), "still being written");
+        pending.write_failed(2);
+        assert_eq!(b_rx.await, Ok(Err(AgentLineError::NotSent)));
+        // A line answered "not sent" is never written afterwards.
+        assert!(!pending.start_writing(3));
+        assert_eq!(pending.written(1), None, "its report finds nothing left");
+    }
+
+    #[tokio::test]
+    async fn a_line_written_after_the_session_is_gone_is_answered_sent() {
+        let mut pending = PendingAgentLines::default();
+        let (a, a_rx) = oneshot::channel();
+        pending.insert(1, a, "PING :a".into());
+        assert!(pending.start_writing(1));
+        pending.close();
+        assert!(pending.wrote(1).is_none(), "no actor to tell");
         assert_eq!(a_rx.await, Ok(Ok(())));
     }
 }

@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use std::future::Future;
 
+use crate::agent_line::SharedAgentLines;
 use crate::session_actor::SessionMsg;
 use ractor::ActorRef;
 use rete_engine::session::Ticket;
@@ -37,8 +38,9 @@ pub const MAX_LINES_IN_FLIGHT: usize = 1024;
 /// one more line.
 pub struct LinePermit(#[allow(dead_code)] OwnedSemaphorePermit);
 
-/// One line for the writer. A line with a ticket is an agent's, and its
-/// writing is reported back ([`SessionMsg::Written`]).
+/// One line for the writer. A line with a ticket is an agent's: it is
+/// marked in the session's [`SharedAgentLines`] as it is written, and its
+/// writing reported back ([`SessionMsg::Written`]).
 pub(crate) struct Outgoing {
     /// The line without CR LF.
     pub(crate) line: String,
@@ -66,6 +68,14 @@ impl Drop for ConnectionTasks {
     }
 }
 
+/// Where the writer marks and reports the agent lines it writes.
+pub(crate) struct AgentReports {
+    /// The session's agent lines, which the actor settles from.
+    pub(crate) lines: SharedAgentLines,
+    /// True while a test holds the reports back (never in production).
+    pub(crate) held: tokio::sync::watch::Receiver<bool>,
+}
+
 /// Starts connecting in the background. Lines to send go into the returned
 /// sender; everything the connection has to say reaches `actor` tagged with
 /// `generation`, so the actor can ignore a connection it already gave up on.
@@ -74,11 +84,16 @@ pub(crate) fn spawn(
     actor: ActorRef<SessionMsg>,
     generation: u64,
     span: tracing::Span,
+    reports: AgentReports,
 ) -> (mpsc::UnboundedSender<Outgoing>, ConnectionTasks) {
     let (tx, rx) = mpsc::unbounded_channel::<Outgoing>();
     let main = tokio::spawn(
         async move {
-            let task = Task { actor, generation };
+            let task = Task {
+                actor,
+                generation,
+                reports,
+            };
             match transport {
                 Transport::Irc(cfg) => match connect(&cfg).await {
                     Ok(c) => task.run(c.reader, c.writer, c.peer, c.tls, rx).await,
@@ -164,6 +179,7 @@ impl WireWrite for CloudWriter {
 struct Task {
     actor: ActorRef<SessionMsg>,
     generation: u64,
+    reports: AgentReports,
 }
 
 impl Task {
@@ -186,7 +202,11 @@ impl Task {
         tls: Option<rete_transports::TlsInfo>,
         rx: mpsc::UnboundedReceiver<Outgoing>,
     ) {
-        let Task { actor, generation } = self;
+        let Task {
+            actor,
+            generation,
+            reports,
+        } = self;
         let connected = SessionMsg::Connected {
             generation,
             peer: peer.to_string(),
@@ -198,7 +218,7 @@ impl Task {
         // Aborted with the connection: when this task is aborted (or ends),
         // the guard's drop stops the writer too, so no half outlives it.
         let writer_task = AbortOnDrop(tokio::spawn(
-            write_all(writer, rx, actor.clone(), generation).in_current_span(),
+            write_all(writer, rx, actor.clone(), generation, reports).in_current_span(),
         ));
         let in_flight = Arc::new(Semaphore::new(MAX_LINES_IN_FLIGHT));
         let reason = loop {
@@ -226,28 +246,76 @@ impl Task {
     }
 }
 
-/// The writer task: writes each line the actor hands over, reporting an
-/// agent line's writing by its ticket, until the actor drops its sender
-/// (then the wire is closed politely) or a write fails.
+/// The writer task: writes each line the actor hands over, until the actor
+/// drops its sender (then the wire is closed politely) or a write fails.
+///
+/// An agent's line is marked in the session's agent lines before it is
+/// written (one the actor answered "not sent" meanwhile is skipped, never
+/// written) and once it is, and only then reported: so the actor, settling
+/// a closed connection, knows every line that reached the socket even when
+/// the report is behind the close in its mailbox or is lost with a failed
+/// actor. A write that fails, or a writer dropped mid-write (the connection
+/// aborted), answers its line "not sent".
 async fn write_all(
     mut writer: impl WireWrite,
     mut rx: mpsc::UnboundedReceiver<Outgoing>,
     actor: ActorRef<SessionMsg>,
     generation: u64,
+    mut reports: AgentReports,
 ) {
     while let Some(out) = rx.recv().await {
+        let writing = match out.ticket {
+            Some(ticket) if !reports.lines.lock().start_writing(ticket) => continue,
+            Some(ticket) => Some(Writing {
+                lines: reports.lines.clone(),
+                ticket,
+                armed: true,
+            }),
+            None => None,
+        };
         if let Err(e) = writer.send(out.line).await {
+            drop(writing);
             let _ = actor.cast(SessionMsg::Closed {
                 generation,
                 reason: format!("write failed: {e}"),
             });
             return;
         }
-        if let Some(ticket) = out.ticket {
-            let _ = actor.cast(SessionMsg::Written { generation, ticket });
+        if let Some(writing) = writing {
+            let ticket = writing.done();
+            let tell = reports.lines.lock().wrote(ticket);
+            // Only a test holds reports back; the line is marked written.
+            let _ = reports.held.wait_for(|held| !held).await;
+            if let Some(actor) = tell {
+                let _ = actor.cast(SessionMsg::Written { ticket });
+            }
         }
     }
     writer.finish().await;
+}
+
+/// An agent's line being written: dropped before [`Writing::done`] (the
+/// write failed, or the writer was aborted mid-write), the line was not sent.
+struct Writing {
+    lines: SharedAgentLines,
+    ticket: Ticket,
+    armed: bool,
+}
+
+impl Writing {
+    /// The line is on the socket: disarms the guard.
+    fn done(mut self) -> Ticket {
+        self.armed = false;
+        self.ticket
+    }
+}
+
+impl Drop for Writing {
+    fn drop(&mut self) {
+        if self.armed {
+            self.lines.lock().write_failed(self.ticket);
+        }
+    }
 }
 
 /// A task that is aborted when this handle is dropped.

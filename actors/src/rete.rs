@@ -140,7 +140,8 @@ impl Rete {
             removed: std::sync::atomic::AtomicBool::new(false),
             restarts: AtomicU32::new(0),
             cloud: Mutex::new(Default::default()),
-            agent: Mutex::new(Default::default()),
+            agent: Arc::new(Mutex::new(Default::default())),
+            agent_reports_held: tokio::sync::watch::Sender::new(false),
             raw_frames_shown: std::sync::atomic::AtomicBool::new(false),
         });
         let result = ractor::call!(self.root, |reply| RootMsg::Add {
@@ -268,6 +269,25 @@ impl SessionHandle {
         if let Some(actor) = self.shared.current.lock().clone() {
             let _ = actor.cast(SessionMsg::Crash);
         }
+    }
+
+    /// Holds back the writer's reports that it wrote an agent's line until
+    /// the returned guard is dropped, so tests can end the connection (or
+    /// the actor) after a line reached the socket but before the actor took
+    /// the report — a window the writer's marks must cover whatever order
+    /// the report and the close arrive in. Production code never calls it.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn hold_agent_reports_for_test(&self) -> impl Sized {
+        /// Releases the reports when dropped.
+        struct Held(tokio::sync::watch::Sender<bool>);
+        impl Drop for Held {
+            fn drop(&mut self) {
+                self.0.send_replace(false);
+            }
+        }
+        self.shared.agent_reports_held.send_replace(true);
+        Held(self.shared.agent_reports_held.clone())
     }
 
     /// Holds the session's engine until the returned guard is dropped, as its

@@ -7,7 +7,7 @@
 //! The engine itself lives in [`SessionShared`], owned by the supervisor, so
 //! a restarted actor picks up the same buffers.
 
-use crate::agent_line::{AgentReply, PendingAgentLines};
+use crate::agent_line::{AgentReply, SharedAgentLines};
 use crate::connection::{self, ConnectionTasks, LinePermit, Outgoing};
 use crate::hook::{RawOutHook, Verdict};
 use parking_lot::Mutex;
@@ -80,10 +80,15 @@ pub struct SessionShared {
     /// points, the token and unacknowledged sends survive reconnects and
     /// actor restarts.
     pub(crate) cloud: Mutex<CloudSide>,
-    /// Agent lines waiting for their outcome. Kept across actor restarts:
+    /// Agent lines waiting for their outcome, shared with the connection's
+    /// writer, which marks each line as it writes it. Kept across actor
+    /// restarts: a line the old actor's writer wrote still gets its row, and
     /// a ReteCloud send the client holds is still answered, on its
     /// `send_ack` after the reconnect, and so still leaves its audit row.
-    pub(crate) agent: Mutex<PendingAgentLines>,
+    pub(crate) agent: SharedAgentLines,
+    /// Test-only: while true, the writer holds back its report that it wrote
+    /// an agent's line (see `SessionHandle::hold_agent_reports_for_test`).
+    pub(crate) agent_reports_held: tokio::sync::watch::Sender<bool>,
     /// True while the host shows this session's raw buffer: only then do a
     /// ReteCloud session's received frames reach the raw tap (sent ones
     /// always do).
@@ -185,10 +190,9 @@ pub enum SessionMsg {
         /// Where the outcome goes.
         reply: AgentReply,
     },
-    /// The writer wrote an agent's line.
+    /// The writer wrote an agent's line. Taken whatever connection wrote
+    /// it: a ticket names one line for the session's whole life.
     Written {
-        /// Which attempt.
-        generation: u64,
         /// The line's ticket.
         ticket: rete_engine::session::Ticket,
     },
@@ -280,15 +284,19 @@ impl Actor for SessionActor {
         // mark, as a loss would, before the new one starts.
         let now = state.shared.now();
         state.shared.backoff.lock().connection_ended(now.mono.0);
+        // The writer's reports go to this actor from now on; a line the old
+        // actor's writer wrote before it died is settled just below.
+        state.shared.agent.lock().set_actor(myself.clone());
         // The ReteCloud client's connection died with the old actor too.
         // The agent lines the client holds are answered after the
-        // reconnect; an IRC connection's lines died with it.
+        // reconnect; an IRC connection's lines died with it, but those it
+        // had written are sent.
         if state.is_bridged() {
             state.cloud_closed();
-            state.fail_agent_lines_not_handed();
+        }
+        state.settle_agent_lines();
+        if state.is_bridged() {
             state.store_token_again(&myself);
-        } else {
-            state.shared.agent.lock().fail_all();
         }
         if was_up {
             state
@@ -342,14 +350,37 @@ impl SessionState {
         let Some(shown) = self.shared.agent.lock().written(ticket) else {
             return false;
         };
+        self.record_agent_line_sent(&shown);
+        true
+    }
+
+    /// The audit row and log line of an agent's line that was sent.
+    fn record_agent_line_sent(&self, shown: &str) {
         let mut engine = self.shared.engine.lock();
-        engine.note_agent_line_sent(&shown);
+        engine.note_agent_line_sent(shown);
         tracing::info!(
             target: "rete::network",
             "AI access sent a line on {}: {shown}",
             engine.view().name()
         );
-        true
+    }
+
+    /// The connection is gone: each agent line still waiting is settled —
+    /// one the writer put on the socket is answered sent and recorded
+    /// (whether or not its report reached this actor), one not yet written
+    /// is answered "not sent" and never written, one being written is left
+    /// to its writer. Bridged, the lines the ReteCloud client holds wait
+    /// for the service's answer after a reconnect.
+    fn settle_agent_lines(&mut self) {
+        let handed: std::collections::HashSet<rete_engine::session::Ticket> = if self.is_bridged() {
+            self.cloud_handed_tickets()
+        } else {
+            Default::default()
+        };
+        let sent = self.shared.agent.lock().settle(|t| handed.contains(&t));
+        for shown in &sent {
+            self.record_agent_line_sent(shown);
+        }
     }
 
     /// Handles one message (see [`SessionActor`]'s `handle`).
@@ -487,7 +518,7 @@ impl SessionState {
                     }
                 }
             }
-            SessionMsg::Written { generation, ticket } if generation == state.generation => {
+            SessionMsg::Written { ticket } => {
                 if state.agent_written(ticket) {
                     state.drain(myself);
                 }
@@ -520,7 +551,6 @@ impl SessionState {
             | SessionMsg::Closed { .. }
             | SessionMsg::Timer { .. }
             | SessionMsg::KeyDerived { .. }
-            | SessionMsg::Written { .. }
             | SessionMsg::Retry { .. } => {}
         }
         Ok(())
@@ -540,6 +570,10 @@ impl SessionState {
             myself.clone(),
             self.generation,
             self.shared.span.clone(),
+            connection::AgentReports {
+                lines: self.shared.agent.clone(),
+                held: self.shared.agent_reports_held.subscribe(),
+            },
         );
         self.wire = Some(wire);
         self.tasks = Some(tasks);
@@ -571,14 +605,12 @@ impl SessionState {
     fn close(&mut self, myself: &ActorRef<SessionMsg>, reason: &str) {
         self.generation += 1;
         self.wire = None;
+        // Bridged, a line handed to the ReteCloud client may have reached
+        // the service already; it is resent (same id) after the next
+        // `ready`, and answered when the service acknowledges it.
+        self.settle_agent_lines();
         if self.is_bridged() {
-            // A line handed to the ReteCloud client may have reached the
-            // service already; it is resent (same id) after the next
-            // `ready`, and answered when the service acknowledges it.
-            self.fail_agent_lines_not_handed();
             self.cloud_closed();
-        } else {
-            self.shared.agent.lock().fail_all();
         }
         if let Some(t) = self.tasks.take() {
             t.abort();
@@ -594,12 +626,9 @@ impl SessionState {
         self.wire = None;
         self.tasks = None;
         // A ReteCloud client resends an unacknowledged line after the next
-        // `ready` (the service sends it once): its agent keeps waiting.
-        if self.is_bridged() {
-            self.fail_agent_lines_not_handed();
-        } else {
-            self.shared.agent.lock().fail_all();
-        }
+        // `ready` (the service sends it once): its agent keeps waiting
+        // (`settle_agent_lines`).
+        self.settle_agent_lines();
         let now = self.shared.now();
         let refused = {
             let mut engine = self.shared.engine.lock();
@@ -707,6 +736,17 @@ impl SessionState {
                         self.shared.agent.lock().not_sent(t);
                     }
                 }
+            }
+        }
+        // Agent lines still queued when the person quit: never hurried out
+        // unpaced behind their lines, so not sent.
+        while let Some(t) = engine.poll_unsent_agent_line() {
+            if let Some(shown) = self.shared.agent.lock().not_sent(t) {
+                tracing::info!(
+                    target: "rete::network",
+                    "AI access line on {} was not sent: {shown}",
+                    engine.view().name()
+                );
             }
         }
         // PBKDF2 (up to the engine's iteration cap) runs on a blocking

@@ -113,6 +113,24 @@ impl<T> FloodThrottle<T> {
         self.urgent.pop_front().or_else(|| self.normal.pop_front())
     }
 
+    /// Takes every queued item `pick` chooses out of the queue, urgent ones
+    /// first, each queue's order kept; the rest stay queued as they were.
+    pub fn take_where(&mut self, mut pick: impl FnMut(&T) -> bool) -> Vec<T> {
+        let mut taken = Vec::new();
+        for queue in [&mut self.urgent, &mut self.normal] {
+            let mut kept = VecDeque::with_capacity(queue.len());
+            for item in queue.drain(..) {
+                if pick(&item) {
+                    taken.push(item);
+                } else {
+                    kept.push_back(item);
+                }
+            }
+            *queue = kept;
+        }
+        taken
+    }
+
     /// When poll_send should be called next (None when the queue is empty).
     ///
     /// Returns `now` (or the latest time seen) when something may go already.
@@ -320,6 +338,26 @@ mod tests {
             Send(1500, Some("d")), Send(1500, None), Wake(1500, Some(2000)),
             Send(2000, Some("e")),
         ]);
+    }
+
+    #[test]
+    fn take_where_takes_the_chosen_items_and_keeps_the_rest_in_order() {
+        let mut f = FloodThrottle::new(FloodConfig {
+            burst: 1,
+            interval_ms: 1000,
+        });
+        for item in ["a1", "b1", "a2", "b2"] {
+            f.push(item, Normal);
+        }
+        f.push("a-urgent", Urgent);
+        assert_eq!(
+            f.take_where(|i| i.starts_with('a')),
+            ["a-urgent", "a1", "a2"]
+        );
+        assert_eq!(f.queued(), 2);
+        assert_eq!(f.pop_unpaced(), Some("b1"));
+        assert_eq!(f.pop_unpaced(), Some("b2"));
+        assert!(f.take_where(|_| true).is_empty());
     }
 
     #[test]

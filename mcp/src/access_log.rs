@@ -4,7 +4,10 @@
 //! It records what an agent asked for, never what Rete answered: a tool
 //! call's row holds the name as sent, its arguments made safe to show, and
 //! the outcome — `ok` with the reply size, the exact error text, or `stopped
-//! by its time budget` with the size.
+//! by its time budget` with the size. A send_raw whose request gave up
+//! (`cancelled`) after its line was handed to the session gets a second row
+//! once the line's fate is known, at that time: the line is still sent (or
+//! not), and the log says which.
 //!
 //! # Row format
 //! One line per row, no line break inside (every control, format,
@@ -15,6 +18,8 @@
 //! 2026-09-30T12:00:00Z list_sessions() → ok, 57 bytes
 //! 2026-09-30T12:00:00Z read_messages(buffer="0F8E…", limit=50) → unknown buffer
 //! 2026-09-30T12:00:00Z send_raw(line="PASS :********", session="0F8E…") → sending is disabled
+//! 2026-09-30T12:00:25Z send_raw(line="PING :x", session="0F8E…") → cancelled
+//! 2026-09-30T12:00:31Z send_raw(line="PING :x", session="0F8E…") → sent after its request was cancelled
 //! 2026-09-30T12:00:00Z wait_for_updates(timeout=20) → waiting
 //! 2026-09-30T12:00:00Z search_messages(query="x") → stopped by its time budget, 60000 bytes
 //! 2026-09-30T12:00:00Z list_sessions(+17 more) → invalid arguments: unknown argument "a"
@@ -81,6 +86,12 @@ pub enum CallOutcome<'a> {
     Waiting,
     /// The request was cancelled before the tool finished.
     Cancelled,
+    /// A send_raw line handed over before its request was cancelled, and
+    /// sent since (the row's time is when it was).
+    SentAfterCancel,
+    /// A send_raw line handed over before its request was cancelled, and
+    /// then not sent; the exact error text its call would have answered.
+    NotSentAfterCancel(&'a str),
     /// Refused before reaching a tool, with a JSON-RPC error (arguments that
     /// are not an object).
     Refused(&'a str),
@@ -272,6 +283,15 @@ fn push_outcome(row: &mut String, outcome: CallOutcome<'_>) {
             row.push_str("cancelled");
             Ok(())
         }
+        CallOutcome::SentAfterCancel => {
+            row.push_str("sent after its request was cancelled");
+            Ok(())
+        }
+        CallOutcome::NotSentAfterCancel(text) => {
+            row.push_str(&rete_redact::escape_invisible(text));
+            row.push_str(", after its request was cancelled");
+            Ok(())
+        }
         CallOutcome::Refused(text) => {
             row.push_str("refused: ");
             row.push_str(&rete_redact::escape_invisible(text));
@@ -433,6 +453,17 @@ mod tests {
         assert_eq!(
             one_row(json!({}), CallOutcome::Cancelled),
             "2026-09-30T12:00:00Z tool() → cancelled"
+        );
+        assert_eq!(
+            one_row(json!({}), CallOutcome::SentAfterCancel),
+            "2026-09-30T12:00:00Z tool() → sent after its request was cancelled"
+        );
+        assert_eq!(
+            one_row(
+                json!({}),
+                CallOutcome::NotSentAfterCancel("session not connected")
+            ),
+            "2026-09-30T12:00:00Z tool() → session not connected, after its request was cancelled"
         );
         let log = AccessLog::new();
         log.record_call(

@@ -196,3 +196,44 @@ def test_approval_through_reterm_allows_denies_and_withdraws(start_reterm):
         if watcher is not None:
             watcher.close()
         ircd.stop()
+
+
+LATE = "PRIVMSG latewatch :agent, after the deadline"
+
+
+def test_a_send_that_outlives_its_request_is_logged_as_sent(start_reterm):
+    """A send can outlive its request: queued behind the person's lines in
+    the flood throttler, the line is still waiting at the 25 s deadline, so
+    the call is answered 504; the line is still sent, leaves its audit row,
+    and the AI access log says so in a row of its own, after the call's
+    `cancelled` one."""
+    ircd = Inspircd().start()
+    watcher = None
+    try:
+        server = connected_reterm(start_reterm, ircd)
+        watcher = Watcher(ircd, "latewatch")
+        # Five go at once, then one every 2 s: the agent's line waits behind
+        # at least 17 of these, well past the deadline.
+        for i in range(22):
+            server.send(f"/msg latewatch person {i}")
+        # Input is handled in order: once this answers, every line is queued.
+        answered(server, "/control status")
+        start = len(server.lines)
+        reply = post(server, call("send_raw", {"session": NETWORK_ID, "line": LATE}),
+                     timeout=40)
+        rawhttp.assert_empty_answer(reply, 504)
+        watcher.wait(lambda l: l.endswith(LATE), timeout=60)
+        server.wait_line(lambda l: l.endswith("AI access sent: " + LATE), since=start,
+                         timeout=10)
+        assert any(l.endswith(":person 21") for l in watcher.lines), watcher.lines
+        ours = [r for r in server.run("/control log") if "agent, after the deadline" in r]
+        assert len(ours) == 2, ours
+        cancelled, sent = ours
+        assert cancelled.endswith(" → cancelled"), ours
+        assert sent.endswith(" → sent after its request was cancelled"), ours
+        call_part = f'send_raw(line="{LATE}", session="{NETWORK_ID}")'
+        assert call_part in cancelled and call_part in sent, ours
+    finally:
+        if watcher is not None:
+            watcher.close()
+        ircd.stop()

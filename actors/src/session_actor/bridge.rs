@@ -880,16 +880,10 @@ impl SessionState {
         }
     }
 
-    /// The connection closed: agent lines the client does not hold were
-    /// not sent; those it holds are answered after a reconnect.
-    pub(super) fn fail_agent_lines_not_handed(&mut self) {
-        let side = self.shared.cloud.lock();
-        let handed: std::collections::HashSet<Ticket> = side.tickets.values().copied().collect();
-        drop(side);
-        self.shared
-            .agent
-            .lock()
-            .fail_all_but(|t| handed.contains(&t));
+    /// The agent lines the client holds: at a close they are answered after
+    /// a reconnect, when the service acknowledges them, not "not sent".
+    pub(super) fn cloud_handed_tickets(&self) -> std::collections::HashSet<Ticket> {
+        self.shared.cloud.lock().tickets.values().copied().collect()
     }
 
     /// The client stopped (a refusal retrying cannot fix): lines still

@@ -255,6 +255,9 @@ impl<'a> Commands<'a> {
             ));
         }
         self.connected()?;
+        if self.s.closing {
+            return Err(CommandError::Invalid("the session is disconnecting".into()));
+        }
         self.s.next_ticket += 1;
         let ticket = self.s.next_ticket;
         self.s.outbox.push(
@@ -265,6 +268,10 @@ impl<'a> Commands<'a> {
     }
 
     /// Says goodbye; the host closes the connection once the line is out.
+    /// What the person queued goes out unpaced before the QUIT, but an
+    /// agent's line is not theirs to hurry: every one still queued is taken
+    /// out unsent ([`Session::poll_unsent_agent_line`]), so agent lines are
+    /// only ever sent at the throttler's pace.
     pub fn quit(&mut self, reason: Option<&str>) -> Result<(), CommandError> {
         self.connected()?;
         let mut out = OutLine::new("QUIT");
@@ -274,6 +281,15 @@ impl<'a> Commands<'a> {
         self.s.wanted_channels.clear();
         self.send_checked(out)?;
         self.s.closing = true;
+        let unsent = self
+            .s
+            .outbox
+            .take_where(|queued| matches!(queued.1, super::queued_line::Origin::Agent(_)));
+        for queued in unsent {
+            if let super::queued_line::Origin::Agent(ticket) = queued.1 {
+                self.s.unsent_agent_lines.push_back(ticket);
+            }
+        }
         Ok(())
     }
 

@@ -135,6 +135,10 @@ pub struct Session {
     pub(crate) outbox: FloodThrottle<queued_line::QueuedLine>,
     /// The last ticket handed to an agent's line.
     pub(crate) next_ticket: Ticket,
+    /// Agent lines taken out of the queue unsent when the person quit (see
+    /// [`Commands::quit`]), for the host to answer "not sent".
+    #[serde(skip)]
+    pub(crate) unsent_agent_lines: VecDeque<Ticket>,
     #[serde(skip)]
     pub(crate) events: VecDeque<Event>,
     /// `/smsg` texts whose echo-message copy is still expected.
@@ -161,7 +165,8 @@ pub struct Session {
     #[serde(skip)]
     pub(crate) older_batches: u64,
     /// Set once QUIT is queued: what is still queued goes out unpaced, since
-    /// the link is closing and pacing would only lose it.
+    /// the link is closing and pacing would only lose it (agent lines are
+    /// taken out instead, see [`Commands::quit`]).
     #[serde(skip)]
     pub(crate) closing: bool,
     /// The latest time seen, so inputs that need "now" outside a handler have it.
@@ -209,6 +214,7 @@ impl Session {
             modes_to_ask: VecDeque::new(),
             outbox: FloodThrottle::new(config.flood),
             next_ticket: 0,
+            unsent_agent_lines: VecDeque::new(),
             events: VecDeque::new(),
             pending_secrets: Vec::new(),
             raw_masks: raw_masks::RawMasks::default(),
@@ -457,6 +463,14 @@ impl Session {
             }
         };
         Some((queued.0, ticket))
+    }
+
+    /// The next agent line that will never be written: it was still queued
+    /// when the person quit ([`Commands::quit`]), so its caller is to be
+    /// answered "not sent".
+    #[must_use]
+    pub fn poll_unsent_agent_line(&mut self) -> Option<Ticket> {
+        self.unsent_agent_lines.pop_front()
     }
 
     /// Records an agent's line that went on the wire: the audit row `AI

@@ -838,6 +838,43 @@ fn quit_sends_what_is_queued_unpaced_then_quit() {
     assert_eq!(out.last().unwrap(), "QUIT bye");
 }
 
+#[test]
+fn quit_takes_agent_lines_out_unsent_instead_of_hurrying_them() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    t.sent();
+    for i in 0..8 {
+        t.s.commands()
+            .privmsg("#rete", &format!("line {i}"))
+            .unwrap();
+    }
+    let first = t.s.commands().agent_line("PRIVMSG #rete :agent 1").unwrap();
+    t.s.commands().privmsg("#rete", "line 8").unwrap();
+    let second = t.s.commands().agent_line("PRIVMSG #rete :agent 2").unwrap();
+    // Some lines have gone already; the agent's are still queued.
+    let mut out = Vec::new();
+    while let Some(l) = t.s.poll_transmit(t.now.mono) {
+        out.push(l);
+    }
+    assert!(t.s.queued_lines() > 2, "{out:?}");
+    t.s.commands().quit(Some("bye")).unwrap();
+    assert_eq!(t.s.poll_unsent_agent_line(), Some(first));
+    assert_eq!(t.s.poll_unsent_agent_line(), Some(second));
+    assert_eq!(t.s.poll_unsent_agent_line(), None);
+    // The person's lines still go at once, the QUIT last; no agent line.
+    while let Some(l) = t.s.poll_transmit(t.now.mono) {
+        out.push(l);
+    }
+    assert_eq!(out.len(), 10, "{out:?}");
+    assert!(out.iter().all(|l| !l.contains("agent")), "{out:?}");
+    assert_eq!(out.last().unwrap(), "QUIT bye");
+    // A line an agent sends while the session is quitting is refused.
+    assert!(matches!(
+        t.s.commands().agent_line("PRIVMSG #rete :agent 3"),
+        Err(CommandError::Invalid(_))
+    ));
+}
+
 fn login_rows(t: &T) -> Vec<Payload> {
     t.buffer_rows(BufferKind::Query, "NickServ")
         .into_iter()

@@ -6,8 +6,11 @@
 //! line then goes to the session actor, which paces it like any command,
 //! passes it through the raw-out hook, writes it, and only then records it
 //! (the audit row and the log line) and answers. A line handed over is sent
-//! and counted even if this request gives up first.
+//! and counted even if this request gives up first; its fate then gets a row
+//! of its own in the AI access log when it is known, after the request's
+//! `cancelled` one.
 
+use crate::access_log::{wall_now, CallOutcome};
 use crate::read::args::Args;
 use crate::read::result::ToolOutcome;
 use crate::send::approval::{self, Gate};
@@ -93,17 +96,22 @@ async fn run(ctx: &ToolContext, args: &Args) -> ToolResult {
     }
     // Handed over from here: the line is sent, counted and recorded even
     // if this request is cancelled while it waits for the throttler.
-    let handed = tokio::spawn(async move {
+    let mut handed = tokio::spawn(async move {
         let outcome = sender.agent_line(line, shown).await;
         if outcome.is_ok() {
             reservation.sent();
         }
         outcome
     });
+    // An outcome already known is answered (and logged) as it is, even if
+    // the request was cancelled meanwhile: nothing is left to wait for.
     let outcome = tokio::select! {
         biased;
-        _ = ctx.cancel.cancelled() => return Err(ToolOutcome::Cancelled),
-        joined = handed => joined.map_err(ToolOutcome::internal)?,
+        joined = &mut handed => joined.map_err(ToolOutcome::internal)?,
+        _ = ctx.cancel.cancelled() => {
+            log_when_settled(ctx, args, handed);
+            return Err(ToolOutcome::Cancelled);
+        }
     };
     match outcome {
         Ok(()) => Ok(json!({
@@ -111,8 +119,42 @@ async fn run(ctx: &ToolContext, args: &Args) -> ToolResult {
             "sent": true,
             "session": id,
         })),
-        Err(AgentLineError::NotConnected) => Err(ToolOutcome::error(NOT_CONNECTED)),
-        Err(AgentLineError::NotSent) => Err(ToolOutcome::error(NOT_SENT)),
+        Err(why) => Err(ToolOutcome::error(error_text(why))),
+    }
+}
+
+/// The request gave up while its line waits: the RPC layer logs the call
+/// `cancelled`, and this adds the row that says what became of the line
+/// once the session answers — with the call's name and arguments, so the
+/// two rows read as one call's. (The second row is written after the
+/// session answers, which takes a message to its actor and back: in
+/// practice always after the RPC layer's row.)
+fn log_when_settled(
+    ctx: &ToolContext,
+    args: &Args,
+    handed: tokio::task::JoinHandle<Result<(), AgentLineError>>,
+) {
+    let log = ctx.access_log.clone();
+    let sent_args = serde_json::Value::Object(args.as_map().clone());
+    let numbers = args.sent_numbers().clone();
+    tokio::spawn(async move {
+        // A task that panicked answered nothing and sent nothing.
+        let Ok(outcome) = handed.await else {
+            return;
+        };
+        let logged = match outcome {
+            Ok(()) => CallOutcome::SentAfterCancel,
+            Err(why) => CallOutcome::NotSentAfterCancel(error_text(why)),
+        };
+        log.record_call(wall_now(), NAME, Some(&sent_args), &numbers, logged);
+    });
+}
+
+/// The tool error a line that was not sent is answered with.
+fn error_text(why: AgentLineError) -> &'static str {
+    match why {
+        AgentLineError::NotConnected => NOT_CONNECTED,
+        AgentLineError::NotSent => NOT_SENT,
     }
 }
 
