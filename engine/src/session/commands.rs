@@ -265,13 +265,15 @@ impl<'a> Commands<'a> {
     }
 
     /// Says goodbye; the host closes the connection once the line is out.
+    /// The channels we are in stay wanted: the next connect (a `/connect`
+    /// after a `/disconnect`, a `/reconnect`) joins them again, as after a
+    /// lost connection.
     pub fn quit(&mut self, reason: Option<&str>) -> Result<(), CommandError> {
         self.connected()?;
         let mut out = OutLine::new("QUIT");
         if let Some(r) = reason.filter(|r| !r.is_empty()) {
             out = out.param(r);
         }
-        self.s.wanted_channels.clear();
         self.send_checked(out)?;
         self.s.closing = true;
         Ok(())

@@ -689,6 +689,23 @@ fn reconnect_rejoins_joined_and_configured_channels_with_keys() {
         .any(|l| l.contains("Disconnected: connection reset")));
 }
 
+/// A QUIT the person sent (`/disconnect`, `/reconnect`) keeps the channels
+/// wanted: the next registration joins the configured ones and those joined
+/// since, as after a lost connection (a QUIT used to forget them all).
+#[test]
+fn the_connect_after_a_quit_joins_what_a_lost_connection_would() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    t.s.commands().join("#extra", None).unwrap();
+    t.sent();
+    t.s.commands().quit(Some("reconnecting")).unwrap();
+    assert!(t.sent().contains(&"QUIT reconnecting".to_string()));
+    t.s.handle_disconnected(t.now, "disconnected");
+    let sent = t.register(OFFER);
+    let joins: Vec<_> = sent.iter().filter(|l| l.starts_with("JOIN")).collect();
+    assert_eq!(joins, vec!["JOIN #extra", "JOIN #rete"]);
+}
+
 #[test]
 fn local_echo_without_echo_message_and_secret_messages_masked() {
     let mut t = T::new(config());

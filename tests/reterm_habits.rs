@@ -1,0 +1,169 @@
+//! Issue 36: what an irssi or WeeChat user does in the first hour, each habit reterm broke
+//! pinned by a test: reterm in a real pseudo-terminal (its screen read by the `vt100`
+//! emulator) against a real InspIRCd, with raw-socket bots watching what reached the server.
+
+mod support;
+
+use std::fs;
+use std::time::Duration;
+
+use anyhow::Result;
+use support::pty_reterm::PtyReterm;
+use support::{Bot, Inspircd, InspircdConfig, Msg};
+use tempfile::TempDir;
+
+const NET: &str = "test";
+const NICK: &str = "rt";
+/// How long reterm gets to show what is expected (connecting includes InspIRCd's 1 Hz
+/// registration timer).
+const WAIT: Duration = Duration::from_secs(15);
+/// How long reterm may take to exit: it waits up to 2 s for QUIT to go out.
+const EXIT_WAIT: Duration = Duration::from_secs(30);
+
+/// The status bar: the second row from the bottom.
+fn status(rows: &[String]) -> &str {
+    rows.get(rows.len().saturating_sub(2))
+        .map_or("", |s| s.as_str())
+}
+
+/// A home whose config has one network, `test`, joining `channels` at connect.
+fn home_with(port: u16, channels: &[&str], extra: &str) -> Result<TempDir> {
+    let home = tempfile::Builder::new()
+        .prefix("reterm-habits-")
+        .tempdir()?;
+    let dir = home.path().join(".rete");
+    fs::create_dir_all(&dir)?;
+    let channels: Vec<String> = channels.iter().map(|c| format!("\"{c}\"")).collect();
+    fs::write(
+        dir.join("reterm.toml"),
+        format!(
+            "{extra}[[networks]]\nname = \"{NET}\"\nhost = \"127.0.0.1\"\nport = {port}\n\
+             nick = \"{NICK}\"\nchannels = [{}]\nautoconnect = true\n",
+            channels.join(", ")
+        ),
+    )?;
+    Ok(home)
+}
+
+/// InspIRCd, a bot `alice` in each of `channels` (an op there), and reterm in a 30×100
+/// terminal that joined them from its config.
+struct Setup {
+    ircd: Inspircd,
+    _home: TempDir,
+    term: PtyReterm,
+    alice: Bot,
+}
+
+async fn start(channels: &[&str]) -> Result<Setup> {
+    let ircd = Inspircd::start(InspircdConfig::new()).await?;
+    let mut alice = Bot::connect(ircd.port(), "alice").await?;
+    for c in channels {
+        alice.join(c).await?;
+    }
+    let home = home_with(ircd.port(), channels, "")?;
+    let mut term = PtyReterm::spawn(home.path(), &[], 30, 100)?;
+    for c in channels {
+        wait_join(&mut alice, c).await?;
+    }
+    term.wait_screen(
+        "the first channel focused",
+        |r| status(r).contains(&format!("{NET}/{}]", channels[0])),
+        WAIT,
+    )
+    .await?;
+    Ok(Setup {
+        ircd,
+        _home: home,
+        term,
+        alice,
+    })
+}
+
+/// Waits until the bot sees reterm join `channel`.
+async fn wait_join(bot: &mut Bot, channel: &str) -> Result<()> {
+    bot.wait_for(
+        |l| {
+            let m = Msg::parse(l);
+            m.command == "JOIN"
+                && m.source_nick() == Some(NICK)
+                && m.param(0).eq_ignore_ascii_case(channel)
+        },
+        WAIT,
+    )
+    .await?;
+    Ok(())
+}
+
+/// Waits until the bot sees reterm quit; returns the reason.
+async fn wait_quit(bot: &mut Bot) -> Result<String> {
+    let line = bot
+        .wait_for(
+            |l| {
+                let m = Msg::parse(l);
+                m.command == "QUIT" && m.source_nick() == Some(NICK)
+            },
+            WAIT,
+        )
+        .await?;
+    Ok(Msg::parse(&line).param(0).to_owned())
+}
+
+/// Bug 1: `/reconnect` sent `QUIT :reconnecting` and stayed disconnected (the connect it
+/// asked for arrived while the QUIT was on its way and was dropped). Now the link closes and
+/// a new one joins the configured channel and the one joined since.
+#[tokio::test]
+async fn reconnect_reconnects_and_rejoins() -> Result<()> {
+    let Setup {
+        ircd: _ircd,
+        _home,
+        mut term,
+        mut alice,
+    } = start(&["#one"]).await?;
+    alice.join("#two").await?;
+    term.line("/join #two")?;
+    wait_join(&mut alice, "#two").await?;
+    term.line("/reconnect")?;
+    let reason = wait_quit(&mut alice).await?;
+    anyhow::ensure!(reason.ends_with("reconnecting"), "quit reason: {reason}");
+    wait_join(&mut alice, "#one").await?;
+    wait_join(&mut alice, "#two").await?;
+    term.wait_screen(
+        "#two connected again",
+        |r| status(r).contains(&format!("{NET}/#two]")) && !status(r).contains('('),
+        WAIT,
+    )
+    .await?;
+    term.line("/quit")?;
+    term.wait_exit(EXIT_WAIT).await?;
+    Ok(())
+}
+
+/// Bug 2: `/connect NAME` after `/disconnect` joined nothing (the QUIT forgot every channel).
+/// Now it joins the configured channels and those the person was in, as after a lost
+/// connection.
+#[tokio::test]
+async fn connect_after_disconnect_joins_configured_and_joined_channels() -> Result<()> {
+    let Setup {
+        ircd: _ircd,
+        _home,
+        mut term,
+        mut alice,
+    } = start(&["#one"]).await?;
+    alice.join("#two").await?;
+    term.line("/join #two")?;
+    wait_join(&mut alice, "#two").await?;
+    term.line("/disconnect")?;
+    wait_quit(&mut alice).await?;
+    term.wait_screen(
+        "the network disconnected",
+        |r| status(r).contains("(disconnected)"),
+        WAIT,
+    )
+    .await?;
+    term.line(&format!("/connect {NET}"))?;
+    wait_join(&mut alice, "#one").await?;
+    wait_join(&mut alice, "#two").await?;
+    term.line("/quit")?;
+    term.wait_exit(EXIT_WAIT).await?;
+    Ok(())
+}
