@@ -167,3 +167,80 @@ async fn connect_after_disconnect_joins_configured_and_joined_channels() -> Resu
     term.wait_exit(EXIT_WAIT).await?;
     Ok(())
 }
+
+/// Bug 3: Ctrl-C quit at once, losing the typed line. It now types mIRC's colour code, as in
+/// irssi and WeeChat, beside the other formatting keys (Ctrl-B bold, Ctrl-_ underline, Ctrl-V
+/// reverse, Ctrl-O reset); each shows in the input line as its letter in reverse video, and
+/// the line goes out with the codes in it.
+#[tokio::test]
+async fn formatting_keys_type_codes_and_ctrl_c_keeps_the_line() -> Result<()> {
+    let Setup {
+        ircd: _ircd,
+        _home,
+        mut term,
+        mut alice,
+    } = start(&["#one"]).await?;
+    // Ctrl-B, Ctrl-C, Ctrl-O, Ctrl-_ (0x1F), Ctrl-V as a terminal sends them.
+    term.keys("a\x02bold\x02 \x034red\x0f \x1fu\x1f \x16r\x16")?;
+    let shown = "[#one] aBboldB C4redO _u_ VrV";
+    let rows = term
+        .wait_screen(
+            "the codes in the input line",
+            |r| r.last().is_some_and(|l| l == shown),
+            WAIT,
+        )
+        .await?;
+    let last = rows.len() as u16 - 1;
+    let reversed: String = term.inspect(|screen, _| {
+        (0..shown.len() as u16)
+            .filter_map(|col| screen.cell(last, col))
+            .filter(|c| c.inverse())
+            .map(|c| c.contents().to_owned())
+            .collect()
+    });
+    anyhow::ensure!(reversed == "BBCO__VV", "reversed letters: {reversed:?}");
+    anyhow::ensure!(term.is_running(), "Ctrl-C ended reterm");
+    term.keys("\r")?;
+    alice
+        .wait_for(
+            |l| {
+                let m = Msg::parse(l);
+                m.command == "PRIVMSG"
+                    && m.param(0) == "#one"
+                    && m.param(1) == "a\x02bold\x02 \x034red\x0f \x1fu\x1f \x16r\x16"
+            },
+            WAIT,
+        )
+        .await?;
+    term.line("/quit")?;
+    term.wait_exit(EXIT_WAIT).await?;
+    Ok(())
+}
+
+/// Bug 3: leaving sent a QUIT without a reason (others saw "Client exited"), and SIGTERM or
+/// SIGHUP sent none at all. `/quit`, SIGINT, SIGTERM and SIGHUP each send QUIT with a reason.
+#[tokio::test]
+async fn every_way_of_leaving_sends_quit_with_a_reason() -> Result<()> {
+    let ircd = Inspircd::start(InspircdConfig::new()).await?;
+    let mut alice = Bot::connect(ircd.port(), "alice").await?;
+    alice.join("#one").await?;
+    let home = home_with(ircd.port(), &["#one"], "")?;
+    for way in ["/quit", "INT", "TERM", "HUP"] {
+        let mut term = PtyReterm::spawn(home.path(), &[], 30, 100)?;
+        wait_join(&mut alice, "#one").await?;
+        term.wait_screen(
+            "#one focused",
+            |r| status(r).contains(&format!("{NET}/#one]")),
+            WAIT,
+        )
+        .await?;
+        match way {
+            "/quit" => term.line("/quit")?,
+            signal => term.signal(signal)?,
+        }
+        let reason = wait_quit(&mut alice).await?;
+        anyhow::ensure!(reason == "Leaving", "{way}: the QUIT reason was {reason:?}");
+        term.wait_exit(EXIT_WAIT).await?;
+    }
+    Ok(())
+}

@@ -365,10 +365,7 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
         Command::Reload => super::reload::reload(app).await,
         Command::Irc(irc) => irc_command(app, irc).await,
         Command::Quit { reason } => {
-            for n in &app.networks {
-                n.session.sender().disconnect(reason.clone());
-            }
-            app.quit = true;
+            app.leave(reason);
             Ok(())
         }
         Command::Help { command } => {

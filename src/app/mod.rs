@@ -18,6 +18,7 @@
 //!   agent's line waits for the person (control.approve).
 //! - `transcript.rs`: per-buffer transcript files (`logging = true`);
 //!   `transcript_dates.rs`: their `log opened` and `day changed` lines.
+//! - `leaving.rs`: QUIT with a reason on every way out (`/quit`, signals).
 //! - `line_mode.rs`: the line-mode loop.
 //! - `screen/`: the full-screen loop.
 //! - this file: start-up and the state both frontends share.
@@ -28,6 +29,7 @@ mod cloud_token;
 mod control;
 mod dispatch;
 mod events;
+mod leaving;
 mod line_mode;
 mod notes;
 pub mod notices;

@@ -250,7 +250,7 @@ pub(crate) mod spec {
         QUIT,
         "quit",
         "/quit [reason]",
-        "disconnect from all networks and exit"
+        "send QUIT (with the reason, else Leaving) to every network and exit"
     );
     command!(
         HELP,

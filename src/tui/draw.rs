@@ -119,6 +119,25 @@ pub fn activity_style(level: Level) -> Style {
     }
 }
 
+/// The caret letter a control character of the input line is drawn as, in
+/// reverse video (as irssi shows them): Ctrl-B's bold code as `B`, Ctrl-C's
+/// colour as `C`, Ctrl-_'s underline as `_`. `None` for any other character.
+fn caret_letter(c: char) -> Option<char> {
+    match c {
+        '\u{0}'..='\u{1F}' => char::from_u32(c as u32 + 0x40),
+        '\u{7F}' => Some('?'),
+        _ => None,
+    }
+}
+
+/// Columns a character of the input line takes.
+fn input_width(c: char) -> usize {
+    match caret_letter(c) {
+        Some(_) => 1,
+        None => c.width().unwrap_or(0),
+    }
+}
+
 /// The input line as it fits `width` columns, scrolled sideways to keep the
 /// cursor visible, and the cursor's column (none while a question shows).
 pub fn input_line(input: &InputLine, width: usize) -> (Line<'static>, Option<usize>) {
@@ -133,30 +152,44 @@ pub fn input_line(input: &InputLine, width: usize) -> (Line<'static>, Option<usi
     let before = &input.text[..input.cursor.min(input.text.len())];
     // Drop characters from the start until the text before the cursor fits.
     let mut start = 0;
-    let mut used = before.width();
+    let mut used: usize = before.chars().map(input_width).sum();
     for c in before.chars() {
         if used < room {
             break;
         }
         start += c.len_utf8();
-        used -= c.width().unwrap_or(0);
+        used -= input_width(c);
     }
-    let mut shown = String::new();
+    let mut spans = vec![Span::styled(
+        input.prompt.clone(),
+        Style::new().fg(Color::Cyan),
+    )];
+    let mut plain = String::new();
     let mut shown_width = 0;
     for c in input.text[start..].chars() {
-        let w = c.width().unwrap_or(0);
+        let w = input_width(c);
         if prompt_width + shown_width + w > width {
             break;
         }
-        shown.push(c);
         shown_width += w;
+        match caret_letter(c) {
+            Some(letter) => {
+                if !plain.is_empty() {
+                    spans.push(Span::raw(std::mem::take(&mut plain)));
+                }
+                spans.push(Span::styled(
+                    letter.to_string(),
+                    Style::new().add_modifier(Modifier::REVERSED),
+                ));
+            }
+            None => plain.push(c),
+        }
     }
-    let line = Line::from(vec![
-        Span::styled(input.prompt.clone(), Style::new().fg(Color::Cyan)),
-        Span::raw(shown),
-    ]);
+    if !plain.is_empty() {
+        spans.push(Span::raw(plain));
+    }
     (
-        line,
+        Line::from(spans),
         Some((prompt_width + used).min(width.saturating_sub(1))),
     )
 }
@@ -410,5 +443,27 @@ mod tests {
             ..input
         };
         assert_eq!(input_line(&question, 10).1, None);
+    }
+
+    #[test]
+    fn formatting_codes_show_as_reversed_letters_one_column_each() {
+        let input = InputLine {
+            prompt: "> ".into(),
+            text: "\u{2}b\u{2} \u{3}4r\u{f}\u{1f}u\u{16}".into(),
+            cursor: 5,
+            question: None,
+        };
+        let (line, cursor) = input_line(&input, 40);
+        let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
+        assert_eq!(text, "> BbB C4rO_uV");
+        let reversed: String = line
+            .spans
+            .iter()
+            .filter(|s| s.style.add_modifier.contains(Modifier::REVERSED))
+            .map(|s| s.content.as_ref())
+            .collect();
+        assert_eq!(reversed, "BBCO_V");
+        // The cursor after "\u{2}b\u{2} \u{3}": five columns past the prompt.
+        assert_eq!(cursor, Some(7));
     }
 }

@@ -89,7 +89,6 @@ async fn on_action(app: &mut App, ui: &mut Ui, term: &mut Term, own: &Arc<Notice
                 say("-!- paste dropped");
                 show_answer(app, ui, own);
             }
-            Action::Quit => app.quit = true,
             _ => {}
         }
         return;
@@ -152,12 +151,6 @@ async fn on_action(app: &mut App, ui: &mut Ui, term: &mut Term, own: &Arc<Notice
             let _ = term.terminal.clear();
         }
         Action::Cancel | Action::Allow | Action::Deny => {}
-        Action::Quit => {
-            for n in &app.networks {
-                n.session.sender().disconnect(None);
-            }
-            app.quit = true;
-        }
     }
 }
 
