@@ -244,3 +244,46 @@ async fn every_way_of_leaving_sends_quit_with_a_reason() -> Result<()> {
     }
     Ok(())
 }
+
+/// How long a reconnect after a server restart may take (the backoff's first delays
+/// included).
+const RESTART_WAIT: Duration = Duration::from_secs(40);
+
+/// Bug 4: after the server restarted, the rejoin showed the old topic again and kept it in
+/// the title, though the server held none. What the server says on join replaces it.
+#[tokio::test]
+async fn a_rejoin_after_a_server_restart_forgets_the_old_topic() -> Result<()> {
+    let mut ircd = Inspircd::start(InspircdConfig::new()).await?;
+    let mut alice = Bot::connect(ircd.port(), "alice").await?;
+    alice.join("#one").await?;
+    alice.send("TOPIC #one :welcome to one").await?;
+    let home = home_with(ircd.port(), &["#one"], "")?;
+    let mut term = PtyReterm::spawn(home.path(), &[], 30, 100)?;
+    term.wait_screen(
+        "#one with its topic in the title and on join",
+        |r| {
+            r[0].starts_with("#one: welcome to one")
+                && r.iter().any(|l| l.contains("2 nicks: 1 op, 1 normal"))
+        },
+        WAIT,
+    )
+    .await?;
+    ircd.restart().await?;
+    // Rejoined alone: the names summary of the new join is the last thing it shows.
+    let rows = term
+        .wait_screen(
+            "the rejoin's names summary",
+            |r| r.iter().any(|l| l.contains("1 nick: 1 op")),
+            RESTART_WAIT,
+        )
+        .await?;
+    anyhow::ensure!(rows[0].trim_end() == "#one", "title: {rows:#?}");
+    let topic_notes = rows
+        .iter()
+        .filter(|l| l.contains("topic: welcome to one"))
+        .count();
+    anyhow::ensure!(topic_notes == 1, "the old topic shown again: {rows:#?}");
+    term.line("/quit")?;
+    term.wait_exit(EXIT_WAIT).await?;
+    Ok(())
+}

@@ -496,7 +496,7 @@ impl Session {
             }
             "324" => self.on_channel_mode_is(cmd, line),
             "329" => self.on_creation_time(cmd, line),
-            "332" | "333" | "353" | "366" | "352" | "354" | "315" => {
+            "331" | "332" | "333" | "353" | "366" | "352" | "354" | "315" => {
                 self.on_channel_numeric(line, cmd)
             }
             _ => self.push_server_reply(cmd, line),

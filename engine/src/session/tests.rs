@@ -437,6 +437,36 @@ fn the_topic_keeps_its_setter_and_set_time() {
     assert_eq!(topic(&t).2, None);
 }
 
+/// What the server says on our join replaces the topic an earlier join left: after a
+/// reconnect to a server that lost it (restarted), the old topic is gone, and a 331
+/// (RPL_NOTOPIC) clears one too.
+#[test]
+fn a_rejoin_without_a_topic_forgets_the_old_one() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    t.feed(":rete!u@me JOIN #rete");
+    t.feed(":srv 332 rete #rete :the old topic");
+    t.feed(":srv 333 rete #rete alice!a@ahost 1790000000");
+    let topic = |t: &T| {
+        let v = t.s.view();
+        let id = v.find_buffer(BufferKind::Channel, "#rete").unwrap().clone();
+        let c = v.channel(&id).unwrap();
+        (c.topic.clone(), c.topic_set_by.clone(), c.topic_set_at)
+    };
+    t.s.handle_disconnected(t.now, "connection reset");
+    t.register(OFFER);
+    t.feed(":rete!u@me JOIN #rete");
+    assert_eq!(topic(&t), (None, None, None));
+    // A topic again, then the server says there is none.
+    t.feed(":srv 332 rete #rete :back");
+    assert_eq!(topic(&t).0.as_deref(), Some("back"));
+    t.events();
+    t.feed(":srv 331 rete #rete :No topic is set.");
+    assert_eq!(topic(&t), (None, None, None));
+    assert!(t.events().iter().any(|e| matches!(e, Event::Topic(_))));
+    assert!(!t.server_texts().iter().any(|l| l.contains("No topic")));
+}
+
 #[test]
 fn a_reconnect_says_the_hosts_delay_until_it_connects() {
     let mut t = T::new(config());
