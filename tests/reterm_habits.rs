@@ -62,12 +62,28 @@ async fn start(channels: &[&str]) -> Result<Setup> {
     }
     let home = home_with(ircd.port(), channels, "")?;
     let mut term = PtyReterm::spawn(home.path(), &[], 30, 100)?;
-    for c in channels {
-        wait_join(&mut alice, c).await?;
+    // In any order: the order is what some tests check, on screen.
+    let mut left: Vec<&str> = channels.to_vec();
+    while !left.is_empty() {
+        let line = alice
+            .wait_for(
+                |l| {
+                    let m = Msg::parse(l);
+                    m.command == "JOIN" && m.source_nick() == Some(NICK)
+                },
+                WAIT,
+            )
+            .await?;
+        let joined = Msg::parse(&line).param(0).to_owned();
+        left.retain(|c| !c.eq_ignore_ascii_case(&joined));
     }
     term.wait_screen(
-        "the first channel focused",
-        |r| status(r).contains(&format!("{NET}/{}]", channels[0])),
+        "a channel focused",
+        |r| {
+            channels
+                .iter()
+                .any(|c| status(r).contains(&format!("{NET}/{c}]")))
+        },
         WAIT,
     )
     .await?;
@@ -283,6 +299,97 @@ async fn a_rejoin_after_a_server_restart_forgets_the_old_topic() -> Result<()> {
         .filter(|l| l.contains("topic: welcome to one"))
         .count();
     anyhow::ensure!(topic_notes == 1, "the old topic shown again: {rows:#?}");
+    term.line("/quit")?;
+    term.wait_exit(EXIT_WAIT).await?;
+    Ok(())
+}
+
+/// The rows of the last `/buffers` answer on screen (`N. label`, each after its row's time
+/// stamp and `-!- `), from `1. reterm` on.
+fn last_buffer_list(rows: &[String]) -> Vec<String> {
+    let entries: Vec<&str> = rows
+        .iter()
+        .map(|r| r.split_once("-!- ").map_or("", |(_, text)| text))
+        .collect();
+    let Some(start) = entries.iter().rposition(|e| *e == "1. reterm") else {
+        return Vec::new();
+    };
+    entries[start..]
+        .iter()
+        .take_while(|e| {
+            e.split_once(". ")
+                .is_some_and(|(n, _)| n.parse::<usize>().is_ok())
+        })
+        .map(|e| e.to_string())
+        .collect()
+}
+
+/// Bug 5: buffer numbers shifted under the fingers. The configured channels were numbered by
+/// name rather than the config's order, an incoming CTCP opened a query, and a new query or
+/// channel was inserted inside its network's group (before the `/raw` buffer, a channel
+/// before the queries). Now the configured channels keep the config's order, a CTCP request
+/// shows in the server buffer and opens nothing, and every new buffer goes at the end.
+#[tokio::test]
+async fn new_buffers_go_at_the_end_and_numbers_never_shift() -> Result<()> {
+    let Setup {
+        ircd,
+        _home,
+        mut term,
+        alice: _alice,
+    } = start(&["#zeta", "#alpha"]).await?;
+    let mut bob = Bot::connect(ircd.port(), "bob").await?;
+    term.line("/raw")?;
+    term.wait_screen(
+        "the raw buffer",
+        |r| status(r).contains(&format!("{NET}/raw]")),
+        WAIT,
+    )
+    .await?;
+    // A CTCP request: answered, and (the raw buffer shows both lines) handled.
+    bob.privmsg(NICK, "\u{1}VERSION\u{1}").await?;
+    bob.wait_for(
+        |l| {
+            let m = Msg::parse(l);
+            m.command == "NOTICE" && m.param(1).starts_with("\u{1}VERSION")
+        },
+        WAIT,
+    )
+    .await?;
+    // A private message opens a query.
+    bob.privmsg(NICK, "hello there").await?;
+    // (Joined without a separator, as the raw line may wrap.)
+    term.wait_screen(
+        "bob's message in the raw buffer",
+        |r| r.concat().contains("PRIVMSG rt :hello there"),
+        WAIT,
+    )
+    .await?;
+    term.line("/join #new")?;
+    term.wait_screen(
+        "#new joined",
+        |r| status(r).contains(&format!("{NET}/#new]")),
+        WAIT,
+    )
+    .await?;
+    term.line("/buffers")?;
+    let rows = term
+        .wait_screen(
+            "the buffer list with #new",
+            |r| last_buffer_list(r).iter().any(|l| l.contains("#new")),
+            WAIT,
+        )
+        .await?;
+    let list = last_buffer_list(&rows);
+    let want = [
+        "1. reterm",
+        "2. [test] test (server)",
+        "3. [test] #zeta (channel)",
+        "4. [test] #alpha (channel)",
+        "5. [test] raw (raw lines in and out)",
+        "6. [test] bob (query)",
+        "7. [test] #new (channel) *",
+    ];
+    anyhow::ensure!(list == want, "buffer list: {list:#?}\nscreen: {rows:#?}");
     term.line("/quit")?;
     term.wait_exit(EXIT_WAIT).await?;
     Ok(())

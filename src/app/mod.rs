@@ -116,6 +116,8 @@ pub struct App {
     notes: notes::Notes,
     /// Full screen: reterm's own buffer.
     own: Option<Arc<notices::Notices>>,
+    /// The order of the numbered buffer list (new buffers at the end).
+    order: buffers::Order,
     /// Buffers `/close`d: left out of the list until focused again (a
     /// `/join`, a `/query`, or new activity in them).
     closed: HashSet<(usize, BufferId)>,
@@ -189,6 +191,7 @@ impl App {
             look,
             notes: notes::Notes::default(),
             own: (mode == Mode::Screen).then(notices::Notices::install),
+            order: buffers::Order::default(),
             closed: HashSet::new(),
             masks: vec![Default::default(); network_count],
             ignores,

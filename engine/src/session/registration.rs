@@ -381,7 +381,19 @@ impl Session {
             // The service joins; its sync and rows carry our JOINs.
             return;
         }
-        let wanted: Vec<_> = self.wanted_channels.values().cloned().collect();
+        // The configured channels first, in the config's order (their
+        // buffers open in the order the server answers, and a host numbers
+        // them so), then those joined since.
+        let mut wanted: Vec<super::ChannelSpec> = Vec::new();
+        let mut taken = std::collections::BTreeSet::new();
+        let configured = self.config.channels.iter().map(|c| self.fold(&c.name));
+        for key in configured.chain(self.wanted_channels.keys().cloned()) {
+            if let Some(spec) = self.wanted_channels.get(&key) {
+                if taken.insert(key) {
+                    wanted.push(spec.clone());
+                }
+            }
+        }
         for spec in wanted {
             self.send_join(&spec.name, spec.key.as_deref());
         }

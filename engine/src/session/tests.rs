@@ -597,6 +597,31 @@ fn ctcp_version_and_ping_are_answered_nothing_else_is() {
     assert_eq!(sent[1], "NOTICE alice :\u{1}PING 12345\u{1}");
 }
 
+/// A CTCP request is the protocol's, not a conversation: it is kept in the server buffer and
+/// opens no query (which renumbered the person's buffers), even when one is open; an ACTION
+/// is a message and opens one.
+#[test]
+fn ctcp_requests_go_to_the_server_buffer_and_open_no_query() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    t.feed(":alice!a@h PRIVMSG rete :\u{1}VERSION\u{1}");
+    t.feed(":alice!a@h PRIVMSG rete :\u{1}TIME\u{1}");
+    assert!(t.s.view().find_buffer(BufferKind::Query, "alice").is_none());
+    let server = t.s.view().server_buffer().clone();
+    let ctcps =
+        t.s.view()
+            .buffer(&server)
+            .unwrap()
+            .display()
+            .filter(|r| matches!(r.payload, Payload::Ctcp { .. }) && &*r.from == "alice")
+            .count();
+    assert_eq!(ctcps, 2);
+    t.feed(":alice!a@h PRIVMSG rete :\u{1}ACTION waves\u{1}");
+    assert!(t.s.view().find_buffer(BufferKind::Query, "alice").is_some());
+    t.feed(":alice!a@h PRIVMSG rete :\u{1}PING 1\u{1}");
+    assert_eq!(t.buffer_rows(BufferKind::Query, "alice").len(), 1);
+}
+
 #[test]
 fn ping_is_answered_ahead_of_queued_chat() {
     let mut t = T::new(config());
@@ -712,7 +737,8 @@ fn reconnect_rejoins_joined_and_configured_channels_with_keys() {
     assert_eq!(t.s.view().state(), ConnState::Disconnected);
     let sent = t.register(OFFER);
     let joins: Vec<_> = sent.iter().filter(|l| l.starts_with("JOIN")).collect();
-    assert_eq!(joins, vec!["JOIN #extra", "JOIN #locked k3y"]);
+    // The configured channel first, then the one joined since.
+    assert_eq!(joins, vec!["JOIN #locked k3y", "JOIN #extra"]);
     assert!(t
         .server_texts()
         .iter()
@@ -733,7 +759,33 @@ fn the_connect_after_a_quit_joins_what_a_lost_connection_would() {
     t.s.handle_disconnected(t.now, "disconnected");
     let sent = t.register(OFFER);
     let joins: Vec<_> = sent.iter().filter(|l| l.starts_with("JOIN")).collect();
-    assert_eq!(joins, vec!["JOIN #extra", "JOIN #rete"]);
+    assert_eq!(joins, vec!["JOIN #rete", "JOIN #extra"]);
+}
+
+/// The configured channels are joined in the config's order, not by name, so their buffers
+/// open (and a host numbers them) as the person listed them; those joined since follow.
+#[test]
+fn configured_channels_are_joined_in_the_configs_order() {
+    let mut c = config();
+    c.channels = ["#zeta", "#Alpha", "#mid"]
+        .into_iter()
+        .map(|name| ChannelSpec {
+            name: name.into(),
+            key: None,
+        })
+        .collect();
+    let mut t = T::new(c);
+    let sent = t.register(OFFER);
+    let joins: Vec<_> = sent.iter().filter(|l| l.starts_with("JOIN")).collect();
+    assert_eq!(joins, vec!["JOIN #zeta", "JOIN #Alpha", "JOIN #mid"]);
+    t.s.commands().join("#beta", None).unwrap();
+    t.s.handle_disconnected(t.now, "connection reset");
+    let sent = t.register(OFFER);
+    let joins: Vec<_> = sent.iter().filter(|l| l.starts_with("JOIN")).collect();
+    assert_eq!(
+        joins,
+        vec!["JOIN #zeta", "JOIN #Alpha", "JOIN #mid", "JOIN #beta"]
+    );
 }
 
 #[test]
