@@ -394,3 +394,49 @@ async fn new_buffers_go_at_the_end_and_numbers_never_shift() -> Result<()> {
     term.wait_exit(EXIT_WAIT).await?;
     Ok(())
 }
+
+/// Bug 7: a server's error about a command landed in the server buffer only, far from where
+/// the person typed it. 482 (not an operator) and 401 (no such nick) now show in the
+/// channel the commands came from, and stay in the server buffer's history.
+#[tokio::test]
+async fn errors_show_where_the_command_was_typed() -> Result<()> {
+    let Setup {
+        ircd: _ircd,
+        _home,
+        mut term,
+        alice: _alice,
+    } = start(&["#one"]).await?;
+    // alice joined first and holds the channel's operator status; #one is +t.
+    term.line("/topic a topic of mine")?;
+    term.wait_screen(
+        "482 in #one",
+        |r| status(r).contains(&format!("{NET}/#one]")) && r.iter().any(|l| l.contains("482 #one")),
+        WAIT,
+    )
+    .await?;
+    term.line("/msg nobody are you there")?;
+    term.wait_screen(
+        "401 in #one",
+        |r| {
+            status(r).contains(&format!("{NET}/#one]"))
+                && r.iter().any(|l| l.contains("401 nobody"))
+        },
+        WAIT,
+    )
+    .await?;
+    // The server buffer keeps both.
+    term.keys("\x1b2")?;
+    term.wait_screen(
+        "both errors in the server buffer",
+        |r| {
+            status(r).contains(&format!("[2:{NET}/{NET}]"))
+                && r.iter().any(|l| l.contains("482"))
+                && r.iter().any(|l| l.contains("401"))
+        },
+        WAIT,
+    )
+    .await?;
+    term.line("/quit")?;
+    term.wait_exit(EXIT_WAIT).await?;
+    Ok(())
+}
