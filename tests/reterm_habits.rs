@@ -440,3 +440,45 @@ async fn errors_show_where_the_command_was_typed() -> Result<()> {
     term.wait_exit(EXIT_WAIT).await?;
     Ok(())
 }
+
+/// Bug 8: emoji were mangled: a ZWJ sequence was shown with `\u{200D}` escapes, a skin tone
+/// was overwritten by the next character (the cluster was given two columns, the terminal
+/// drew four), and what spilled past a line stayed. Now the screen is laid out by grapheme
+/// cluster in the cells a terminal gives each character, emoji sequences drawn as they came,
+/// and Ctrl-L repaints every cell.
+#[tokio::test]
+async fn emoji_sequences_are_drawn_whole_and_ctrl_l_repaints() -> Result<()> {
+    let Setup {
+        ircd: _ircd,
+        _home,
+        mut term,
+        mut alice,
+    } = start(&["#one"]).await?;
+    let family = "👨\u{200D}👩\u{200D}👧";
+    let thumb = "👍\u{1F3FD}";
+    let flag = "🇫🇷";
+    alice
+        .privmsg("#one", &format!("{family} {thumb} {flag} \u{202E}end"))
+        .await?;
+    let want = format!("<alice> {family} {thumb} {flag} \\u{{202E}}end");
+    let rows = term.wait_text("end", WAIT).await?;
+    let row = rows
+        .iter()
+        .find(|r| r.contains("<alice>"))
+        .cloned()
+        .unwrap_or_default();
+    anyhow::ensure!(row.ends_with(&want), "drawn: {row:?}, want {want:?}");
+    // Something left on the terminal outside reterm's text: Ctrl-L repaints every cell.
+    term.scribble("\x1b[5;40HSTRAY");
+    anyhow::ensure!(term.rows().iter().any(|r| r.contains("STRAY")));
+    term.keys("\x0c")?;
+    term.wait_screen(
+        "the stray cells gone, the rows drawn again",
+        |r| !r.iter().any(|l| l.contains("STRAY")) && r.iter().any(|l| l.ends_with(&want)),
+        WAIT,
+    )
+    .await?;
+    term.line("/quit")?;
+    term.wait_exit(EXIT_WAIT).await?;
+    Ok(())
+}

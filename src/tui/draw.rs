@@ -1,7 +1,9 @@
 //! Drawing a [`Screen`] into a ratatui frame.
 
+use super::glyphs::{cell_width, cells};
 use super::model::{areas_with, InputLine, Screen, Status};
 use crate::client::activity::Level;
+use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -24,9 +26,8 @@ pub fn draw(frame: &mut Frame<'_>, screen: &Screen) {
         screen.approval.is_some(),
     );
     let buf = frame.buffer_mut();
-    Paragraph::new(Line::from(screen.title.as_str()))
-        .style(BAR)
-        .render(a.title, buf);
+    buf.set_style(a.title, BAR);
+    draw_cells(&Line::from(screen.title.as_str()), a.title, buf);
     // Bottom-aligned: the newest line sits right above the status bar.
     let pad = (a.body.height as usize).saturating_sub(screen.lines.len());
     let body = Rect {
@@ -34,7 +35,15 @@ pub fn draw(frame: &mut Frame<'_>, screen: &Screen) {
         height: a.body.height - pad as u16,
         ..a.body
     };
-    Paragraph::new(screen.lines.clone()).render(body, buf);
+    for (row, line) in (body.y..body.y + body.height).zip(&screen.lines) {
+        let area = Rect {
+            y: row,
+            height: 1,
+            ..body
+        };
+        buf.set_style(area, line.style);
+        draw_cells(line, area, buf);
+    }
     if let (Some(area), Some(nicks)) = (a.nicks, &screen.nicklist) {
         let lines: Vec<Line<'_>> = nicks
             .iter()
@@ -61,6 +70,33 @@ pub fn draw(frame: &mut Frame<'_>, screen: &Screen) {
     Paragraph::new(line).render(a.input, buf);
     if let Some(x) = cursor {
         frame.set_cursor_position(Position::new(a.input.x + x as u16, a.input.y));
+    }
+}
+
+/// Draws `line` on the one-row `area` from its left, cell by cell as
+/// `glyphs::cells` splits the text (each character that takes room with the
+/// zero-width ones after it), so an emoji sequence takes the columns a
+/// terminal gives it and nothing it draws spills past what was reserved.
+fn draw_cells(line: &Line<'_>, area: Rect, buf: &mut Buffer) {
+    let right = area.x.saturating_add(area.width);
+    let mut x = area.x;
+    for span in &line.spans {
+        let style = line.style.patch(span.style);
+        for cell in cells(&span.content) {
+            let width = cell_width(cell) as u16;
+            if width == 0 {
+                continue;
+            }
+            if x.saturating_add(width) > right {
+                return;
+            }
+            buf[(x, area.y)].set_symbol(cell).set_style(style);
+            // The columns a wide cell covers hold nothing of their own.
+            for covered in x + 1..x + width {
+                buf[(covered, area.y)].reset();
+            }
+            x += width;
+        }
     }
 }
 

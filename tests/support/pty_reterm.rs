@@ -218,6 +218,15 @@ impl PtyReterm {
             .await
     }
 
+    /// Feeds `bytes` to the emulated terminal as if reterm had written them: stray cells a
+    /// test expects a repaint (Ctrl-L) to clear.
+    pub fn scribble(&self, bytes: &str) {
+        self.emulator
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .process(bytes.as_bytes());
+    }
+
     /// Sends reterm the signal `name` (`INT`, `TERM`, `HUP`), as a service manager or a
     /// closing terminal would.
     pub fn signal(&self, name: &str) -> Result<()> {

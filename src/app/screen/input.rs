@@ -147,9 +147,7 @@ async fn on_action(app: &mut App, ui: &mut Ui, term: &mut Term, own: &Arc<Notice
         Action::Top => ui.of(&focused).scroll = usize::MAX,
         Action::Bottom => ui.of(&focused).scroll = 0,
         Action::ToggleNicklist => app.look.nicklist = !app.look.nicklist,
-        Action::Redraw => {
-            let _ = term.terminal.clear();
-        }
+        Action::Redraw => term.repaint(),
         Action::Cancel | Action::Allow | Action::Deny => {}
     }
 }
