@@ -482,3 +482,59 @@ async fn emoji_sequences_are_drawn_whole_and_ctrl_l_repaints() -> Result<()> {
     term.wait_exit(EXIT_WAIT).await?;
     Ok(())
 }
+
+/// The rows that hold `text`.
+fn count(rows: &[String], text: &str) -> usize {
+    rows.iter().filter(|r| r.contains(text)).count()
+}
+
+/// What an irssi user reaches for: `/set` alone lists every setting with its value, and
+/// `/set word` the settings whose name holds the word (both answered "usage" before).
+#[tokio::test]
+async fn set_alone_lists_every_setting_and_a_word_finds_them() -> Result<()> {
+    let home = tempfile::Builder::new().prefix("reterm-set-").tempdir()?;
+    let mut term = PtyReterm::spawn(home.path(), &[], 40, 100)?;
+    term.wait_screen(
+        "reterm's buffer",
+        |r| status(r).contains("[1:reterm]"),
+        WAIT,
+    )
+    .await?;
+    let names = [
+        "time_format",
+        "mirc_colours",
+        "nicklist",
+        "highlights",
+        "control.enabled",
+        "control.debug",
+        "control.send",
+        "control.approve",
+        "control.port",
+    ];
+    term.line("/set")?;
+    let rows = term
+        .wait_screen(
+            "every setting",
+            |r| names.iter().all(|n| count(r, &format!("{n} = ")) == 1),
+            WAIT,
+        )
+        .await?;
+    anyhow::ensure!(count(&rows, "highlights = none") == 1, "{rows:#?}");
+    term.line("/set CONTROL")?;
+    let rows = term
+        .wait_screen(
+            "the control settings again",
+            |r| count(r, "control.port = ") == 2,
+            WAIT,
+        )
+        .await?;
+    for n in names {
+        let want = if n.starts_with("control.") { 2 } else { 1 };
+        anyhow::ensure!(count(&rows, &format!("{n} = ")) == want, "{n}: {rows:#?}");
+    }
+    term.line("/set zzz")?;
+    term.wait_text("no setting's name holds zzz", WAIT).await?;
+    term.line("/quit")?;
+    term.wait_exit(EXIT_WAIT).await?;
+    Ok(())
+}
