@@ -178,6 +178,9 @@ pub enum Command {
     },
     /// `/set key value`
     Set(Setting),
+    /// `/set` alone (every setting with its value) or `/set word` (those
+    /// whose name contains the word), as irssi lists them.
+    SetShow(Option<String>),
     /// `/control ...`
     Control(ControlCommand),
 }
@@ -432,7 +435,11 @@ fn parse_command(name: &str, args: &str) -> Result<Command, InputError> {
                 .map(help_topic)
                 .transpose()?,
         },
-        "set" => Command::Set(setting(args)?),
+        "set" => match split_word(args) {
+            ("", _) => Command::SetShow(None),
+            (word, rest) if rest.trim().is_empty() => Command::SetShow(Some(word.to_lowercase())),
+            _ => Command::Set(setting(args)?),
+        },
         "control" => Command::Control(control(args)?),
         _ => match irc::parse(name, args) {
             Some(parsed) => Command::Irc(parsed?),

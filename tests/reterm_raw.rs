@@ -256,10 +256,10 @@ async fn full_screen_raw_opens_the_raw_buffer() -> Result<()> {
     term.line("/buffer 4")?;
     term.wait_text("no such buffer: see /buffers", WAIT).await?;
 
-    term.keys("\x03")?;
+    term.line("/quit")?;
     ensure!(
         term.wait_exit(EXIT_WAIT).await?,
-        "reterm did not exit on Ctrl-C"
+        "reterm did not exit on /quit"
     );
     Ok(())
 }

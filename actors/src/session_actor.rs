@@ -248,7 +248,8 @@ pub struct SessionState {
     /// Bumped for every timer scheduled; older timers are stale.
     timer_generation: u64,
     timer_due: Option<Mono>,
-    /// Set once QUIT went out, so the close that follows is not retried.
+    /// Set once QUIT went out, so the close that follows is not retried
+    /// (a `Connect` since then reconnects at once instead).
     quitting: bool,
     /// The engine's progress as last logged; compared after every drain.
     progress: rete_engine::view::Progress,
@@ -634,7 +635,8 @@ impl SessionState {
             let mut engine = self.shared.engine.lock();
             engine.handle_disconnected(now, reason);
             let refused = engine.view().registration_refused().map(str::to_owned);
-            if refused.is_some() || self.quitting || !*self.shared.wants_connection.lock() {
+            // A QUIT with a `Connect` after it reconnects, so it is not logged.
+            if refused.is_some() || !*self.shared.wants_connection.lock() {
                 crate::session_log::stays_down(&self.shared.id, reason, refused.as_deref());
             }
             refused.is_some()
@@ -645,7 +647,17 @@ impl SessionState {
         if refused {
             *self.shared.wants_connection.lock() = false;
         }
-        if self.quitting || !*self.shared.wants_connection.lock() {
+        let wanted = *self.shared.wants_connection.lock();
+        if self.quitting && wanted {
+            // A `Connect` came while our QUIT was on its way (`/reconnect`,
+            // or `/connect` right after `/disconnect`): the link closed as
+            // asked, and the new one starts now, without a backoff.
+            self.drain(myself);
+            self.shared.backoff.lock().reset();
+            self.start_connecting(myself, false);
+            return;
+        }
+        if !wanted {
             self.drain(myself);
             return;
         }

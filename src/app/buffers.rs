@@ -1,12 +1,16 @@
 //! The numbered buffer list behind `/buffers`, `/buffer N|name`, `/window N`
-//! and the switching keys: every network's buffers in config order (server,
-//! channels, queries). In full screen reterm's own buffer comes first, as 1,
-//! and a network's raw buffer, once `/raw` opened it, follows its buffers.
+//! and the switching keys. A buffer keeps its number while it is open, and
+//! a new one (a query, a channel, a `/raw` buffer) goes at the end, as in
+//! irssi and WeeChat: numbers never shift under the person's fingers. At
+//! start the list is every network's buffers in config order (server, then
+//! channels); in full screen reterm's own buffer comes first, as 1. A
+//! buffer `/close`d leaves the list, and comes back at the end.
 
 use super::{App, Current, Mode};
 use anyhow::{anyhow, bail, Result};
 use rete_engine::buffer::BufferKind;
 use reterm::input::BufferRef;
+use std::sync::Mutex;
 
 /// A buffer as the list shows it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -38,6 +42,33 @@ pub const RAW_NAME: &str = "raw";
 
 /// The label of reterm's own buffer.
 pub const OWN_LABEL: &str = "reterm";
+
+/// The order buffers were first listed in, which their numbers follow.
+#[derive(Debug, Default)]
+pub struct Order {
+    /// Every listed buffer, by number (entry i is number i + 1 once own
+    /// and engine buffers are merged; see [`Order::arrange`]).
+    keys: Mutex<Vec<Key>>,
+}
+
+impl Order {
+    /// `entries` (in the engine's listing order) in number order: those
+    /// listed before keep their order, new ones follow in the order given,
+    /// and a buffer no longer listed (closed) is forgotten, so it comes back
+    /// at the end.
+    fn arrange(&self, entries: Vec<Entry>) -> Vec<Entry> {
+        let mut keys = self.keys.lock().unwrap_or_else(|p| p.into_inner());
+        keys.retain(|k| entries.iter().any(|e| &e.key == k));
+        for e in &entries {
+            if !keys.contains(&e.key) {
+                keys.push(e.key.clone());
+            }
+        }
+        let mut entries = entries;
+        entries.sort_by_key(|e| keys.iter().position(|k| k == &e.key));
+        entries
+    }
+}
 
 /// Every buffer, in number order (entry i is number i + 1).
 pub async fn list(app: &App) -> Vec<Entry> {
@@ -87,7 +118,7 @@ pub async fn list(app: &App) -> Vec<Entry> {
             });
         }
     }
-    out
+    app.order.arrange(out)
 }
 
 /// The entry `which` names. A name shared by buffers of several networks
@@ -180,5 +211,29 @@ mod tests {
         );
         assert!(find(&list, &BufferRef::Name("c/#x".into())).is_err());
         assert_eq!(number_of(&list, &list[2].key), Some(3));
+    }
+
+    #[test]
+    fn new_buffers_go_at_the_end_and_a_closed_one_comes_back_there() {
+        let order = Order::default();
+        let names = |l: &[Entry]| l.iter().map(|e| e.name.clone()).collect::<Vec<_>>();
+        let first = order.arrange(vec![entry(0, "a", "a"), entry(1, "b", "b")]);
+        assert_eq!(names(&first), ["a", "b"]);
+        // A query of network a, listed by the engine among a's buffers.
+        let later = order.arrange(vec![
+            entry(0, "a", "a"),
+            entry(0, "a", "alice"),
+            entry(1, "b", "b"),
+        ]);
+        assert_eq!(names(&later), ["a", "b", "alice"]);
+        // Closed, then open again.
+        order.arrange(vec![entry(0, "a", "a"), entry(1, "b", "b")]);
+        let back = order.arrange(vec![
+            entry(0, "a", "a"),
+            entry(0, "a", "alice"),
+            entry(0, "a", "#new"),
+            entry(1, "b", "b"),
+        ]);
+        assert_eq!(names(&back), ["a", "b", "alice", "#new"]);
     }
 }

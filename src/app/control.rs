@@ -120,6 +120,11 @@ impl Control {
         }
     }
 
+    /// Whether control.send is on (it lasts until reterm quits).
+    pub fn send(&self) -> bool {
+        self.send
+    }
+
     /// control.send changed; it lasts until reterm quits.
     pub fn set_send(&mut self, on: bool) {
         self.send = on;

@@ -365,10 +365,7 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
         Command::Reload => super::reload::reload(app).await,
         Command::Irc(irc) => irc_command(app, irc).await,
         Command::Quit { reason } => {
-            for n in &app.networks {
-                n.session.sender().disconnect(reason.clone());
-            }
-            app.quit = true;
+            app.leave(reason);
             Ok(())
         }
         Command::Help { command } => {
@@ -378,6 +375,7 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
             Ok(())
         }
         Command::Set(setting) => set(app, setting).await,
+        Command::SetShow(word) => show_settings(app, word.as_deref()),
         Command::Control(ControlCommand::Token { regenerate }) => {
             say(&app.control.token(regenerate).await);
             Ok(())
@@ -509,6 +507,46 @@ async fn set(app: &mut App, setting: Setting) -> Result<()> {
     };
     if let Some(failure) = failure {
         say(&format!("-!- {failure}"));
+    }
+    Ok(())
+}
+
+/// `/set` alone or `/set word`: each setting (whose name holds `word`) with
+/// its value now, one per line.
+fn show_settings(app: &App, word: Option<&str>) -> Result<()> {
+    let display = &app.loaded.config.display;
+    let control = &app.loaded.config.control;
+    let highlights = if app.look.highlights.is_empty() {
+        "none".to_owned()
+    } else {
+        app.look.highlights.join(",")
+    };
+    let all = [
+        (
+            "time_format",
+            display.time_format.escape_debug().to_string(),
+        ),
+        ("mirc_colours", on_off(app.look.mirc).to_owned()),
+        ("nicklist", on_off(app.look.nicklist).to_owned()),
+        ("highlights", highlights.escape_debug().to_string()),
+        ("control.enabled", on_off(control.enabled).to_owned()),
+        ("control.debug", on_off(control.debug).to_owned()),
+        ("control.send", on_off(app.control.send()).to_owned()),
+        ("control.approve", on_off(control.approve).to_owned()),
+        ("control.port", control.port.to_string()),
+    ];
+    let shown: Vec<_> = all
+        .iter()
+        .filter(|(name, _)| word.is_none_or(|w| name.contains(w)))
+        .collect();
+    if shown.is_empty() {
+        bail!(
+            "no setting's name holds {}: /set lists them all",
+            word.unwrap_or_default().escape_debug()
+        );
+    }
+    for (name, value) in shown {
+        say(&format!("{name} = {value}"));
     }
     Ok(())
 }

@@ -123,18 +123,39 @@ pub async fn on_event(app: &mut App, event: SessionEvent) -> Noted {
                     let rows_after = b
                         .display_position(seq)
                         .map_or(0, |at| b.len().saturating_sub(at + 1));
+                    // A server's error, to show where the person typed too.
+                    let error = match &row.payload {
+                        Payload::ServerReply { command, text }
+                            if b.kind() == BufferKind::Server
+                                && !row.history
+                                && super::errors::is_error_reply(command) =>
+                        {
+                            Some(format!(
+                                "{} {}",
+                                super::render::escape(command),
+                                super::render::escape(text)
+                            ))
+                        }
+                        _ => None,
+                    };
                     Some((
                         line,
                         target,
                         level,
                         highlight,
                         own_join,
-                        (label, row.time, rows_after),
+                        (label, row.time, rows_after, error),
                     ))
                 })
                 .await;
-            let Ok(Some((line, target, level, highlight, own_join, (label, time, rows_after)))) =
-                seen
+            let Ok(Some((
+                line,
+                target,
+                level,
+                highlight,
+                own_join,
+                (label, time, rows_after, error),
+            ))) = seen
             else {
                 return Noted::Nothing;
             };
@@ -162,6 +183,10 @@ pub async fn on_event(app: &mut App, event: SessionEvent) -> Noted {
                     transcripts.append(&network, &target, d).await;
                 }
                 transcripts.append(&network, &target, line).await;
+            }
+            if let Some(error) = error {
+                let error = app.masks[index].mask(&error).into_owned();
+                super::errors::show_where_typed(app, index, &error).await;
             }
             Noted::Row {
                 network: index,

@@ -6,12 +6,13 @@ use super::{approval, events, say, App};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::broadcast::error::RecvError;
 
-/// Runs until `/quit`, end of input or Ctrl-C.
+/// Runs until `/quit`, end of input, SIGINT, SIGTERM or SIGHUP.
 pub async fn run(mut app: App) -> anyhow::Result<()> {
     let mut events = match app.events.take() {
         Some(e) => e,
         None => app.rete.subscribe(),
     };
+    let mut signals = super::leaving::Signals::catch()?;
     let mut stdin = BufReader::new(tokio::io::stdin()).lines();
     // Lines waiting for the person's approval are printed as they come.
     let approvals = app.control.approvals().clone();
@@ -23,7 +24,7 @@ pub async fn run(mut app: App) -> anyhow::Result<()> {
             line = stdin.next_line() => match line {
                 Ok(Some(line)) => app.on_input(&line).await,
                 // End of input is a quit: reterm is line-driven.
-                Ok(None) | Err(_) => app.quit = true,
+                Ok(None) | Err(_) => app.leave(None),
             },
             event = events.recv() => match event {
                 Ok(event) => {
@@ -43,7 +44,7 @@ pub async fn run(mut app: App) -> anyhow::Result<()> {
                     say(&line);
                 }
             },
-            _ = tokio::signal::ctrl_c() => app.quit = true,
+            _ = signals.next() => app.leave(None),
         }
     }
     app.stop().await;

@@ -8,7 +8,8 @@
 //! - `dispatch.rs`: a parsed command becomes engine calls.
 //! - `buffers.rs`: the numbered buffer list `/buffers`, `/buffer` and the
 //!   switching keys share.
-//! - `events.rs`: what each engine event means for the person.
+//! - `events.rs`: what each engine event means for the person; `errors.rs`:
+//!   a server's error shown where the person typed.
 //! - `older.rs`: older rows of a ReteCloud buffer on demand (`/backlog`,
 //!   scrolling to the top in full screen).
 //! - `notices.rs`: where reterm's own lines go; `notes.rs`: lines reterm adds
@@ -18,6 +19,7 @@
 //!   agent's line waits for the person (control.approve).
 //! - `transcript.rs`: per-buffer transcript files (`logging = true`);
 //!   `transcript_dates.rs`: their `log opened` and `day changed` lines.
+//! - `leaving.rs`: QUIT with a reason on every way out (`/quit`, signals).
 //! - `line_mode.rs`: the line-mode loop.
 //! - `screen/`: the full-screen loop.
 //! - this file: start-up and the state both frontends share.
@@ -27,7 +29,9 @@ mod buffers;
 mod cloud_token;
 mod control;
 mod dispatch;
+mod errors;
 mod events;
+mod leaving;
 mod line_mode;
 mod notes;
 pub mod notices;
@@ -114,6 +118,11 @@ pub struct App {
     notes: notes::Notes,
     /// Full screen: reterm's own buffer.
     own: Option<Arc<notices::Notices>>,
+    /// The order of the numbered buffer list (new buffers at the end).
+    order: buffers::Order,
+    /// Where the person typed their last line: a server's error about it
+    /// is shown there too (`errors.rs`).
+    typed: Option<errors::Typed>,
     /// Buffers `/close`d: left out of the list until focused again (a
     /// `/join`, a `/query`, or new activity in them).
     closed: HashSet<(usize, BufferId)>,
@@ -187,6 +196,8 @@ impl App {
             look,
             notes: notes::Notes::default(),
             own: (mode == Mode::Screen).then(notices::Notices::install),
+            order: buffers::Order::default(),
+            typed: None,
             closed: HashSet::new(),
             masks: vec![Default::default(); network_count],
             ignores,
@@ -247,6 +258,7 @@ impl App {
 
     /// One typed line: parsed, then run; every failure is one `error:` line.
     async fn on_input(&mut self, line: &str) {
+        self.typed = errors::Typed::now(self);
         match reterm::input::parse_input(line) {
             Ok(input) => {
                 if let Err(e) = dispatch::dispatch(self, input).await {

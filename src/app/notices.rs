@@ -104,7 +104,7 @@ fn now() -> UnixMillis {
 
 /// Shows one of reterm's own lines: stdout in line mode, reterm's buffer in
 /// full screen. A closed stdout ends nothing here: the loop notices the
-/// closed stdin or Ctrl-C.
+/// closed stdin or a signal.
 pub fn say(line: &str) {
     if let Some(screen) = SCREEN.get() {
         screen.push(line);

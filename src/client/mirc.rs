@@ -1,8 +1,9 @@
 //! mIRC formatting (bold, italic, underline, strikethrough, reverse,
 //! colours) as styled segments. The codes and their arguments are read with
 //! the same rules `rete_redact::display_escape` uses to strip them, and each
-//! segment's text is escaped by it, so what is drawn is exactly what line
-//! mode prints, only styled.
+//! segment's text is escaped by it (through `tui::glyphs::screen_escape`,
+//! which draws an emoji sequence whole), so what is drawn is what line mode
+//! prints, only styled.
 
 /// How a segment is drawn.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -79,7 +80,7 @@ fn flush(out: &mut Vec<(Format, String)>, format: Format, run: &mut String) {
     if run.is_empty() {
         return;
     }
-    let escaped = rete_redact::display_escape(run).into_owned();
+    let escaped = crate::tui::glyphs::screen_escape(run).into_owned();
     run.clear();
     out.push((format, escaped));
 }

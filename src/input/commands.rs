@@ -250,7 +250,7 @@ pub(crate) mod spec {
         QUIT,
         "quit",
         "/quit [reason]",
-        "disconnect from all networks and exit"
+        "send QUIT (with the reason, else Leaving) to every network and exit"
     );
     command!(
         HELP,
@@ -258,7 +258,7 @@ pub(crate) mod spec {
         "/help [command]",
         "list commands, or explain one"
     );
-    command!(SET, "set", "/set <key> <value>", "change a setting: control.enabled|control.debug|control.send|control.approve on|off, control.port <number>; display: time_format <strftime>, mirc_colours|nicklist on|off, highlights <word,word|none>");
+    command!(SET, "set", "/set [key [value]]", "alone: list every setting with its value; with a word: the settings whose name holds it; with a value: change a setting: control.enabled|control.debug|control.send|control.approve on|off, control.port <number>; display: time_format <strftime>, mirc_colours|nicklist on|off, highlights <word,word|none>");
     command!(
         CONTROL,
         "control",

@@ -259,6 +259,20 @@ fn help() {
 }
 
 #[test]
+fn set_alone_or_with_one_word_lists_settings() {
+    assert_eq!(cmd("/set"), Command::SetShow(None));
+    assert_eq!(cmd("/set   "), Command::SetShow(None));
+    assert_eq!(
+        cmd("/set CONTROL"),
+        Command::SetShow(Some("control".into()))
+    );
+    assert_eq!(
+        cmd("/set time_format"),
+        Command::SetShow(Some("time_format".into()))
+    );
+}
+
+#[test]
 fn set_boolean_settings() {
     assert_eq!(
         cmd("/set control.enabled on"),
@@ -333,9 +347,7 @@ fn set_port_clamps() {
 
 #[test]
 fn set_usage_and_unknown_keys() {
-    assert_eq!(err("/set"), "usage: /set <key> <value>");
-    assert_eq!(err("/set control.port"), "usage: /set <key> <value>");
-    assert_eq!(err("/set control.port 1 2"), "usage: /set <key> <value>");
+    assert_eq!(err("/set control.port 1 2"), "usage: /set [key [value]]");
     assert_eq!(
         err("/set colour red"),
         "unknown setting: colour (known: control.enabled, control.debug, control.send, control.approve, control.port, time_format, mirc_colours, nicklist, highlights)"

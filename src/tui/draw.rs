@@ -1,7 +1,9 @@
 //! Drawing a [`Screen`] into a ratatui frame.
 
+use super::glyphs::{cell_width, cells};
 use super::model::{areas_with, InputLine, Screen, Status};
 use crate::client::activity::Level;
+use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -24,9 +26,8 @@ pub fn draw(frame: &mut Frame<'_>, screen: &Screen) {
         screen.approval.is_some(),
     );
     let buf = frame.buffer_mut();
-    Paragraph::new(Line::from(screen.title.as_str()))
-        .style(BAR)
-        .render(a.title, buf);
+    buf.set_style(a.title, BAR);
+    draw_cells(&Line::from(screen.title.as_str()), a.title, buf);
     // Bottom-aligned: the newest line sits right above the status bar.
     let pad = (a.body.height as usize).saturating_sub(screen.lines.len());
     let body = Rect {
@@ -34,7 +35,15 @@ pub fn draw(frame: &mut Frame<'_>, screen: &Screen) {
         height: a.body.height - pad as u16,
         ..a.body
     };
-    Paragraph::new(screen.lines.clone()).render(body, buf);
+    for (row, line) in (body.y..body.y + body.height).zip(&screen.lines) {
+        let area = Rect {
+            y: row,
+            height: 1,
+            ..body
+        };
+        buf.set_style(area, line.style);
+        draw_cells(line, area, buf);
+    }
     if let (Some(area), Some(nicks)) = (a.nicks, &screen.nicklist) {
         let lines: Vec<Line<'_>> = nicks
             .iter()
@@ -61,6 +70,33 @@ pub fn draw(frame: &mut Frame<'_>, screen: &Screen) {
     Paragraph::new(line).render(a.input, buf);
     if let Some(x) = cursor {
         frame.set_cursor_position(Position::new(a.input.x + x as u16, a.input.y));
+    }
+}
+
+/// Draws `line` on the one-row `area` from its left, cell by cell as
+/// `glyphs::cells` splits the text (each character that takes room with the
+/// zero-width ones after it), so an emoji sequence takes the columns a
+/// terminal gives it and nothing it draws spills past what was reserved.
+fn draw_cells(line: &Line<'_>, area: Rect, buf: &mut Buffer) {
+    let right = area.x.saturating_add(area.width);
+    let mut x = area.x;
+    for span in &line.spans {
+        let style = line.style.patch(span.style);
+        for cell in cells(&span.content) {
+            let width = cell_width(cell) as u16;
+            if width == 0 {
+                continue;
+            }
+            if x.saturating_add(width) > right {
+                return;
+            }
+            buf[(x, area.y)].set_symbol(cell).set_style(style);
+            // The columns a wide cell covers hold nothing of their own.
+            for covered in x + 1..x + width {
+                buf[(covered, area.y)].reset();
+            }
+            x += width;
+        }
     }
 }
 
@@ -119,6 +155,25 @@ pub fn activity_style(level: Level) -> Style {
     }
 }
 
+/// The caret letter a control character of the input line is drawn as, in
+/// reverse video (as irssi shows them): Ctrl-B's bold code as `B`, Ctrl-C's
+/// colour as `C`, Ctrl-_'s underline as `_`. `None` for any other character.
+fn caret_letter(c: char) -> Option<char> {
+    match c {
+        '\u{0}'..='\u{1F}' => char::from_u32(c as u32 + 0x40),
+        '\u{7F}' => Some('?'),
+        _ => None,
+    }
+}
+
+/// Columns a character of the input line takes.
+fn input_width(c: char) -> usize {
+    match caret_letter(c) {
+        Some(_) => 1,
+        None => c.width().unwrap_or(0),
+    }
+}
+
 /// The input line as it fits `width` columns, scrolled sideways to keep the
 /// cursor visible, and the cursor's column (none while a question shows).
 pub fn input_line(input: &InputLine, width: usize) -> (Line<'static>, Option<usize>) {
@@ -133,30 +188,44 @@ pub fn input_line(input: &InputLine, width: usize) -> (Line<'static>, Option<usi
     let before = &input.text[..input.cursor.min(input.text.len())];
     // Drop characters from the start until the text before the cursor fits.
     let mut start = 0;
-    let mut used = before.width();
+    let mut used: usize = before.chars().map(input_width).sum();
     for c in before.chars() {
         if used < room {
             break;
         }
         start += c.len_utf8();
-        used -= c.width().unwrap_or(0);
+        used -= input_width(c);
     }
-    let mut shown = String::new();
+    let mut spans = vec![Span::styled(
+        input.prompt.clone(),
+        Style::new().fg(Color::Cyan),
+    )];
+    let mut plain = String::new();
     let mut shown_width = 0;
     for c in input.text[start..].chars() {
-        let w = c.width().unwrap_or(0);
+        let w = input_width(c);
         if prompt_width + shown_width + w > width {
             break;
         }
-        shown.push(c);
         shown_width += w;
+        match caret_letter(c) {
+            Some(letter) => {
+                if !plain.is_empty() {
+                    spans.push(Span::raw(std::mem::take(&mut plain)));
+                }
+                spans.push(Span::styled(
+                    letter.to_string(),
+                    Style::new().add_modifier(Modifier::REVERSED),
+                ));
+            }
+            None => plain.push(c),
+        }
     }
-    let line = Line::from(vec![
-        Span::styled(input.prompt.clone(), Style::new().fg(Color::Cyan)),
-        Span::raw(shown),
-    ]);
+    if !plain.is_empty() {
+        spans.push(Span::raw(plain));
+    }
     (
-        line,
+        Line::from(spans),
         Some((prompt_width + used).min(width.saturating_sub(1))),
     )
 }
@@ -410,5 +479,27 @@ mod tests {
             ..input
         };
         assert_eq!(input_line(&question, 10).1, None);
+    }
+
+    #[test]
+    fn formatting_codes_show_as_reversed_letters_one_column_each() {
+        let input = InputLine {
+            prompt: "> ".into(),
+            text: "\u{2}b\u{2} \u{3}4r\u{f}\u{1f}u\u{16}".into(),
+            cursor: 5,
+            question: None,
+        };
+        let (line, cursor) = input_line(&input, 40);
+        let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
+        assert_eq!(text, "> BbB C4rO_uV");
+        let reversed: String = line
+            .spans
+            .iter()
+            .filter(|s| s.style.add_modifier.contains(Modifier::REVERSED))
+            .map(|s| s.content.as_ref())
+            .collect();
+        assert_eq!(reversed, "BBCO_V");
+        // The cursor after "\u{2}b\u{2} \u{3}": five columns past the prompt.
+        assert_eq!(cursor, Some(7));
     }
 }

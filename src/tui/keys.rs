@@ -1,6 +1,8 @@
 //! Key bindings: a key press becomes an [`Action`], or nothing. A key that
 //! is not bound does nothing, so an escape sequence can never reach a
-//! channel as text.
+//! channel as text. The formatting keys are irssi's and WeeChat's: Ctrl-B
+//! bold, Ctrl-C colour, Ctrl-_ underline, Ctrl-V reverse, Ctrl-O reset each
+//! type their mIRC code into the input line.
 
 use crate::client::editor::Edit;
 use crate::client::switch::alt_key_buffer;
@@ -43,9 +45,18 @@ pub enum Action {
     Allow,
     /// Refuse the agent's line the prompt row shows (Ctrl-X).
     Deny,
-    /// Quit (Ctrl-C, as in line mode).
-    Quit,
 }
+
+/// mIRC bold, typed by Ctrl-B.
+pub const BOLD: char = '\u{02}';
+/// mIRC colour (digits follow), typed by Ctrl-C.
+pub const COLOUR: char = '\u{03}';
+/// mIRC reset, typed by Ctrl-O.
+pub const RESET: char = '\u{0F}';
+/// mIRC reverse, typed by Ctrl-V.
+pub const REVERSE: char = '\u{16}';
+/// mIRC underline, typed by Ctrl-_.
+pub const UNDERLINE: char = '\u{1F}';
 
 /// The action bound to `key`, if any. Releases and repeats of non-editing
 /// keys are ignored by the caller's terminal mode; only presses count here.
@@ -56,6 +67,7 @@ pub fn action(key: KeyEvent) -> Option<Action> {
     let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
     let alt = key.modifiers.contains(KeyModifiers::ALT);
     let edit = |e| Some(Action::Edit(e));
+    let code = |c: char| edit(Edit::Insert(c.to_string()));
     match key.code {
         KeyCode::Char(c) if ctrl && !alt => match c.to_ascii_lowercase() {
             'a' => edit(Edit::Home),
@@ -64,14 +76,19 @@ pub fn action(key: KeyEvent) -> Option<Action> {
             'u' => edit(Edit::KillToStart),
             'w' => edit(Edit::KillWord),
             'y' => edit(Edit::Yank),
-            'b' => edit(Edit::Left),
             'f' => edit(Edit::Right),
+            'b' => code(BOLD),
+            'c' => code(COLOUR),
+            'o' => code(RESET),
+            'v' => code(REVERSE),
+            // A terminal sends Ctrl-_ as 0x1F, which crossterm reads as
+            // Ctrl-7; the kitty keyboard protocol names it.
+            '_' | '7' | '/' => code(UNDERLINE),
             'd' => edit(Edit::Delete),
             'h' => edit(Edit::Backspace),
             'n' => Some(Action::Next),
             'p' => Some(Action::Previous),
             'l' => Some(Action::Redraw),
-            'c' => Some(Action::Quit),
             'g' => Some(Action::Allow),
             'x' => Some(Action::Deny),
             _ => None,
@@ -130,6 +147,7 @@ mod tests {
             (KeyCode::Char('u'), CTRL, Edit::KillToStart),
             (KeyCode::Char('w'), CTRL, Edit::KillWord),
             (KeyCode::Char('y'), CTRL, Edit::Yank),
+            (KeyCode::Char('f'), CTRL, Edit::Right),
             (KeyCode::Char('b'), ALT, Edit::WordLeft),
             (KeyCode::Char('f'), ALT, Edit::WordRight),
             (KeyCode::Delete, NONE, Edit::Delete),
@@ -148,6 +166,25 @@ mod tests {
                 key(code, modifiers),
                 Some(Action::Edit(edit.clone())),
                 "{code:?} {modifiers:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn formatting_keys_type_their_codes_and_ctrl_c_is_colour_not_quit() {
+        let cases = [
+            ('b', BOLD),
+            ('c', COLOUR),
+            ('o', RESET),
+            ('v', REVERSE),
+            ('7', UNDERLINE),
+            ('_', UNDERLINE),
+        ];
+        for (c, typed) in cases {
+            assert_eq!(
+                key(KeyCode::Char(c), CTRL),
+                Some(Action::Edit(Edit::Insert(typed.to_string()))),
+                "Ctrl-{c}"
             );
         }
     }

@@ -6,6 +6,8 @@
 //! - `look.rs`: display settings (time format, mIRC formatting, highlight words).
 //! - `rows.rs`: one engine row as a styled line.
 //! - `title.rs`: the title line (a topic with its setter and date).
+//! - `glyphs.rs`: text as terminal cells, by grapheme cluster; emoji sequences
+//!   drawn, not escaped.
 //! - `wrap.rs`: splitting a styled line at the terminal width, by display width.
 //! - `lines.rs`: the visible part of a buffer, with scrollback, the unread
 //!   marker and day-changed lines.
@@ -15,6 +17,7 @@
 //! - `pace.rs`: drawing on changes only, at most one frame per 33 ms.
 
 pub mod draw;
+pub mod glyphs;
 pub mod keys;
 pub mod lines;
 pub mod look;

@@ -1,7 +1,8 @@
 //! One engine row as a styled line: `HH:MM <nick> text`, the nick in its
 //! colour, highlights in bold red, mIRC formatting rendered (or stripped when
 //! the look says so). Every piece of text from IRC passes through
-//! `rete_redact::display_escape`, exactly as line mode prints it.
+//! `rete_redact::display_escape`, exactly as line mode prints it; message
+//! text through `glyphs::screen_escape`, which draws an emoji sequence whole.
 
 use super::look::Look;
 use crate::client::colour::nick_colour;
@@ -179,7 +180,7 @@ pub fn server_reply(command: &str, text: &str, look: &Look) -> Option<String> {
 fn push_text(spans: &mut Vec<Span<'static>>, text: &str, look: &Look) {
     let text = look.masks.mask(text);
     if !look.mirc {
-        spans.push(Span::raw(display_escape(&text).into_owned()));
+        spans.push(Span::raw(super::glyphs::screen_escape(&text).into_owned()));
         return;
     }
     for (format, piece) in segments(&text) {

@@ -22,7 +22,7 @@ pub fn channel_title(name: &str, topic: &Topic<'_>, look: &Look) -> String {
     let Some(text) = topic.text.filter(|t| !t.is_empty()) else {
         return name.to_owned();
     };
-    let mut title = format!("{name}: {}", display_escape(text));
+    let mut title = format!("{name}: {}", super::glyphs::screen_escape(text));
     let when = topic
         .set_at
         .map(|t| format!("{} {}", look.day(t).format("%a %-d %b %Y"), look.clock(t)));

@@ -1,15 +1,22 @@
 //! Splitting a styled line into screen lines of at most `width` columns,
-//! measured with `unicode-width`: a wide (CJK, emoji) character that does not
-//! fit moves whole to the next line, and a combining mark stays with the
-//! character before it.
+//! by grapheme cluster measured as the terminal draws it (`glyphs.rs`): a
+//! wide (CJK, emoji) character or an emoji sequence that does not fit moves
+//! whole to the next line, and a combining mark stays with the character
+//! before it.
 
+use super::glyphs::{clusters, text_width};
 use ratatui::text::{Line, Span};
-use unicode_width::UnicodeWidthChar as _;
 
 /// `line` wrapped at `width` columns (at least one line, even when empty).
 pub fn wrap(line: Line<'static>, width: usize) -> Vec<Line<'static>> {
     let width = width.max(2);
-    if line.width() <= width {
+    if line
+        .spans
+        .iter()
+        .map(|s| text_width(&s.content))
+        .sum::<usize>()
+        <= width
+    {
         return vec![line];
     }
     let mut out: Vec<Line<'static>> = Vec::new();
@@ -17,8 +24,7 @@ pub fn wrap(line: Line<'static>, width: usize) -> Vec<Line<'static>> {
     let mut used = 0;
     for span in line.spans {
         let mut piece = String::new();
-        for c in span.content.chars() {
-            let w = c.width().unwrap_or(0);
+        for (c, w) in clusters(&span.content) {
             if used + w > width {
                 if !piece.is_empty() {
                     current.push(Span::styled(std::mem::take(&mut piece), span.style));
@@ -26,7 +32,7 @@ pub fn wrap(line: Line<'static>, width: usize) -> Vec<Line<'static>> {
                 out.push(Line::from(std::mem::take(&mut current)));
                 used = 0;
             }
-            piece.push(c);
+            piece.push_str(c);
             used += w;
         }
         if !piece.is_empty() {
@@ -62,6 +68,14 @@ mod tests {
     fn combining_marks_stay_with_their_letter() {
         let lines = wrap(Line::from("abcde\u{301}f"), 5);
         assert_eq!(texts(&lines), ["abcde\u{301}", "f"]);
+    }
+
+    #[test]
+    fn an_emoji_sequence_moves_whole_measured_as_the_terminal_draws_it() {
+        // The family is three emoji of two columns each.
+        let family = "👨\u{200D}👩\u{200D}👧";
+        let lines = wrap(Line::from(format!("abc{family}")), 8);
+        assert_eq!(texts(&lines), ["abc".to_owned(), family.to_owned()]);
     }
 
     #[test]

@@ -218,6 +218,32 @@ impl PtyReterm {
             .await
     }
 
+    /// Feeds `bytes` to the emulated terminal as if reterm had written them: stray cells a
+    /// test expects a repaint (Ctrl-L) to clear.
+    pub fn scribble(&self, bytes: &str) {
+        self.emulator
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .process(bytes.as_bytes());
+    }
+
+    /// Sends reterm the signal `name` (`INT`, `TERM`, `HUP`), as a service manager or a
+    /// closing terminal would.
+    pub fn signal(&self, name: &str) -> Result<()> {
+        let pid = self
+            .child
+            .process_id()
+            .context("reterm has no process id")?;
+        let status = std::process::Command::new("kill")
+            .args(["-s", name, &pid.to_string()])
+            .status()
+            .context("running kill")?;
+        if !status.success() {
+            bail!("kill -s {name} {pid} failed: {status}");
+        }
+        Ok(())
+    }
+
     /// Whether reterm still runs.
     pub fn is_running(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))

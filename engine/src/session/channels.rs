@@ -72,12 +72,23 @@ impl Session {
         let key = self.fold(chan);
         let buffer = self.channel_buffer(chan);
         if self.is_me(nick) {
+            // Bridged, a JOIN row of ours may be a replay that follows the
+            // service's sync, whose topic is the current one.
+            let fresh = !self.batches.is_history(line) && !self.config.bridged;
             self.note_attach_time(line);
             let channel = self.channels.entry(key.clone()).or_default();
             channel.name = chan.to_owned();
             channel.joined = true;
             channel.members.clear();
             channel.names_pending = None;
+            if fresh {
+                // What the server says on this join (332 and 333, or
+                // nothing for a channel without one) replaces the topic an
+                // earlier join left: a server restarted since may hold none.
+                channel.topic = None;
+                channel.topic_set_by = None;
+                channel.topic_set_at = None;
+            }
             self.wanted_channels
                 .entry(key.clone())
                 .or_insert_with(|| super::ChannelSpec {
@@ -485,11 +496,26 @@ impl Session {
         self.push_row(&id, row);
     }
 
-    /// RPL_TOPIC, RPL_TOPICWHOTIME, RPL_NAMREPLY, RPL_ENDOFNAMES, RPL_WHOREPLY,
-    /// RPL_WHOSPCRPL and RPL_ENDOFWHO: state, not rows — except WHO replies to
-    /// a WHO the person typed, which they want to see.
+    /// RPL_NOTOPIC, RPL_TOPIC, RPL_TOPICWHOTIME, RPL_NAMREPLY, RPL_ENDOFNAMES,
+    /// RPL_WHOREPLY, RPL_WHOSPCRPL and RPL_ENDOFWHO: state, not rows — except
+    /// WHO replies to a WHO the person typed, which they want to see.
     pub(super) fn on_channel_numeric(&mut self, line: &Line<'_>, code: &str) {
         match code {
+            // The server holds no topic: none is kept either.
+            "331" => {
+                let Some(chan) = line.param(1) else {
+                    return;
+                };
+                let key = self.fold(chan);
+                if let Some(c) = self.channels.get_mut(&key) {
+                    c.topic = None;
+                    c.topic_set_by = None;
+                    c.topic_set_at = None;
+                }
+                if let Some(id) = self.buffers.find(crate::buffer::BufferKind::Channel, &key) {
+                    self.events.push_back(Event::Topic(id.clone()));
+                }
+            }
             "332" => {
                 let (Some(chan), Some(topic)) = (line.param(1), line.param(2)) else {
                     return;

@@ -272,13 +272,16 @@ impl<'a> Commands<'a> {
     /// agent's line is not theirs to hurry: every one still queued is taken
     /// out unsent ([`Session::poll_unsent_agent_line`]), so agent lines are
     /// only ever sent at the throttler's pace.
+    ///
+    /// The channels we are in stay wanted: the next connect (a `/connect`
+    /// after a `/disconnect`, a `/reconnect`) joins them again, as after a
+    /// lost connection.
     pub fn quit(&mut self, reason: Option<&str>) -> Result<(), CommandError> {
         self.connected()?;
         let mut out = OutLine::new("QUIT");
         if let Some(r) = reason.filter(|r| !r.is_empty()) {
             out = out.param(r);
         }
-        self.s.wanted_channels.clear();
         self.send_checked(out)?;
         self.s.closing = true;
         let unsent = self

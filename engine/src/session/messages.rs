@@ -30,7 +30,11 @@ impl Session {
         let source = line.source().unwrap_or("");
         let from_user = source.contains('!') || source.contains('@');
         let nick = line.source_nick().unwrap_or("");
-        let buffer = self.message_buffer(target, nick, from_user, is_notice);
+        let ctcp = split_ctcp(text);
+        // A CTCP request (VERSION, PING, …; not ACTION) is the protocol's,
+        // not a conversation: kept where a notice without a query goes.
+        let quiet = is_notice || ctcp.is_some_and(|(c, _)| !c.eq_ignore_ascii_case("ACTION"));
+        let buffer = self.message_buffer(target, nick, from_user, quiet, !is_notice && quiet);
         // A login to a service is stored with its credential masked: our own
         // echo-message copy and replayed history alike. Only we can send to a
         // service, so the sender is not checked: history sent under an
@@ -38,7 +42,7 @@ impl Session {
         let login = rete_redact::mask_service_login(target, text);
         let shown = login.as_deref().unwrap_or(text);
 
-        let payload = match split_ctcp(text) {
+        let payload = match ctcp {
             Some((c, a)) if c.eq_ignore_ascii_case("ACTION") => Payload::Action { text: a.into() },
             Some((c, a)) => {
                 if !is_notice && from_user && !self.is_me(nick) {
@@ -68,20 +72,24 @@ impl Session {
     /// - from a server, or before registration: the server buffer;
     /// - our own message echoed back (echo-message): the query with its target;
     /// - a private PRIVMSG: the query with its sender;
-    /// - a private NOTICE: that query when it exists, else the server buffer
-    ///   (services talk in notices; they need not open a buffer each).
+    /// - a private NOTICE (a CTCP reply among them): that query when it
+    ///   exists, else the server buffer (services talk in notices; they need
+    ///   not open a buffer each); `quiet` says it is one;
+    /// - a private CTCP request (`request`): the server buffer, opening
+    ///   nothing and taking no query's activity.
     fn message_buffer(
         &mut self,
         target: &str,
         nick: &str,
         from_user: bool,
-        is_notice: bool,
+        quiet: bool,
+        request: bool,
     ) -> BufferId {
         let chan = target.trim_start_matches(|c| self.isupport.statusmsg.contains(c));
         if self.isupport.is_channel(chan) {
             return self.channel_buffer(chan);
         }
-        if !from_user || target == "*" {
+        if !from_user || target == "*" || request {
             return self.buffers.server_id().clone();
         }
         let ours = self.is_me(nick);
@@ -90,7 +98,7 @@ impl Session {
         if let Some(id) = self.buffers.find(BufferKind::Query, &folded) {
             return id.clone();
         }
-        if is_notice {
+        if quiet {
             return self.buffers.server_id().clone();
         }
         // Ours too: the person's own sends opened their query already, so an

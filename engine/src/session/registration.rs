@@ -381,7 +381,19 @@ impl Session {
             // The service joins; its sync and rows carry our JOINs.
             return;
         }
-        let wanted: Vec<_> = self.wanted_channels.values().cloned().collect();
+        // The configured channels first, in the config's order (their
+        // buffers open in the order the server answers, and a host numbers
+        // them so), then those joined since.
+        let mut wanted: Vec<super::ChannelSpec> = Vec::new();
+        let mut taken = std::collections::BTreeSet::new();
+        let configured = self.config.channels.iter().map(|c| self.fold(&c.name));
+        for key in configured.chain(self.wanted_channels.keys().cloned()) {
+            if let Some(spec) = self.wanted_channels.get(&key) {
+                if taken.insert(key) {
+                    wanted.push(spec.clone());
+                }
+            }
+        }
         for spec in wanted {
             self.send_join(&spec.name, spec.key.as_deref());
         }
@@ -496,7 +508,7 @@ impl Session {
             }
             "324" => self.on_channel_mode_is(cmd, line),
             "329" => self.on_creation_time(cmd, line),
-            "332" | "333" | "353" | "366" | "352" | "354" | "315" => {
+            "331" | "332" | "333" | "353" | "366" | "352" | "354" | "315" => {
                 self.on_channel_numeric(line, cmd)
             }
             _ => self.push_server_reply(cmd, line),

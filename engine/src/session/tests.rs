@@ -437,6 +437,36 @@ fn the_topic_keeps_its_setter_and_set_time() {
     assert_eq!(topic(&t).2, None);
 }
 
+/// What the server says on our join replaces the topic an earlier join left: after a
+/// reconnect to a server that lost it (restarted), the old topic is gone, and a 331
+/// (RPL_NOTOPIC) clears one too.
+#[test]
+fn a_rejoin_without_a_topic_forgets_the_old_one() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    t.feed(":rete!u@me JOIN #rete");
+    t.feed(":srv 332 rete #rete :the old topic");
+    t.feed(":srv 333 rete #rete alice!a@ahost 1790000000");
+    let topic = |t: &T| {
+        let v = t.s.view();
+        let id = v.find_buffer(BufferKind::Channel, "#rete").unwrap().clone();
+        let c = v.channel(&id).unwrap();
+        (c.topic.clone(), c.topic_set_by.clone(), c.topic_set_at)
+    };
+    t.s.handle_disconnected(t.now, "connection reset");
+    t.register(OFFER);
+    t.feed(":rete!u@me JOIN #rete");
+    assert_eq!(topic(&t), (None, None, None));
+    // A topic again, then the server says there is none.
+    t.feed(":srv 332 rete #rete :back");
+    assert_eq!(topic(&t).0.as_deref(), Some("back"));
+    t.events();
+    t.feed(":srv 331 rete #rete :No topic is set.");
+    assert_eq!(topic(&t), (None, None, None));
+    assert!(t.events().iter().any(|e| matches!(e, Event::Topic(_))));
+    assert!(!t.server_texts().iter().any(|l| l.contains("No topic")));
+}
+
 #[test]
 fn a_reconnect_says_the_hosts_delay_until_it_connects() {
     let mut t = T::new(config());
@@ -567,6 +597,31 @@ fn ctcp_version_and_ping_are_answered_nothing_else_is() {
     assert_eq!(sent[1], "NOTICE alice :\u{1}PING 12345\u{1}");
 }
 
+/// A CTCP request is the protocol's, not a conversation: it is kept in the server buffer and
+/// opens no query (which renumbered the person's buffers), even when one is open; an ACTION
+/// is a message and opens one.
+#[test]
+fn ctcp_requests_go_to_the_server_buffer_and_open_no_query() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    t.feed(":alice!a@h PRIVMSG rete :\u{1}VERSION\u{1}");
+    t.feed(":alice!a@h PRIVMSG rete :\u{1}TIME\u{1}");
+    assert!(t.s.view().find_buffer(BufferKind::Query, "alice").is_none());
+    let server = t.s.view().server_buffer().clone();
+    let ctcps =
+        t.s.view()
+            .buffer(&server)
+            .unwrap()
+            .display()
+            .filter(|r| matches!(r.payload, Payload::Ctcp { .. }) && &*r.from == "alice")
+            .count();
+    assert_eq!(ctcps, 2);
+    t.feed(":alice!a@h PRIVMSG rete :\u{1}ACTION waves\u{1}");
+    assert!(t.s.view().find_buffer(BufferKind::Query, "alice").is_some());
+    t.feed(":alice!a@h PRIVMSG rete :\u{1}PING 1\u{1}");
+    assert_eq!(t.buffer_rows(BufferKind::Query, "alice").len(), 1);
+}
+
 #[test]
 fn ping_is_answered_ahead_of_queued_chat() {
     let mut t = T::new(config());
@@ -682,11 +737,55 @@ fn reconnect_rejoins_joined_and_configured_channels_with_keys() {
     assert_eq!(t.s.view().state(), ConnState::Disconnected);
     let sent = t.register(OFFER);
     let joins: Vec<_> = sent.iter().filter(|l| l.starts_with("JOIN")).collect();
-    assert_eq!(joins, vec!["JOIN #extra", "JOIN #locked k3y"]);
+    // The configured channel first, then the one joined since.
+    assert_eq!(joins, vec!["JOIN #locked k3y", "JOIN #extra"]);
     assert!(t
         .server_texts()
         .iter()
         .any(|l| l.contains("Disconnected: connection reset")));
+}
+
+/// A QUIT the person sent (`/disconnect`, `/reconnect`) keeps the channels
+/// wanted: the next registration joins the configured ones and those joined
+/// since, as after a lost connection (a QUIT used to forget them all).
+#[test]
+fn the_connect_after_a_quit_joins_what_a_lost_connection_would() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    t.s.commands().join("#extra", None).unwrap();
+    t.sent();
+    t.s.commands().quit(Some("reconnecting")).unwrap();
+    assert!(t.sent().contains(&"QUIT reconnecting".to_string()));
+    t.s.handle_disconnected(t.now, "disconnected");
+    let sent = t.register(OFFER);
+    let joins: Vec<_> = sent.iter().filter(|l| l.starts_with("JOIN")).collect();
+    assert_eq!(joins, vec!["JOIN #rete", "JOIN #extra"]);
+}
+
+/// The configured channels are joined in the config's order, not by name, so their buffers
+/// open (and a host numbers them) as the person listed them; those joined since follow.
+#[test]
+fn configured_channels_are_joined_in_the_configs_order() {
+    let mut c = config();
+    c.channels = ["#zeta", "#Alpha", "#mid"]
+        .into_iter()
+        .map(|name| ChannelSpec {
+            name: name.into(),
+            key: None,
+        })
+        .collect();
+    let mut t = T::new(c);
+    let sent = t.register(OFFER);
+    let joins: Vec<_> = sent.iter().filter(|l| l.starts_with("JOIN")).collect();
+    assert_eq!(joins, vec!["JOIN #zeta", "JOIN #Alpha", "JOIN #mid"]);
+    t.s.commands().join("#beta", None).unwrap();
+    t.s.handle_disconnected(t.now, "connection reset");
+    let sent = t.register(OFFER);
+    let joins: Vec<_> = sent.iter().filter(|l| l.starts_with("JOIN")).collect();
+    assert_eq!(
+        joins,
+        vec!["JOIN #zeta", "JOIN #Alpha", "JOIN #mid", "JOIN #beta"]
+    );
 }
 
 #[test]

@@ -89,7 +89,6 @@ async fn on_action(app: &mut App, ui: &mut Ui, term: &mut Term, own: &Arc<Notice
                 say("-!- paste dropped");
                 show_answer(app, ui, own);
             }
-            Action::Quit => app.quit = true,
             _ => {}
         }
         return;
@@ -148,16 +147,8 @@ async fn on_action(app: &mut App, ui: &mut Ui, term: &mut Term, own: &Arc<Notice
         Action::Top => ui.of(&focused).scroll = usize::MAX,
         Action::Bottom => ui.of(&focused).scroll = 0,
         Action::ToggleNicklist => app.look.nicklist = !app.look.nicklist,
-        Action::Redraw => {
-            let _ = term.terminal.clear();
-        }
+        Action::Redraw => term.repaint(),
         Action::Cancel | Action::Allow | Action::Deny => {}
-        Action::Quit => {
-            for n in &app.networks {
-                n.session.sender().disconnect(None);
-            }
-            app.quit = true;
-        }
     }
 }
 

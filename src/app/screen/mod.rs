@@ -32,7 +32,7 @@ use tokio::time::Instant;
 /// Events handled before a frame is drawn, so a flood cannot starve keys.
 const EVENTS_PER_TURN: usize = 512;
 
-/// Runs until `/quit` or Ctrl-C.
+/// Runs until `/quit`, SIGINT, SIGTERM or SIGHUP (the terminal closed).
 pub async fn run(mut app: App) -> anyhow::Result<()> {
     let mut events = match app.events.take() {
         Some(e) => e,
@@ -41,6 +41,7 @@ pub async fn run(mut app: App) -> anyhow::Result<()> {
     let Some(own) = app.own.clone() else {
         anyhow::bail!("full screen started without reterm's buffer");
     };
+    let mut signals = super::leaving::Signals::catch()?;
     let mut term = terminal::Term::enter()?;
     let mut keys = terminal::input()?;
     let mut ui = Ui::default();
@@ -80,7 +81,8 @@ pub async fn run(mut app: App) -> anyhow::Result<()> {
                     input::on_terminal_event(&mut app, &mut ui, &mut term, &own, event).await;
                     pacer.changed();
                 }
-                None => app.quit = true,
+                // The terminal is gone.
+                None => app.leave(None),
             },
             event = events.recv() => {
                 let mut next = Some(event);
@@ -136,7 +138,7 @@ pub async fn run(mut app: App) -> anyhow::Result<()> {
             _ = raw.wait(), if app.raw_focused.is_some() => pacer.changed(),
             _ = sleep_until(redraw_at) => {},
             _ = tokio::time::sleep_until(minute) => pacer.changed(),
-            _ = tokio::signal::ctrl_c() => app.quit = true,
+            _ = signals.next() => app.leave(None),
         }
         // Whatever moved the focus (a key, /buffer, /join), the buffer left
         // gets its unread marker and the one entered loses its activity.

@@ -6,12 +6,17 @@
 use crossterm::event::{DisableBracketedPaste, EnableBracketedPaste, Event};
 use crossterm::execute;
 use crossterm::terminal::{
-    disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen, SetTitle,
+    disable_raw_mode, enable_raw_mode, Clear, ClearType, EnterAlternateScreen,
+    LeaveAlternateScreen, SetTitle,
 };
 use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
 use std::io::{self, Stdout, Write as _};
 use tokio::sync::mpsc;
+
+/// A cell content no frame draws (a noncharacter), so a repaint compares
+/// every cell as changed.
+const NEVER_DRAWN: &str = "\u{FFFF}";
 
 /// The terminal while reterm owns it.
 pub struct Term {
@@ -40,6 +45,21 @@ impl Term {
         let _ = execute!(out, SetTitle(title));
         let _ = out.write_all(b"\x07");
         let _ = out.flush();
+    }
+
+    /// Makes the next frame repaint every cell (Ctrl-L): the terminal is
+    /// cleared, and ratatui's record of what it shows is made to match no
+    /// cell, so each one is written again, blanks included; whatever else
+    /// is on the terminal goes. (`Terminal::clear` first asks the terminal
+    /// where its cursor is, an answer the key thread reads instead, and then
+    /// gives up without clearing.)
+    pub fn repaint(&mut self) {
+        let _ = execute!(self.terminal.backend_mut(), Clear(ClearType::All));
+        for cell in &mut self.terminal.current_buffer_mut().content {
+            cell.set_symbol(NEVER_DRAWN);
+        }
+        // The marked buffer becomes the one the next frame is compared with.
+        self.terminal.swap_buffers();
     }
 
     /// Sets the window title.
