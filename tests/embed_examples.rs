@@ -21,8 +21,9 @@ use tokio::process::Command;
 /// How long an example may take to run to its end: each bounds its own waits well inside it.
 const RUN_LIMIT: Duration = Duration::from_secs(90);
 
-/// The examples, built once per test binary (a no-op when up to date), in the target dir the
-/// running test sits in; returns the path of example `name`.
+/// The examples, built once per test binary (a no-op when up to date) in the target dir the running
+/// test sits in; returns the path of example `name`. Each test asks before it starts a server, whose
+/// clients could be timed out while idle through a build.
 fn example(name: &str) -> PathBuf {
     static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     let built = DIR.get_or_init(|| build_examples().map_err(|e| format!("{e:#}")));
@@ -38,9 +39,8 @@ fn build_examples() -> Result<PathBuf> {
         .ancestors()
         .find(|dir| dir.join("CACHEDIR.TAG").exists())
         .ok_or_else(|| anyhow!("no target dir above {}", exe.display()))?;
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     // The same package selection and features as the workspace's test run, so there it is a no-op.
-    let status = std::process::Command::new(cargo)
+    let status = support::process::cargo()
         .args([
             "build",
             "--quiet",
@@ -56,11 +56,11 @@ fn build_examples() -> Result<PathBuf> {
     Ok(target.join("debug").join("examples"))
 }
 
-/// Runs an example to its end with `args` (and `env`); fails unless it exits 0.
-async fn run(name: &str, args: &[&str], env: &[(&str, &str)]) -> Result<String> {
-    let mut command = Command::new(example(name));
+/// Runs the example at `binary` to its end with `args` (and `env`); fails unless it exits 0.
+async fn run(binary: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<String> {
+    let mut command = Command::new(binary);
     command.args(args).envs(env.iter().copied());
-    finished(name, command).await
+    finished(&binary.display().to_string(), command).await
 }
 
 /// Waits for `command` to exit, and returns its stdout; its stderr is in the error when it fails.
@@ -119,8 +119,9 @@ fn the_readme_example_is_examples_one_network_byte_for_byte() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_network_reads_its_buffers_and_says_hello() -> Result<()> {
+    let binary = example("one_network");
     let (_ircd, mut bob, addr) = server_with_bob().await?;
-    let out = run("one_network", &[&addr, "#rete", "embedder"], &[]).await?;
+    let out = run(&binary, &[&addr, "#rete", "embedder"], &[]).await?;
     let buffers = out
         .lines()
         .find_map(|l| l.strip_prefix("buffers: "))
@@ -137,10 +138,11 @@ async fn one_network_reads_its_buffers_and_says_hello() -> Result<()> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn line_ui_shows_both_networks_messages_and_sends_on_the_one_named() -> Result<()> {
+    let binary = example("line_ui");
     let (ircd, mut bob, _) = server_with_bob().await?;
     let a = format!("a=ui-a@127.0.0.1:{}", ircd.port());
     let b = format!("b=ui-b@127.0.0.1:{}", ircd.port());
-    let mut child = Command::new(example("line_ui"))
+    let mut child = Command::new(binary)
         .args(["#rete", &a, &b])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -170,11 +172,12 @@ async fn line_ui_shows_both_networks_messages_and_sends_on_the_one_named() -> Re
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cloud_session_attaches_reads_and_says_hello_through_the_service() -> Result<()> {
+    let binary = example("cloud_session");
     let mut world = CloudWorld::start(&[]).await?;
     let url = world.service.url();
     let token = world.token.clone();
     let out = run(
-        "cloud_session",
+        &binary,
         &[&url, "local", "#rete"],
         &[("RETE_CLOUD_TOKEN", &token)],
     )
@@ -197,8 +200,9 @@ async fn cloud_session_attaches_reads_and_says_hello_through_the_service() -> Re
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live_updates_hears_the_talker_through_its_own_registry() -> Result<()> {
+    let binary = example("live_updates");
     let (_ircd, _bob, addr) = server_with_bob().await?;
-    let out = run("live_updates", &[&addr, "#rete"], &[]).await?;
+    let out = run(&binary, &[&addr, "#rete"], &[]).await?;
     assert!(out.lines().any(|l| l.starts_with("subscribed: ")), "{out}");
     assert!(
         out.lines()
@@ -210,13 +214,14 @@ async fn live_updates_hears_the_talker_through_its_own_registry() -> Result<()> 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn control_host_serves_list_sessions_to_its_own_request() -> Result<()> {
+    let built = example("control_host");
     let (_ircd, _bob, addr) = server_with_bob().await?;
     // The control server refuses root: run it as the tests' unprivileged user, from a copy that user
     // can reach (the build tree may be out of its reach).
     let dir = tempfile::Builder::new().prefix("control-host-").tempdir()?;
     fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755))?;
     let binary = dir.path().join("control_host");
-    fs::copy(example("control_host"), &binary)?;
+    fs::copy(built, &binary)?;
     fs::set_permissions(&binary, fs::Permissions::from_mode(0o755))?;
     let mut argv = setpriv_prefix();
     argv.extend([binary_str(&binary)?, addr, "#rete".into()]);
