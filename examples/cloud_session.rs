@@ -6,6 +6,7 @@
 use rete_actors::{Rete, ReteOptions, SessionReader, SessionSpec};
 use rete_engine::buffer::BufferKind;
 use rete_engine::ids::SessionId;
+use rete_engine::row::Payload;
 use rete_engine::session::SessionConfig;
 use rete_transports::retecloud::Token;
 use rete_transports::{
@@ -13,6 +14,9 @@ use rete_transports::{
 };
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+/// What the example says.
+const TEXT: &str = "hello through the cloud";
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -58,14 +62,47 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         })
         .await?;
     println!("attached as {nick}; buffers: {}", names.join(" "));
+    let to = channel.clone();
     session
         .sender()
-        .command(move |c| c.privmsg(&channel, "hello through the cloud"))
+        .command(move |c| c.privmsg(&to, TEXT))
         .await?;
-    println!("sent: hello through the cloud");
+    // The service relays the line to IRC and carries it back in the stream: once it is shown, it
+    // went out (detaching sooner could drop it on the way to the service).
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while !shown(&reader, &channel, &nick).await? {
+            events.recv().await?;
+        }
+        Ok::<_, Box<dyn std::error::Error>>(())
+    })
+    .await??;
+    println!("sent: {TEXT}");
     // Detaching leaves the service's IRC connection up.
     rete.shutdown(Duration::from_secs(2)).await;
     Ok(())
+}
+
+/// True once `channel` shows [`TEXT`] from `nick`.
+async fn shown(
+    reader: &SessionReader,
+    channel: &str,
+    nick: &str,
+) -> Result<bool, rete_actors::ReteError> {
+    let (channel, nick) = (channel.to_owned(), nick.to_owned());
+    reader
+        .read(move |view| {
+            let Some(buffer) = view
+                .find_buffer(BufferKind::Channel, &channel)
+                .and_then(|id| view.buffer(id))
+            else {
+                return false;
+            };
+            buffer.display().any(|row| {
+                *row.from == *nick
+                    && matches!(&row.payload, Payload::Privmsg { text } if &**text == TEXT)
+            })
+        })
+        .await
 }
 
 /// True once the service's session is in `channel`.

@@ -19,15 +19,18 @@ const READY_WITHIN: Duration = Duration::from_secs(30);
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let usage = "usage: line_ui CHANNEL NAME=NICK@HOST:PORT...";
     let mut args = std::env::args().skip(1);
-    let channel = args
-        .next()
-        .ok_or("usage: line_ui CHANNEL NAME=NICK@HOST:PORT...")?;
+    let channel = args.next().ok_or(usage)?;
+    let args: Vec<String> = args.collect();
+    if args.is_empty() {
+        return Err(usage.into());
+    }
     let rete = Rete::start(ReteOptions::default()).await?;
     let mut events = rete.subscribe();
     let mut networks = Vec::new();
-    for (i, network) in args.enumerate() {
-        let spec = network_spec(i, &network, &channel)?;
+    for (i, network) in args.iter().enumerate() {
+        let spec = network_spec(i, network, &channel)?;
         networks.push(rete.add_session(spec).await?);
     }
 

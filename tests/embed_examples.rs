@@ -157,8 +157,9 @@ async fn line_ui_shows_both_networks_messages_and_sends_on_the_one_named() -> Re
 
     ui.until("ready").await?;
     bob.privmsg("#rete", "hi from bob").await?;
-    ui.until("[a] #rete <bob> hi from bob").await?;
-    ui.until("[b] #rete <bob> hi from bob").await?;
+    // Each network prints it, in whichever order their events come.
+    ui.until_all(&["[a] #rete <bob> hi from bob", "[b] #rete <bob> hi from bob"])
+        .await?;
     stdin.write_all(b"a hello from a\n").await?;
     bob.wait_for(|l| said(l, "ui-a", "hello from a"), DEFAULT_TIMEOUT)
         .await?;
@@ -249,10 +250,17 @@ struct Printed {
 impl Printed {
     /// Reads lines until one is `want`.
     async fn until(&mut self, want: &str) -> Result<()> {
+        self.until_all(&[want]).await
+    }
+
+    /// Reads lines until each of `wants` has come, in any order.
+    async fn until_all(&mut self, wants: &[&str]) -> Result<()> {
+        let mut missing: Vec<&str> = wants.to_vec();
         let found = tokio::time::timeout(DEFAULT_TIMEOUT, async {
             while let Some(line) = self.lines.next_line().await? {
-                self.seen.push(line.clone());
-                if line == want {
+                missing.retain(|w| *w != line);
+                self.seen.push(line);
+                if missing.is_empty() {
                     return Ok(());
                 }
             }
@@ -262,7 +270,7 @@ impl Printed {
         found
             .map_err(|_| anyhow!("timed out"))
             .and_then(|r| r)
-            .with_context(|| format!("waiting for {want:?}; line_ui printed: {:#?}", self.seen))
+            .with_context(|| format!("waiting for {wants:?}; line_ui printed: {:#?}", self.seen))
     }
 }
 
