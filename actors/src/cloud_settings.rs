@@ -45,7 +45,7 @@ pub(crate) type SettingsReply = oneshot::Sender<Result<String, CloudSettingsErro
 /// The echoed settings in one line for the person, e.g.
 /// `nick rete2, sasl_password set`. Holds no secret: the echo type
 /// cannot carry one.
-pub fn shown_text(entries: &[ConfigShown]) -> String {
+pub(crate) fn shown_text(entries: &[ConfigShown]) -> String {
     let state = |s: &SecretState| match s {
         SecretState::Set => "set",
         SecretState::Unset => "unset",

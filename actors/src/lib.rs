@@ -1,4 +1,35 @@
-//! The Rete actor tree: supervised `ractor` actors around the engine.
+//! The Rete IRC engine for a host application to embed: supervised `ractor` actors around the
+//! engine (`rete-engine`, the protocol state machines) and its transports (`rete-transports`).
+//! Start with [`Rete`]: it starts the actor tree, adds sessions, and hands out a reader and a sender
+//! for each.
+//!
+//! # Example
+//! One network, a reader and a sender: `examples/one_network.rs` in the repository, the program the
+//! README shows, which CI runs against InspIRCd. `examples/` also holds one program per other use:
+//! several networks driving a line-mode UI from [`Rete::subscribe`] (`line_ui`), a ReteCloud session
+//! (`cloud_session`), the live-updates registry without the HTTP server (`live_updates`) and the control
+//! server in a host of its own (`control_host`).
+//! ```no_run
+#![doc = include_str!("../../examples/one_network.rs")]
+//! ```
+//!
+//! # What to build on
+//! Stable, the interface a host is written against: [`Rete`] ([`Rete::start`] with [`ReteOptions`],
+//! [`Rete::add_session`] with a [`SessionSpec`], [`Rete::subscribe`] for [`SessionEvent`]s,
+//! [`Rete::shutdown`]), [`SessionHandle`] and its [`SessionReader`] and [`SessionSender`], [`ReteError`];
+//! [`ReadOnlySessions`] and [`SendingSessions`]; the [`RawOutHook`] and [`RawObserver`] a host may set.
+//! From `rete-engine`: [`SessionConfig`](rete_engine::session::SessionConfig), the
+//! [`SessionView`](rete_engine::view::SessionView) a read sees, the
+//! [`Commands`](rete_engine::session::Commands) a sender runs, the
+//! [events](rete_engine::event::Event), [buffers](rete_engine::buffer::Buffer) and
+//! [rows](rete_engine::row::Row). From `rete-transports`: [`Transport`](rete_transports::Transport),
+//! [`ConnectConfig`](rete_transports::ConnectConfig), [`CloudConfig`](rete_transports::CloudConfig),
+//! [`CloudTokenStore`](rete_transports::CloudTokenStore), [`Backoff`](rete_transports::Backoff).
+//!
+//! Public for the project's own hosts and changed with them, not for an embedder to rely on: the
+//! `cloud` feature (the rete-cloud service), [`DebugRawSlot`] and [`RawCapture`] (the control
+//! surface's debug capture, which `rete-mcp` drives), [`raw_tap::RawTap`] (for the benchmarks), and
+//! the methods hidden from these docs (test hooks).
 //!
 //! # Layout
 //! - [`rete`]: the facade a host embeds ([`Rete`], [`SessionHandle`],
@@ -17,44 +48,6 @@
 //! Actors never block or await long inside `handle`: connecting, reading and
 //! writing happen in the connection task, which talks to its actor by message.
 //!
-//! # Example
-//! ```no_run
-//! use rete_actors::{Rete, ReteOptions, SessionSpec};
-//! use rete_engine::ids::SessionId;
-//! use rete_engine::session::{ChannelSpec, SessionConfig};
-//! use rete_transports::{Backoff, ConnectConfig, Transport};
-//! use std::time::Duration;
-//!
-//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-//! let rete = Rete::start(ReteOptions::default()).await?;
-//! let id = SessionId::parse("0f8e2b1a-3c4d-4e5f-8a9b-0c1d2e3f4a5b")?;
-//! let mut config = SessionConfig::new(id, "local", "rete");
-//! config.channels = vec![ChannelSpec { name: "#rete".into(), key: None }];
-//! let session = rete
-//!     .add_session(SessionSpec {
-//!         config,
-//!         transport: Transport::Irc(ConnectConfig {
-//!             host: "127.0.0.1".into(),
-//!             port: 6667,
-//!             tls: false,
-//!             tls_fingerprint: None,
-//!             client_cert: None,
-//!             connect_timeout: Duration::from_secs(15),
-//!         }),
-//!         autoconnect: true,
-//!         reconnect: Backoff::new(Duration::from_secs(1), Duration::from_secs(60)),
-//!     })
-//!     .await?;
-//! let names: Vec<String> = session
-//!     .reader()
-//!     .read(|view| view.buffers().map(|b| b.name().to_owned()).collect())
-//!     .await?;
-//! session.sender().command(|c| c.privmsg("#rete", "hello")).await?;
-//! rete.shutdown(Duration::from_secs(2)).await;
-//! # let _ = names;
-//! # Ok(())
-//! # }
-//! ```
 #![deny(missing_docs)]
 
 mod agent_line;

@@ -5,6 +5,13 @@
 //! sent, what changed and when to call back. That keeps every protocol rule
 //! testable with plain step tables, and lets any runtime drive it.
 //!
+//! A host embedding the engine starts with `rete-actors`' `Rete` facade, which runs each session
+//! here behind actors and sockets; from this crate it uses the types that facade takes and hands
+//! out: [`session::SessionConfig`], the read-only [`view::SessionView`], the sending interface
+//! [`session::Commands`], and the [`event`], [`buffer`], [`row`] and [`ids`] types they speak in.
+//! The rest (the tokenizer, the pacing, the protocol state) is the engine's own, public for the
+//! project's hosts, tests and benchmarks.
+//!
 //! # Layout
 //! - [`line`](mod@line): the IRC line tokenizer and serializer (IRCv3 tags).
 //! - [`session`]: one network's state machine: registration, CAP, SASL,

@@ -47,7 +47,6 @@ fn build(release: bool) -> Result<PathBuf> {
         .find(|dir| dir.join("CACHEDIR.TAG").exists())
         .ok_or_else(|| anyhow!("no target dir above {}", exe.display()))?
         .to_path_buf();
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut args = vec!["build", "--quiet"];
     if release {
         args.push("--release");
@@ -60,7 +59,7 @@ fn build(release: bool) -> Result<PathBuf> {
         "--bin",
         "rete-cloud",
     ]);
-    let status = Command::new(cargo)
+    let status = super::process::cargo()
         .args(&args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .status()?;

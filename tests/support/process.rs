@@ -262,3 +262,29 @@ pub fn running_as_root() -> bool {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() == 0 }
 }
+
+/// `cargo` (the one running the tests), for a test that builds something of the workspace, with the
+/// variables cargo sets for a running test removed: build scripts rerun when one they watch changes
+/// (ring's watches `CARGO_PKG_NAME` and `CARGO_MANIFEST_DIR`), so a build started with them would
+/// rebuild those crates, and the next build from a shell would rebuild them again.
+pub fn cargo() -> std::process::Command {
+    let mut command =
+        std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    for (name, _) in std::env::vars_os() {
+        let Some(name) = name.to_str() else {
+            continue;
+        };
+        let set_for_tests = name == "OUT_DIR"
+            || name == "CARGO_CRATE_NAME"
+            || name == "CARGO_BIN_NAME"
+            || name == "CARGO_PRIMARY_PACKAGE"
+            || name == "CARGO_TARGET_TMPDIR"
+            || name.starts_with("CARGO_MANIFEST_")
+            || name.starts_with("CARGO_PKG_")
+            || name.starts_with("CARGO_BIN_EXE_");
+        if set_for_tests {
+            command.env_remove(name);
+        }
+    }
+    command
+}

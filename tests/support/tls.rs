@@ -38,7 +38,7 @@ pub fn client_config(cert: &CertificateDer<'static>) -> Result<Arc<rustls::Clien
     roots
         .add(cert.clone())
         .context("adding the test certificate as a trust anchor")?;
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let provider = rete_transports::tls::crypto_provider();
     let config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .context("choosing TLS protocol versions")?

@@ -2,6 +2,11 @@
 //! writer, plus the backoff that paces reconnects. The engine itself never touches sockets; the session actor
 //! owns the reconnect loop and uses these pieces.
 //!
+//! A host embedding the engine starts with `rete-actors`' `Rete` facade and needs from this crate only
+//! what a session is given: its [`Transport`] ([`ConnectConfig`] for IRC, [`CloudConfig`] and a
+//! [`CloudTokenStore`] for ReteCloud) and its reconnect [`Backoff`]. Connecting and the ReteCloud
+//! protocol's state machines are the session actor's, public for its use and for tests.
+//!
 //! # Layout
 //! - [`connect`](mod@connect): resolve, TCP connect, optional TLS, split into [`LineReader`] / [`LineWriter`].
 //! - [`tls`]: trust (system roots or a pinned SHA-256 fingerprint), client certificates, [`TlsInfo`].

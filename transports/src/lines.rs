@@ -19,7 +19,7 @@ const READ_CHUNK: usize = 16 * 1024;
 /// Decoder for IRC lines: splits on CR or LF, skips the empty lines this produces (an IRC line is never empty),
 /// and drops overlong lines instead of failing, so memory stays bounded whatever the peer sends.
 #[derive(Debug, Default)]
-pub struct IrcLineCodec {
+pub(crate) struct IrcLineCodec {
     /// True while the bytes being received belong to a line already known to be too long.
     discarding: bool,
     /// How many overlong lines were dropped so far.
@@ -28,7 +28,7 @@ pub struct IrcLineCodec {
 
 impl IrcLineCodec {
     /// Number of overlong lines dropped so far; the session reports it rather than treating it as fatal.
-    pub fn overlong_dropped(&self) -> u64 {
+    pub(crate) fn overlong_dropped(&self) -> u64 {
         self.overlong_dropped
     }
 

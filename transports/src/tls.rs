@@ -56,10 +56,21 @@ impl TlsInfo {
     }
 }
 
-/// Builds the rustls client configuration for `cfg`, with the ring provider passed in explicitly so no
-/// process-wide default provider has to be installed.
+/// The rustls crypto provider every Rete TLS connection uses (clients here, the rete-cloud service's listener),
+/// passed in explicitly so no process-wide default provider has to be installed.
+///
+/// It is rustls' *ring* provider, chosen in this one place. rustls 0.23.48 deprecates it because *ring* has no
+/// post-quantum key exchange; aws-lc-rs, the provider that has one, is a large C build that every build of
+/// every crate here would pay for, and IRC servers negotiate the classical groups *ring* offers. Moving is a
+/// change to this function alone.
+#[allow(deprecated)]
+pub fn crypto_provider() -> Arc<rustls::crypto::CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// Builds the rustls client configuration for `cfg`, with [`crypto_provider`].
 pub(crate) async fn client_config(cfg: &ConnectConfig) -> Result<ClientConfig, ConnectError> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let provider = crypto_provider();
     let algorithms = provider.signature_verification_algorithms;
     let builder = ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()

@@ -67,14 +67,13 @@ pub fn tls_acceptor(cert: &Path, key: &Path) -> Result<tokio_rustls::TlsAcceptor
         .map_err(|e| ListenError::Tls(format!("{}: {e}", cert.display())))?;
     let key = PrivateKeyDer::from_pem_file(key)
         .map_err(|e| ListenError::Tls(format!("{}: {e}", key.display())))?;
-    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .map_err(|e| ListenError::Tls(e.to_string()))?
-    .with_no_client_auth()
-    .with_single_cert(certs, key)
-    .map_err(|e| ListenError::Tls(e.to_string()))?;
+    let config =
+        rustls::ServerConfig::builder_with_provider(rete_transports::tls::crypto_provider())
+            .with_safe_default_protocol_versions()
+            .map_err(|e| ListenError::Tls(e.to_string()))?
+            .with_no_client_auth()
+            .with_single_cert(certs, key)
+            .map_err(|e| ListenError::Tls(e.to_string()))?;
     Ok(tokio_rustls::TlsAcceptor::from(Arc::new(config)))
 }
 

@@ -124,7 +124,7 @@ pub fn encode_server(frame: &ServerFrame) -> Result<String, FrameError> {
 }
 
 /// The answer to a binary WebSocket message: frames are text only.
-pub fn binary_message_error() -> FrameError {
+pub(crate) fn binary_message_error() -> FrameError {
     FrameError::new(
         ErrorCode::BinaryMessage,
         "frames are WebSocket text messages, not binary",

@@ -145,7 +145,7 @@ impl Cursor {
     }
 
     /// Skips to just after `last` (rows up to it will never be sent).
-    pub fn skip_to(&mut self, last: u64) {
+    pub(crate) fn skip_to(&mut self, last: u64) {
         self.last = self.last.max(last);
     }
 }

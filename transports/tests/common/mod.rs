@@ -68,7 +68,7 @@ pub fn client_ca_and_cert() -> (CertificateDer<'static>, Identity) {
 }
 
 fn provider() -> Arc<rustls::crypto::CryptoProvider> {
-    Arc::new(rustls::crypto::ring::default_provider())
+    rete_transports::tls::crypto_provider()
 }
 
 /// TLS server configuration; with `client_ca`, a client certificate issued by it is required.
