@@ -184,16 +184,17 @@ async fn ctcp_version_is_answered_with_a_notice() -> Result<()> {
         body.starts_with("\u{1}VERSION Rete ") && body.ends_with('\u{1}'),
         "{body:?}"
     );
-    // The request itself is stored as a CTCP row.
-    let query = live
-        .wait_for("alice's query buffer", |v| {
-            v.find_buffer(BufferKind::Query, "alice").cloned()
-        })
-        .await?;
-    live.wait_row("the CTCP row", &query, |r| {
+    // The request itself is stored as a CTCP row, in the server buffer: it is the protocol's,
+    // not a conversation, so it opens no query.
+    let server = live.read(|v| v.server_buffer().clone()).await?;
+    live.wait_row("the CTCP row", &server, |r| {
         matches!(&r.payload, Payload::Ctcp { command, reply: false, .. } if &**command == "VERSION")
     })
     .await?;
+    let query = live
+        .read(|v| v.find_buffer(BufferKind::Query, "alice").cloned())
+        .await?;
+    assert_eq!(query, None, "a CTCP request opened a query");
     Ok(())
 }
 
@@ -229,8 +230,14 @@ async fn text_from_irc_never_makes_the_session_send() -> Result<()> {
                 .since(0)
                 .filter(|r| &*r.from == "alice")
                 .count();
+            // The CTCP one is kept in the server buffer, the others in the query.
             let private = v.buffer(&query)?.since(0).count();
-            (chan >= payloads.len() && private >= payloads.len()).then_some(())
+            let ctcp = v
+                .buffer(v.server_buffer())?
+                .since(0)
+                .filter(|r| &*r.from == "alice")
+                .count();
+            (chan >= payloads.len() && private + ctcp >= payloads.len()).then_some(())
         }
     })
     .await?;

@@ -191,13 +191,15 @@ pub async fn messages(live: &Live, alice: &mut Bot) -> Result<()> {
     // A private notice goes to the query once one exists.
     alice.send(&format!("NOTICE {ME} :private notice")).await?;
     wait_said(live, &query, "alice", "notice", "private notice").await?;
-    // A CTCP VERSION is stored as CTCP and answered (the protocol's own answer).
+    // A CTCP VERSION is stored as CTCP, in the server buffer even with a query open (it is the
+    // protocol's, not the conversation's), and answered (the protocol's own answer).
     alice
         .send(&format!("PRIVMSG {ME} :\u{1}VERSION\u{1}"))
         .await?;
+    let server = live.read(|v| v.server_buffer().clone()).await?;
     live.wait_row(
         "the CTCP VERSION",
-        &query,
+        &server,
         |r| matches!(&r.payload, Payload::Ctcp { command, .. } if &**command == "VERSION"),
     )
     .await?;
