@@ -29,17 +29,12 @@ const MIN_SECRET_BYTES: usize = 4;
 /// cheap (the values and the automaton are shared).
 #[derive(Clone, Default)]
 pub struct SecretSet {
-    inner: Arc<Inner>,
-}
-
-#[derive(Default)]
-struct Inner {
     /// The secrets of at least four bytes as given, sorted and
     /// deduplicated: what a set is extended from.
-    secrets: Vec<Box<str>>,
+    secrets: Arc<[Box<str>]>,
     /// What is looked for: each secret and, where it differs, the secret as
     /// drawn (when that is four bytes or more), sorted and deduplicated.
-    forms: Vec<Box<str>>,
+    forms: Arc<[Box<str>]>,
     /// None when there is nothing to look for (or the automaton could not be
     /// built, which for plain literals only a size limit could cause).
     matcher: Option<AhoCorasick>,
@@ -83,12 +78,10 @@ impl SecretSet {
         };
         let shortest = forms.iter().map(|s| s.len()).min().unwrap_or(0);
         SecretSet {
-            inner: Arc::new(Inner {
-                secrets: kept,
-                forms,
-                matcher,
-                shortest,
-            }),
+            secrets: kept.into(),
+            forms: forms.into(),
+            matcher,
+            shortest,
         }
     }
 
@@ -105,7 +98,7 @@ impl SecretSet {
         S: AsRef<str>,
     {
         let more: Vec<Box<str>> = more.into_iter().map(|s| s.as_ref().into()).collect();
-        SecretSet::new(self.inner.secrets.iter().chain(more.iter()))
+        SecretSet::new(self.secrets.iter().chain(more.iter()))
     }
 
     /// This set plus the credentials `line` gives away when Rete sends it:
@@ -118,12 +111,7 @@ impl SecretSet {
         let new: Vec<String> = crate::line::sent_credentials(line)
             .into_iter()
             .filter(|c| c.len() >= MIN_SECRET_BYTES)
-            .filter(|c| {
-                self.inner
-                    .secrets
-                    .binary_search_by(|s| (**s).cmp(c))
-                    .is_err()
-            })
+            .filter(|c| self.secrets.binary_search_by(|s| (**s).cmp(c)).is_err())
             .collect();
         if new.is_empty() {
             return None;
@@ -137,31 +125,30 @@ impl SecretSet {
     /// without rebuilding, when `other` adds nothing.
     pub fn union(&self, other: &SecretSet) -> SecretSet {
         if other
-            .inner
             .secrets
             .iter()
-            .all(|s| self.inner.secrets.binary_search(s).is_ok())
+            .all(|s| self.secrets.binary_search(s).is_ok())
         {
             return self.clone();
         }
-        SecretSet::new(self.inner.secrets.iter().chain(other.inner.secrets.iter()))
+        SecretSet::new(self.secrets.iter().chain(other.secrets.iter()))
     }
 
     /// True when nothing is looked for.
     pub fn is_empty(&self) -> bool {
-        self.inner.secrets.is_empty()
+        self.secrets.is_empty()
     }
 
     /// How many distinct secrets are looked for.
     pub fn len(&self) -> usize {
-        self.inner.secrets.len()
+        self.secrets.len()
     }
 
     /// True when `text` contains one of the secrets, in any ASCII case, as
     /// written or as drawn (mIRC formatting codes and default-ignorable
     /// characters removed).
     pub fn contains_secret(&self, text: &str) -> bool {
-        if text.len() < self.inner.shortest {
+        if text.len() < self.shortest {
             return false;
         }
         if self.finds(text) {
@@ -174,14 +161,13 @@ impl SecretSet {
     }
 
     fn finds(&self, text: &str) -> bool {
-        match &self.inner.matcher {
+        match &self.matcher {
             Some(m) => m.is_match(text),
             // Only a failed build leaves secrets without a matcher: search
             // plainly rather than let everything through.
             None => {
                 let folded = text.to_ascii_lowercase();
-                self.inner
-                    .forms
+                self.forms
                     .iter()
                     .any(|s| folded.contains(&s.to_ascii_lowercase()))
             }
@@ -197,11 +183,11 @@ impl SecretSet {
         if !self.contains_secret(text) {
             return Cow::Borrowed(text);
         }
-        let mut ranges = occurrences(&self.inner.forms, text);
+        let mut ranges = occurrences(&self.forms, text);
         if hides_anything(text) {
             let map = DrawnMap::new(text);
             ranges.extend(
-                occurrences(&self.inner.forms, &map.text)
+                occurrences(&self.forms, &map.text)
                     .into_iter()
                     .map(|(s, e)| map.original(s, e)),
             );
@@ -228,7 +214,7 @@ impl SecretSet {
     /// start, so the cut fell inside a secret.
     pub fn cut_ends_in_secret(&self, kept: &str) -> bool {
         let kept = kept.as_bytes();
-        self.inner.forms.iter().any(|s| {
+        self.forms.iter().any(|s| {
             let s = s.as_bytes();
             (MIN_SECRET_BYTES..=s.len().min(kept.len()))
                 .any(|n| kept[kept.len() - n..].eq_ignore_ascii_case(&s[..n]))
@@ -257,7 +243,7 @@ fn occurrences(forms: &[Box<str>], text: &str) -> Vec<(usize, usize)> {
 impl fmt::Debug for SecretSet {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SecretSet")
-            .field("len", &self.inner.secrets.len())
+            .field("len", &self.secrets.len())
             .finish()
     }
 }
