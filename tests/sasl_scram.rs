@@ -13,7 +13,7 @@ use rete_engine::sasl::{Credentials, Mechanism};
 
 use scripted::{ScramServer, ServerSpec, Transcript};
 use support::sasl_tests_session::{
-    await_sasl_verdict, plain, sasl_config, start_session, Snapshot, VERDICT,
+    await_sasl_verdict, plain, sasl_config, start_session, Snapshot, VERDICT, WAIT,
 };
 
 /// The account the client authenticates as.
@@ -226,6 +226,210 @@ async fn scram_key_derivation_does_not_stall_the_session() -> Result<()> {
     Ok(())
 }
 
+/// Issue 37: the server's AUTHENTICATE challenges (server-first, server-final) are withheld
+/// from the raw view — raw_since, search_raw and a raw subscription — and counted in
+/// `withheld`, not returned as `AUTHENTICATE ********`; the server's empty `AUTHENTICATE +`
+/// and the client's own (masked) lines still come back. Through `ToolBox::call`, with a debug
+/// capture on the engine's raw tap switched on before the session connects.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_challenges_are_withheld_from_the_raw_view() -> Result<()> {
+    use std::sync::Arc;
+
+    use anyhow::{bail, ensure, Context};
+    use rete_actors::{Rete, ReteOptions, SessionSpec};
+    use rete_mcp::access_log::AccessLog;
+    use rete_mcp::debug::raw::RawTaps;
+    use rete_mcp::debug::Capture;
+    use rete_mcp::tools::{Args, Settings, ToolBox, ToolContext, ToolOutcome};
+    use rete_mcp::updates::{SystemClock, Updates};
+    use serde_json::{json, Value};
+    use tokio_util::sync::CancellationToken;
+
+    let rete = Arc::new(Rete::start(ReteOptions::default()).await?);
+    let taps = RawTaps::start(rete.debug_raw_slot())
+        .await
+        .map_err(anyhow::Error::msg)?;
+    let capture = Capture::with_raw_tap(taps);
+    capture.switch(true);
+    let sessions = rete_actors::ReadOnlySessions::new(rete.clone());
+    let updates =
+        Updates::start_with_capture(sessions.clone(), Arc::new(SystemClock), capture.clone())
+            .await
+            .map_err(anyhow::Error::msg)?;
+    let ctx = ToolContext {
+        sessions,
+        send: None,
+        cancel: CancellationToken::new(),
+        settings: Settings {
+            debug: true,
+            send: false,
+        },
+        access_log: Arc::new(AccessLog::new()),
+        updates,
+        capture,
+    };
+    let call = |tool: &'static str, args: Value| {
+        let ctx = &ctx;
+        async move {
+            let Ok(parsed) = Args::from_request(Some(&args)) else {
+                bail!("arguments are not an object");
+            };
+            match ToolBox::new().call(tool, ctx, &parsed).await {
+                ToolOutcome::Ok(v) => Ok(v),
+                other => bail!("{tool}({args}) failed: {other:?}"),
+            }
+        }
+    };
+    let server = ScramServer::start(ServerSpec::new(PASSWORD)).await?;
+    let credentials = Credentials {
+        authcid: ACCOUNT.to_owned(),
+        password: PASSWORD.to_owned(),
+        authzid: None,
+    };
+    let config = sasl_config("scramraw", Mechanism::ScramSha256, credentials)?;
+    let session = rete
+        .add_session(SessionSpec {
+            config,
+            transport: rete_transports::Transport::Irc(plain(server.port())),
+            autoconnect: true,
+            reconnect: rete_transports::Backoff::new(
+                Duration::from_millis(200),
+                Duration::from_secs(2),
+            ),
+        })
+        .await?;
+    await_sasl_verdict(&session, || format!("{:#?}", server.snapshot())).await?;
+    let t = server.snapshot();
+    ensure!(t.logged_in, "{t:#?}");
+    // The two challenges the server sent: server-first and server-final.
+    let challenges = t
+        .sent
+        .iter()
+        .filter(|l| l.contains("AUTHENTICATE ") && !l.ends_with("AUTHENTICATE +"))
+        .count();
+    ensure!(
+        challenges == 2,
+        "the server sent {challenges} challenges: {t:#?}"
+    );
+    let sid = session.id().as_str().to_owned();
+
+    // Lines of the raw view: (dir, line) of every AUTHENTICATE, and the withheld count.
+    let authenticates = |lines: &Value| -> Vec<(String, String)> {
+        lines
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|l| l.get("line").filter(|v| v.is_object()).unwrap_or(l))
+            .filter_map(|l| {
+                Some((
+                    l["dir"].as_str()?.to_owned(),
+                    l["line"].as_str()?.to_owned(),
+                ))
+            })
+            .filter(|(_, line)| line.contains("AUTHENTICATE"))
+            .collect()
+    };
+    let check = |what: &str, got: &[(String, String)], withheld: u64| -> Result<()> {
+        ensure!(withheld >= 2, "{what} withheld {withheld}: {got:?}");
+        let incoming: Vec<&str> = got
+            .iter()
+            .filter(|(d, _)| d == "in")
+            .map(|(_, l)| l.as_str())
+            .collect();
+        ensure!(
+            incoming.iter().all(|l| l.ends_with("AUTHENTICATE +")),
+            "{what} returned a server challenge: {incoming:?}"
+        );
+        ensure!(
+            !incoming.is_empty(),
+            "{what} lost the server's AUTHENTICATE +"
+        );
+        ensure!(
+            got.iter()
+                .any(|(d, l)| d == "out" && l == "AUTHENTICATE SCRAM-SHA-256"),
+            "{what} lost our mechanism line: {got:?}"
+        );
+        Ok(())
+    };
+
+    let v = call("raw_since", json!({"session": sid, "limit": 2000})).await?;
+    let withheld = v.get("withheld").and_then(Value::as_u64).unwrap_or(0);
+    check("raw_since", &authenticates(&v["lines"]), withheld)?;
+
+    let v = call(
+        "search_raw",
+        json!({"session": sid, "commands": ["AUTHENTICATE"], "limit": 2000}),
+    )
+    .await?;
+    let withheld = v.get("withheld").and_then(Value::as_u64).unwrap_or(0);
+    check("search_raw", &authenticates(&v["lines"]), withheld)?;
+
+    // A raw subscription, once it has started (a PONG reached it), meets a challenge the
+    // server sends later: withheld and counted, and the PONG after it delivered.
+    let sub = call(
+        "subscribe",
+        json!({"raw": {"commands": ["AUTHENTICATE", "PONG"], "direction": "in"}}),
+    )
+    .await?;
+    let sub = sub["subscription"]["id"]
+        .as_str()
+        .context("subscription id")?
+        .to_owned();
+    let (mut events, mut withheld) = (Vec::new(), 0u64);
+    let mut lines = Vec::new();
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let mut started = false;
+    for i in 0.. {
+        let token = if started {
+            scripted::LATE_CHALLENGE_PING.to_owned()
+        } else {
+            format!("probe{i}")
+        };
+        session
+            .sender()
+            .command(move |c| c.quote(&format!("PING :{token}")))
+            .await?;
+        let v = call(
+            "wait_for_updates",
+            json!({"id": sub, "detail": "full", "limit": 500, "timeout": 2}),
+        )
+        .await?;
+        for entry in v["updates"].as_array().into_iter().flatten() {
+            withheld += entry.get("withheld").and_then(Value::as_u64).unwrap_or(0);
+            events.extend(authenticates(&entry["events"]));
+            lines.extend(
+                entry["events"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|e| e["line"]["line"].as_str().map(str::to_owned)),
+            );
+        }
+        let challenged = lines
+            .iter()
+            .any(|l| l.contains("PONG") && l.ends_with(scripted::LATE_CHALLENGE_PING));
+        if challenged {
+            break;
+        }
+        started = !lines.is_empty();
+        ensure!(
+            tokio::time::Instant::now() < deadline,
+            "the subscription delivered {lines:?}"
+        );
+    }
+    ensure!(
+        withheld >= 1,
+        "the raw subscription withheld nothing: {lines:?}"
+    );
+    ensure!(
+        events.is_empty(),
+        "the raw subscription returned a server challenge: {events:?}"
+    );
+
+    rete.shutdown(Duration::from_secs(2)).await;
+    Ok(())
+}
+
 /// The scripted IRC server: just enough registration and the server side of SCRAM-SHA-256.
 mod scripted {
     use std::sync::{Arc, Mutex};
@@ -249,6 +453,10 @@ mod scripted {
     const CHUNK: usize = 400;
     /// The text of the 904 the server sends for a wrong proof.
     pub const FAILED_TEXT: &str = "SASL authentication failed";
+    /// The PING token that makes the server send [`LATE_CHALLENGE`].
+    pub const LATE_CHALLENGE_PING: &str = "challenge";
+    /// A challenge (base64 of `r=late-challenge-nonce`) sent on [`LATE_CHALLENGE_PING`].
+    pub const LATE_CHALLENGE: &str = "cj1sYXRlLWNoYWxsZW5nZS1ub25jZQ==";
 
     /// How the scripted server behaves.
     #[derive(Clone, Debug)]
@@ -465,6 +673,13 @@ mod scripted {
                 },
                 "NICK" => first.clone_into(&mut self.nick),
                 "PING" => {
+                    // `PING :challenge` makes the server send a challenge after
+                    // registration, as a re-authentication would, so a raw
+                    // subscription started by then can be shown one.
+                    if first.trim_start_matches(':') == LATE_CHALLENGE_PING {
+                        self.send(&format!(":{SERVER} AUTHENTICATE {LATE_CHALLENGE}"))
+                            .await?;
+                    }
                     self.send(&format!(":{SERVER} PONG {SERVER} {first}"))
                         .await?
                 }

@@ -70,6 +70,8 @@ const QUIET_KEY: &str = "QuietKey-Corpus-5";
 const OPER_PW: &str = "OperPw-Corpus-5512";
 const NS_PW: &str = "NsIdent-Corpus-3390";
 const SMSG: &str = "SmsgText-Corpus-8841";
+/// Given to a service bot (`AuthServ`) that echoes it back: "you are now identified with …".
+const AUTH_PW: &str = "AuthEcho-Corpus-6604";
 
 const WAIT: Duration = Duration::from_secs(20);
 /// A scrolled screen that has not changed in this long is at its first row.
@@ -94,6 +96,7 @@ fn own(token: &str) -> Vec<Secret> {
         Secret::new("OPER password", OPER_PW),
         Secret::new("NickServ password", NS_PW),
         Secret::new("/smsg text", SMSG),
+        Secret::new("AuthServ password (echoed back)", AUTH_PW),
         Secret::new("control token", token),
     ]
 }
@@ -252,6 +255,8 @@ fn agent_lines() -> Vec<String> {
         format!("OPER {OPER_NAME} {OPER_PW}"),
         format!("PRIVMSG NickServ :IDENTIFY {NS_ACCOUNT} {NS_PW}"),
         format!("NS IDENTIFY {NS_ACCOUNT} {NS_PW}"),
+        // A comma target: the channel's echo-message copy carries it in a plain message.
+        format!("PRIVMSG {CHANNEL},NickServ :IDENTIFY {NS_ACCOUNT} {NS_PW}"),
         format!("PASS {SERVER_PW}"),
         format!("PING :split\r\nPRIVMSG NickServ :IDENTIFY {NS_ACCOUNT} {NS_PW}"),
     ]
@@ -531,11 +536,13 @@ static TOKEN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
 /// `text` with every corpus value (as planted, and case-folded either way) masked: a
 /// failure's message can quote a bot's last lines or a screen, which hold planted secrets.
 fn scrubbed(text: &str) -> String {
-    let mut values: Vec<String> = [SERVER_PW, SASL_PW, KEY, QUIET_KEY, OPER_PW, NS_PW, SMSG]
-        .iter()
-        .map(|v| v.to_string())
-        .chain(TOKEN.get().cloned())
-        .collect();
+    let mut values: Vec<String> = [
+        SERVER_PW, SASL_PW, KEY, QUIET_KEY, OPER_PW, NS_PW, SMSG, AUTH_PW,
+    ]
+    .iter()
+    .map(|v| v.to_string())
+    .chain(TOKEN.get().cloned())
+    .collect();
     values.sort_by_key(|v| std::cmp::Reverse(v.len()));
     let mut out = text.to_owned();
     for v in values {
@@ -608,6 +615,20 @@ async fn corpus_run() -> Result<()> {
     term.line(&format!("/oper {OPER_NAME} {OPER_PW}"))?;
     term.line(&format!("/msg NickServ IDENTIFY {NS_ACCOUNT} {NS_PW}"))?;
     term.line(&format!("/smsg {PLANTER} {SMSG}"))?;
+    // A service that echoes the password it was given: the echo is withheld from every tool
+    // and masked on screen, in transcripts and in the raw buffer.
+    let mut authserv = bot(ircd.port(), "AuthServ").await?;
+    term.line(&format!("/msg AuthServ AUTH rtauth {AUTH_PW}"))?;
+    authserv
+        .wait_for(|l| l.ends_with(AUTH_PW), WAIT)
+        .await
+        .context("the AuthServ login never arrived")?;
+    authserv
+        .send(&format!(
+            "NOTICE {NICK} :you are now identified with {AUTH_PW}"
+        ))
+        .await?;
+    synced(&mut authserv, "echoed").await?;
     planter
         .wait_for(|l| l.ends_with(SMSG), WAIT)
         .await
@@ -739,6 +760,6 @@ async fn corpus_run() -> Result<()> {
         all.len()
     );
     fail_on_leaks(&scanned, "in all")?;
-    drop((planter, stayer));
+    drop((planter, stayer, authserv));
     Ok(())
 }

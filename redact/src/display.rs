@@ -44,7 +44,7 @@ const DEFAULT_IGNORABLE: &[(char, char)] = &[
     ('\u{E0000}', '\u{E0FFF}'),
 ];
 
-fn is_formatting_code(c: char) -> bool {
+pub(crate) fn is_formatting_code(c: char) -> bool {
     matches!(
         c,
         BOLD | COLOUR
@@ -73,15 +73,22 @@ fn needs_escape(c: char) -> bool {
         GeneralCategory::Format
             | GeneralCategory::LineSeparator
             | GeneralCategory::ParagraphSeparator
-    ) || DEFAULT_IGNORABLE
-        .iter()
-        .any(|&(lo, hi)| (lo..=hi).contains(&c))
+    ) || is_default_ignorable(c)
+}
+
+/// True for a Default_Ignorable_Code_Point: a character a renderer may
+/// draw as nothing at all.
+pub(crate) fn is_default_ignorable(c: char) -> bool {
+    !c.is_ascii()
+        && DEFAULT_IGNORABLE
+            .iter()
+            .any(|&(lo, hi)| (lo..=hi).contains(&c))
 }
 
 /// How many of the chars after a formatting code belong to it: a colour's
 /// one or two digits (and `,` with one or two more), a hex colour's six hex
 /// digits (and `,` with six more). A comma with no digit after it is text.
-fn code_argument_len(code: char, after: &str) -> usize {
+pub(crate) fn code_argument_len(code: char, after: &str) -> usize {
     let (max, is_digit): (usize, fn(u8) -> bool) = match code {
         COLOUR => (2, |b| b.is_ascii_digit()),
         HEX_COLOUR => (6, |b| b.is_ascii_hexdigit()),
@@ -104,27 +111,6 @@ fn code_argument_len(code: char, after: &str) -> usize {
         }
         _ => first,
     }
-}
-
-/// `text` as drawn, for the secret scan: mIRC formatting codes (and their
-/// colour arguments) removed, nothing else changed. Borrowed when there is
-/// none, so text without formatting costs one pass over its bytes.
-pub(crate) fn strip_formatting(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(is_formatting_code) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(c) = rest.chars().next() {
-        rest = &rest[c.len_utf8()..];
-        if is_formatting_code(c) {
-            // Arguments are ASCII digits, so the byte count is a char boundary.
-            rest = &rest[code_argument_len(c, rest)..];
-        } else {
-            out.push(c);
-        }
-    }
-    Cow::Owned(out)
 }
 
 /// Display escaping for audit rows, the AI access log and reterm's screen:

@@ -24,6 +24,7 @@
 #![deny(missing_docs)]
 
 mod display;
+mod drawn;
 mod frame;
 mod json;
 mod line;
@@ -37,7 +38,7 @@ pub use json::{mask_frame, mask_json};
 pub use line::{mask_line, mask_sent_line};
 pub use secrets::SecretSet;
 pub use service::mask_service_login;
-pub use tripwire::is_credential_shaped;
+pub use tripwire::{is_credential_shaped, is_server_challenge};
 
 /// What is shown instead of a secret, everywhere. Fixed so that a reader (and
 /// the tripwire) can tell a masked credential from a real one.

@@ -4,14 +4,19 @@
 //! The reader is deliberately forgiving: it never fails on odd spacing, and a
 //! line it cannot read at all is returned as it is (nothing in it can be told
 //! apart from conversation). Masking is decided by the command after any
-//! IRCv3 tags and `:prefix`, compared ignoring ASCII case.
+//! IRCv3 tags and `:prefix`, compared ignoring ASCII case and as drawn (mIRC
+//! formatting codes and default-ignorable characters removed, see `drawn`),
+//! as are the targets and a service verb; what is masked is what was written.
 //!
 //! The masked form drops the tags (they are not shown once a line is masked:
 //! the Sending section of the contract says so, and a tag value could carry
 //! the same secret) and keeps the `:prefix`. A line that needs no masking is
 //! returned unchanged, tags included.
 
-use crate::service::{mask_alias, mask_service_login, names_login_service};
+use crate::drawn::drawn;
+use crate::service::{
+    alias_credentials, login_credentials, mask_alias, mask_service_login, names_login_service,
+};
 use crate::MASK;
 use std::borrow::Cow;
 
@@ -79,8 +84,9 @@ pub(crate) fn params(rest: &str) -> Vec<&str> {
 }
 
 /// AUTHENTICATE parameters that are not secret: the mechanism names, the
-/// empty payload `+` and the abort `*`.
+/// empty payload `+` and the abort `*` (read as drawn).
 pub(crate) fn is_mechanism_or_marker(param: &str) -> bool {
+    let param = &*drawn(param);
     param == "+"
         || param == "*"
         || param.eq_ignore_ascii_case("PLAIN")
@@ -135,10 +141,12 @@ pub fn mask_sent_line(line: &str) -> Cow<'_, str> {
 
 fn mask_sent_one(line: &str) -> Cow<'_, str> {
     match header(line) {
-        Some(h) if h.command.eq_ignore_ascii_case("AUTHENTICATE") => Cow::Owned(match h.prefix {
-            Some(p) => format!("{p} AUTHENTICATE {MASK}"),
-            None => format!("AUTHENTICATE {MASK}"),
-        }),
+        Some(h) if drawn(h.command).eq_ignore_ascii_case("AUTHENTICATE") => {
+            Cow::Owned(match h.prefix {
+                Some(p) => format!("{p} AUTHENTICATE {MASK}"),
+                None => format!("AUTHENTICATE {MASK}"),
+            })
+        }
         _ => mask_one(line),
     }
 }
@@ -176,8 +184,10 @@ fn mask_one(line: &str) -> Cow<'_, str> {
         return Cow::Borrowed(line);
     };
     // Compared in place rather than upper-cased into a copy: every line a
-    // raw tap observes passes here, on the session's path.
-    let is = |name: &str| h.command.eq_ignore_ascii_case(name);
+    // raw tap observes passes here, on the session's path (and the command
+    // is borrowed as it is unless it holds something that draws nothing).
+    let command = drawn(h.command);
+    let is = |name: &str| command.eq_ignore_ascii_case(name);
     let masked = if is("PASS") {
         mask_pass(&h)
     } else if is("AUTHENTICATE") {
@@ -260,6 +270,45 @@ fn mask_alias_line(h: &Header<'_>) -> Option<String> {
     Some(rebuild(h, &masked))
 }
 
+/// The credentials a line Rete sends gives away, as written: the password
+/// of a PASS or an OPER (an OPER's one parameter, when it has one), and the
+/// password of a service login in any spelling [`mask_line`] masks. Text
+/// holding line breaks is read piece by piece. AUTHENTICATE payloads are
+/// left out: the SASL password they carry is the session's own already,
+/// and a SCRAM exchange's are new on every login.
+pub(crate) fn sent_credentials(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for piece in line.split(is_line_break) {
+        credentials_of_one(piece, &mut out);
+    }
+    out
+}
+
+fn credentials_of_one(line: &str, out: &mut Vec<String>) {
+    let Some(h) = header(line) else {
+        return;
+    };
+    let command = drawn(h.command);
+    let is = |name: &str| command.eq_ignore_ascii_case(name);
+    let p = params(h.rest);
+    let owned = |w: &&str| (*w).to_owned();
+    if is("PASS") {
+        out.extend(p.iter().map(owned));
+    } else if is("OPER") {
+        out.extend(p.iter().skip(usize::from(p.len() > 1)).map(owned));
+    } else if is("PRIVMSG") || is("NOTICE") || is("SQUERY") {
+        if let Some((target, words)) = p.split_first() {
+            if names_login_service(target) {
+                let text = words.join(" ");
+                out.extend(login_credentials(target, &text).iter().map(owned));
+            }
+        }
+    } else if ["NS", "NICKSERV", "CS", "CHANSERV"].into_iter().any(is) {
+        let text = p.join(" ");
+        out.extend(alias_credentials(&text).iter().map(owned));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -305,6 +354,34 @@ mod tests {
         assert_eq!(params(""), Vec::<&str>::new());
         assert_eq!(params(":"), vec![""]);
         assert_eq!(params("x"), vec!["x"]);
+    }
+
+    #[test]
+    fn a_sent_line_gives_its_passwords_alone() {
+        let cases: &[(&str, &[&str])] = &[
+            ("PASS :pass word", &["pass word"]),
+            ("@t=1 :me pass pw12", &["pw12"]),
+            ("OPER admin opw1", &["opw1"]),
+            ("OPER opw1", &["opw1"]),
+            ("PRIVMSG NickServ :IDENTIFY acct nspw", &["nspw"]),
+            ("PRIVMSG #rete,NickServ :IDENTIFY nspw", &["nspw"]),
+            ("PRIVMSG NickServ@services.example :ID nspw", &["nspw"]),
+            ("PRIVMSG NickServ :\u{2}IDENTIFY\u{2} nspw", &["nspw"]),
+            (
+                "P\u{200B}RIVMSG Nick\u{AD}Serv :REGISTER nspw a@b",
+                &["nspw"],
+            ),
+            ("NS SET PASSWORD newpw", &["newpw"]),
+            ("cs identify cspw", &["cspw"]),
+            ("PRIVMSG AuthServ :AUTH acct apw1", &["apw1"]),
+            ("PING :x\r\nPASS lbpw", &["lbpw"]),
+            ("PRIVMSG #rete :IDENTIFY nspw", &[]),
+            ("AUTHENTICATE AGFsaWNl", &[]),
+            ("JOIN #c key", &[]),
+        ];
+        for (line, want) in cases {
+            assert_eq!(sent_credentials(line), *want, "{line:?}");
+        }
     }
 
     #[test]

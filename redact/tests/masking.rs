@@ -185,6 +185,65 @@ const LINES: &[(&str, &str)] = &[
     ),
     ("", ""),
     ("@only-tags", "@only-tags"),
+    // classified as drawn: formatting codes and invisible characters in the
+    // command, the target or the verb hide nothing; the words as written
+    // are masked (issue 37)
+    (
+        "PRIVMSG NickServ :\u{2}IDENTIFY\u{2} hunter22",
+        "PRIVMSG NickServ :\u{2}IDENTIFY\u{2} ********",
+    ),
+    (
+        "PRIVMSG NickServ :\u{2} IDENTIFY hunter22",
+        "PRIVMSG NickServ :\u{2} IDENTIFY ********",
+    ),
+    (
+        "PRIVMSG NickServ :I\u{200B}DENTIFY hunter22",
+        "PRIVMSG NickServ :I\u{200B}DENTIFY ********",
+    ),
+    (
+        "PRIVMSG Nick\u{AD}Serv :IDENTIFY hunter22",
+        "PRIVMSG Nick\u{AD}Serv :IDENTIFY ********",
+    ),
+    (
+        "PRIV\u{2060}MSG NickServ :IDENTIFY hunter22",
+        "PRIV\u{2060}MSG NickServ :IDENTIFY ********",
+    ),
+    (
+        "PRIVMSG NickServ :IDENTIFY \u{1F}hunter22\u{1F}",
+        "PRIVMSG NickServ :IDENTIFY ********",
+    ),
+    (
+        "PRIVMSG NickServ :SET \u{2}PASSWORD\u{2} newpass1",
+        "PRIVMSG NickServ :SET \u{2}PASSWORD\u{2} ********",
+    ),
+    ("\u{2}PASS\u{2} hunter22", "\u{2}PASS\u{2} :********"),
+    ("O\u{FEFF}PER admin hunter22", "O\u{FEFF}PER admin ********"),
+    (
+        "NS \u{1D}IDENTIFY\u{1D} hunter22",
+        "NS \u{1D}IDENTIFY\u{1D} ********",
+    ),
+    ("\u{3}04NS\u{3} ID hunter22", "\u{3}04NS\u{3} ID ********"),
+    // a service addressed on its server is that service
+    (
+        "PRIVMSG NickServ@services.example :IDENTIFY hunter22",
+        "PRIVMSG NickServ@services.example :IDENTIFY ********",
+    ),
+    (
+        "PRIVMSG #rete,nickserv@services.example :ID hunter22",
+        "PRIVMSG #rete,nickserv@services.example :ID ********",
+    ),
+    (
+        "PRIVMSG AuthServ@services.example :AUTH alice hunter22",
+        "PRIVMSG AuthServ@services.example :AUTH alice ********",
+    ),
+    (
+        "PRIVMSG bob@NickServ :IDENTIFY hunter22",
+        "PRIVMSG bob@NickServ :IDENTIFY hunter22",
+    ),
+    (
+        "PRIVMSG X@elsewhere.org :LOGIN alice hunter22",
+        "PRIVMSG X@elsewhere.org :LOGIN alice hunter22",
+    ),
     // a credential after a line break is masked too
     ("NICK a\nPASS hunter22", "NICK a\nPASS :********"),
     ("PASS one\r\nOPER a b", "PASS :********\r\nOPER a ********"),
@@ -266,6 +325,30 @@ fn service_login_returns_only_the_masked_text() {
             *want,
             "{target} {text:?}"
         );
+    }
+}
+
+/// The audit row of a send_raw line is the line masked, then drawn (codes
+/// stripped, invisible characters escaped): masking reads the line as drawn,
+/// so stripping the codes afterwards cannot uncover the password.
+#[test]
+fn an_audit_row_never_shows_a_password_its_codes_hid() {
+    use rete_redact::{display_escape, mask_sent_line};
+    for (line, row) in [
+        (
+            "PRIVMSG NickServ :\u{2}IDENTIFY\u{2} hunter22",
+            "PRIVMSG NickServ :IDENTIFY ********",
+        ),
+        (
+            "PRIVMSG NickServ :IDENTIFY hun\u{2}ter22",
+            "PRIVMSG NickServ :IDENTIFY ********",
+        ),
+        (
+            "PRIVMSG Nick\u{200B}Serv :ID hunter22",
+            "PRIVMSG Nick\\u{200B}Serv :ID ********",
+        ),
+    ] {
+        assert_eq!(display_escape(&mask_sent_line(line)), row, "{line:?}");
     }
 }
 

@@ -1,6 +1,6 @@
 //! The raw-line tripwire: credential shapes by command, not by mention.
 
-use rete_redact::{is_credential_shaped, mask_line};
+use rete_redact::{is_credential_shaped, is_server_challenge, mask_line};
 
 const TRIPS: &[&str] = &[
     "PASS hunter22",
@@ -17,6 +17,10 @@ const TRIPS: &[&str] = &[
     "OPER hunter22",
     "oper admin :hunter 22",
     "OPER admin ******** x",
+    // read as drawn: an invisible character does not hide the command
+    "P\u{200B}ASS hunter22",
+    "\u{2}OPER\u{2} admin hunter22",
+    "AUTHENTICATE \u{AD}AGFsaWNl",
 ];
 
 const PASSES: &[&str] = &[
@@ -62,5 +66,28 @@ fn a_masked_pass_or_oper_never_trips() {
     for line in TRIPS.iter().filter(|l| !l.contains("AUTHENTICATE *")) {
         let masked = mask_line(line);
         assert!(!is_credential_shaped(&masked), "{line:?} → {masked:?}");
+    }
+}
+
+#[test]
+fn a_server_challenge_is_any_authenticate_but_the_empty_one() {
+    for line in [
+        "AUTHENTICATE ********",
+        ":irc.example AUTHENTICATE cj1mb28sbm9uY2U=",
+        "@t=1 AUTHENTICATE x",
+        "AUTHENTICATE PLAIN",
+        "AUTHENTICATE a b",
+        "authenticate \u{2}x",
+    ] {
+        assert!(is_server_challenge(line), "{line:?}");
+    }
+    for line in [
+        "AUTHENTICATE +",
+        ":irc.example AUTHENTICATE +",
+        "AUTHENTICATE",
+        "PRIVMSG #c :AUTHENTICATE x",
+        ":srv 903 me :SASL authentication successful",
+    ] {
+        assert!(!is_server_challenge(line), "{line:?}");
     }
 }

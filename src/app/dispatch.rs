@@ -6,7 +6,6 @@ use super::{say, App, Current, Mode};
 use anyhow::{anyhow, bail, Result};
 use rete_engine::buffer::BufferKind;
 use rete_engine::event::ConnState;
-use reterm::client::credentials::login_credentials;
 use reterm::client::ignore::full;
 use reterm::config::{
     mask_problem, set_control, set_display, set_ignores, time_format_problem, ControlSetting,
@@ -128,12 +127,10 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
         }
         Command::Msg { target, text } => {
             let net = current_network(app)?;
-            app.masks[net].add(login_credentials(&target, &text));
             command(app, net, move |c| c.privmsg(&target, &text)).await
         }
         Command::Notice { target, text } => {
             let net = current_network(app)?;
-            app.masks[net].add(login_credentials(&target, &text));
             command(app, net, move |c| c.notice(&target, &text)).await
         }
         Command::Me { text } => {
@@ -680,6 +677,8 @@ async fn lastlog(app: &mut App, text: &str) -> Result<()> {
         .reader()
         .read(move |v| {
             let b = v.buffer(&current.buffer)?;
+            // Printed like any row: the held secrets masked.
+            let secrets = v.secrets();
             Some(
                 b.display()
                     .filter(|row| {
@@ -688,7 +687,10 @@ async fn lastlog(app: &mut App, text: &str) -> Result<()> {
                             .for_each_text(|t| hit |= t.to_lowercase().contains(&needle));
                         hit
                     })
-                    .map(|row| super::render::render_row(&net_name, b.name(), b.kind(), row))
+                    .map(|row| {
+                        let line = super::render::render_row(&net_name, b.name(), b.kind(), row);
+                        secrets.mask(&line).into_owned()
+                    })
                     .collect::<Vec<_>>(),
             )
         })
@@ -709,11 +711,12 @@ async fn lastlog(app: &mut App, text: &str) -> Result<()> {
 const RAW_SHOWN: usize = 200;
 
 /// `/raw`: prints the network's recent raw lines, oldest first, each marked
-/// `<<` (in) or `>>` (out), with the person's service-login words masked
-/// and display-escaped like any other text. Printed as reterm's own lines,
+/// `<<` (in) or `>>` (out), with the session's held secrets masked and
+/// display-escaped like any other text. Printed as reterm's own lines,
 /// so they never reach a transcript.
 fn show_raw(app: &App, net: usize) {
     let name = &app.networks[net].config.name;
+    let secrets = app.secrets(net);
     let (lines, dropped) = app.raw.last(app.networks[net].session.id(), RAW_SHOWN);
     if lines.is_empty() {
         say(&format!("-!- raw {name}: no lines yet"));
@@ -729,7 +732,7 @@ fn show_raw(app: &App, net: usize) {
         lines.len()
     ));
     for line in lines {
-        let masked = app.masks[net].mask(&line.marked()).into_owned();
+        let masked = secrets.mask(&line.marked()).into_owned();
         say(&format!(
             "-!- raw {name} {}",
             rete_redact::display_escape(&masked)

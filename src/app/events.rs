@@ -145,6 +145,7 @@ pub async fn on_event(app: &mut App, event: SessionEvent) -> Noted {
                         highlight,
                         own_join,
                         (label, row.time, rows_after, error),
+                        v.secrets().clone(),
                     ))
                 })
                 .await;
@@ -155,10 +156,15 @@ pub async fn on_event(app: &mut App, event: SessionEvent) -> Noted {
                 highlight,
                 own_join,
                 (label, time, rows_after, error),
+                secrets,
             ))) = seen
             else {
                 return Noted::Nothing;
             };
+            // Masked with the secrets the engine held when it gave the row
+            // (every credential sent so far among them), kept for what is
+            // drawn outside a read.
+            app.masks[index] = secrets;
             let line = app.masks[index].mask(&line).into_owned();
             // With transcripts, their date lines come first (line mode
             // prints them too, so a transcript holds only printed lines).

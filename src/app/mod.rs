@@ -126,9 +126,10 @@ pub struct App {
     /// Buffers `/close`d: left out of the list until focused again (a
     /// `/join`, a `/query`, or new activity in them).
     closed: HashSet<(usize, BufferId)>,
-    /// Per network: service-login credentials the person sent, masked in
-    /// every later row shown or written.
-    masks: Vec<reterm::client::credentials::Masks>,
+    /// Per network: the session's held secrets as last read from its
+    /// engine (every credential it sent among them), masked in every row
+    /// shown or written. See `App::secrets`.
+    masks: Vec<rete_redact::SecretSet>,
     /// `/ignore` masks, compiled.
     ignores: reterm::client::ignore::Ignores,
     /// Buffers `/clear`ed, with the last seq hidden.
@@ -320,6 +321,18 @@ impl App {
     }
 
     /// Replaces the ignore list (already saved).
+    /// The held secrets of network `net` as its engine holds them now (the
+    /// one list the control surface scans for), or as last read when the
+    /// engine is busy this instant: for what is drawn outside a read of the
+    /// engine (the raw buffer).
+    fn secrets(&self, net: usize) -> rete_redact::SecretSet {
+        self.networks[net]
+            .session
+            .reader()
+            .try_peek(|v| v.secrets().clone())
+            .unwrap_or_else(|| self.masks[net].clone())
+    }
+
     fn set_ignores(&mut self, masks: Vec<String>) {
         self.ignores = reterm::client::ignore::Ignores::new(&masks);
         self.loaded.config.ignores = masks;

@@ -7,7 +7,6 @@
 //! - `ignore.rs`: `/ignore` masks, whose messages are not shown.
 //! - `editor.rs`: the input line (cursor, kill buffer) and its history.
 //! - `complete.rs`: tab completion of nicks, channels and commands.
-//! - `credentials.rs`: service-login credentials, masked in later rows.
 //! - `mirc.rs`: mIRC formatting codes as styled segments.
 //! - `colour.rs`: a nick's colour from a stable hash.
 //! - `names.rs`: the names summary shown on join and `/names` in columns.
@@ -17,7 +16,6 @@
 pub mod activity;
 pub mod colour;
 pub mod complete;
-pub mod credentials;
 pub mod editor;
 pub mod highlight;
 pub mod ignore;

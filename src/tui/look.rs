@@ -1,9 +1,9 @@
 //! Display settings, changed with `/set` (`time_format`, `mirc_colours`,
 //! `nicklist`, `highlights`).
 
-use crate::client::credentials::Masks;
 use chrono::{DateTime, FixedOffset, Local, NaiveDate};
 use rete_engine::clock::UnixMillis;
+use rete_redact::SecretSet;
 
 /// The default time stamp: hours and minutes.
 pub use crate::config::DEFAULT_TIME_FORMAT;
@@ -21,8 +21,9 @@ pub struct Look {
     pub highlights: Vec<String>,
     /// Time zone; `None` is the local one. Tests pin it.
     pub zone: Option<FixedOffset>,
-    /// Service-login credentials of the session drawn, masked in its rows.
-    pub masks: Masks,
+    /// The held secrets of the session drawn (the engine's list, the one
+    /// the control surface scans for), masked in its rows.
+    pub masks: SecretSet,
 }
 
 impl Default for Look {
@@ -33,7 +34,7 @@ impl Default for Look {
             nicklist: true,
             highlights: Vec::new(),
             zone: None,
-            masks: Masks::default(),
+            masks: SecretSet::empty(),
         }
     }
 }

@@ -41,8 +41,18 @@ impl Session {
         // earlier nick is masked too.
         let login = rete_redact::mask_service_login(target, text);
         let shown = login.as_deref().unwrap_or(text);
+        // Our own message as the server echoes it (or a bouncer replays it)
+        // has every credential we sent masked, wherever it went: a login to
+        // `#rete,NickServ` comes back to `#rete` as a plain message.
+        let ours = from_user && self.is_me(nick);
+        let shown = if ours {
+            self.sent_credentials.mask(shown)
+        } else {
+            std::borrow::Cow::Borrowed(shown)
+        };
+        let shown = &*shown;
 
-        let payload = match ctcp {
+        let payload = match split_ctcp(shown) {
             Some((c, a)) if c.eq_ignore_ascii_case("ACTION") => Payload::Action { text: a.into() },
             Some((c, a)) => {
                 if !is_notice && from_user && !self.is_me(nick) {
@@ -55,11 +65,9 @@ impl Session {
                 }
             }
             None if is_notice => Payload::Notice { text: shown.into() },
-            None if from_user && self.is_me(nick) && self.take_pending_secret(target, text) => {
-                Payload::Privmsg {
-                    text: super::SECRET_MASK.into(),
-                }
-            }
+            None if ours && self.take_pending_secret(target, text) => Payload::Privmsg {
+                text: super::SECRET_MASK.into(),
+            },
             None => Payload::Privmsg { text: shown.into() },
         };
         let from = if from_user { nick } else { "" };

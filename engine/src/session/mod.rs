@@ -173,14 +173,21 @@ pub struct Session {
     #[serde(skip)]
     pub(crate) now: Now,
     /// The exact secret values this session holds (server password, SASL
-    /// password, channel keys), for the way-out scan. Opaque: it never gives
-    /// a value back, and is never serialized.
+    /// password, channel keys, and every credential it has sent: see
+    /// `learn_credentials_of`), for the way-out scan and what the terminal
+    /// masks. Opaque: it never gives a value back, and is never serialized.
     #[serde(skip)]
     pub(crate) secrets: rete_redact::SecretSet,
     /// `secrets` without the transport's (see `set_transport_secrets`), so
     /// a rotated token replaces the old set rather than growing it.
     #[serde(skip)]
     pub(crate) base_secrets: rete_redact::SecretSet,
+    /// The credentials this session has sent (a PASS, an OPER, a service
+    /// login in any spelling), masked in our own messages as the server
+    /// echoes them back: a login to `#rete,NickServ` comes back to `#rete`
+    /// as a plain message.
+    #[serde(skip)]
+    pub(crate) sent_credentials: rete_redact::SecretSet,
 }
 
 impl Session {
@@ -226,6 +233,7 @@ impl Session {
             now: Now::default(),
             secrets: configured_secrets(&config),
             base_secrets: configured_secrets(&config),
+            sent_credentials: rete_redact::SecretSet::empty(),
             isupport,
             config,
         }
@@ -454,6 +462,7 @@ impl Session {
             self.outbox.poll_send(now)
         };
         let queued = line?;
+        self.learn_credentials_of(&queued.0);
         let ticket = match queued.1 {
             queued_line::Origin::Plain => None,
             queued_line::Origin::Agent(ticket) => Some(ticket),
@@ -691,6 +700,24 @@ impl Session {
     pub fn learn_secret(&mut self, secret: &str) {
         self.secrets = self.secrets.extended([secret]);
         self.base_secrets = self.base_secrets.extended([secret]);
+    }
+
+    /// A line leaving the session, whoever wrote it (the person, an agent,
+    /// the engine itself): each credential it gives away (a PASS or OPER
+    /// password, a service login's) is held from now on, for the session's
+    /// life. The values stay inside the opaque sets; nothing is rebuilt for
+    /// a line that carries none, or none new.
+    fn learn_credentials_of(&mut self, line: &str) {
+        let Some(sent) = self.sent_credentials.with_credentials_of(line) else {
+            return;
+        };
+        self.sent_credentials = sent;
+        if let Some(held) = self.secrets.with_credentials_of(line) {
+            self.secrets = held;
+        }
+        if let Some(base) = self.base_secrets.with_credentials_of(line) {
+            self.base_secrets = base;
+        }
     }
 }
 

@@ -1122,6 +1122,102 @@ fn secrets_hold_password_sasl_password_and_channel_keys() {
     assert!(!t.s.view().state_json().to_string().contains("sesame-42"));
 }
 
+/// Issue 37: every credential the session sends is held from the moment it leaves, whoever
+/// wrote it — the person's command, a /quote, an agent's line — in any spelling of the
+/// service table, so a service echoing it back is caught by the scan.
+#[test]
+fn every_credential_sent_is_held_from_when_it_leaves() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    let held = |t: &T, text: &str| t.s.view().secrets().contains_secret(text);
+    t.s.commands()
+        .privmsg("NickServ", "IDENTIFY rete ns-pass-1")
+        .unwrap();
+    t.s.commands().oper("admin", "oper-pass-2").unwrap();
+    t.s.commands().quote("PASS :quote-pass-3").unwrap();
+    t.s.commands()
+        .agent_line("PRIVMSG #rete,NickServ :\u{2}IDENTIFY\u{2} agent-pass-4")
+        .unwrap();
+    t.s.commands()
+        .agent_line("@label=x :rete NS SET PASSWORD alias-pass-5")
+        .unwrap();
+    t.s.commands()
+        .agent_line("PRIVMSG NickServ@services.example :ID server-pass-6")
+        .unwrap();
+    let secrets = [
+        "ns-pass-1",
+        "oper-pass-2",
+        "quote-pass-3",
+        "agent-pass-4",
+        "alias-pass-5",
+        "server-pass-6",
+    ];
+    // Queued is not sent: nothing is held yet.
+    for pw in secrets {
+        assert!(!held(&t, pw), "held before it was sent");
+    }
+    t.sent();
+    for pw in secrets {
+        assert!(held(&t, &format!("you are now identified with {pw}.")));
+        assert!(held(&t, &pw.replace('-', "-\u{200B}")), "split by U+200B");
+    }
+    // The account name is not a secret: only the password is.
+    assert!(!held(&t, "rete"));
+    assert!(!format!("{:?}", t.s.view().secrets()).contains("pass"));
+    // Held across a reconnect, and alongside a rotated transport secret.
+    t.s.handle_disconnected(t.now, "gone");
+    t.s.set_transport_secrets(["token-aaaa-1"]);
+    t.s.set_transport_secrets(["token-bbbb-2"]);
+    for pw in secrets {
+        assert!(held(&t, pw), "lost after a reconnect");
+    }
+}
+
+/// Issue 37: a login sent to `#rete,NickServ` comes back to `#rete` as our own plain message
+/// (echo-message); the row stored there has the password masked, as does replayed history.
+#[test]
+fn our_own_echo_of_a_login_to_a_comma_list_is_stored_masked() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    t.feed(":rete!u@me JOIN #rete");
+    t.s.commands()
+        .agent_line("PRIVMSG #rete,NickServ :IDENTIFY comma-pass-7")
+        .unwrap();
+    assert!(t
+        .sent()
+        .contains(&"PRIVMSG #rete,NickServ :IDENTIFY comma-pass-7".to_string()));
+    t.feed("@msgid=c1 :rete!u@me PRIVMSG #rete :IDENTIFY comma-pass-7");
+    t.feed(":rete!u@me NOTICE #rete :\u{1}ACTION says comma-pass-7\u{1}");
+    // Another user saying it is conversation: stored as said (and withheld on the way out).
+    t.feed(":bob!b@h PRIVMSG #rete :bob says comma-pass-7");
+    let rows: Vec<Payload> = t
+        .buffer_rows(BufferKind::Channel, "#rete")
+        .into_iter()
+        .filter(|r| !r.0.is_empty())
+        .map(|r| r.1)
+        .filter(|p| !matches!(p, Payload::UserJoined { .. }))
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            Payload::Privmsg {
+                text: "IDENTIFY ********".into()
+            },
+            Payload::Action {
+                text: "says ********".into()
+            },
+            Payload::Privmsg {
+                text: "bob says comma-pass-7".into()
+            },
+        ]
+    );
+    assert!(t
+        .s
+        .view()
+        .secrets()
+        .contains_secret("bob says comma-pass-7"));
+}
+
 // ----- issue 12: what ngircd, ircd-hybrid and ZNC showed -----
 
 fn own_nicks(events: &[Event]) -> Vec<String> {

@@ -28,9 +28,13 @@ pub fn line_json(line: &RawLine) -> Value {
 }
 
 /// True when `line` must not leave: the session's secret scan, the raw-line
-/// tripwire, or a cut inside a secret (see [`Withholder::raw_line`]).
+/// tripwire, or a cut inside a secret (see [`Withholder::raw_line`]), or a
+/// server's AUTHENTICATE challenge. A challenge is masked at the source,
+/// but withheld whatever it shows: by its shape it cannot be told from a
+/// payload (contract, "What redaction does not do").
 pub fn withheld(withhold: &Withholder, line: &RawLine) -> bool {
     withhold.raw_line(&line.text, line.kept_part())
+        || (line.dir == Direction::In && rete_redact::is_server_challenge(&line.text))
 }
 
 /// The command of a raw line: its first word after an `@tags` word and a
@@ -63,6 +67,30 @@ mod tests {
         assert_eq!(command("@tags-only"), None);
         assert_eq!(command(":src"), None);
         assert_eq!(command(""), None);
+    }
+
+    #[test]
+    fn a_server_challenge_is_withheld_and_its_empty_one_kept() {
+        let line = |dir, text: &str| RawLine {
+            pos: Pos { tap: 1, seq: 1 },
+            time: UnixMillis(0),
+            dir,
+            text: text.into(),
+            kept: None,
+        };
+        let w = Withholder::default();
+        assert!(withheld(&w, &line(Direction::In, "AUTHENTICATE ********")));
+        assert!(withheld(
+            &w,
+            &line(Direction::In, ":irc.example AUTHENTICATE ********")
+        ));
+        assert!(!withheld(&w, &line(Direction::In, "AUTHENTICATE +")));
+        // Our own lines are masked at the source and screened by the tripwire.
+        assert!(!withheld(
+            &w,
+            &line(Direction::Out, "AUTHENTICATE ********")
+        ));
+        assert!(!withheld(&w, &line(Direction::Out, "AUTHENTICATE PLAIN")));
     }
 
     #[test]

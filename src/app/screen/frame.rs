@@ -28,10 +28,10 @@ const OWN_TITLE: &str = "reterm — its own messages: /help lists every command"
 const RAW_TITLE: &str = "raw lines, << in and >> out, masked; kept in memory only";
 
 /// A network's raw lines as rows reterm draws (oldest first), with the
-/// person's service-login words masked too; drawing escapes them.
+/// session's held secrets masked (as they are on every row); drawing escapes them.
 fn raw_rows(app: &App, net: usize) -> Vec<Row> {
     let (lines, _) = app.raw.last(app.networks[net].session.id(), RAW_KEEP);
-    let masks = &app.masks[net];
+    let masks = app.secrets(net);
     lines
         .iter()
         .enumerate()
@@ -142,11 +142,12 @@ pub async fn build(app: &App, ui: &mut Ui, area: Rect) -> (Screen, Vec<Entry>) {
             let nicklist_on = look.nicklist;
             let ignores = app.ignores.clone();
             let mut look = look.clone();
-            look.masks = app.masks[current.network].clone();
             let read = net
                 .session
                 .reader()
                 .read(move |v| {
+                    // Masked with the secrets the engine holds at this read.
+                    look.masks = v.secrets().clone();
                     let b = v.buffer(&id)?;
                     let channel = v.channel(&id);
                     let show_nicks = nicklist_on && channel.is_some() && with_nicks.nicks.is_some();

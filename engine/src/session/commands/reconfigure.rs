@@ -29,10 +29,14 @@ impl Commands<'_> {
                 "the password is empty or holds a line break or NUL".into(),
             ));
         }
-        let new_secrets = password
+        for secret in password
             .into_iter()
-            .chain(sasl.as_ref().map(|s| s.credentials.password.as_str()));
-        self.s.secrets = self.s.secrets.extended(new_secrets);
+            .chain(sasl.as_ref().map(|s| s.credentials.password.as_str()))
+        {
+            // Into the base set too, so a later transport secret (a rotated
+            // ReteCloud token) does not drop it.
+            self.s.learn_secret(secret);
+        }
         let config = &mut self.s.config;
         config.username = username.to_owned();
         config.realname = realname.to_owned();
@@ -125,6 +129,10 @@ mod tests {
         s.commands()
             .set_login("newident", "New Real", Some("pass word"), None)
             .unwrap();
+        // Held at once, and still once the transport's own secrets change (a
+        // rotated token), before any line sent it.
+        s.set_transport_secrets(["rct1_token_one"]);
+        assert!(s.view().secrets().contains_secret("xx pass word xx"));
         s.handle_connected(now(at), "127.0.0.1:6667", None, [7; 18]);
         let out = sent(&mut s, &mut at);
         assert!(out.iter().any(|l| l == "PASS :pass word"), "{out:?}");
