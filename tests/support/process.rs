@@ -1,7 +1,7 @@
 //! A spawned server process whose output is captured line by line, so the harness can wait on
 //! what the server says (an event) instead of sleeping, and can show it when a test fails.
 
-use std::io::{BufRead, BufReader, PipeWriter, Read};
+use std::io::{BufRead, BufReader, Read};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::thread;
@@ -198,21 +198,20 @@ impl Drop for ManagedChild {
 /// `PR_SET_PDEATHSIG` would not do: it fires when the spawning *thread* ends, and a change of
 /// credentials (setpriv) clears it.
 struct GroupWatchdog {
-    /// Closing it (a drop, or this process's exit) lets the watchdog kill the group.
-    write_end: Option<PipeWriter>,
+    /// The shell; its stdin is the pipe's write end, and closing it (a drop, or this
+    /// process's exit) lets the watchdog kill the group.
     shell: Child,
 }
 
 impl GroupWatchdog {
     /// Watches the process group `group` (the leader's pid; see `process_group(0)`).
     fn start(group: u32) -> Result<Self> {
-        let (read_end, write_end) = std::io::pipe().context("making the watchdog's pipe")?;
         let shell = Command::new("/bin/sh")
             .arg("-c")
             .arg(r#"read _ ; kill -KILL "-$1" 2>/dev/null; exit 0"#)
             .arg("watchdog")
             .arg(group.to_string())
-            .stdin(read_end)
+            .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             // Its own group too, so a signal to the test's group does not end the watchdog
@@ -220,10 +219,7 @@ impl GroupWatchdog {
             .process_group(0)
             .spawn()
             .context("spawning /bin/sh")?;
-        Ok(Self {
-            write_end: Some(write_end),
-            shell,
-        })
+        Ok(Self { shell })
     }
 }
 
@@ -231,7 +227,7 @@ impl Drop for GroupWatchdog {
     /// Lets the shell do its work now (the group is dead already when its leader was killed
     /// and reaped first) and reaps it.
     fn drop(&mut self) {
-        drop(self.write_end.take());
+        drop(self.shell.stdin.take());
         let _ = self.shell.wait();
     }
 }
