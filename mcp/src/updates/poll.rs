@@ -58,7 +58,7 @@ pub async fn read(plan: PollPlan, capture: Capture, sessions: ReadOnlySessions) 
 
 /// Reads where a new subscription starts: the end of each of the `raw`
 /// sessions' taps, and, when `log`, the log ring's end. A tap that does not
-/// answer within [`SECRETS_TIMEOUT`] is read as None, and so is the log
+/// answer within `SECRETS_TIMEOUT` is read as None, and so is the log
 /// ring when its read could not scan (a session's secrets could not be
 /// read and none were known, or no session is running): those positions
 /// are taken by the first poll that can read them, as the contract's
