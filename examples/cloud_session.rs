@@ -4,11 +4,11 @@
 //!
 //! `RETE_CLOUD_TOKEN=… cargo run --example cloud_session -- ws://127.0.0.1:8080/ libera '#rete'`
 use rete_actors::{Rete, ReteOptions, SessionReader, SessionSpec};
+use rete_cloud_protocol::Token;
 use rete_engine::buffer::BufferKind;
 use rete_engine::ids::SessionId;
 use rete_engine::row::Payload;
 use rete_engine::session::SessionConfig;
-use rete_transports::retecloud::Token;
 use rete_transports::{
     Backoff, CloudConfig, CloudTokenStore, TokenStoreError, TokenStored, Transport,
 };

@@ -127,7 +127,7 @@ pub enum Command {
     },
     /// `/cloud setting value`: change a setting the ReteCloud service keeps
     /// for the current network (a password's value is masked in `Debug`).
-    Cloud(rete_transports::retecloud::config::ConfigEntry),
+    Cloud(rete_cloud_protocol::config::ConfigEntry),
     /// `/backlog [N]`: fetch up to N (1 to 500, default 50) older rows of
     /// the current buffer from the ReteCloud service.
     Backlog(u32),

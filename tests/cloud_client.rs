@@ -408,7 +408,7 @@ async fn two_sessions_of_one_account_share_its_token_across_a_restart() -> Resul
 /// a fetch of older rows left its buffer "being fetched" the same way).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_unanswered_when_the_connection_drops_ends_with_no_answer() -> Result<()> {
-    use rete_transports::retecloud::config::ConfigEntry;
+    use rete_cloud_protocol::config::ConfigEntry;
     let mut w = CloudWorld::start(&[]).await?;
     let (live, rec) = attach_recorded(&w).await?;
 
@@ -1008,8 +1008,8 @@ async fn list_sessions_read_tools_and_raw_since_on_a_retecloud_session() -> Resu
 async fn a_settings_change_reaches_irc_with_its_password_masked_in_every_frame_and_learned(
 ) -> Result<()> {
     use rete_actors::CloudSettingsError;
-    use rete_transports::retecloud::config::ConfigEntry;
-    use rete_transports::retecloud::secret::Secret;
+    use rete_cloud_protocol::config::ConfigEntry;
+    use rete_cloud_protocol::secret::Secret;
     const PASSWORD: &str = "typed-sasl-pw-5141";
     let mut w = CloudWorld::start(&[]).await?;
     let tokens = MemoryTokens::holding(&w.token);

@@ -4,9 +4,9 @@
 //! restart keeping history, backlog, token rotation, grace and reuse, and
 //! every bad input the protocol names.
 //!
-//! The binary lives in `rete-actors` behind its `cloud` feature; the
-//! harness builds it once (`cargo build -p rete-actors --features cloud
-//! --bin rete-cloud`, a no-op when `scripts/test` built it already).
+//! The binary is the `rete-cloud` crate's (`actors/cloud`); the harness
+//! builds it once (`cargo build -p rete-cloud --bin rete-cloud`, a no-op
+//! when `scripts/test` built it already).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod support;

@@ -12,7 +12,7 @@
 use tokio::sync::oneshot;
 
 /// The most rows one request may ask for: the protocol's `fetch` limit.
-pub const MAX_BACKLOG_ROWS: u32 = rete_transports::retecloud::frame::MAX_FETCH_LIMIT;
+pub const MAX_BACKLOG_ROWS: u32 = rete_cloud_protocol::frame::MAX_FETCH_LIMIT;
 
 /// What a request for older rows gave.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

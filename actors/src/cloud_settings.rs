@@ -8,7 +8,7 @@
 //! awaited, never assumed: a change is not queued across reconnects,
 //! because the person asked for it now and should see whether it happened.
 
-use rete_transports::retecloud::config::{ConfigShown, SecretState};
+use rete_cloud_protocol::config::{ConfigShown, SecretState};
 use tokio::sync::oneshot;
 
 /// Why a settings change was not made (or may not have been).
@@ -73,7 +73,7 @@ pub(crate) fn shown_text(entries: &[ConfigShown]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rete_transports::retecloud::config::SaslMechanism;
+    use rete_cloud_protocol::config::SaslMechanism;
 
     #[test]
     fn the_echo_reads_as_one_line_with_secrets_as_set_or_unset() {

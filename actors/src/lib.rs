@@ -26,10 +26,10 @@
 //! [`ConnectConfig`](rete_transports::ConnectConfig), [`CloudConfig`](rete_transports::CloudConfig),
 //! [`CloudTokenStore`](rete_transports::CloudTokenStore), [`Backoff`](rete_transports::Backoff).
 //!
-//! Public for the project's own hosts and changed with them, not for an embedder to rely on: the
-//! `cloud` feature (the rete-cloud service), [`DebugRawSlot`] and [`RawCapture`] (the control
-//! surface's debug capture, which `rete-mcp` drives), [`raw_tap::RawTap`] (for the benchmarks), and
-//! the methods hidden from these docs (test hooks).
+//! Public for the project's own hosts and changed with them, not for an embedder to rely on:
+//! [`DebugRawSlot`] and [`RawCapture`] (the control surface's debug capture, which `rete-mcp`
+//! drives, and the recorder the `rete-cloud` service stores lines with, [`Rete::set_raw_recorder`]),
+//! [`raw_tap::RawTap`] (for the benchmarks), and the methods hidden from these docs (test hooks).
 //!
 //! # Layout
 //! - [`rete`]: the facade a host embeds ([`Rete`], [`SessionHandle`],
@@ -52,8 +52,6 @@
 
 mod agent_line;
 mod capabilities;
-#[cfg(feature = "cloud")]
-pub mod cloud;
 pub mod cloud_backlog;
 pub mod cloud_settings;
 mod connection;

@@ -1,12 +1,16 @@
-//! The raw tap: every session's lines in and out, handed to up to two
+//! The raw tap: every session's lines in and out, handed to up to three
 //! observers: the display slot (a host's raw buffer, set with
 //! `Rete::set_raw_observer`), which sees each line masked with
-//! `rete_redact::mask_line` (as the engine masks what it stores), and the
+//! `rete_redact::mask_line` (as the engine masks what it stores); the
 //! debug slot (the control surface's debug capture, set through
 //! [`DebugRawSlot`]), which is handed each line not yet masked, with the
 //! time the session stamped it, so that masking, cutting and storing happen
-//! on its own thread rather than on the session's. The slots are
-//! independent: setting or clearing one never touches the other.
+//! on its own thread rather than on the session's; and the record slot (a
+//! host that keeps every line verbatim for the person's own client: the
+//! rete-cloud service's store, set with `Rete::set_raw_recorder`), handed
+//! lines as the debug slot is. The slots are independent: setting or
+//! clearing one never touches the others, so the service can store its
+//! users' lines and still run a debug capture.
 //!
 //! Capture costs nothing while off: each line pays one atomic load (one bit
 //! per slot in one byte), and no line is masked, copied or allocated until an
@@ -52,11 +56,13 @@ pub trait RawObserver: Send + Sync + 'static {
     }
 }
 
-/// What the debug slot holds: sees each line of every session **not
-/// masked**. It must mask each line (`rete_redact::mask_line`) before it
-/// keeps or shows it, and it must never log or `Debug`-print one before
-/// that. It gets the line unmasked so that the masking runs on its own
-/// thread, off the session's path.
+/// What the debug and record slots hold: sees each line of every session
+/// **not masked**. A debug capture must mask each line
+/// (`rete_redact::mask_line`) before it keeps or shows it; a recorder keeps
+/// lines verbatim only for the person's own client, never for an agent.
+/// Neither may log or `Debug`-print a line unmasked. It gets the line
+/// unmasked so that any masking runs on its own thread, off the session's
+/// path.
 ///
 /// Called on the session actor's task: copy the bytes and return (onto a
 /// reused buffer under a short lock, say); never mask, allocate, block or
@@ -74,6 +80,8 @@ pub trait RawCapture: Send + Sync + 'static {
 const DISPLAY: u8 = 1;
 /// The debug slot's bit in [`RawTap::on`].
 const DEBUG: u8 = 2;
+/// The record slot's bit in [`RawTap::on`].
+const RECORD: u8 = 4;
 
 /// Where sessions hand their lines; shared by the facade and every session.
 ///
@@ -89,6 +97,7 @@ pub struct RawTap {
     epoch: AtomicU64,
     display: RwLock<Option<Arc<dyn RawObserver>>>,
     debug: RwLock<Option<Arc<dyn RawCapture>>>,
+    record: RwLock<Option<Arc<dyn RawCapture>>>,
 }
 
 /// One session's copy of a [`RawTap`]'s observers, as of an epoch. Held by
@@ -100,6 +109,7 @@ pub struct TapView {
     seen: u64,
     display: Option<Arc<dyn RawObserver>>,
     debug: Option<Arc<dyn RawCapture>>,
+    record: Option<Arc<dyn RawCapture>>,
 }
 
 impl RawTap {
@@ -124,6 +134,14 @@ impl RawTap {
         self.epoch.fetch_add(1, Ordering::AcqRel);
     }
 
+    /// Sets or clears the recorder.
+    pub fn set_record(&self, recorder: Option<Arc<dyn RawCapture>>) {
+        let mut held = self.record.write();
+        self.set_bit(RECORD, recorder.is_some());
+        *held = recorder;
+        self.epoch.fetch_add(1, Ordering::AcqRel);
+    }
+
     /// `view` brought up to date with the slots, when one changed since it
     /// last looked.
     #[inline]
@@ -132,6 +150,7 @@ impl RawTap {
         if view.seen != epoch {
             view.display = self.display.read().clone();
             view.debug = self.debug.read().clone();
+            view.record = self.record.read().clone();
             view.seen = epoch;
         }
     }
@@ -146,7 +165,8 @@ impl RawTap {
 
     /// Hands one line, seen at `time`, to each observer there is, as
     /// `view` (the session's) has them: masked to the display slot, as it
-    /// is to the debug slot. With neither set this is one atomic load.
+    /// is to the debug and record slots. With none set this is one atomic
+    /// load.
     #[inline]
     pub fn see(
         &self,
@@ -171,6 +191,11 @@ impl RawTap {
                 capture.on_line(session, time, direction, line);
             }
         }
+        if on & RECORD != 0 {
+            if let Some(recorder) = &view.record {
+                recorder.on_line(session, time, direction, line);
+            }
+        }
     }
 
     /// Tells each observer that `session` starts a connection attempt.
@@ -188,6 +213,11 @@ impl RawTap {
         if on & DEBUG != 0 {
             if let Some(capture) = self.debug.read().as_ref() {
                 capture.on_connecting(session);
+            }
+        }
+        if on & RECORD != 0 {
+            if let Some(recorder) = self.record.read().as_ref() {
+                recorder.on_connecting(session);
             }
         }
     }
@@ -344,6 +374,46 @@ mod tests {
                 (Direction::Out, "<connecting>".to_owned()),
                 (Direction::Out, "OPER admin ********".to_owned()),
                 (Direction::In, "three".to_owned()),
+            ]
+        );
+        assert_eq!(tap.on.load(Ordering::Acquire), 0);
+    }
+
+    /// The service records every line while a debug capture comes and goes:
+    /// neither slot sees a change of the other.
+    #[test]
+    fn the_record_slot_keeps_every_line_while_a_debug_capture_comes_and_goes() {
+        let tap = Arc::new(RawTap::default());
+        let recorder = Arc::new(Seen::default());
+        let debug = Arc::new(Seen::default());
+        let mut view = TapView::default();
+        let mut see = |tap: &RawTap, line: &str| {
+            tap.see(&mut view, &id(), Direction::In, UnixMillis(7), line);
+        };
+        tap.set_record(Some(recorder.clone()));
+        see(&tap, "one");
+        let slot = DebugRawSlot::new(tap.clone());
+        slot.set(Some(debug.clone()));
+        tap.connecting(&id());
+        see(&tap, "PASS hunter2");
+        slot.set(None);
+        see(&tap, "three");
+        tap.set_record(None);
+        see(&tap, "four");
+        assert_eq!(
+            recorder.0.lock().clone(),
+            [
+                (Direction::In, "7 one".to_owned()),
+                (Direction::Out, "<connecting>".to_owned()),
+                (Direction::In, "7 PASS hunter2".to_owned()),
+                (Direction::In, "7 three".to_owned()),
+            ]
+        );
+        assert_eq!(
+            debug.0.lock().clone(),
+            [
+                (Direction::Out, "<connecting>".to_owned()),
+                (Direction::In, "7 PASS hunter2".to_owned()),
             ]
         );
         assert_eq!(tap.on.load(Ordering::Acquire), 0);

@@ -116,6 +116,17 @@ impl Rete {
         crate::raw_tap::DebugRawSlot::new(self.raw.clone())
     }
 
+    /// Sets (or, with `None`, clears) the recorder: a third observer, for a
+    /// host that keeps every session's lines verbatim for the person's own
+    /// client (the rete-cloud service stores them this way). It is handed
+    /// each line unmasked, with the time the session stamped it (see
+    /// [`RawCapture`](crate::raw_tap::RawCapture)), and is independent of
+    /// the display and debug slots: a recording host can still run a debug
+    /// capture.
+    pub fn set_raw_recorder(&self, recorder: Option<Arc<dyn crate::raw_tap::RawCapture>>) {
+        self.raw.set_record(recorder);
+    }
+
     /// Adds a session (connecting it when `autoconnect`).
     pub async fn add_session(&self, spec: SessionSpec) -> Result<SessionHandle, ReteError> {
         let id = spec.config.id.clone();
@@ -259,7 +270,9 @@ impl SessionHandle {
         self.shared.restarts.load(Ordering::Relaxed)
     }
 
-    pub(crate) fn is_connected_now(&self) -> bool {
+    /// Whether the session has a connection now, registered or on its way
+    /// (its state is anything but disconnected).
+    pub fn is_connected_now(&self) -> bool {
         self.shared.engine.lock().view().state() != rete_engine::event::ConnState::Disconnected
     }
 
@@ -500,7 +513,7 @@ impl SessionSender {
     /// scanned for in everything the session shows.
     pub async fn cloud_settings(
         &self,
-        entries: Vec<rete_transports::retecloud::config::ConfigEntry>,
+        entries: Vec<rete_cloud_protocol::config::ConfigEntry>,
     ) -> Result<String, crate::CloudSettingsError> {
         use crate::CloudSettingsError;
         if !matches!(

@@ -204,7 +204,7 @@ pub enum SessionMsg {
     /// `reply`: with the service's echo, or with why not.
     CloudSettings {
         /// The fields to change.
-        entries: Vec<rete_transports::retecloud::config::ConfigEntry>,
+        entries: Vec<rete_cloud_protocol::config::ConfigEntry>,
         /// Where the outcome goes.
         reply: crate::cloud_settings::SettingsReply,
     },

@@ -7,7 +7,7 @@
 //! acknowledging it, never over a later generation another session stored;
 //! `reterm retecloud-token NAME` sets it.
 
-use rete_transports::retecloud::Token;
+use rete_cloud_protocol::Token;
 use rete_transports::{CloudTokenStore, TokenStoreError, TokenStored};
 use std::path::PathBuf;
 

@@ -5,7 +5,7 @@
 //! history and on no command line; and it never prints the token back.
 
 use anyhow::{bail, Context as _};
-use rete_transports::retecloud::secret::TOKEN_PREFIX;
+use rete_cloud_protocol::secret::TOKEN_PREFIX;
 use std::io::{BufRead as _, IsTerminal as _, Write as _};
 use std::path::Path;
 

@@ -5,8 +5,8 @@
 //! And `/backlog [rows]`: how many older rows to fetch from the service.
 
 use super::{split_word, usage, CommandSpec, InputError};
-use rete_transports::retecloud::config::{ConfigEntry, SaslMechanism};
-use rete_transports::retecloud::secret::Secret;
+use rete_cloud_protocol::config::{ConfigEntry, SaslMechanism};
+use rete_cloud_protocol::secret::Secret;
 
 /// `none` clears an optional setting (SASL, the server password).
 const NONE: &str = "none";
@@ -15,7 +15,7 @@ const NONE: &str = "none";
 pub const DEFAULT_BACKLOG_ROWS: u32 = 50;
 
 /// The most rows one `/backlog` fetches: the protocol's `fetch` limit.
-pub const MAX_BACKLOG_ROWS: u32 = rete_transports::retecloud::frame::MAX_FETCH_LIMIT;
+pub const MAX_BACKLOG_ROWS: u32 = rete_cloud_protocol::frame::MAX_FETCH_LIMIT;
 
 /// Parses the number of `/backlog` (None: the default).
 pub(crate) fn backlog_rows(word: Option<&str>) -> Result<u32, InputError> {

@@ -543,8 +543,8 @@ fn completion_offers_every_command() {
 
 #[test]
 fn cloud_settings_parse_into_protocol_entries_and_keep_passwords_secret() {
-    use rete_transports::retecloud::config::{ConfigEntry, SaslMechanism};
-    use rete_transports::retecloud::secret::Secret as CloudSecret;
+    use rete_cloud_protocol::config::{ConfigEntry, SaslMechanism};
+    use rete_cloud_protocol::secret::Secret as CloudSecret;
     assert_eq!(
         cmd("/cloud nick rete2"),
         Command::Cloud(ConfigEntry::Nick(s("rete2")))

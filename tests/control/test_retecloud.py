@@ -36,7 +36,7 @@ def rete_cloud_binary():
     binary = target / "debug" / "rete-cloud"
     if not binary.exists():
         pytest.fail(f"{binary} is missing: run "
-                    "`cargo build -p rete-actors --features cloud --bin rete-cloud` first")
+                    "`cargo build -p rete-cloud --bin rete-cloud` first")
     return binary
 
 

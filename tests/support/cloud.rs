@@ -1,5 +1,5 @@
 //! `rete-cloud` as a real process for the client tests: the binary (built
-//! once with the `cloud` feature), its CLI, a running service with its
+//! once, from the `rete-cloud` crate), its CLI, a running service with its
 //! listening address, a world of InspIRCd + service + one user with one
 //! network and a bot in its channel, and a token store in memory that
 //! records every store.
@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use super::process::ManagedChild;
 use super::{Bot, Inspircd, InspircdConfig};
-use rete_transports::retecloud::Token;
+use rete_cloud_protocol::Token;
 use rete_transports::{CloudConfig, CloudTokenStore, TokenStoreError, TokenStored};
 
 /// How long a start-up step may take.
@@ -37,7 +37,7 @@ pub fn release_binary() -> Result<PathBuf> {
     build(true)
 }
 
-/// Builds `rete-cloud` (rete-actors with its `cloud` feature) in the target
+/// Builds `rete-cloud` (the service's crate, `actors/cloud`) in the target
 /// directory the running executable sits in, and returns its path.
 fn build(release: bool) -> Result<PathBuf> {
     let exe = std::env::current_exe()?;
@@ -51,14 +51,7 @@ fn build(release: bool) -> Result<PathBuf> {
     if release {
         args.push("--release");
     }
-    args.extend([
-        "-p",
-        "rete-actors",
-        "--features",
-        "cloud",
-        "--bin",
-        "rete-cloud",
-    ]);
+    args.extend(["-p", "rete-cloud", "--bin", "rete-cloud"]);
     let status = super::process::cargo()
         .args(&args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))

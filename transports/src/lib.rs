@@ -16,13 +16,14 @@
 //! - [`websocket`]: the ReteCloud client's WebSocket (TCP, TLS as above, one frame per text message), its
 //!   settings ([`CloudConfig`]) and the token store the host provides ([`CloudTokenStore`]).
 //! - [`backoff`]: exponential reconnect delays with jitter.
-//! - [`retecloud`]: the ReteCloud frame protocol and its sans-IO state machines (`retecloud/PROTOCOL.md`).
+//!
+//! The ReteCloud frame protocol and its I/O-free state machines are the `rete-cloud-protocol` crate
+//! (`transports/retecloud/`); [`websocket`] carries its frames.
 #![deny(missing_docs)]
 
 pub mod backoff;
 pub mod connect;
 pub mod lines;
-pub mod retecloud;
 pub mod tls;
 pub mod transport;
 pub mod websocket;

@@ -66,12 +66,12 @@ mod tests {
 
     struct NoStore;
     impl crate::websocket::CloudTokenStore for NoStore {
-        fn load(&self) -> Result<Option<crate::retecloud::Token>, crate::TokenStoreError> {
+        fn load(&self) -> Result<Option<rete_cloud_protocol::Token>, crate::TokenStoreError> {
             Ok(None)
         }
         fn store(
             &self,
-            _: &crate::retecloud::Token,
+            _: &rete_cloud_protocol::Token,
             _: u64,
         ) -> Result<crate::TokenStored, crate::TokenStoreError> {
             Ok(crate::TokenStored::Written)

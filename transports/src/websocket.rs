@@ -3,7 +3,7 @@
 //! SHA-256 certificate fingerprint), carrying one frame per text message.
 //!
 //! This is the I/O half of the client; the protocol itself is
-//! [`CloudClient`](crate::retecloud::CloudClient), which never touches a
+//! [`CloudClient`](rete_cloud_protocol::CloudClient), which never touches a
 //! socket. `ws://` is refused unless the host is a loopback address: the
 //! first frame carries the bearer token.
 
@@ -22,9 +22,9 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
 
 use crate::connect::{connect_tcp, ConnectConfig, ConnectError};
-use crate::retecloud::codec::MAX_FRAME_BYTES;
-use crate::retecloud::Token;
 use crate::tls::{self, TlsInfo};
+use rete_cloud_protocol::codec::MAX_FRAME_BYTES;
+use rete_cloud_protocol::Token;
 
 /// Messages above this are dropped by the WebSocket layer itself; those
 /// between [`MAX_FRAME_BYTES`] and it reach the codec, which refuses them

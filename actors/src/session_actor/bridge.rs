@@ -22,16 +22,14 @@ use crate::cloud_settings::{shown_text, CloudSettingsError, SettingsReply};
 use crate::connection::Outgoing;
 use crate::raw_tap::Direction;
 use ractor::ActorRef;
+use rete_cloud_protocol::client::{ClientConfig, CloseReason, Reconnect};
+use rete_cloud_protocol::frame::{Backlog, Before, NetworkId, NetworkState, RequestId, StreamId};
+use rete_cloud_protocol::{
+    decode_server, encode_client, Action, CloudClient, ErrorCode, IrcLine, Token,
+};
 use rete_engine::clock::Now;
 use rete_engine::ids::BufferId;
 use rete_engine::session::Ticket;
-use rete_transports::retecloud::client::{ClientConfig, CloseReason, Reconnect};
-use rete_transports::retecloud::frame::{
-    Backlog, Before, NetworkId, NetworkState, RequestId, StreamId,
-};
-use rete_transports::retecloud::{
-    decode_server, encode_client, Action, CloudClient, ErrorCode, IrcLine, Token,
-};
 use rete_transports::{CloudConfig, TokenStored, Transport};
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -359,10 +357,10 @@ impl SessionState {
     /// everything the session shows, whatever the service answers.
     pub(super) fn cloud_settings(
         &mut self,
-        entries: Vec<rete_transports::retecloud::config::ConfigEntry>,
+        entries: Vec<rete_cloud_protocol::config::ConfigEntry>,
         reply: SettingsReply,
     ) {
-        use rete_transports::retecloud::config::ConfigEntry;
+        use rete_cloud_protocol::config::ConfigEntry;
         let Some(cfg) = cloud_config(&self.shared.transport) else {
             let _ = reply.send(Err(CloudSettingsError::NotCloud));
             return;

@@ -1,0 +1,606 @@
+//! The service's shared state: the store, the engine holding every user's
+//! networks as supervised IRC sessions, and one broadcast channel per user.
+//!
+//! Rows come from the engine's raw tap (its record slot, which hands lines
+//! unmasked: the service must keep the IRC lines verbatim, since clients run
+//! their own engine on them). One writer thread stores each received line
+//! with the next sequence number of its stream and only then broadcasts it
+//! to that user's attached connections: the replay planner's rule (a row is
+//! stored before it is broadcast), so a connection that misses a broadcast
+//! finds the row in the store.
+
+use crate::buffer_of::{buffer_of, msgid_of};
+use crate::echo::Identity;
+use crate::ingest::{Ingest, Ingested, DEFAULT_INGEST_CAPACITY};
+use crate::store::{
+    ChainId, CloudStore, NetworkRecord, NetworkSettings, NewRow, StoreError, UserId,
+};
+use crate::tokens::wall_ms;
+use parking_lot::Mutex;
+use rete_actors::{Rete, ReteOptions, SessionHandle, SessionSpec};
+use rete_cloud_protocol::config::SaslMechanism;
+use rete_cloud_protocol::frame::{
+    Config, NetworkId, NetworkState, NetworkUpdate, RequestId, StreamId,
+};
+use rete_cloud_protocol::server::{SentIds, SENT_IDS_CAPACITY, SENT_ID_TTL_MS};
+use rete_engine::event::{ConnState, Event};
+use rete_engine::ids::SessionId;
+use rete_engine::sasl::{Credentials, Mechanism};
+use rete_engine::session::{ChannelSpec, SaslSettings, SessionConfig};
+use rete_transports::{Backoff, ConnectConfig, Transport};
+use std::collections::HashMap;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::broadcast;
+
+/// The row a gap leaves in its stream: where it is and how many received
+/// lines it lost (a NOTICE from the service, in the server buffer).
+pub(super) fn gap_line(nick: &str, lost: u64) -> String {
+    format!(
+        ":rete-cloud NOTICE {nick} :rete-cloud lost {lost} received line{} here: they came faster than it could store them",
+        if lost == 1 { "" } else { "s" }
+    )
+}
+
+/// The QUIT reason a removed network leaves IRC with.
+const REMOVED_QUIT: &str = "Leaving";
+
+/// How many live frames a slow connection may fall behind before it reads
+/// from the store instead (nothing is lost: the store holds every row).
+const LIVE_BACKLOG: usize = 4096;
+
+/// The service's settings.
+#[derive(Clone, Copy, Debug)]
+pub struct HubOptions {
+    /// Rows kept per stream; older ones are evicted.
+    pub keep_rows: u64,
+    /// Grace period of a replaced token.
+    pub grace_ms: u64,
+    /// A connection whose current token is older than this gets a new one:
+    /// at authentication, and while it stays attached (timed from the last
+    /// acknowledged rotation, at least `ATTACHED_ROTATE_FLOOR_MS` apart, so
+    /// 0 means "at every attach, and once a second while attached").
+    pub rotate_after_ms: u64,
+    /// Heartbeat interval announced in `hello`.
+    pub heartbeat_ms: u64,
+    /// Received lines waiting for the writer, all networks together (see
+    /// `ingest`: past it a network's lines are counted and its gap recorded).
+    pub ingest_capacity: usize,
+    /// How often the running service looks in the store for networks added
+    /// by `rete-cloud network add`.
+    pub admin_poll_ms: u64,
+}
+
+impl Default for HubOptions {
+    fn default() -> Self {
+        Self {
+            keep_rows: 1_000_000,
+            grace_ms: 300_000,
+            rotate_after_ms: 86_400_000,
+            heartbeat_ms: 30_000,
+            ingest_capacity: DEFAULT_INGEST_CAPACITY,
+            admin_poll_ms: 2_000,
+        }
+    }
+}
+
+/// What a user's attached connections are told.
+#[derive(Clone, Debug)]
+pub enum Live {
+    /// A row, stored already.
+    Row {
+        /// Its stream.
+        stream: StreamId,
+        /// Its sequence number.
+        seq: u64,
+        /// When received.
+        time: u64,
+        /// The IRC line.
+        line: String,
+    },
+    /// A network's connection state changed.
+    Network(NetworkUpdate),
+    /// A network was removed from the account (`rete-cloud network
+    /// remove`): its session is stopping and its rows are gone.
+    Removed(NetworkId),
+    /// A network's settings changed, by connection `origin`.
+    Config {
+        /// The connection that made the change (it answers itself).
+        origin: u64,
+        /// The echo, without id.
+        frame: Config,
+    },
+}
+
+/// Where a session's rows go: known before the session starts, so its
+/// first line already has a stream.
+#[derive(Clone)]
+struct Route {
+    user: UserId,
+    network: NetworkId,
+    stream: StreamId,
+}
+
+/// The shared state (see the module doc).
+pub struct Hub {
+    store: Mutex<Box<dyn CloudStore>>,
+    rete: Rete,
+    routes: Mutex<HashMap<SessionId, Route>>,
+    handles: Mutex<HashMap<(UserId, NetworkId), SessionHandle>>,
+    live: Mutex<HashMap<UserId, broadcast::Sender<Live>>>,
+    sent: Mutex<HashMap<ChainId, SentIds>>,
+    /// The options.
+    pub options: HubOptions,
+}
+
+fn state_of(s: ConnState) -> NetworkState {
+    match s {
+        ConnState::Connected => NetworkState::Connected,
+        ConnState::Connecting => NetworkState::Connecting,
+        ConnState::Reconnecting => NetworkState::Reconnecting,
+        ConnState::Disconnected => NetworkState::Disconnected,
+    }
+}
+
+/// The SASL settings of a stored network.
+pub(super) fn sasl_of(s: &NetworkSettings) -> Option<SaslSettings> {
+    s.sasl_mechanism.map(|m| SaslSettings {
+        mechanism: match m {
+            SaslMechanism::Plain => Mechanism::Plain,
+            SaslMechanism::ScramSha256 => Mechanism::ScramSha256,
+            SaslMechanism::External => Mechanism::External,
+        },
+        credentials: Credentials {
+            authcid: s.sasl_username.clone().unwrap_or_default(),
+            password: s
+                .sasl_password
+                .as_ref()
+                .map(|p| p.expose().to_owned())
+                .unwrap_or_default(),
+            authzid: None,
+        },
+    })
+}
+
+/// The engine configuration of a stored network.
+fn session_spec(record: &NetworkRecord) -> Result<SessionSpec, StoreError> {
+    let s = &record.settings;
+    let id = SessionId::parse(&record.session).map_err(|_| {
+        StoreError::Backend(format!("network {}: bad session id", record.network.0))
+    })?;
+    let mut config = SessionConfig::new(id, &s.name, &s.nick);
+    config.username = s.username.clone();
+    config.realname = s.realname.clone();
+    config.password = s.server_password.as_ref().map(|p| p.expose().to_owned());
+    config.channels = s
+        .channels
+        .iter()
+        .map(|c| ChannelSpec {
+            name: c.clone(),
+            key: None,
+        })
+        .collect();
+    config.sasl = sasl_of(s);
+    Ok(SessionSpec {
+        config,
+        transport: Transport::Irc(ConnectConfig {
+            host: s.host.clone(),
+            port: s.port,
+            tls: s.tls,
+            tls_fingerprint: None,
+            client_cert: None,
+            connect_timeout: Duration::from_secs(15),
+        }),
+        autoconnect: true,
+        reconnect: Backoff::new(Duration::from_secs(1), Duration::from_secs(60)),
+    })
+}
+
+impl Hub {
+    /// Starts the engine and connects every stored network.
+    pub async fn start(
+        store: Box<dyn CloudStore>,
+        options: HubOptions,
+    ) -> Result<Arc<Hub>, String> {
+        let rete = Rete::start(ReteOptions::default())
+            .await
+            .map_err(|e| e.to_string())?;
+        let networks = store.all_networks().map_err(|e| e.to_string())?;
+        let hub = Arc::new(Hub {
+            store: Mutex::new(store),
+            rete,
+            routes: Mutex::new(HashMap::new()),
+            handles: Mutex::new(HashMap::new()),
+            live: Mutex::new(HashMap::new()),
+            sent: Mutex::new(HashMap::new()),
+            options,
+        });
+        let (ingest, rx) = Ingest::new(options.ingest_capacity);
+        hub.rete.set_raw_recorder(Some(ingest.clone()));
+        let writer = hub.clone();
+        std::thread::Builder::new()
+            .name("rete-cloud-writer".into())
+            .spawn(move || writer.write_rows(&ingest, &rx))
+            .map_err(|e| e.to_string())?;
+        hub.clone().watch_states();
+        for (user, record) in networks {
+            hub.start_network(user, &record).await?;
+        }
+        hub.clone().watch_store();
+        Ok(hub)
+    }
+
+    /// Starts the engine session of a stored network (routed before it
+    /// starts, so its first line already has a stream).
+    async fn start_network(&self, user: UserId, record: &NetworkRecord) -> Result<(), String> {
+        let spec = session_spec(record).map_err(|e| e.to_string())?;
+        self.routes.lock().insert(
+            spec.config.id.clone(),
+            Route {
+                user,
+                network: record.network.clone(),
+                stream: record.stream.clone(),
+            },
+        );
+        let handle = self
+            .rete
+            .add_session(spec)
+            .await
+            .map_err(|e| e.to_string())?;
+        self.handles
+            .lock()
+            .insert((user, record.network.clone()), handle);
+        Ok(())
+    }
+
+    /// Looks in the store every `admin_poll_ms` for networks added by
+    /// `rete-cloud network add` while the service runs, and connects them,
+    /// and for networks `rete-cloud network remove` took away, and stops
+    /// them: the store is the admin channel (the command writes it, WAL
+    /// lets both processes use it), so there is no socket to secure and
+    /// nothing to lose when the service is down. A network removed and
+    /// added again between two looks has a new stream: the old session
+    /// stops and the new one starts.
+    fn watch_store(self: Arc<Self>) {
+        let every = Duration::from_millis(self.options.admin_poll_ms.max(100));
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                let all = match self.store(|s| s.all_networks()) {
+                    Ok(a) => a,
+                    Err(e) => {
+                        tracing::warn!(target: "rete::cloud", "looking for new networks: {e}");
+                        continue;
+                    }
+                };
+                let wanted: HashMap<(UserId, NetworkId), StreamId> = all
+                    .iter()
+                    .map(|(u, r)| ((*u, r.network.clone()), r.stream.clone()))
+                    .collect();
+                for (user, network) in self.gone_networks(&wanted) {
+                    self.stop_network(user, &network).await;
+                    tracing::info!(
+                        target: "rete::cloud",
+                        "network {} removed while running: disconnected",
+                        network.0
+                    );
+                }
+                for (user, record) in all {
+                    if self.session_of(user, &record.network).is_some() {
+                        continue;
+                    }
+                    match self.start_network(user, &record).await {
+                        Ok(()) => tracing::info!(
+                            target: "rete::cloud",
+                            "network {} added while running: connecting",
+                            record.network.0
+                        ),
+                        Err(e) => tracing::warn!(
+                            target: "rete::cloud",
+                            "network {} could not start: {e}",
+                            record.network.0
+                        ),
+                    }
+                }
+            }
+        });
+    }
+
+    /// The running networks the store no longer holds (or holds with
+    /// another stream: removed and added again).
+    fn gone_networks(
+        &self,
+        wanted: &HashMap<(UserId, NetworkId), StreamId>,
+    ) -> Vec<(UserId, NetworkId)> {
+        let routes = self.routes.lock();
+        self.handles
+            .lock()
+            .iter()
+            .filter(|(key, handle)| {
+                let running = routes.get(handle.id()).map(|r| &r.stream);
+                wanted.get(*key) != running
+            })
+            .map(|(key, _)| key.clone())
+            .collect()
+    }
+
+    /// Stops a removed network's session: unrouted first, so nothing more
+    /// is stored or broadcast for it; attached clients told; QUIT sent (the
+    /// engine sends it when registered), then the session forgotten.
+    async fn stop_network(&self, user: UserId, network: &NetworkId) {
+        let Some(handle) = self.handles.lock().remove(&(user, network.clone())) else {
+            return;
+        };
+        self.routes.lock().remove(handle.id());
+        self.broadcast(user, Live::Removed(network.clone()));
+        let mut events = self.rete.subscribe();
+        handle.sender().disconnect(Some(REMOVED_QUIT.into()));
+        let down = async {
+            while handle.is_connected_now() {
+                match events.recv().await {
+                    Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(broadcast::error::RecvError::Closed) => break,
+                }
+            }
+        };
+        let _ = tokio::time::timeout(Duration::from_secs(2), down).await;
+        if let Err(e) = self.rete.remove_session(handle.id()).await {
+            tracing::warn!(target: "rete::cloud", "network {}: stopping its session: {e}", network.0);
+        }
+    }
+
+    /// Runs `f` on the store.
+    pub fn store<R>(&self, f: impl FnOnce(&mut dyn CloudStore) -> R) -> R {
+        f(self.store.lock().as_mut())
+    }
+
+    /// The user's live channel (made on first use).
+    pub fn subscribe(&self, user: UserId) -> broadcast::Receiver<Live> {
+        self.live
+            .lock()
+            .entry(user)
+            .or_insert_with(|| broadcast::channel(LIVE_BACKLOG).0)
+            .subscribe()
+    }
+
+    fn broadcast(&self, user: UserId, live: Live) {
+        if let Some(tx) = self.live.lock().get(&user) {
+            let _ = tx.send(live);
+        }
+    }
+
+    /// Tells a user's other connections about a settings change.
+    pub fn broadcast_config(&self, user: UserId, origin: u64, frame: Config) {
+        self.broadcast(user, Live::Config { origin, frame });
+    }
+
+    /// The engine session of a user's network: only that user's.
+    pub fn session_of(&self, user: UserId, network: &NetworkId) -> Option<SessionHandle> {
+        self.handles.lock().get(&(user, network.clone())).cloned()
+    }
+
+    /// Whether the send `id` was acknowledged on this chain within the time
+    /// remembered, in this run or before a restart: a chain's ids are read
+    /// from the store at its first send of the run, then kept in memory.
+    pub fn was_sent(&self, chain: ChainId, id: &RequestId) -> Result<bool, StoreError> {
+        let now = wall_ms();
+        if let Some(ids) = self.sent.lock().get_mut(&chain) {
+            return Ok(ids.was_sent(now, id));
+        }
+        let alive_after = now.saturating_sub(SENT_ID_TTL_MS);
+        let stored = self.store(|s| s.sent_ids(chain, alive_after, SENT_IDS_CAPACITY))?;
+        let mut all = self.sent.lock();
+        let ids = all.entry(chain).or_insert_with(|| {
+            let mut ids = SentIds::new(SENT_ID_TTL_MS, SENT_IDS_CAPACITY);
+            for (at, id) in stored {
+                ids.record(at, id);
+            }
+            ids
+        });
+        Ok(ids.was_sent(now, id))
+    }
+
+    /// The send `id` went to IRC: remembered in memory and in the store
+    /// (before its `send_ack` goes out, so an acknowledged id survives a
+    /// restart). A store that fails leaves it in memory only, and says so.
+    pub fn record_sent(&self, chain: ChainId, id: &RequestId) {
+        let now = wall_ms();
+        self.sent
+            .lock()
+            .entry(chain)
+            .or_insert_with(|| SentIds::new(SENT_ID_TTL_MS, SENT_IDS_CAPACITY))
+            .record(now, id.clone());
+        let alive_after = now.saturating_sub(SENT_ID_TTL_MS);
+        if let Err(e) =
+            self.store(|s| s.record_sent_id(chain, id, now, alive_after, SENT_IDS_CAPACITY))
+        {
+            tracing::error!(
+                target: "rete::cloud",
+                "an acknowledged send id was not stored ({e}): resent after a restart, its line would go to IRC again"
+            );
+        }
+    }
+
+    /// Saves a network's new settings (the nick applies now when connected).
+    pub fn save_settings(
+        &self,
+        user: UserId,
+        network: &NetworkId,
+        settings: &NetworkSettings,
+    ) -> Result<(), StoreError> {
+        self.store(|s| s.save_settings(user, network, settings))
+    }
+
+    /// Stops every session, sending QUIT.
+    pub async fn shutdown(&self) {
+        self.rete.shutdown(Duration::from_secs(2)).await;
+    }
+
+    /// The writer thread: store, then broadcast, one line at a time in the
+    /// order the sessions received them; our own messages echoed when the
+    /// server does not echo them; a lane's gap recorded once it drained.
+    fn write_rows(&self, ingest: &Ingest, rx: &Receiver<Ingested>) {
+        let mut identities: HashMap<SessionId, Identity> = HashMap::new();
+        loop {
+            let msg = match rx.recv_timeout(Duration::from_secs(1)) {
+                Ok(m) => Some(m),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => return,
+            };
+            if let Some(msg) = msg {
+                let (session, stored) = match msg {
+                    Ingested::Connecting { session } => {
+                        identities
+                            .entry(session.clone())
+                            .or_default()
+                            .on_connecting();
+                        (session, true)
+                    }
+                    Ingested::In {
+                        session,
+                        time,
+                        line,
+                    } => {
+                        let me = identities.entry(session.clone()).or_default();
+                        me.on_received(&line);
+                        let nick = me.nick.clone();
+                        let stored = self.store_row(&session, time, line, &nick);
+                        (session, stored)
+                    }
+                    Ingested::Out {
+                        session,
+                        time,
+                        line,
+                    } => {
+                        let me = identities.entry(session.clone()).or_default();
+                        let stored = match me.echo_of(&line, time) {
+                            Some(echo) => {
+                                let nick = me.nick.clone();
+                                self.store_row(&session, time, echo, &nick)
+                            }
+                            None => true,
+                        };
+                        (session, stored)
+                    }
+                };
+                ingest.done(&session);
+                if !stored {
+                    ingest.lost(&session, 1);
+                }
+            }
+            for (session, lost) in ingest.ready_gaps() {
+                let nick = identities
+                    .get(&session)
+                    .map(|i| i.nick.clone())
+                    .filter(|n| !n.is_empty())
+                    .unwrap_or_else(|| "*".into());
+                let line = gap_line(&nick, lost);
+                if !self.store_row(&session, wall_ms(), line, &nick) {
+                    ingest.lost(&session, lost);
+                }
+            }
+        }
+    }
+
+    /// Stores one row and broadcasts it; false when the store failed.
+    fn store_row(&self, session: &SessionId, time: u64, line: String, nick: &str) -> bool {
+        let Some(run) = self.routes.lock().get(session).cloned() else {
+            return true;
+        };
+        let buffer = buffer_of(&line, nick);
+        let msgid = msgid_of(&line);
+        let row = NewRow {
+            time,
+            buffer: &buffer,
+            msgid: msgid.as_deref(),
+            line: &line,
+        };
+        let keep = self.options.keep_rows;
+        match self.store(|s| s.append_row(run.user, &run.network, row, keep)) {
+            Ok(seq) => {
+                self.broadcast(
+                    run.user,
+                    Live::Row {
+                        stream: run.stream.clone(),
+                        seq,
+                        time,
+                        line,
+                    },
+                );
+                true
+            }
+            // Removed by `rete-cloud network remove`, and not yet stopped
+            // (the next look at the store does that): the line has no
+            // stream to go to, and is no gap in one.
+            Err(StoreError::Unknown(_)) => true,
+            Err(e) => {
+                tracing::error!(target: "rete::cloud", "a row was not stored: {e}");
+                false
+            }
+        }
+    }
+
+    /// Forwards each session's state changes as `network` frames.
+    fn watch_states(self: Arc<Self>) {
+        let mut events = self.rete.subscribe();
+        tokio::spawn(async move {
+            loop {
+                let ev = match events.recv().await {
+                    Ok(ev) => ev,
+                    Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(broadcast::error::RecvError::Closed) => break,
+                };
+                let Event::State(state) = ev.event else {
+                    continue;
+                };
+                let Some(run) = self.routes.lock().get(&ev.session).cloned() else {
+                    continue;
+                };
+                let Some(handle) = self.session_of(run.user, &run.network) else {
+                    continue;
+                };
+                let (nick, error) = handle
+                    .reader()
+                    .read(|v| (v.nick().to_owned(), v.last_error().map(str::to_owned)))
+                    .await
+                    .unwrap_or_default();
+                let state = state_of(state);
+                self.broadcast(
+                    run.user,
+                    Live::Network(NetworkUpdate {
+                        network: run.network.clone(),
+                        state,
+                        nick: (state == NetworkState::Connected).then_some(nick),
+                        error: (state != NetworkState::Connected)
+                            .then_some(error)
+                            .flatten(),
+                    }),
+                );
+            }
+        });
+    }
+
+    /// A network's state and nick now, for `hello`.
+    pub async fn network_state(
+        &self,
+        user: UserId,
+        network: &NetworkId,
+    ) -> (NetworkState, Option<String>) {
+        let Some(h) = self.session_of(user, network) else {
+            return (NetworkState::Disconnected, None);
+        };
+        h.reader()
+            .read(|v| {
+                let s = state_of(v.state());
+                (
+                    s,
+                    (s == NetworkState::Connected).then(|| v.nick().to_owned()),
+                )
+            })
+            .await
+            .unwrap_or((NetworkState::Disconnected, None))
+    }
+}

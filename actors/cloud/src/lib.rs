@@ -1,0 +1,34 @@
+//! `rete-cloud`, the service: each user's IRC networks held as supervised
+//! sessions of the engine, their rows stored with consecutive sequence
+//! numbers, and ReteCloud clients attached over WebSocket (the protocol is
+//! the `rete-cloud-protocol` crate, written down in its `PROTOCOL.md`).
+//!
+//! The binary (`src/main.rs`) is the command line: `serve` and the admin
+//! subcommands, on top of this library. Only this crate depends on SQLite,
+//! the WebSocket server, clap and tracing-subscriber; the protocol's
+//! service side comes from `rete-cloud-protocol`'s `service` feature.
+//!
+//! # Layout
+//! - [`store`]: the [`CloudStore`](store::CloudStore) trait; [`sqlite`] its
+//!   default implementation.
+//! - [`hub`]: the shared state: the store, the engine, per-user broadcast;
+//!   the writer that stores each received line, then broadcasts it.
+//! - `connection`: one client connection behind the protocol's gate,
+//!   bound to one user after `auth`.
+//! - [`ws`]: listen, TLS, WebSocket handshake, size limit, close codes.
+//! - `ingest`: the bounded queue from the raw tap to the writer, and the
+//!   gap a full queue leaves; `echo`: our own messages stored when the
+//!   server does not echo them.
+//! - `sync_lines`, `buffer_of`, [`tokens`]: small helpers.
+#![deny(missing_docs)]
+
+mod buffer_of;
+mod connection;
+mod echo;
+pub mod hub;
+mod ingest;
+pub mod sqlite;
+pub mod store;
+mod sync_lines;
+pub mod tokens;
+pub mod ws;

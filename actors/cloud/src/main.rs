@@ -1,0 +1,314 @@
+//! `rete-cloud`: the ReteCloud service (see README, "rete-cloud").
+//!
+//! - `rete-cloud user add NAME --db PATH`: adds a user and prints its first
+//!   token once (only its hash is stored).
+//! - `rete-cloud network add USER NETWORK --db PATH --server HOST:PORT --nick N
+//!   [--tls] [--channel #c]...`: adds a network to a user's account (a running
+//!   service connects it within `--admin-poll-ms`, 2 s by default).
+//! - `rete-cloud network remove USER NETWORK --db PATH`: removes a network
+//!   from a user's account and deletes its settings and stored rows (a
+//!   running service QUITs it within `--admin-poll-ms`).
+//! - `rete-cloud rows prune USER NETWORK --db PATH --before SEQ`: drops a
+//!   stream's rows older than SEQ.
+//! - `rete-cloud serve --db PATH --listen ADDR [--cert PEM --key PEM]`: runs
+//!   the service; plain ws:// only on a loopback address.
+
+use clap::{Arg, ArgAction, ArgMatches, Command};
+use rete_cloud::hub::{Hub, HubOptions};
+use rete_cloud::sqlite::SqliteStore;
+use rete_cloud::store::{CloudStore, NetworkSettings, StoreError, UserId};
+use rete_cloud::tokens::{new_token, wall_ms};
+use rete_cloud::ws::{tls_acceptor, Listener};
+use rete_cloud_protocol::frame::NetworkId;
+use rete_cloud_protocol::token_chain::TokenChain;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+fn db_arg() -> Arg {
+    Arg::new("db")
+        .long("db")
+        .required(true)
+        .value_parser(clap::value_parser!(PathBuf))
+        .help("the SQLite database")
+}
+
+fn num(name: &'static str, help: &'static str, default: &'static str) -> Arg {
+    Arg::new(name)
+        .long(name)
+        .value_parser(clap::value_parser!(u64))
+        .default_value(default)
+        .help(help)
+}
+
+fn cli() -> Command {
+    Command::new("rete-cloud")
+        .about("Keeps IRC connected for its users; ReteCloud clients attach over WebSocket")
+        .subcommand_required(true)
+        .subcommand(
+            Command::new("user").subcommand_required(true).subcommand(
+                Command::new("add")
+                    .about("adds a user and prints its first token once")
+                    .arg(Arg::new("name").required(true))
+                    .arg(db_arg()),
+            ),
+        )
+        .subcommand(
+            Command::new("network")
+                .subcommand_required(true)
+                .subcommand(
+                    Command::new("add")
+                        .about("adds a network to a user's account")
+                        .arg(Arg::new("user").required(true))
+                        .arg(Arg::new("network").required(true))
+                        .arg(db_arg())
+                        .arg(
+                            Arg::new("server")
+                                .long("server")
+                                .required(true)
+                                .help("HOST:PORT"),
+                        )
+                        .arg(Arg::new("nick").long("nick").required(true))
+                        .arg(Arg::new("tls").long("tls").action(ArgAction::SetTrue))
+                        .arg(
+                            Arg::new("channel")
+                                .long("channel")
+                                .action(ArgAction::Append),
+                        ),
+                )
+                .subcommand(
+                    Command::new("remove")
+                        .about(
+                            "removes a network from a user's account: its settings and every \
+                             stored row are deleted (a running service QUITs it within \
+                             --admin-poll-ms); adding the name again starts a fresh stream",
+                        )
+                        .arg(Arg::new("user").required(true))
+                        .arg(Arg::new("network").required(true))
+                        .arg(db_arg()),
+                ),
+        )
+        .subcommand(
+            Command::new("rows").subcommand_required(true).subcommand(
+                Command::new("prune")
+                    .about("drops a stream's rows older than --before")
+                    .arg(Arg::new("user").required(true))
+                    .arg(Arg::new("network").required(true))
+                    .arg(db_arg())
+                    .arg(
+                        Arg::new("before")
+                            .long("before")
+                            .required(true)
+                            .value_parser(clap::value_parser!(u64)),
+                    ),
+            ),
+        )
+        .subcommand(
+            Command::new("serve")
+                .about("runs the service")
+                .arg(db_arg())
+                .arg(
+                    Arg::new("listen")
+                        .long("listen")
+                        .required(true)
+                        .value_parser(clap::value_parser!(SocketAddr)),
+                )
+                .arg(
+                    Arg::new("cert")
+                        .long("cert")
+                        .value_parser(clap::value_parser!(PathBuf))
+                        .requires("key"),
+                )
+                .arg(
+                    Arg::new("key")
+                        .long("key")
+                        .value_parser(clap::value_parser!(PathBuf))
+                        .requires("cert"),
+                )
+                .arg(num("keep-rows", "rows kept per stream", "1000000"))
+                .arg(num(
+                    "grace-ms",
+                    "how long a replaced token still works",
+                    "300000",
+                ))
+                .arg(num(
+                    "rotate-after-ms",
+                    "rotate a token older than this, at attach and while attached (at most once a second)",
+                    "86400000",
+                ))
+                .arg(num("heartbeat-ms", "heartbeat interval", "30000"))
+                .arg(num(
+                    "ingest-queue",
+                    "received lines waiting to be stored, all networks together",
+                    "8192",
+                ))
+                .arg(num(
+                    "admin-poll-ms",
+                    "how often to look for networks added while running",
+                    "2000",
+                )),
+        )
+}
+
+fn open(m: &ArgMatches) -> Result<SqliteStore, String> {
+    let path = m.get_one::<PathBuf>("db").ok_or("--db is required")?;
+    SqliteStore::open(path).map_err(|e| e.to_string())
+}
+
+fn arg<'a>(m: &'a ArgMatches, name: &str) -> Result<&'a String, String> {
+    m.get_one::<String>(name)
+        .ok_or_else(|| format!("{name} is required"))
+}
+
+/// The user the `user` argument names, or `no user NAME`.
+fn named_user(store: &SqliteStore, m: &ArgMatches) -> Result<UserId, String> {
+    let name = arg(m, "user")?;
+    store
+        .user_by_name(name)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("no user {name}"))
+}
+
+fn user_add(m: &ArgMatches) -> Result<(), String> {
+    let mut store = open(m)?;
+    let name = arg(m, "name")?;
+    let token = new_token();
+    let chain = TokenChain::new(&token, HubOptions::default().grace_ms);
+    store
+        .add_user(name, &chain, wall_ms())
+        .map_err(|e| e.to_string())?;
+    // The only time the token is shown: the store keeps its hash alone.
+    println!("{}", token.expose());
+    Ok(())
+}
+
+fn network_add(m: &ArgMatches) -> Result<(), String> {
+    let mut store = open(m)?;
+    let user = named_user(&store, m)?;
+    let network = NetworkId(arg(m, "network")?.clone());
+    let server = arg(m, "server")?;
+    let (host, port) = server
+        .rsplit_once(':')
+        .and_then(|(h, p)| Some((h.to_owned(), p.parse::<u16>().ok()?)))
+        .ok_or("--server must be HOST:PORT")?;
+    let nick = arg(m, "nick")?.clone();
+    let settings = NetworkSettings {
+        name: network.0.clone(),
+        host,
+        port,
+        tls: m.get_flag("tls"),
+        username: nick.clone(),
+        realname: nick.clone(),
+        nick,
+        channels: m
+            .get_many::<String>("channel")
+            .map(|c| c.cloned().collect())
+            .unwrap_or_default(),
+        sasl_mechanism: None,
+        sasl_username: None,
+        sasl_password: None,
+        server_password: None,
+    };
+    let record = store
+        .add_network(user, &network, &settings)
+        .map_err(|e| e.to_string())?;
+    println!("network {} stream {}", record.network.0, record.stream.0);
+    Ok(())
+}
+
+fn network_remove(m: &ArgMatches) -> Result<(), String> {
+    let mut store = open(m)?;
+    let user = named_user(&store, m)?;
+    let network = NetworkId(arg(m, "network")?.clone());
+    match store.remove_network(user, &network) {
+        Ok(()) => {
+            println!("network {} removed", network.0);
+            Ok(())
+        }
+        Err(StoreError::Unknown(_)) => Err(format!(
+            "user {} has no network {}; nothing changed",
+            arg(m, "user")?,
+            network.0
+        )),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn rows_prune(m: &ArgMatches) -> Result<(), String> {
+    let mut store = open(m)?;
+    let user = named_user(&store, m)?;
+    let network = NetworkId(arg(m, "network")?.clone());
+    let before = *m.get_one::<u64>("before").ok_or("--before is required")?;
+    store
+        .evict_before(user, &network, before)
+        .map_err(|e| e.to_string())
+}
+
+async fn serve(m: &ArgMatches) -> Result<(), String> {
+    let store = open(m)?;
+    let listen = *m
+        .get_one::<SocketAddr>("listen")
+        .ok_or("--listen is required")?;
+    let tls = match (m.get_one::<PathBuf>("cert"), m.get_one::<PathBuf>("key")) {
+        (Some(c), Some(k)) => Some(tls_acceptor(c, k).map_err(|e| e.to_string())?),
+        _ => None,
+    };
+    let n = |name: &str| m.get_one::<u64>(name).copied().unwrap_or_default();
+    let options = HubOptions {
+        keep_rows: n("keep-rows"),
+        grace_ms: n("grace-ms"),
+        rotate_after_ms: n("rotate-after-ms"),
+        heartbeat_ms: n("heartbeat-ms").clamp(1_000, 300_000),
+        ingest_capacity: usize::try_from(n("ingest-queue").max(1)).unwrap_or(usize::MAX),
+        admin_poll_ms: n("admin-poll-ms").max(100),
+    };
+    let scheme = if tls.is_some() { "wss" } else { "ws" };
+    // Refuse a plain non-loopback address before anything connects to IRC.
+    let listener = Listener::bind(listen, tls)
+        .await
+        .map_err(|e| e.to_string())?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let hub = Hub::start(Box::new(store), options).await?;
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    println!("rete-cloud listening on {scheme}://{addr}");
+    let accept = tokio::spawn(listener.run(hub.clone(), stopped));
+    let _ = tokio::signal::ctrl_c().await;
+    let _ = stop.send(true);
+    let _ = accept.await;
+    hub.shutdown().await;
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    // Logs to stderr, `RUST_LOG` to choose (info by default). Nothing the
+    // service logs holds a token, a password or a row's text.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    let m = cli().get_matches();
+    let result = match m.subcommand() {
+        Some(("user", m)) => user_add(m.subcommand().map_or(m, |(_, m)| m)),
+        Some(("network", m)) => match m.subcommand() {
+            Some(("remove", m)) => network_remove(m),
+            Some((_, m)) => network_add(m),
+            None => Err("network: add or remove".into()),
+        },
+        Some(("rows", m)) => rows_prune(m.subcommand().map_or(m, |(_, m)| m)),
+        Some(("serve", m)) => match tokio::runtime::Runtime::new() {
+            Ok(rt) => rt.block_on(serve(m)),
+            Err(e) => Err(e.to_string()),
+        },
+        _ => Err("unknown command".into()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("rete-cloud: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,586 @@
+//! The default [`CloudStore`]: one SQLite file (rusqlite, SQLite bundled).
+//!
+//! WAL mode, so an operator's `rete-cloud` command can read or prune the
+//! database while the service runs, and a row committed before the service
+//! is killed is still there when it starts again. A network's `latest`
+//! counter lives in its own row, so numbering never goes back even when
+//! every row is evicted. A chain's acknowledged send ids are numbered per
+//! chain (`n`), so the newest `keep` are one index seek away.
+
+use crate::store::{
+    BacklogEnd, ChainId, CloudStore, FoundChain, NetworkRecord, NetworkSettings, NewRow,
+    StoreError, StoredRow, UserId,
+};
+use rete_cloud_protocol::frame::{NetworkId, RequestId, StreamId};
+use rete_cloud_protocol::replay::StoreExtent;
+use rete_cloud_protocol::token_chain::{ChainEntry, Standing, TokenChain, TokenHash};
+use rusqlite::{params, Connection, OptionalExtension};
+use std::ops::RangeInclusive;
+use std::path::Path;
+
+const SCHEMA: &str = "
+PRAGMA journal_mode = WAL;
+PRAGMA synchronous = NORMAL;
+CREATE TABLE IF NOT EXISTS users (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS chains (id INTEGER PRIMARY KEY, user_id INTEGER NOT NULL REFERENCES users(id),
+  revoked INTEGER NOT NULL, grace_ms INTEGER NOT NULL, current_since INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS chain_entries (hash BLOB NOT NULL PRIMARY KEY, chain_id INTEGER NOT NULL REFERENCES chains(id),
+  generation INTEGER NOT NULL, standing TEXT NOT NULL, until_ms INTEGER);
+CREATE TABLE IF NOT EXISTS networks (user_id INTEGER NOT NULL REFERENCES users(id), network TEXT NOT NULL,
+  stream TEXT NOT NULL, session TEXT NOT NULL, settings TEXT NOT NULL, latest INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (user_id, network));
+CREATE TABLE IF NOT EXISTS rows (user_id INTEGER NOT NULL, network TEXT NOT NULL, seq INTEGER NOT NULL,
+  time INTEGER NOT NULL, buffer TEXT NOT NULL, msgid TEXT, line TEXT NOT NULL,
+  PRIMARY KEY (user_id, network, seq)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS rows_by_buffer ON rows (user_id, network, buffer, seq);
+CREATE INDEX IF NOT EXISTS rows_by_msgid ON rows (user_id, network, msgid);
+CREATE TABLE IF NOT EXISTS retired_streams (user_id INTEGER NOT NULL, stream TEXT NOT NULL,
+  PRIMARY KEY (user_id, stream)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS sent_ids (chain_id INTEGER NOT NULL REFERENCES chains(id), n INTEGER NOT NULL,
+  id TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (chain_id, n)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS sent_ids_by_time ON sent_ids (chain_id, at);
+";
+
+/// The SQLite store.
+pub struct SqliteStore {
+    db: Connection,
+}
+
+fn backend(e: rusqlite::Error) -> StoreError {
+    StoreError::Backend(e.to_string())
+}
+
+fn standing_columns(s: Standing) -> (&'static str, Option<i64>) {
+    match s {
+        Standing::Current => ("current", None),
+        Standing::Pending => ("pending", None),
+        Standing::Grace { until_ms } => ("grace", Some(until_ms as i64)),
+        Standing::Retired => ("retired", None),
+        Standing::Abandoned => ("abandoned", None),
+    }
+}
+
+fn standing_from(name: &str, until: Option<i64>) -> Option<Standing> {
+    Some(match name {
+        "current" => Standing::Current,
+        "pending" => Standing::Pending,
+        "grace" => Standing::Grace {
+            until_ms: until? as u64,
+        },
+        "retired" => Standing::Retired,
+        "abandoned" => Standing::Abandoned,
+        _ => return None,
+    })
+}
+
+impl SqliteStore {
+    /// Opens (creating when absent) the database at `path`.
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        let db = Connection::open(path).map_err(backend)?;
+        // The file holds network passwords (SASL, PASS): owner only. SQLite
+        // gives its -wal and -shm files the same mode.
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+                .map_err(|e| StoreError::Backend(format!("{}: {e}", path.display())))?;
+        }
+        db.busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(backend)?;
+        db.execute_batch(SCHEMA).map_err(backend)?;
+        Ok(Self { db })
+    }
+
+    fn record(
+        network: String,
+        stream: String,
+        session: String,
+        settings: String,
+    ) -> Result<NetworkRecord, StoreError> {
+        let settings = serde_json::from_str(&settings)
+            .map_err(|e| StoreError::Backend(format!("network {network}: settings: {e}")))?;
+        Ok(NetworkRecord {
+            network: NetworkId(network),
+            stream: StreamId(stream),
+            session,
+            settings,
+        })
+    }
+
+    fn query_networks(
+        &self,
+        sql: &str,
+        p: &[&dyn rusqlite::ToSql],
+    ) -> Result<Vec<(UserId, NetworkRecord)>, StoreError> {
+        let mut st = self.db.prepare(sql).map_err(backend)?;
+        let raw = st
+            .query_map(p, |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, String>(4)?,
+                ))
+            })
+            .map_err(backend)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(backend)?;
+        raw.into_iter()
+            .map(|(u, n, s, id, set)| Ok((UserId(u), Self::record(n, s, id, set)?)))
+            .collect()
+    }
+
+    fn read_rows(
+        &self,
+        sql: &str,
+        p: &[&dyn rusqlite::ToSql],
+    ) -> Result<Vec<StoredRow>, StoreError> {
+        let mut st = self.db.prepare_cached(sql).map_err(backend)?;
+        let rows = st
+            .query_map(p, |r| {
+                Ok(StoredRow {
+                    seq: r.get::<_, i64>(0)? as u64,
+                    time: r.get::<_, i64>(1)? as u64,
+                    line: r.get(2)?,
+                })
+            })
+            .map_err(backend)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(backend);
+        rows
+    }
+}
+
+impl CloudStore for SqliteStore {
+    fn add_user(
+        &mut self,
+        name: &str,
+        chain: &TokenChain,
+        now_ms: u64,
+    ) -> Result<UserId, StoreError> {
+        if self.user_by_name(name)?.is_some() {
+            return Err(StoreError::Exists(format!("user {name}")));
+        }
+        let tx = self.db.transaction().map_err(backend)?;
+        tx.execute("INSERT INTO users (name) VALUES (?1)", params![name])
+            .map_err(backend)?;
+        let user = tx.last_insert_rowid();
+        tx.execute(
+            "INSERT INTO chains (user_id, revoked, grace_ms, current_since) VALUES (?1, 0, ?2, ?3)",
+            params![user, chain.grace_ms() as i64, now_ms as i64],
+        )
+        .map_err(backend)?;
+        let chain_id = tx.last_insert_rowid();
+        for e in chain.entries() {
+            let (s, until) = standing_columns(e.standing);
+            tx.execute(
+                "INSERT INTO chain_entries (hash, chain_id, generation, standing, until_ms) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![&e.hash.as_bytes()[..], chain_id, e.generation as i64, s, until],
+            )
+            .map_err(backend)?;
+        }
+        tx.commit().map_err(backend)?;
+        Ok(UserId(user))
+    }
+
+    fn user_by_name(&self, name: &str) -> Result<Option<UserId>, StoreError> {
+        self.db
+            .query_row("SELECT id FROM users WHERE name = ?1", params![name], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map(|o| o.map(UserId))
+            .map_err(backend)
+    }
+
+    fn chain_by_hash(&self, hash: &TokenHash) -> Result<Option<FoundChain>, StoreError> {
+        let head = self
+            .db
+            .query_row(
+                "SELECT c.id, c.user_id, u.name, c.revoked, c.grace_ms, c.current_since
+                 FROM chain_entries e JOIN chains c ON c.id = e.chain_id JOIN users u ON u.id = c.user_id
+                 WHERE e.hash = ?1",
+                params![&hash.as_bytes()[..]],
+                |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, i64>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, bool>(3)?,
+                        r.get::<_, i64>(4)?,
+                        r.get::<_, i64>(5)?,
+                    ))
+                },
+            )
+            .optional()
+            .map_err(backend)?;
+        let Some((chain, user, user_name, revoked, grace, since)) = head else {
+            return Ok(None);
+        };
+        let mut st = self
+            .db
+            .prepare("SELECT hash, generation, standing, until_ms FROM chain_entries WHERE chain_id = ?1 ORDER BY generation")
+            .map_err(backend)?;
+        let raw = st
+            .query_map(params![chain], |r| {
+                Ok((
+                    r.get::<_, Vec<u8>>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, Option<i64>>(3)?,
+                ))
+            })
+            .map_err(backend)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(backend)?;
+        let bad = || StoreError::Backend(format!("chain {chain} is inconsistent"));
+        let mut entries = Vec::with_capacity(raw.len());
+        for (h, generation, s, until) in raw {
+            let bytes: [u8; 32] = h.try_into().map_err(|_| bad())?;
+            entries.push(ChainEntry {
+                generation: generation as u64,
+                hash: TokenHash::from_bytes(bytes),
+                standing: standing_from(&s, until).ok_or_else(bad)?,
+            });
+        }
+        let tokens = TokenChain::from_entries(entries, revoked, grace as u64).map_err(|_| bad())?;
+        Ok(Some(FoundChain {
+            chain: ChainId(chain),
+            user: UserId(user),
+            user_name,
+            tokens,
+            current_since_ms: since as u64,
+        }))
+    }
+
+    fn save_chain(
+        &mut self,
+        chain: ChainId,
+        tokens: &TokenChain,
+        current_since_ms: u64,
+    ) -> Result<(), StoreError> {
+        let tx = self.db.transaction().map_err(backend)?;
+        tx.execute(
+            "UPDATE chains SET revoked = ?2, current_since = ?3 WHERE id = ?1",
+            params![chain.0, tokens.is_revoked(), current_since_ms as i64],
+        )
+        .map_err(backend)?;
+        tx.execute(
+            "DELETE FROM chain_entries WHERE chain_id = ?1",
+            params![chain.0],
+        )
+        .map_err(backend)?;
+        for e in tokens.entries() {
+            let (s, until) = standing_columns(e.standing);
+            tx.execute(
+                "INSERT INTO chain_entries (hash, chain_id, generation, standing, until_ms) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![&e.hash.as_bytes()[..], chain.0, e.generation as i64, s, until],
+            )
+            .map_err(backend)?;
+        }
+        tx.commit().map_err(backend)
+    }
+
+    fn add_network(
+        &mut self,
+        user: UserId,
+        network: &NetworkId,
+        settings: &NetworkSettings,
+    ) -> Result<NetworkRecord, StoreError> {
+        let exists: Option<i64> = self
+            .db
+            .query_row(
+                "SELECT 1 FROM networks WHERE user_id = ?1 AND network = ?2",
+                params![user.0, network.0],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(backend)?;
+        if exists.is_some() {
+            return Err(StoreError::Exists(format!("network {}", network.0)));
+        }
+        // A fresh numbering gets a fresh stream id, so a resume point from
+        // an older store of the same name can never match it; in this store
+        // a removed network's id is retired, so a network added again under
+        // its name never draws it.
+        let stream = loop {
+            let epoch: u32 = rand::random();
+            let stream = format!("{}.{epoch:x}", network.0);
+            let stream = if stream.len() > 64 {
+                format!("n.{epoch:x}")
+            } else {
+                stream
+            };
+            let taken: Option<i64> = self
+                .db
+                .query_row(
+                    "SELECT 1 FROM retired_streams WHERE user_id = ?1 AND stream = ?2
+                     UNION ALL SELECT 1 FROM networks WHERE user_id = ?1 AND stream = ?2",
+                    params![user.0, stream],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(backend)?;
+            if taken.is_none() {
+                break stream;
+            }
+        };
+        let session = crate::tokens::new_uuid();
+        let json =
+            serde_json::to_string(settings).map_err(|e| StoreError::Backend(e.to_string()))?;
+        self.db
+            .execute(
+                "INSERT INTO networks (user_id, network, stream, session, settings) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![user.0, network.0, stream, session, json],
+            )
+            .map_err(backend)?;
+        Ok(NetworkRecord {
+            network: network.clone(),
+            stream: StreamId(stream),
+            session,
+            settings: settings.clone(),
+        })
+    }
+
+    fn remove_network(&mut self, user: UserId, network: &NetworkId) -> Result<(), StoreError> {
+        let tx = self.db.transaction().map_err(backend)?;
+        let stream: Option<String> = tx
+            .query_row(
+                "DELETE FROM networks WHERE user_id = ?1 AND network = ?2 RETURNING stream",
+                params![user.0, network.0],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(backend)?;
+        let Some(stream) = stream else {
+            // Dropping the transaction rolls it back: nothing changed.
+            return Err(StoreError::Unknown(format!("network {}", network.0)));
+        };
+        tx.execute(
+            "DELETE FROM rows WHERE user_id = ?1 AND network = ?2",
+            params![user.0, network.0],
+        )
+        .map_err(backend)?;
+        tx.execute(
+            "INSERT OR IGNORE INTO retired_streams (user_id, stream) VALUES (?1, ?2)",
+            params![user.0, stream],
+        )
+        .map_err(backend)?;
+        tx.commit().map_err(backend)
+    }
+
+    fn save_settings(
+        &mut self,
+        user: UserId,
+        network: &NetworkId,
+        settings: &NetworkSettings,
+    ) -> Result<(), StoreError> {
+        let json =
+            serde_json::to_string(settings).map_err(|e| StoreError::Backend(e.to_string()))?;
+        let n = self
+            .db
+            .execute(
+                "UPDATE networks SET settings = ?3 WHERE user_id = ?1 AND network = ?2",
+                params![user.0, network.0, json],
+            )
+            .map_err(backend)?;
+        if n == 0 {
+            return Err(StoreError::Unknown(format!("network {}", network.0)));
+        }
+        Ok(())
+    }
+
+    fn networks(&self, user: UserId) -> Result<Vec<NetworkRecord>, StoreError> {
+        Ok(self
+            .query_networks(
+                "SELECT user_id, network, stream, session, settings FROM networks WHERE user_id = ?1 ORDER BY network",
+                &[&user.0],
+            )?
+            .into_iter()
+            .map(|(_, n)| n)
+            .collect())
+    }
+
+    fn all_networks(&self) -> Result<Vec<(UserId, NetworkRecord)>, StoreError> {
+        self.query_networks(
+            "SELECT user_id, network, stream, session, settings FROM networks ORDER BY user_id, network",
+            &[],
+        )
+    }
+
+    fn append_row(
+        &mut self,
+        user: UserId,
+        network: &NetworkId,
+        row: NewRow<'_>,
+        keep: u64,
+    ) -> Result<u64, StoreError> {
+        let tx = self.db.transaction().map_err(backend)?;
+        let seq: i64 = tx
+            .query_row(
+                "UPDATE networks SET latest = latest + 1 WHERE user_id = ?1 AND network = ?2 RETURNING latest",
+                params![user.0, network.0],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(backend)?
+            .ok_or_else(|| StoreError::Unknown(format!("network {}", network.0)))?;
+        tx.execute(
+            "INSERT INTO rows (user_id, network, seq, time, buffer, msgid, line) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![user.0, network.0, seq, row.time as i64, row.buffer, row.msgid, row.line],
+        )
+        .map_err(backend)?;
+        let keep = keep.max(1) as i64;
+        if seq > keep {
+            tx.execute(
+                "DELETE FROM rows WHERE user_id = ?1 AND network = ?2 AND seq <= ?3",
+                params![user.0, network.0, seq - keep],
+            )
+            .map_err(backend)?;
+        }
+        tx.commit().map_err(backend)?;
+        Ok(seq as u64)
+    }
+
+    fn extent(&self, user: UserId, network: &NetworkId) -> Result<StoreExtent, StoreError> {
+        let (latest, earliest): (i64, Option<i64>) = self
+            .db
+            .query_row(
+                "SELECT n.latest, (SELECT MIN(seq) FROM rows r WHERE r.user_id = n.user_id AND r.network = n.network)
+                 FROM networks n WHERE n.user_id = ?1 AND n.network = ?2",
+                params![user.0, network.0],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(backend)?
+            .ok_or_else(|| StoreError::Unknown(format!("network {}", network.0)))?;
+        let latest = latest as u64;
+        let earliest = earliest.map_or(latest + 1, |e| e as u64);
+        StoreExtent::new(earliest, latest)
+            .ok_or_else(|| StoreError::Backend(format!("network {}: bad extent", network.0)))
+    }
+
+    fn rows(
+        &self,
+        user: UserId,
+        network: &NetworkId,
+        range: RangeInclusive<u64>,
+    ) -> Result<Vec<StoredRow>, StoreError> {
+        self.read_rows(
+            "SELECT seq, time, line FROM rows WHERE user_id = ?1 AND network = ?2 AND seq BETWEEN ?3 AND ?4 ORDER BY seq",
+            &[&user.0, &network.0, &(*range.start() as i64), &(*range.end() as i64)],
+        )
+    }
+
+    fn backlog(
+        &self,
+        user: UserId,
+        network: &NetworkId,
+        buffer: &str,
+        end: BacklogEnd,
+        limit: u32,
+    ) -> Result<Vec<StoredRow>, StoreError> {
+        let limit = i64::from(limit);
+        match end {
+            BacklogEnd::Newest => self.read_rows(
+                "SELECT seq, time, line FROM rows WHERE user_id = ?1 AND network = ?2 AND buffer = ?3 ORDER BY seq DESC LIMIT ?4",
+                &[&user.0, &network.0, &buffer, &limit],
+            ),
+            BacklogEnd::Seq(s) => self.read_rows(
+                "SELECT seq, time, line FROM rows WHERE user_id = ?1 AND network = ?2 AND buffer = ?3 AND seq < ?5 ORDER BY seq DESC LIMIT ?4",
+                &[&user.0, &network.0, &buffer, &limit, &(s as i64)],
+            ),
+            BacklogEnd::Time(t) => self.read_rows(
+                "SELECT seq, time, line FROM rows WHERE user_id = ?1 AND network = ?2 AND buffer = ?3 AND time < ?5 ORDER BY seq DESC LIMIT ?4",
+                &[&user.0, &network.0, &buffer, &limit, &(t as i64)],
+            ),
+        }
+    }
+
+    fn seq_of_msgid(
+        &self,
+        user: UserId,
+        network: &NetworkId,
+        msgid: &str,
+    ) -> Result<Option<u64>, StoreError> {
+        self.db
+            .query_row(
+                "SELECT seq FROM rows WHERE user_id = ?1 AND network = ?2 AND msgid = ?3 ORDER BY seq LIMIT 1",
+                params![user.0, network.0, msgid],
+                |r| r.get::<_, i64>(0),
+            )
+            .optional()
+            .map(|o| o.map(|s| s as u64))
+            .map_err(backend)
+    }
+
+    fn evict_before(
+        &mut self,
+        user: UserId,
+        network: &NetworkId,
+        before: u64,
+    ) -> Result<(), StoreError> {
+        self.db
+            .execute(
+                "DELETE FROM rows WHERE user_id = ?1 AND network = ?2 AND seq < ?3",
+                params![user.0, network.0, before as i64],
+            )
+            .map(|_| ())
+            .map_err(backend)
+    }
+
+    fn record_sent_id(
+        &mut self,
+        chain: ChainId,
+        id: &RequestId,
+        at_ms: u64,
+        alive_after_ms: u64,
+        keep: usize,
+    ) -> Result<(), StoreError> {
+        let tx = self.db.transaction().map_err(backend)?;
+        tx.execute(
+            "INSERT INTO sent_ids (chain_id, n, id, at)
+             SELECT ?1, COALESCE(MAX(n), 0) + 1, ?2, ?3 FROM sent_ids WHERE chain_id = ?1",
+            params![chain.0, id.0, at_ms as i64],
+        )
+        .map_err(backend)?;
+        tx.execute(
+            "DELETE FROM sent_ids WHERE chain_id = ?1 AND at <= ?2",
+            params![chain.0, alive_after_ms as i64],
+        )
+        .map_err(backend)?;
+        tx.execute(
+            "DELETE FROM sent_ids WHERE chain_id = ?1 AND n <=
+             (SELECT n FROM sent_ids WHERE chain_id = ?1 ORDER BY n DESC LIMIT 1 OFFSET ?2)",
+            params![chain.0, keep.max(1) as i64],
+        )
+        .map_err(backend)?;
+        tx.commit().map_err(backend)
+    }
+
+    fn sent_ids(
+        &self,
+        chain: ChainId,
+        alive_after_ms: u64,
+        limit: usize,
+    ) -> Result<Vec<(u64, RequestId)>, StoreError> {
+        let mut st = self
+            .db
+            .prepare_cached(
+                "SELECT at, id FROM sent_ids WHERE chain_id = ?1 AND at > ?2 ORDER BY n DESC LIMIT ?3",
+            )
+            .map_err(backend)?;
+        let mut ids = st
+            .query_map(params![chain.0, alive_after_ms as i64, limit as i64], |r| {
+                Ok((r.get::<_, i64>(0)? as u64, RequestId(r.get(1)?)))
+            })
+            .map_err(backend)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(backend)?;
+        ids.reverse();
+        Ok(ids)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,241 @@
+//! What the service keeps: users and their token chains (hashes only),
+//! networks with their settings, each network's rows with consecutive
+//! sequence numbers, and each chain's recently acknowledged send ids (so a
+//! send resent after a restart still goes to IRC once). A trait, so a server database can follow the SQLite
+//! default ([`crate::sqlite::SqliteStore`]).
+//!
+//! Every query about networks or rows takes the [`UserId`] a connection was
+//! bound to at authentication, so no call can name another user's network.
+
+use rete_cloud_protocol::config::SaslMechanism;
+use rete_cloud_protocol::frame::{NetworkId, RequestId, StreamId};
+use rete_cloud_protocol::replay::StoreExtent;
+use rete_cloud_protocol::token_chain::{TokenChain, TokenHash};
+use rete_cloud_protocol::Secret;
+use serde::{Deserialize, Serialize};
+use std::ops::RangeInclusive;
+
+/// A user's key in the store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct UserId(pub i64);
+
+/// A token chain's key in the store (one per client device).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ChainId(pub i64);
+
+/// A network's settings: where to connect and who to be.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NetworkSettings {
+    /// Display name.
+    pub name: String,
+    /// IRC server host.
+    pub host: String,
+    /// IRC server port.
+    pub port: u16,
+    /// TLS to the IRC server.
+    pub tls: bool,
+    /// Nick.
+    pub nick: String,
+    /// Username (ident).
+    pub username: String,
+    /// Realname.
+    pub realname: String,
+    /// Channels kept joined.
+    pub channels: Vec<String>,
+    /// SASL mechanism, if any.
+    pub sasl_mechanism: Option<SaslMechanism>,
+    /// SASL account.
+    pub sasl_username: Option<String>,
+    /// SASL password (the store is the only place it is kept).
+    pub sasl_password: Option<Secret>,
+    /// Server password.
+    pub server_password: Option<Secret>,
+}
+
+/// A network as stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NetworkRecord {
+    /// Its id within the user's account.
+    pub network: NetworkId,
+    /// Its stream's id (changes when the numbering restarts).
+    pub stream: StreamId,
+    /// The engine session id (a UUID) it runs as.
+    pub session: String,
+    /// Its settings.
+    pub settings: NetworkSettings,
+}
+
+/// A token chain found by one of its hashes.
+#[derive(Clone, Debug)]
+pub struct FoundChain {
+    /// The chain's key.
+    pub chain: ChainId,
+    /// Its user.
+    pub user: UserId,
+    /// The user's name.
+    pub user_name: String,
+    /// The chain itself.
+    pub tokens: TokenChain,
+    /// When its current token became current (wall-clock ms), for rotation.
+    pub current_since_ms: u64,
+}
+
+/// One stored row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredRow {
+    /// Its sequence number in the stream.
+    pub seq: u64,
+    /// When the service received it (Unix ms).
+    pub time: u64,
+    /// The IRC line.
+    pub line: String,
+}
+
+/// A row to append: the line and what `fetch` finds it by.
+#[derive(Clone, Debug)]
+pub struct NewRow<'a> {
+    /// When received (Unix ms).
+    pub time: u64,
+    /// The buffer it belongs to, case-folded (`*` for the server buffer).
+    pub buffer: &'a str,
+    /// Its IRCv3 msgid, if tagged.
+    pub msgid: Option<&'a str>,
+    /// The line.
+    pub line: &'a str,
+}
+
+/// Where a backlog read ends (exclusive).
+#[derive(Clone, Copy, Debug)]
+pub enum BacklogEnd {
+    /// The newest rows.
+    Newest,
+    /// Before this sequence number.
+    Seq(u64),
+    /// Before this time.
+    Time(u64),
+}
+
+/// A store failure. The message is for the service's log: it never holds a
+/// token, a password or a row's text.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The name is taken.
+    #[error("{0} exists already")]
+    Exists(String),
+    /// No such user or network.
+    #[error("{0} is unknown")]
+    Unknown(String),
+    /// The database failed.
+    #[error("store: {0}")]
+    Backend(String),
+}
+
+/// The service's store.
+pub trait CloudStore: Send {
+    /// Adds a user with its first token chain.
+    fn add_user(
+        &mut self,
+        name: &str,
+        chain: &TokenChain,
+        now_ms: u64,
+    ) -> Result<UserId, StoreError>;
+    /// The user with this name.
+    fn user_by_name(&self, name: &str) -> Result<Option<UserId>, StoreError>;
+    /// The chain one of whose tokens hashes to `hash`.
+    fn chain_by_hash(&self, hash: &TokenHash) -> Result<Option<FoundChain>, StoreError>;
+    /// Saves a chain (after any change), `current_since_ms` when its current token was set.
+    fn save_chain(
+        &mut self,
+        chain: ChainId,
+        tokens: &TokenChain,
+        current_since_ms: u64,
+    ) -> Result<(), StoreError>;
+    /// Adds a network to a user's account.
+    fn add_network(
+        &mut self,
+        user: UserId,
+        network: &NetworkId,
+        settings: &NetworkSettings,
+    ) -> Result<NetworkRecord, StoreError>;
+    /// Removes a network from a user's account: its settings, its rows and
+    /// its numbering, all at once (`Unknown` when the user has no such
+    /// network, and then nothing changes). Its stream id is retired, never
+    /// given to a network added later, so a client's resume point from the
+    /// removed stream can never match a new one.
+    fn remove_network(&mut self, user: UserId, network: &NetworkId) -> Result<(), StoreError>;
+    /// Replaces a user's network's settings.
+    fn save_settings(
+        &mut self,
+        user: UserId,
+        network: &NetworkId,
+        settings: &NetworkSettings,
+    ) -> Result<(), StoreError>;
+    /// A user's networks.
+    fn networks(&self, user: UserId) -> Result<Vec<NetworkRecord>, StoreError>;
+    /// Every user's networks (at start, to connect them).
+    fn all_networks(&self) -> Result<Vec<(UserId, NetworkRecord)>, StoreError>;
+    /// Appends a row to a user's network's stream and returns its sequence
+    /// number: one more than the last one given out. Then evicts rows so at
+    /// most `keep` remain.
+    fn append_row(
+        &mut self,
+        user: UserId,
+        network: &NetworkId,
+        row: NewRow<'_>,
+        keep: u64,
+    ) -> Result<u64, StoreError>;
+    /// The rows held of a stream.
+    fn extent(&self, user: UserId, network: &NetworkId) -> Result<StoreExtent, StoreError>;
+    /// Rows `range` (those still held), oldest first.
+    fn rows(
+        &self,
+        user: UserId,
+        network: &NetworkId,
+        range: RangeInclusive<u64>,
+    ) -> Result<Vec<StoredRow>, StoreError>;
+    /// Up to `limit` rows of one buffer before `end`, newest first.
+    fn backlog(
+        &self,
+        user: UserId,
+        network: &NetworkId,
+        buffer: &str,
+        end: BacklogEnd,
+        limit: u32,
+    ) -> Result<Vec<StoredRow>, StoreError>;
+    /// The sequence number of the row with this msgid.
+    fn seq_of_msgid(
+        &self,
+        user: UserId,
+        network: &NetworkId,
+        msgid: &str,
+    ) -> Result<Option<u64>, StoreError>;
+    /// Drops every row of a stream older than `before` (the oldest held
+    /// becomes `before`); an operator's pruning.
+    fn evict_before(
+        &mut self,
+        user: UserId,
+        network: &NetworkId,
+        before: u64,
+    ) -> Result<(), StoreError>;
+    /// Records that the send `id` of a client of `chain` went to IRC and
+    /// was acknowledged at `at_ms` (wall clock), then forgets that chain's
+    /// ids recorded at or before `alive_after_ms` and all but its newest
+    /// `keep`: the bounds of the in-memory `SentIds`, so the store never
+    /// holds more than the service would remember anyway.
+    fn record_sent_id(
+        &mut self,
+        chain: ChainId,
+        id: &RequestId,
+        at_ms: u64,
+        alive_after_ms: u64,
+        keep: usize,
+    ) -> Result<(), StoreError>;
+    /// The chain's acknowledged send ids recorded after `alive_after_ms`,
+    /// the newest `limit` of them, oldest first, each with its time.
+    fn sent_ids(
+        &self,
+        chain: ChainId,
+        alive_after_ms: u64,
+        limit: usize,
+    ) -> Result<Vec<(u64, RequestId)>, StoreError>;
+}
