@@ -32,28 +32,10 @@ pub enum Input {
     Command(Command),
 }
 
-/// A string that must reach the server unmodified but never a log or a
-/// screen: its `Debug` is masked and reading it takes an explicit call.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    /// Wraps a secret value.
-    pub fn new(value: impl Into<String>) -> Self {
-        Secret(value.into())
-    }
-
-    /// The value, for the one place that sends it.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("********")
-    }
-}
+/// What must reach the server unmodified but never a log or a screen
+/// (a password, a channel key, a service login's text): the project's one
+/// secret wrapper, whose `Debug` is masked.
+pub use rete_redact::Secret;
 
 /// A parsed command; fields are already validated.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -246,14 +246,23 @@ fn full_network_is_read() {
     assert_eq!(net.tls_cert, Some(dir.path().join("certs/me.pem")));
     assert_eq!(net.username, "ident");
     assert_eq!(net.realname, "Real Name");
-    assert_eq!(net.password.as_deref(), Some("srv"));
+    assert_eq!(
+        net.password.as_ref().map(rete_redact::Secret::expose),
+        Some("srv")
+    );
     let sasl = net.sasl.expect("sasl");
     assert_eq!(sasl.mechanism, SaslMechanismName::External);
     assert_eq!(net.channels.len(), 2);
     assert_eq!(net.channels[0].name, "#rete");
     assert_eq!(net.channels[0].key, None);
     assert_eq!(net.channels[1].name, "#secret");
-    assert_eq!(net.channels[1].key.as_deref(), Some("k3y"));
+    assert_eq!(
+        net.channels[1]
+            .key
+            .as_ref()
+            .map(rete_redact::Secret::expose),
+        Some("k3y")
+    );
     assert!(!net.autoconnect);
 }
 

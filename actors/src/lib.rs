@@ -42,6 +42,7 @@
 //!   (connects, registration steps, SASL outcome, reconnect delays, WHO
 //!   timeouts), secret-free, under `rete::network` and `rete::auth`.
 //! - [`hook`]: the raw-out hook an embedder registers.
+//! - [`wall_clock`]: the one place the hosts read the wall clock.
 //! - `capabilities`: [`ReadOnlySessions`] and [`SendingSessions`], what a
 //!   component other than the embedder is handed instead of the [`Rete`].
 //!
@@ -61,6 +62,7 @@ pub mod rete;
 mod session_actor;
 mod session_log;
 mod supervisor;
+pub mod wall_clock;
 
 pub use agent_line::AgentLineError;
 pub use capabilities::{ReadOnlySessions, SendingSessions};

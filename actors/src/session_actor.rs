@@ -13,7 +13,7 @@ use crate::hook::{RawOutHook, Verdict};
 use parking_lot::Mutex;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use rand::Rng as _;
-use rete_engine::clock::{Mono, Now, UnixMillis};
+use rete_engine::clock::{Mono, Now};
 use rete_engine::event::{ConnState, Event};
 use rete_engine::ids::SessionId;
 use rete_engine::sasl::SaltedPassword;
@@ -21,7 +21,7 @@ use rete_engine::session::{CommandError, Commands, Session};
 use rete_engine::view::SessionView;
 use rete_transports::{Backoff, Transport};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 use tokio::sync::{broadcast, mpsc};
 
 mod bridge;
@@ -114,13 +114,9 @@ impl SessionShared {
     }
 
     fn now(&self) -> Now {
-        let wall = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_millis() as i64)
-            .unwrap_or(0);
         Now {
             mono: Mono(self.origin.elapsed().as_millis() as u64),
-            wall: UnixMillis(wall),
+            wall: crate::wall_clock::now(),
         }
     }
 }

@@ -3,36 +3,17 @@
 //! and membership modes (PREFIX), which live on each member.
 //!
 //! The key (`+k`) is a secret in Rete's model: its value is kept apart, in a
-//! [`ChannelKey`] that prints as `********` and is never serialized, so no
+//! [`Secret`] that prints as `Secret(********)` and is never serialized, so no
 //! Debug output, log line, state dump or saved state shows it. The letter
 //! map says only that the channel has a key.
 
 use crate::isupport::{ModeChange, ModeKind};
+use rete_redact::Secret;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::fmt;
 
 /// The key mode letter, the same on every server.
 pub const KEY_MODE: char = 'k';
-
-/// A channel key's value.
-#[derive(Clone, PartialEq, Eq)]
-pub struct ChannelKey(String);
-
-impl ChannelKey {
-    /// The key itself, for the one place that must say it again (the
-    /// ReteCloud service's sync lines, to the user's own clients).
-    #[must_use]
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for ChannelKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("ChannelKey(********)")
-    }
-}
 
 /// A channel's modes: letter → parameter (`n` → None, `l` → `Some("10")`,
 /// `k` → None with the value in `key`).
@@ -42,7 +23,7 @@ pub struct ChannelModes {
     pub letters: BTreeMap<char, Option<String>>,
     /// The key's value, when the channel has one and the server said it.
     #[serde(skip)]
-    pub key: Option<ChannelKey>,
+    pub key: Option<Secret>,
 }
 
 impl ChannelModes {
@@ -62,7 +43,7 @@ impl ChannelModes {
         }
         if letter == KEY_MODE {
             self.letters.insert(letter, None);
-            self.key = change.arg.clone().map(ChannelKey);
+            self.key = change.arg.clone().map(Secret::new);
             return;
         }
         let arg = match kind {
@@ -98,7 +79,7 @@ impl ChannelModes {
         }
         if let (Some(k), true) = (&self.key, with_key) {
             letters.push(KEY_MODE);
-            params.push(k.0.clone());
+            params.push(k.expose().to_owned());
         }
         (letters, params)
     }
@@ -128,7 +109,7 @@ mod tests {
         assert_eq!(m.letters.keys().collect::<String>(), "klnt");
         assert_eq!(m.letters.get(&'l'), Some(&Some("10".to_owned())));
         assert!(m.has_key());
-        assert_eq!(m.key.as_ref().map(ChannelKey::expose), Some("hunter22"));
+        assert_eq!(m.key.as_ref().map(Secret::expose), Some("hunter22"));
         assert_eq!(
             m.to_reply(true),
             (

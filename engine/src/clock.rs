@@ -37,6 +37,15 @@ impl Mono {
 #[serde(transparent)]
 pub struct UnixMillis(pub i64);
 
+impl UnixMillis {
+    /// The milliseconds as an unsigned count, a time before the epoch as 0
+    /// (stores and frames that number time from the epoch take no sign).
+    #[must_use]
+    pub fn unsigned(self) -> u64 {
+        u64::try_from(self.0).unwrap_or(0)
+    }
+}
+
 /// The two clocks at one instant, handed to every engine input.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Now {
@@ -56,5 +65,11 @@ mod tests {
         assert_eq!(Mono(u64::MAX).plus_ms(1), Mono(u64::MAX));
         assert_eq!(Mono(15).ms_since(Mono(5)), 10);
         assert_eq!(Mono(5).ms_since(Mono(15)), 0);
+    }
+
+    #[test]
+    fn unix_millis_before_the_epoch_are_zero_unsigned() {
+        assert_eq!(UnixMillis(1_700_000_000_123).unsigned(), 1_700_000_000_123);
+        assert_eq!(UnixMillis(-5).unsigned(), 0);
     }
 }

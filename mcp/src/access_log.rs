@@ -233,15 +233,8 @@ fn push_row(rows: &mut VecDeque<String>, row: String) {
     rows.push_back(row);
 }
 
-/// The wall clock now, for row times. The engine never reads the clock; the
-/// control surface is host code and may.
-pub fn wall_now() -> UnixMillis {
-    let ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0);
-    UnixMillis(ms)
-}
+/// The wall clock now, for row times: the hosts' one reading of it.
+pub use rete_actors::wall_clock::now as wall_now;
 
 /// Appends the row time of `at`, [`iso_seconds`]'s text. Rows come many a
 /// second, so each thread keeps the text of the last second it wrote.

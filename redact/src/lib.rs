@@ -21,6 +21,8 @@
 //!   the row that shows it, and [`escape_invisible`], the same escapes with
 //!   nothing stripped (the AI access log).
 //! - `secrets`: [`SecretSet`], the way-out scan for a session's exact secrets.
+//! - `secret`: [`Secret`], the one wrapper that holds a secret value with a
+//!   `Debug` that never shows it.
 #![deny(missing_docs)]
 
 mod display;
@@ -28,6 +30,7 @@ mod drawn;
 mod frame;
 mod json;
 mod line;
+mod secret;
 mod secrets;
 mod service;
 mod tripwire;
@@ -36,6 +39,7 @@ pub use display::{display_escape, escape_invisible};
 pub use frame::{mask_irc_echo, mask_retecloud_frame, IRC_ECHO_PREFIX};
 pub use json::{mask_frame, mask_json};
 pub use line::{mask_line, mask_sent_line};
+pub use secret::Secret;
 pub use secrets::SecretSet;
 pub use service::mask_service_login;
 pub use tripwire::{is_credential_shaped, is_server_challenge};

@@ -171,8 +171,13 @@ pub async fn on_event(app: &mut App, event: SessionEvent) -> Noted {
             let dated = match &app.transcripts {
                 Some(_) => {
                     let escaped = super::render::escape(&network);
-                    app.dates
-                        .before(&escaped, &target, &label, time, super::notes::now())
+                    app.dates.before(
+                        &escaped,
+                        &target,
+                        &label,
+                        time,
+                        rete_actors::wall_clock::now(),
+                    )
                 }
                 None => Vec::new(),
             };

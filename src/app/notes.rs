@@ -3,7 +3,6 @@
 //! rows, never in the engine's buffer nor a transcript. Each follows the
 //! engine row that was last when it was added.
 
-use rete_engine::clock::UnixMillis;
 use rete_engine::ids::BufferId;
 use rete_engine::row::{Payload, Row};
 use std::collections::HashMap;
@@ -24,7 +23,7 @@ impl Notes {
         list.push(Row {
             // The seq field holds the engine row the note follows.
             seq: after,
-            time: now(),
+            time: rete_actors::wall_clock::now(),
             msgid: None,
             from: "".into(),
             history: false,
@@ -47,13 +46,4 @@ impl Notes {
     pub fn clear(&mut self, net: usize, buffer: &BufferId) {
         self.by_buffer.remove(&(net, buffer.clone()));
     }
-}
-
-/// The wall clock now.
-pub fn now() -> UnixMillis {
-    let ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0);
-    UnixMillis(ms)
 }

@@ -7,7 +7,6 @@
 //! what it answered; lines from other tasks (a transcript failure) wake the
 //! screen through [`Notices::wait`].
 
-use rete_engine::clock::UnixMillis;
 use rete_engine::row::{Payload, Row};
 use std::collections::VecDeque;
 use std::io::Write as _;
@@ -46,7 +45,7 @@ impl Notices {
         inner.next_seq += 1;
         let row = Row {
             seq: inner.next_seq,
-            time: now(),
+            time: rete_actors::wall_clock::now(),
             msgid: None,
             from: "".into(),
             history: false,
@@ -92,14 +91,6 @@ impl Notices {
     pub async fn wait(&self) {
         self.wake.notified().await;
     }
-}
-
-fn now() -> UnixMillis {
-    let ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0);
-    UnixMillis(ms)
 }
 
 /// Shows one of reterm's own lines: stdout in line mode, reterm's buffer in

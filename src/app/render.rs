@@ -58,11 +58,7 @@ pub fn state_line(
 
 /// The time now as rows print it (`HH:MM:SS`, UTC).
 pub fn clock_now() -> String {
-    let ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0);
-    let iso = iso_seconds(rete_engine::clock::UnixMillis(ms));
+    let iso = iso_seconds(rete_actors::wall_clock::now());
     iso.get(11..19).unwrap_or("??:??:??").to_owned()
 }
 

@@ -22,7 +22,7 @@ pub fn session_spec(net: &NetworkConfig) -> anyhow::Result<SessionSpec> {
     let mut config = SessionConfig::new(id, &net.name, &net.nick);
     config.username = net.username.clone();
     config.realname = net.realname.clone();
-    config.password = net.password.clone();
+    config.password = net.password.as_ref().map(|p| p.expose().to_owned());
     if let Some(max) = net.max_query_buffers {
         config.max_query_buffers = max;
     }
@@ -34,7 +34,7 @@ pub fn session_spec(net: &NetworkConfig) -> anyhow::Result<SessionSpec> {
         .iter()
         .map(|c| ChannelSpec {
             name: c.name.clone(),
-            key: c.key.clone(),
+            key: c.key.as_ref().map(|k| k.expose().to_owned()),
         })
         .collect();
     config.sasl = net.sasl.as_ref().map(|s| SaslSettings {
@@ -45,7 +45,11 @@ pub fn session_spec(net: &NetworkConfig) -> anyhow::Result<SessionSpec> {
         },
         credentials: Credentials {
             authcid: s.username.clone().unwrap_or_else(|| net.nick.clone()),
-            password: s.password.clone().unwrap_or_default(),
+            password: s
+                .password
+                .as_ref()
+                .map(|p| p.expose().to_owned())
+                .unwrap_or_default(),
             authzid: None,
         },
     });

@@ -66,7 +66,7 @@ impl RawRing {
         self.lines.push_back(RawLine {
             direction,
             text: text.to_owned(),
-            time: now(),
+            time: rete_actors::wall_clock::now(),
         });
     }
 
@@ -90,15 +90,6 @@ impl RawRing {
     pub fn dropped(&self) -> u64 {
         self.dropped
     }
-}
-
-/// The wall clock now.
-fn now() -> UnixMillis {
-    let ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0);
-    UnixMillis(ms)
 }
 
 /// Every session's ring; the observer reterm sets at start-up.

@@ -8,13 +8,11 @@ use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
 
+use rete_redact::Secret;
 use serde::{de, Deserialize, Deserializer};
 
 /// Port of the control server when the file does not say.
 pub const DEFAULT_CONTROL_PORT: u16 = 7422;
-
-/// What `Debug` prints instead of a secret.
-const MASK: &str = "********";
 
 /// The whole config file.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -88,7 +86,7 @@ impl Default for ControlConfig {
 }
 
 /// One IRC network.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NetworkConfig {
     /// Stable upper-case UUID: survives renames, so logs and the control
     /// server can refer to a network reliably.
@@ -112,7 +110,7 @@ pub struct NetworkConfig {
     /// Real name (gecos); defaults to the nick.
     pub realname: String,
     /// Server password (`PASS`).
-    pub password: Option<String>,
+    pub password: Option<Secret>,
     /// SASL authentication.
     pub sasl: Option<SaslConfig>,
     /// Channels joined after registration.
@@ -168,30 +166,6 @@ impl NetworkConfig {
     /// network's id): read when the service's key holds none.
     pub fn legacy_cloud_token_key(&self) -> String {
         format!("retecloud-token-{}", self.id)
-    }
-}
-
-impl fmt::Debug for NetworkConfig {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("NetworkConfig")
-            .field("id", &self.id)
-            .field("name", &self.name)
-            .field("host", &self.host)
-            .field("port", &self.port)
-            .field("tls", &self.tls)
-            .field("tls_fingerprint", &self.tls_fingerprint)
-            .field("tls_cert", &self.tls_cert)
-            .field("nick", &self.nick)
-            .field("username", &self.username)
-            .field("realname", &self.realname)
-            .field("password", &Masked(&self.password))
-            .field("sasl", &self.sasl)
-            .field("channels", &self.channels)
-            .field("autoconnect", &self.autoconnect)
-            .field("max_query_buffers", &self.max_query_buffers)
-            .field("buffer_rows", &self.buffer_rows)
-            .field("cloud", &self.cloud)
-            .finish()
     }
 }
 
@@ -255,52 +229,21 @@ impl fmt::Display for SaslMechanismName {
 }
 
 /// SASL settings of a network.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SaslConfig {
     /// Which mechanism.
     pub mechanism: SaslMechanismName,
     /// Account name; the nick is used when absent.
     pub username: Option<String>,
     /// Account password (PLAIN and SCRAM).
-    pub password: Option<String>,
-}
-
-impl fmt::Debug for SaslConfig {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SaslConfig")
-            .field("mechanism", &self.mechanism)
-            .field("username", &self.username)
-            .field("password", &Masked(&self.password))
-            .finish()
-    }
+    pub password: Option<Secret>,
 }
 
 /// A channel to join, with its key if it has one.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChannelConfig {
     /// Channel name including its prefix (`#rete`).
     pub name: String,
     /// Channel key (`+k`).
-    pub key: Option<String>,
-}
-
-impl fmt::Debug for ChannelConfig {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ChannelConfig")
-            .field("name", &self.name)
-            .field("key", &Masked(&self.key))
-            .finish()
-    }
-}
-
-/// Debug view of an optional secret: shows whether it is set, never its value.
-struct Masked<'a>(&'a Option<String>);
-
-impl fmt::Debug for Masked<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0 {
-            Some(_) => write!(f, "Some({MASK})"),
-            None => f.write_str("None"),
-        }
-    }
+    pub key: Option<Secret>,
 }

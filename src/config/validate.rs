@@ -3,6 +3,7 @@
 //! Errors here have no file position (the span is gone after serde); they name
 //! the network instead, and never include a secret value.
 
+use rete_redact::Secret;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -211,7 +212,7 @@ fn network(
         nick,
         username,
         realname,
-        password: raw.password,
+        password: raw.password.map(Secret::new),
         sasl,
         channels,
         autoconnect: raw.autoconnect.unwrap_or(true),
@@ -373,7 +374,7 @@ fn sasl_config(raw: RawSasl, has_cert: bool) -> Result<SaslConfig, String> {
     Ok(SaslConfig {
         mechanism: raw.mechanism,
         username: raw.username,
-        password: raw.password,
+        password: raw.password.map(Secret::new),
     })
 }
 
@@ -408,7 +409,7 @@ fn channels(raw: Vec<RawChannel>) -> Result<Vec<ChannelConfig>, String> {
             }
             Ok(ChannelConfig {
                 name,
-                key: channel.key,
+                key: channel.key.map(Secret::new),
             })
         })
         .collect()

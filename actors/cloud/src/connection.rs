@@ -10,9 +10,10 @@
 use crate::hub::{sasl_of, Hub, Live};
 use crate::store::{BacklogEnd, ChainId, FoundChain, StoreError, UserId};
 use crate::sync_lines::sync_lines;
-use crate::tokens::{new_token, wall_ms};
+use crate::tokens::new_token;
 use crate::ws::{close_message, Ws};
 use futures_util::{SinkExt, StreamExt};
+use rete_actors::wall_clock;
 use rete_cloud_protocol::codec::{encode_server, MAX_FRAME_BYTES};
 use rete_cloud_protocol::config::ConfigEntry;
 use rete_cloud_protocol::cursor::Offer;
@@ -270,7 +271,7 @@ impl Conn {
             }
         };
         let mut tokens = found.tokens;
-        let wall = wall_ms();
+        let wall = wall_clock::now().unsigned();
         let outcome = tokens.authenticate(wall, &auth.token);
         let since = match outcome {
             AuthOutcome::AcceptedPending { .. } => wall,
@@ -480,7 +481,7 @@ impl Conn {
         let Some(b) = self.bound.as_mut() else { return };
         let Some(new) = b.rotating.take() else { return };
         let chain_id = b.chain;
-        let wall = wall_ms();
+        let wall = wall_clock::now().unsigned();
         let grace = self.hub.options.grace_ms;
         let result = self.hub.store(|s| -> Result<bool, StoreError> {
             let Some(mut f) = s.chain_by_hash(&new)?.map(|f| with_grace(f, grace)) else {

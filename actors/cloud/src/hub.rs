@@ -15,8 +15,8 @@ use crate::ingest::{Ingest, Ingested, DEFAULT_INGEST_CAPACITY};
 use crate::store::{
     ChainId, CloudStore, NetworkRecord, NetworkSettings, NewRow, StoreError, UserId,
 };
-use crate::tokens::wall_ms;
 use parking_lot::Mutex;
+use rete_actors::wall_clock;
 use rete_actors::{Rete, ReteOptions, SessionHandle, SessionSpec};
 use rete_cloud_protocol::config::SaslMechanism;
 use rete_cloud_protocol::frame::{
@@ -386,7 +386,7 @@ impl Hub {
     /// remembered, in this run or before a restart: a chain's ids are read
     /// from the store at its first send of the run, then kept in memory.
     pub fn was_sent(&self, chain: ChainId, id: &RequestId) -> Result<bool, StoreError> {
-        let now = wall_ms();
+        let now = wall_clock::now().unsigned();
         if let Some(ids) = self.sent.lock().get_mut(&chain) {
             return Ok(ids.was_sent(now, id));
         }
@@ -407,7 +407,7 @@ impl Hub {
     /// (before its `send_ack` goes out, so an acknowledged id survives a
     /// restart). A store that fails leaves it in memory only, and says so.
     pub fn record_sent(&self, chain: ChainId, id: &RequestId) {
-        let now = wall_ms();
+        let now = wall_clock::now().unsigned();
         self.sent
             .lock()
             .entry(chain)
@@ -498,7 +498,7 @@ impl Hub {
                     .filter(|n| !n.is_empty())
                     .unwrap_or_else(|| "*".into());
                 let line = gap_line(&nick, lost);
-                if !self.store_row(&session, wall_ms(), line, &nick) {
+                if !self.store_row(&session, wall_clock::now().unsigned(), line, &nick) {
                     ingest.lost(&session, lost);
                 }
             }

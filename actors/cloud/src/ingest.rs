@@ -165,7 +165,7 @@ impl Ingest {
 
 impl RawCapture for Ingest {
     fn on_line(&self, session: &SessionId, time: UnixMillis, direction: Direction, line: &str) {
-        let time = time.0.max(0) as u64;
+        let time = time.unsigned();
         match direction {
             Direction::In => self.offer(Ingested::In {
                 session: session.clone(),

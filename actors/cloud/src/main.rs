@@ -14,10 +14,11 @@
 //!   the service; plain ws:// only on a loopback address.
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
+use rete_actors::wall_clock;
 use rete_cloud::hub::{Hub, HubOptions};
 use rete_cloud::sqlite::SqliteStore;
 use rete_cloud::store::{CloudStore, NetworkSettings, StoreError, UserId};
-use rete_cloud::tokens::{new_token, wall_ms};
+use rete_cloud::tokens::new_token;
 use rete_cloud::ws::{tls_acceptor, Listener};
 use rete_cloud_protocol::frame::NetworkId;
 use rete_cloud_protocol::token_chain::TokenChain;
@@ -175,7 +176,7 @@ fn user_add(m: &ArgMatches) -> Result<(), String> {
     let token = new_token();
     let chain = TokenChain::new(&token, HubOptions::default().grace_ms);
     store
-        .add_user(name, &chain, wall_ms())
+        .add_user(name, &chain, wall_clock::now().unsigned())
         .map_err(|e| e.to_string())?;
     // The only time the token is shown: the store keeps its hash alone.
     println!("{}", token.expose());

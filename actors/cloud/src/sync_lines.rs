@@ -18,8 +18,8 @@
 //! The 324 says the key (`+k`) as the server said it to us, a member: the
 //! user's own clients get it as they would from the server (the service's
 //! rows hold the server's 324 and MODE lines with it too). It is never
-//! logged: the engine keeps it as a `ChannelKey`, which prints as
-//! `********`, and the service logs no line.
+//! logged: the engine keeps it as a `rete_redact::Secret`, which prints
+//! as `Secret(********)`, and the service logs no line.
 
 use rete_engine::buffer::BufferKind;
 use rete_engine::channel_modes::ChannelModes;

@@ -3,7 +3,7 @@
 
 use parking_lot::Mutex;
 use rete_engine::clock::UnixMillis;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 /// Where the registry reads the time.
 pub trait Clock: Send + Sync + 'static {
@@ -23,10 +23,7 @@ impl Clock for SystemClock {
     }
 
     fn wall(&self) -> UnixMillis {
-        let since = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default();
-        UnixMillis(i64::try_from(since.as_millis()).unwrap_or(i64::MAX))
+        rete_actors::wall_clock::now()
     }
 }
 

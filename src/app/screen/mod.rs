@@ -218,9 +218,6 @@ async fn sleep_until(at: Option<Instant>) {
 
 /// The next change of the clock's minute, for the status bar's time.
 fn next_minute() -> Instant {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    let into = now.as_millis() % 60_000;
-    Instant::now() + Duration::from_millis((60_000 - into) as u64 + 5)
+    let into = rete_actors::wall_clock::now().unsigned() % 60_000;
+    Instant::now() + Duration::from_millis(60_000 - into + 5)
 }

@@ -122,6 +122,7 @@ pub fn encode_server(frame: &ServerFrame) -> Result<String, FrameError> {
 }
 
 /// The answer to a binary WebSocket message: frames are text only.
+#[cfg(feature = "service")]
 pub(crate) fn binary_message_error() -> FrameError {
     FrameError::new(
         ErrorCode::BinaryMessage,

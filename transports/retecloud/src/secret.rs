@@ -5,15 +5,15 @@
 //! `Debug` and still be logged or put in a test failure safely. On the wire
 //! they are plain JSON strings (`serde(transparent)`).
 
-use rete_redact::{mask_line, MASK};
+use rete_redact::mask_line;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// A ReteCloud bearer token. Shown as `Token(********)`; read it with
-/// [`Token::expose`] only to put it on the wire or in the secrets file.
-#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// A ReteCloud bearer token. Shown as `Token(Secret(********))`; read it
+/// with [`Token::expose`] only to put it on the wire or in the secrets file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct Token(String);
+pub struct Token(Secret);
 
 /// The prefix every token the service issues starts with, so a token found
 /// in a file or a paste can be recognised (and a secret scanner can look for
@@ -23,7 +23,7 @@ pub const TOKEN_PREFIX: &str = "rct1_";
 impl Token {
     /// Wraps a token read from the secrets file or typed by the person.
     pub fn new(token: impl Into<String>) -> Self {
-        Self(token.into())
+        Self(Secret::new(token))
     }
 
     /// A new token from 32 random bytes (the randomness is an input: the
@@ -35,46 +35,21 @@ impl Token {
             s.push(char::from(HEX[usize::from(b >> 4)]));
             s.push(char::from(HEX[usize::from(b & 0x0f)]));
         }
-        Self(s)
+        Self(Secret::new(s))
     }
 
     /// The token's text, for the wire and the secrets file only.
     pub fn expose(&self) -> &str {
-        &self.0
+        self.0.expose()
     }
 }
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
-impl fmt::Debug for Token {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Token({MASK})")
-    }
-}
-
 /// A secret setting's value (a SASL or server password) in a
-/// `config_update`. Shown as `Secret(********)`.
-#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct Secret(String);
-
-impl Secret {
-    /// Wraps a secret value.
-    pub fn new(value: impl Into<String>) -> Self {
-        Self(value.into())
-    }
-
-    /// The value, for the wire and the service's store only.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Secret({MASK})")
-    }
-}
+/// `config_update`: the project's one secret wrapper, carried on the wire as
+/// the bare string. Shown as `Secret(********)`.
+pub use rete_redact::Secret;
 
 /// One IRC line as a frame carries it (no CR LF). `Debug` shows it masked
 /// by the same rules as a direct connection's raw lines
@@ -128,7 +103,7 @@ mod tests {
     #[test]
     fn debug_shows_no_secret() {
         let t = Token::new("rct1_abcdef");
-        assert_eq!(format!("{t:?}"), "Token(********)");
+        assert_eq!(format!("{t:?}"), "Token(Secret(********))");
         let s = Secret::new("hunter2");
         assert_eq!(format!("{s:?}"), "Secret(********)");
         let l = IrcLine::new("PASS :hunter2");

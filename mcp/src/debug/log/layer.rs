@@ -15,11 +15,10 @@
 use super::level::{Category, Level, LEVEL_FIELD};
 use super::line::Draft;
 use super::sink;
-use rete_engine::clock::UnixMillis;
+use rete_actors::wall_clock::now;
 use serde_json::{Map, Value};
 use std::cell::Cell;
 use std::fmt::Write as _;
-use std::time::{SystemTime, UNIX_EPOCH};
 use tracing::field::{Field, Visit};
 use tracing::subscriber::Interest;
 use tracing::{Event, Metadata, Subscriber};
@@ -124,13 +123,6 @@ fn render(event: &Event<'_>) -> Draft {
         &fields.message,
         fields.others,
     )
-}
-
-fn now() -> UnixMillis {
-    let ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64);
-    UnixMillis(ms)
 }
 
 /// An event's fields: the message, the level asked for, the rest as JSON.

@@ -40,11 +40,12 @@ use crate::debug::raw::actor::TapMsg;
 use crate::debug::raw::ring::{CAPACITY, MAX_LINE_BYTES};
 use parking_lot::Mutex;
 use ractor::ActorRef;
+use rete_actors::wall_clock::now;
 use rete_actors::{Direction, RawCapture, RawObserver};
 use rete_engine::clock::UnixMillis;
 use rete_engine::ids::SessionId;
 use std::collections::VecDeque;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 /// How often the tap actor drains the lanes when no read asks it to: the
 /// longest an unmasked line waits, and the most lines a busy session's
@@ -250,14 +251,6 @@ impl Sink {
     pub(crate) fn open(&self) {
         self.pending.lock().closed = false;
     }
-}
-
-fn now() -> UnixMillis {
-    let ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0);
-    UnixMillis(ms)
 }
 
 impl Sink {
