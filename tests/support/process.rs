@@ -165,6 +165,28 @@ impl ManagedChild {
         Ok(())
     }
 
+    /// Asks the process to stop (SIGTERM), as systemd or a container
+    /// runtime does.
+    pub fn terminate(&self) -> Result<()> {
+        self.signal(libc::SIGTERM, "terminating")
+    }
+
+    /// Waits up to `limit` for the process to exit (both of its output
+    /// pipes closed, then reaped) and returns its status.
+    pub async fn exit_status(&mut self, limit: Duration) -> Result<std::process::ExitStatus> {
+        let end = Instant::now() + limit;
+        loop {
+            if self.output.borrow_and_update().finished() {
+                return Ok(self.child.wait()?);
+            }
+            match tokio::time::timeout_at(end, self.output.changed()).await {
+                Ok(Ok(())) => {}
+                Ok(Err(_)) => return Ok(self.child.wait()?),
+                Err(_) => bail!("{} did not exit within {limit:?}", self.name),
+            }
+        }
+    }
+
     /// Whether the process is still running.
     pub fn is_running(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))

@@ -7,7 +7,8 @@
 //! (`unknown_network`, `unknown_stream`). Each stream's rows go through a
 //! `StreamFeed`: replay from the store, then live, each row once in order.
 
-use crate::hub::{sasl_of, Hub, Live};
+use crate::admission::Seat;
+use crate::hub::{sasl_of, Hub, HubOptions, Live};
 use crate::store::{BacklogEnd, ChainId, FoundChain, StoreError, UserId};
 use crate::sync_lines::sync_lines;
 use crate::tokens::new_token;
@@ -64,6 +65,7 @@ struct Conn {
     sink: futures_util::stream::SplitSink<Ws, Message>,
     gate: ServerConnection,
     start: Instant,
+    seat: Seat,
     bound: Option<Bound>,
     feeds: HashMap<StreamId, (NetworkId, StreamFeed)>,
     /// When this attached connection's token is next rotated: armed at
@@ -72,19 +74,36 @@ struct Conn {
     rotate_at: Option<Instant>,
 }
 
-/// Serves one WebSocket until it closes.
-pub async fn serve(hub: Arc<Hub>, ws: Ws, id: u64, mut shutdown: watch::Receiver<bool>) {
-    let (sink, mut stream) = ws.split();
-    let config = ServerConfig {
-        heartbeat_ms: hub.options.heartbeat_ms,
+/// The protocol gate's settings for this service.
+pub fn server_config(options: &HubOptions) -> ServerConfig {
+    ServerConfig {
+        heartbeat_ms: options.heartbeat_ms,
         ..ServerConfig::default()
-    };
+    }
+}
+
+/// Serves one WebSocket until it closes.
+///
+/// `accepted` is when the TCP connection was accepted: the gate's times
+/// count from it, so the auth timeout covers the handshakes before this.
+/// `seat` is the connection's place in the budget, given back as it ends.
+pub async fn serve(
+    hub: Arc<Hub>,
+    ws: Ws,
+    id: u64,
+    mut shutdown: watch::Receiver<bool>,
+    accepted: Instant,
+    seat: Seat,
+) {
+    let (sink, mut stream) = ws.split();
+    let config = server_config(&hub.options);
     let mut conn = Conn {
         hub,
         id,
         sink,
         gate: ServerConnection::new(0, config),
-        start: Instant::now(),
+        start: accepted,
+        seat,
         bound: None,
         feeds: HashMap::new(),
         rotate_at: None,
@@ -184,6 +203,19 @@ impl Conn {
         self.start.elapsed().as_millis() as u64
     }
 
+    /// A token this connection presented failed: counted against its
+    /// address, and said in the log (never the token) when that address has
+    /// used its last try for a while.
+    fn auth_failed(&self) {
+        if self.seat.auth_failed(self.hub.uptime_ms()) {
+            tracing::warn!(
+                target: "rete::cloud",
+                "connection {}: too many failed authentications from its address; its connections are refused for a while",
+                self.id
+            );
+        }
+    }
+
     /// Carries out every action the gate has; a new live channel after auth.
     async fn pump(&mut self) -> Result<Option<broadcast::Receiver<Live>>, Closed> {
         let mut live = None;
@@ -260,6 +292,7 @@ impl Conn {
         }) {
             Ok(Some(f)) => f,
             Ok(None) => {
+                self.auth_failed();
                 self.gate
                     .refuse(now, ErrorCode::AuthFailed, "unknown token");
                 return Ok(None);
@@ -293,10 +326,25 @@ impl Conn {
                 AuthOutcome::Revoked => "every token of this chain is revoked",
                 _ => "unknown token",
             };
+            self.auth_failed();
             self.gate.refuse(now, code, message);
             return Ok(None);
         }
         let user = found.user;
+        if self.seat.bind(user).is_err() {
+            tracing::info!(
+                target: "rete::cloud",
+                "connection {}: refused, its user has {} clients attached",
+                self.id,
+                self.hub.options.limits.clients_per_user
+            );
+            self.gate.refuse(
+                now,
+                ErrorCode::TooManyConnections,
+                "this user has as many clients attached as the service allows; close one and reconnect",
+            );
+            return Ok(None);
+        }
         // Subscribe before reading the extents: a row stored meanwhile is
         // then both in the store and in the channel, and the feed drops the
         // second copy.

@@ -9,6 +9,7 @@
 //! stored before it is broadcast), so a connection that misses a broadcast
 //! finds the row in the store.
 
+use crate::admission::{Admission, Limits};
 use crate::buffer_of::{buffer_of, msgid_of};
 use crate::echo::Identity;
 use crate::ingest::{Ingest, Ingested, DEFAULT_INGEST_CAPACITY};
@@ -31,7 +32,7 @@ use rete_transports::{Backoff, ConnectConfig, Transport};
 use std::collections::HashMap;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::broadcast;
 
 /// The row a gap leaves in its stream: where it is and how many received
@@ -70,6 +71,8 @@ pub struct HubOptions {
     /// How often the running service looks in the store for networks added
     /// by `rete-cloud network add`.
     pub admin_poll_ms: u64,
+    /// The connection budget (see [`crate::admission`]).
+    pub limits: Limits,
 }
 
 impl Default for HubOptions {
@@ -81,6 +84,7 @@ impl Default for HubOptions {
             heartbeat_ms: 30_000,
             ingest_capacity: DEFAULT_INGEST_CAPACITY,
             admin_poll_ms: 2_000,
+            limits: Limits::default(),
         }
     }
 }
@@ -132,6 +136,10 @@ pub struct Hub {
     sent: Mutex<HashMap<ChainId, SentIds>>,
     /// The options.
     pub options: HubOptions,
+    /// The connection budget every connection takes its seat in.
+    pub admission: Arc<Mutex<Admission>>,
+    /// When the hub started: the budget's clock counts from it.
+    started: Instant,
 }
 
 fn state_of(s: ConnState) -> NetworkState {
@@ -198,6 +206,12 @@ fn session_spec(record: &NetworkRecord) -> Result<SessionSpec, StoreError> {
 }
 
 impl Hub {
+    /// Milliseconds since the hub started: the one clock of the connection
+    /// budget, which the listener and every connection share.
+    pub fn uptime_ms(&self) -> u64 {
+        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
     /// Starts the engine and connects every stored network.
     pub async fn start(
         store: Box<dyn CloudStore>,
@@ -214,6 +228,8 @@ impl Hub {
             handles: Mutex::new(HashMap::new()),
             live: Mutex::new(HashMap::new()),
             sent: Mutex::new(HashMap::new()),
+            admission: Arc::new(Mutex::new(Admission::new(options.limits))),
+            started: Instant::now(),
             options,
         });
         let (ingest, rx) = Ingest::new(options.ingest_capacity);

@@ -16,12 +16,16 @@
 //! - `connection`: one client connection behind the protocol's gate,
 //!   bound to one user after `auth`.
 //! - [`ws`]: listen, TLS, WebSocket handshake, size limit, close codes.
+//! - [`admission`]: the connection budget (unauthenticated connections per
+//!   address and in all, clients per user, failed authentications per
+//!   address) and the log throttle, I/O-free.
 //! - `ingest`: the bounded queue from the raw tap to the writer, and the
 //!   gap a full queue leaves; `echo`: our own messages stored when the
 //!   server does not echo them.
 //! - `sync_lines`, `buffer_of`, [`tokens`]: small helpers.
 #![deny(missing_docs)]
 
+pub mod admission;
 mod buffer_of;
 mod connection;
 mod echo;

@@ -15,6 +15,7 @@
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use rete_actors::wall_clock;
+use rete_cloud::admission::{self, Limits};
 use rete_cloud::hub::{Hub, HubOptions};
 use rete_cloud::sqlite::SqliteStore;
 use rete_cloud::store::{CloudStore, NetworkSettings, StoreError, UserId};
@@ -40,6 +41,14 @@ fn num(name: &'static str, help: &'static str, default: &'static str) -> Arg {
         .value_parser(clap::value_parser!(u64))
         .default_value(default)
         .help(help)
+}
+
+/// A number whose default is a constant of the library (said in the help).
+fn limit(name: &'static str, help: &str, default: usize) -> Arg {
+    Arg::new(name)
+        .long(name)
+        .value_parser(clap::value_parser!(u64).range(1..))
+        .help(format!("{help} (default {default})"))
 }
 
 fn cli() -> Command {
@@ -147,6 +156,21 @@ fn cli() -> Command {
                     "admin-poll-ms",
                     "how often to look for networks added while running",
                     "2000",
+                ))
+                .arg(limit(
+                    "max-pending-per-address",
+                    "connections not yet authenticated from one address (IPv6: one /64)",
+                    admission::PENDING_PER_ADDRESS,
+                ))
+                .arg(limit(
+                    "max-pending",
+                    "connections not yet authenticated, in all",
+                    admission::PENDING_TOTAL,
+                ))
+                .arg(limit(
+                    "max-clients-per-user",
+                    "clients one user may have attached at once",
+                    admission::CLIENTS_PER_USER,
                 )),
         )
 }
@@ -245,6 +269,40 @@ fn rows_prune(m: &ArgMatches) -> Result<(), String> {
         .map_err(|e| e.to_string())
 }
 
+/// The connection budget: each limit given, the library's default for the
+/// rest.
+fn limits(m: &ArgMatches) -> Limits {
+    let given = |name: &str, default: usize| {
+        m.get_one::<u64>(name)
+            .map_or(default, |&n| usize::try_from(n).unwrap_or(usize::MAX))
+    };
+    let d = Limits::default();
+    Limits {
+        pending_per_address: given("max-pending-per-address", d.pending_per_address),
+        pending_total: given("max-pending", d.pending_total),
+        clients_per_user: given("max-clients-per-user", d.clients_per_user),
+        ..d
+    }
+}
+
+/// Waits for the signal to stop: SIGINT (Ctrl-C), or SIGTERM, which
+/// systemd and container runtimes send; either stops the service cleanly.
+async fn stop_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+        }
+        Err(e) => {
+            tracing::warn!(target: "rete::cloud", "cannot watch for SIGTERM: {e}");
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
+
 async fn serve(m: &ArgMatches) -> Result<(), String> {
     let store = open(m)?;
     let listen = *m
@@ -262,6 +320,7 @@ async fn serve(m: &ArgMatches) -> Result<(), String> {
         heartbeat_ms: n("heartbeat-ms").clamp(1_000, 300_000),
         ingest_capacity: usize::try_from(n("ingest-queue").max(1)).unwrap_or(usize::MAX),
         admin_poll_ms: n("admin-poll-ms").max(100),
+        limits: limits(m),
     };
     let scheme = if tls.is_some() { "wss" } else { "ws" };
     // Refuse a plain non-loopback address before anything connects to IRC.
@@ -273,7 +332,8 @@ async fn serve(m: &ArgMatches) -> Result<(), String> {
     let (stop, stopped) = tokio::sync::watch::channel(false);
     println!("rete-cloud listening on {scheme}://{addr}");
     let accept = tokio::spawn(listener.run(hub.clone(), stopped));
-    let _ = tokio::signal::ctrl_c().await;
+    stop_signal().await;
+    tracing::info!(target: "rete::cloud", "stopping: clients told, networks quit");
     let _ = stop.send(true);
     let _ = accept.await;
     hub.shutdown().await;
@@ -283,8 +343,10 @@ async fn serve(m: &ArgMatches) -> Result<(), String> {
 fn main() -> ExitCode {
     // Logs to stderr, `RUST_LOG` to choose (info by default). Nothing the
     // service logs holds a token, a password or a row's text.
+    // Colour codes only for a terminal: a log file or journal keeps plain text.
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),

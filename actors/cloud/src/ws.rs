@@ -7,6 +7,7 @@
 //! WebSocket is `rete-transports`', and both carry the frames of
 //! `rete-cloud-protocol`.
 
+use crate::admission::{AddressKey, LogThrottle, Seat};
 use crate::connection;
 use crate::hub::Hub;
 use rete_cloud_protocol::codec::MAX_FRAME_BYTES;
@@ -15,6 +16,7 @@ use std::path::Path;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
@@ -104,30 +106,107 @@ impl Listener {
     }
 
     /// Accepts connections until `shutdown` turns true.
+    ///
+    /// Each connection takes a [`Seat`] in the hub's budget at accept (or is
+    /// closed at once), and must have authenticated by the gate's auth
+    /// timeout counted from the accept, its TLS and WebSocket handshakes
+    /// included. An accept that fails for want of a resource (file
+    /// descriptors, memory) is retried after a growing pause rather than at
+    /// once, so a full descriptor table cannot spin the loop; accept errors
+    /// and refusals are logged at most once per [`LOG_EVERY_MS`], counted.
     pub async fn run(self, hub: Arc<Hub>, mut shutdown: watch::Receiver<bool>) {
         let ids = Arc::new(AtomicU64::new(0));
+        let auth_timeout =
+            Duration::from_millis(connection::server_config(&hub.options).auth_timeout_ms);
+        let mut pause = AcceptPause::default();
+        let mut accept_errors = LogThrottle::new(LOG_EVERY_MS);
+        let mut refusals = LogThrottle::new(LOG_EVERY_MS);
         loop {
             let (tcp, peer) = tokio::select! {
                 r = self.tcp.accept() => match r {
                     Ok(x) => x,
                     Err(e) => {
-                        tracing::warn!(target: "rete::cloud", "accept: {e}");
+                        if let Some(n) = accept_errors.note(hub.uptime_ms()) {
+                            tracing::warn!(target: "rete::cloud", "accept failed {n} time(s) lately, last: {e}");
+                        }
+                        if let Some(wait) = pause.after_error(&e) {
+                            tokio::select! {
+                                _ = tokio::time::sleep(wait) => {}
+                                _ = shutdown.changed() => return,
+                            }
+                        }
                         continue;
                     }
                 },
                 _ = shutdown.changed() => return,
             };
+            pause.reset();
+            let accepted = Instant::now();
+            let seat = match Seat::admit(&hub.admission, hub.uptime_ms(), AddressKey::of(peer.ip()))
+            {
+                Ok(seat) => seat,
+                Err(refusal) => {
+                    if let Some(n) = refusals.note(hub.uptime_ms()) {
+                        tracing::warn!(
+                            target: "rete::cloud",
+                            "refused {n} connection(s) lately, last from {}: {}",
+                            peer.ip(),
+                            refusal.as_str()
+                        );
+                    }
+                    drop(tcp);
+                    continue;
+                }
+            };
             let (hub, tls, stop) = (hub.clone(), self.tls.clone(), shutdown.clone());
             let id = ids.fetch_add(1, Ordering::Relaxed) + 1;
             tokio::spawn(async move {
-                match open(tcp, tls).await {
-                    Ok(ws) => connection::serve(hub, ws, id, stop).await,
-                    Err(e) => {
-                        tracing::info!(target: "rete::cloud", "{peer}: handshake failed: {e}")
+                let deadline = tokio::time::Instant::from_std(accepted + auth_timeout);
+                match tokio::time::timeout_at(deadline, open(tcp, tls)).await {
+                    Ok(Ok(ws)) => connection::serve(hub, ws, id, stop, accepted, seat).await,
+                    Ok(Err(e)) => {
+                        tracing::debug!(target: "rete::cloud", "{peer}: handshake failed: {e}")
+                    }
+                    Err(_) => {
+                        tracing::debug!(target: "rete::cloud", "{peer}: no handshake before the auth timeout")
                     }
                 }
             });
         }
+    }
+}
+
+/// Accept errors and refusals are logged at most this often.
+pub const LOG_EVERY_MS: u64 = 10_000;
+
+/// The pause after a failed accept: none for an error of one connection
+/// (it was reset before we took it), growing from [`AcceptPause::FIRST`] to
+/// [`AcceptPause::MOST`] while the process lacks a resource, since retrying
+/// at once would only fail again, as fast as the loop can spin.
+#[derive(Debug, Default)]
+struct AcceptPause {
+    next: Option<Duration>,
+}
+
+impl AcceptPause {
+    const FIRST: Duration = Duration::from_millis(10);
+    const MOST: Duration = Duration::from_secs(1);
+
+    fn after_error(&mut self, e: &std::io::Error) -> Option<Duration> {
+        let lacks_resource = matches!(
+            e.raw_os_error(),
+            Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
+        );
+        if !lacks_resource {
+            return None;
+        }
+        let wait = self.next.unwrap_or(Self::FIRST);
+        self.next = Some((wait * 2).min(Self::MOST));
+        Some(wait)
+    }
+
+    fn reset(&mut self) {
+        self.next = None;
     }
 }
 

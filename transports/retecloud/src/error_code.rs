@@ -63,6 +63,8 @@ pub enum ErrorCode {
     HeartbeatMissed,
     /// The service is stopping; reconnect and resume.
     ShuttingDown,
+    /// The user has as many clients attached as the service allows.
+    TooManyConnections,
     /// The service failed; nothing of the request was carried out.
     Internal,
 }
@@ -96,6 +98,7 @@ impl ErrorCode {
             ErrorCode::RateLimited => "rate_limited",
             ErrorCode::HeartbeatMissed => "heartbeat_missed",
             ErrorCode::ShuttingDown => "shutting_down",
+            ErrorCode::TooManyConnections => "too_many_connections",
             ErrorCode::Internal => "internal",
         }
     }
@@ -120,12 +123,13 @@ impl ErrorCode {
                 | ErrorCode::UnsupportedVersion
                 | ErrorCode::HeartbeatMissed
                 | ErrorCode::ShuttingDown
+                | ErrorCode::TooManyConnections
                 | ErrorCode::Internal
         )
     }
 
     /// Every code, for tests and documentation checks.
-    pub const ALL: [ErrorCode; 26] = [
+    pub const ALL: [ErrorCode; 27] = [
         ErrorCode::FrameTooLarge,
         ErrorCode::BinaryMessage,
         ErrorCode::MalformedFrame,
@@ -151,6 +155,7 @@ impl ErrorCode {
         ErrorCode::RateLimited,
         ErrorCode::HeartbeatMissed,
         ErrorCode::ShuttingDown,
+        ErrorCode::TooManyConnections,
         ErrorCode::Internal,
     ];
 }
