@@ -648,7 +648,9 @@ fn held_sends_are_resent_after_the_next_ready_and_held_fetches_end_with_the_conn
 
 /// What the client sends as fast as its allowance lets it, arriving late by
 /// a random delay (in order, as on one TCP connection), is never refused
-/// by the service's allowance.
+/// by the service's allowance. (The service's side is compiled only with
+/// the `service` feature, which the workspace's test build turns on.)
+#[cfg(feature = "service")]
 #[test]
 fn a_client_sending_flat_out_is_never_refused_by_the_services_allowance() {
     use crate::codec::encode_client;
