@@ -1692,3 +1692,25 @@ async fn out_of_descriptors_the_accept_loop_waits_and_logs_rarely() -> Result<()
         .context("a client once descriptors are free")?;
     Ok(())
 }
+
+/// A second `serve` on a database another one serves refuses, with a clear
+/// message and a failing exit status, before it connects anything to IRC;
+/// the first goes on serving (issue 32, item 5: before, both connected
+/// every network and stored every line twice).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_serve_on_one_database_refuses_and_the_first_goes_on() -> Result<()> {
+    let w = world(&[]).await?;
+    let out = Command::new(binary())
+        .args(["serve", "--listen", "127.0.0.1:0", "--db"])
+        .arg(&w.db)
+        .output()?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("another `rete-cloud serve`"), "{err}");
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("listening"),
+        "it never listened"
+    );
+    Client::attach(&w.service.addr, &w.token, json!([])).await?;
+    Ok(())
+}

@@ -22,6 +22,7 @@
 //! - `ingest`: the bounded queue from the raw tap to the writer, and the
 //!   gap a full queue leaves; `echo`: our own messages stored when the
 //!   server does not echo them.
+//! - [`serve_lock`]: one `serve` per database.
 //! - `sync_lines`, `buffer_of`, [`tokens`]: small helpers.
 #![deny(missing_docs)]
 
@@ -31,6 +32,7 @@ mod connection;
 mod echo;
 pub mod hub;
 mod ingest;
+pub mod serve_lock;
 pub mod sqlite;
 pub mod store;
 mod sync_lines;

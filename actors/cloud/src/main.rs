@@ -17,6 +17,7 @@ use clap::{Arg, ArgAction, ArgMatches, Command};
 use rete_actors::wall_clock;
 use rete_cloud::admission::{self, Limits};
 use rete_cloud::hub::{Hub, HubOptions};
+use rete_cloud::serve_lock::ServeLock;
 use rete_cloud::sqlite::SqliteStore;
 use rete_cloud::store::{CloudStore, NetworkSettings, StoreError, UserId};
 use rete_cloud::tokens::new_token;
@@ -304,6 +305,10 @@ async fn stop_signal() {
 }
 
 async fn serve(m: &ArgMatches) -> Result<(), String> {
+    let db = m.get_one::<PathBuf>("db").ok_or("--db is required")?;
+    // Before anything connects to IRC: a second service on this database
+    // would connect every network again and store every line twice.
+    let _lock = ServeLock::take(db)?;
     let store = open(m)?;
     let listen = *m
         .get_one::<SocketAddr>("listen")
