@@ -1714,3 +1714,64 @@ async fn a_second_serve_on_one_database_refuses_and_the_first_goes_on() -> Resul
     Client::attach(&w.service.addr, &w.token, json!([])).await?;
     Ok(())
 }
+
+/// Every admin command refuses bad input with a clear error and changes
+/// nothing: before, ids with spaces, `/` or 100 characters, a nick with a
+/// space and a channel without `#` were stored, and no client of that user
+/// could attach again (issue 32, item 6).
+#[test]
+fn admin_commands_refuse_bad_input_and_change_nothing() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let db = dir.path().join("cloud.db");
+    cli(&db, &["user", "add", "alice"])?;
+    let counts = || {
+        sql(
+            &db,
+            "SELECT (SELECT count(*) FROM users) || ' ' || (SELECT count(*) FROM networks)",
+        )
+    };
+    let before = counts()?;
+    let long = "n".repeat(100);
+    let bad_users: [&[&str]; 3] = [
+        &["user", "add", "a b"],
+        &["user", "add", "x/y"],
+        &["user", "add", &long],
+    ];
+    let net = |id: &'static str, server: &'static str, nick: &'static str, chan: &'static str| {
+        vec![
+            "network",
+            "add",
+            "alice",
+            id,
+            "--server",
+            server,
+            "--nick",
+            nick,
+            "--channel",
+            chan,
+        ]
+    };
+    let bad_networks = [
+        net("my net", "127.0.0.1:6667", "alice", "#rete"),
+        net("a/b", "127.0.0.1:6667", "alice", "#rete"),
+        net("ok", "127.0.0.1:6667", "al ice", "#rete"),
+        net("ok", "127.0.0.1:6667", "alice", "rete"),
+        net("ok", "nohost", "alice", "#rete"),
+        net("ok", "127.0.0.1:0", "alice", "#rete"),
+        net("ok", "127.0.0.1:99999", "alice", "#rete"),
+    ];
+    let mut long_id = net("ok", "127.0.0.1:6667", "alice", "#rete");
+    long_id[3] = &long;
+    for args in bad_users
+        .iter()
+        .map(|a| a.to_vec())
+        .chain(bad_networks)
+        .chain([long_id])
+    {
+        let refused = cli(&db, &args).expect_err(&format!("{args:?} was accepted"));
+        let text = format!("{refused:#}");
+        assert!(text.contains("nothing changed"), "{args:?}: {text}");
+    }
+    assert_eq!(counts()?, before, "nothing was stored");
+    Ok(())
+}

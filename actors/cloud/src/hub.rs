@@ -240,8 +240,17 @@ impl Hub {
             .spawn(move || writer.write_rows(&ingest, &rx))
             .map_err(|e| e.to_string())?;
         hub.clone().watch_states();
+        // A network that cannot start (settings the engine refuses) is
+        // skipped with its reason: the other users are served.
         for (user, record) in networks {
-            hub.start_network(user, &record).await?;
+            if let Err(e) = hub.start_network(user, &record).await {
+                tracing::error!(
+                    target: "rete::cloud",
+                    "network {} of user {}: not started: {e}",
+                    record.network.0,
+                    user.0
+                );
+            }
         }
         hub.clone().watch_store();
         Ok(hub)
@@ -259,11 +268,14 @@ impl Hub {
                 stream: record.stream.clone(),
             },
         );
-        let handle = self
-            .rete
-            .add_session(spec)
-            .await
-            .map_err(|e| e.to_string())?;
+        let id = spec.config.id.clone();
+        let handle = match self.rete.add_session(spec).await {
+            Ok(handle) => handle,
+            Err(e) => {
+                self.routes.lock().remove(&id);
+                return Err(e.to_string());
+            }
+        };
         self.handles
             .lock()
             .insert((user, record.network.clone()), handle);

@@ -22,6 +22,7 @@ use rete_cloud::sqlite::SqliteStore;
 use rete_cloud::store::{CloudStore, NetworkSettings, StoreError, UserId};
 use rete_cloud::tokens::new_token;
 use rete_cloud::ws::{tls_acceptor, Listener};
+use rete_cloud_protocol::config::ConfigEntry;
 use rete_cloud_protocol::frame::NetworkId;
 use rete_cloud_protocol::token_chain::TokenChain;
 use std::net::SocketAddr;
@@ -195,9 +196,30 @@ fn named_user(store: &SqliteStore, m: &ArgMatches) -> Result<UserId, String> {
         .ok_or_else(|| format!("no user {name}"))
 }
 
+/// Why `name` cannot be a user's name, or None: 1 to 64 of letters,
+/// digits, `.`, `_` and `-` (it is typed on command lines and shown in
+/// logs).
+fn user_name_problem(name: &str) -> Option<String> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    (!ok).then(|| format!("user name {name:?}: use 1 to 64 of A-Z a-z 0-9 . _ -"))
+}
+
+/// Refuses with `problem`, saying nothing was changed.
+fn refuse(problem: Option<String>) -> Result<(), String> {
+    match problem {
+        Some(p) => Err(format!("{p}; nothing changed")),
+        None => Ok(()),
+    }
+}
+
 fn user_add(m: &ArgMatches) -> Result<(), String> {
-    let mut store = open(m)?;
     let name = arg(m, "name")?;
+    refuse(user_name_problem(name))?;
+    let mut store = open(m)?;
     let token = new_token();
     let chain = TokenChain::new(&token, HubOptions::default().grace_ms);
     store
@@ -209,15 +231,23 @@ fn user_add(m: &ArgMatches) -> Result<(), String> {
 }
 
 fn network_add(m: &ArgMatches) -> Result<(), String> {
-    let mut store = open(m)?;
-    let user = named_user(&store, m)?;
     let network = NetworkId(arg(m, "network")?.clone());
+    refuse(network.problem())?;
     let server = arg(m, "server")?;
     let (host, port) = server
         .rsplit_once(':')
         .and_then(|(h, p)| Some((h.to_owned(), p.parse::<u16>().ok()?)))
-        .ok_or("--server must be HOST:PORT")?;
+        .filter(|(h, p)| !h.is_empty() && *p != 0 && !h.contains(char::is_whitespace))
+        .ok_or("--server must be HOST:PORT (a port from 1 to 65535); nothing changed")?;
     let nick = arg(m, "nick")?.clone();
+    let channels: Vec<String> = m
+        .get_many::<String>("channel")
+        .map(|c| c.cloned().collect())
+        .unwrap_or_default();
+    refuse(ConfigEntry::Nick(nick.clone()).problem())?;
+    refuse(ConfigEntry::Channels(channels.clone()).problem())?;
+    let mut store = open(m)?;
+    let user = named_user(&store, m)?;
     let settings = NetworkSettings {
         name: network.0.clone(),
         host,
@@ -226,10 +256,7 @@ fn network_add(m: &ArgMatches) -> Result<(), String> {
         username: nick.clone(),
         realname: nick.clone(),
         nick,
-        channels: m
-            .get_many::<String>("channel")
-            .map(|c| c.cloned().collect())
-            .unwrap_or_default(),
+        channels,
         sasl_mechanism: None,
         sasl_username: None,
         sasl_password: None,

@@ -140,7 +140,10 @@ impl StreamId {
 }
 
 impl NetworkId {
-    fn problem(&self) -> Option<String> {
+    /// Why this cannot be a network's id, or None: the rules every frame
+    /// that carries one is checked against (so a service that stored a
+    /// network under another id could never name it to a client).
+    pub fn problem(&self) -> Option<String> {
         name_problem("network", &self.0)
     }
 }
