@@ -6,6 +6,16 @@
 //!
 //! The engine itself lives in [`SessionShared`], owned by the supervisor, so
 //! a restarted actor picks up the same buffers.
+//!
+//! # Layout
+//! - this file: the messages, the actor, its connection's life (connect,
+//!   close, lost, reconnect) and the drain of the engine's outputs.
+//! - `link`: the session's one wire, IRC or ReteCloud: what the actor does
+//!   with a line received, a line to send, a close, a timeout, and the
+//!   ReteCloud bridge's outputs. The only place the two transports differ.
+//! - `bridge`: a ReteCloud session's I/O-free bridge, its client and the
+//!   bookkeeping of its requests, fed frames and time.
+//! - `older`: each buffer's oldest row known, for fetches of older rows.
 
 use crate::agent_line::{AgentReply, SharedAgentLines};
 use crate::connection::{self, ConnectionTasks, LinePermit, Outgoing};

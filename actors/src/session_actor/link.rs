@@ -15,7 +15,8 @@
 //! and [`link_handed_tickets`](SessionState::link_handed_tickets) when agent
 //! lines are settled at a close.
 //!
-//! A ReteCloud link's state is the session's [`Bridge`] (I/O-free, kept in
+//! A ReteCloud link's state is the session's
+//! [`Bridge`](super::bridge::Bridge) (I/O-free, kept in
 //! [`SessionShared`](super::SessionShared) across reconnects and restarts).
 //! Driving it is quinn's `ConnectionDriver` loop: feed it the input, then
 //! carry out each [`Output`] it polls out (a frame to the writer, rows to
@@ -252,6 +253,9 @@ impl SessionState {
     /// rows' events are out, so a host that prints both sees the rows
     /// before the count.
     pub(super) fn link_answer(&mut self) {
+        if let Link::Irc = self.link {
+            return;
+        }
         loop {
             let answer = self.shared.cloud.lock().poll_answer();
             let Some((reply, result)) = answer else {
@@ -265,6 +269,9 @@ impl SessionState {
     /// IRC link). Returns true when the engine was fed lines (its outputs
     /// need draining again).
     pub(super) fn link_drive(&mut self, myself: &ActorRef<SessionMsg>) -> bool {
+        if let Link::Irc = self.link {
+            return false;
+        }
         let mut fed = false;
         loop {
             let output = self.shared.cloud.lock().poll_output();
