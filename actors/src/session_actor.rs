@@ -18,7 +18,7 @@
 //! - `older`: each buffer's oldest row known, for fetches of older rows.
 
 use crate::agent_line::{AgentReply, SharedAgentLines};
-use crate::connection::{self, ConnectionTasks, LinePermit, Outgoing};
+use crate::connection::{ConnectionTasks, LinePermit, Outgoing};
 use crate::hook::{RawOutHook, Verdict};
 use parking_lot::Mutex;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
@@ -541,18 +541,7 @@ impl SessionState {
         self.shared.raw.connecting(&self.shared.id);
         let now = self.shared.now();
         self.shared.engine.lock().handle_connecting(now, reconnect);
-        let (wire, tasks) = connection::spawn(
-            self.shared.transport.clone(),
-            myself.clone(),
-            self.generation,
-            self.shared.span.clone(),
-            connection::AgentReports {
-                lines: self.shared.agent.clone(),
-                held: self.shared.agent_reports_held.subscribe(),
-            },
-        );
-        self.wire = Some(wire);
-        self.tasks = Some(tasks);
+        self.link_connect(myself);
         self.drain(myself);
     }
 
@@ -578,15 +567,7 @@ impl SessionState {
 
     fn close(&mut self, myself: &ActorRef<SessionMsg>, reason: &str) {
         self.generation += 1;
-        self.wire = None;
-        // Bridged, a line handed to the ReteCloud client may have reached
-        // the service already; it is resent (same id) after the next
-        // `ready`, and answered when the service acknowledges it.
-        self.settle_agent_lines();
-        self.link_closed();
-        if let Some(t) = self.tasks.take() {
-            t.abort();
-        }
+        self.link_close();
         let now = self.shared.now();
         let mut engine = self.shared.engine.lock();
         engine.handle_disconnected(now, reason);

@@ -6,6 +6,8 @@
 //! frame) to the actor, and writes what the actor gives it. What differs is
 //! what the actor does with them, and that is decided here, in one `match`
 //! per call, so the actor's handler reads the same for both:
+//! [`link_connect`](SessionState::link_connect) and
+//! [`link_close`](SessionState::link_close) for the session's own moves,
 //! [`link_opened`](SessionState::link_opened) when the connection task
 //! connected, [`link_received`](SessionState::link_received) for each line,
 //! [`link_send`](SessionState::link_send) for each of the engine's lines,
@@ -32,7 +34,7 @@ use super::bridge::{is_message, with_time, Fetched, Opened, Output, SendOutcome}
 use super::{SessionMsg, SessionState};
 use crate::cloud_backlog::{BacklogReply, CloudBacklogError};
 use crate::cloud_settings::{CloudSettingsError, SettingsReply};
-use crate::connection::Outgoing;
+use crate::connection::{self, Outgoing};
 use crate::raw_tap::Direction;
 use ractor::ActorRef;
 use rete_engine::clock::{Mono, Now};
@@ -79,6 +81,37 @@ impl Link {
 }
 
 impl SessionState {
+    /// Starts the connection task of this attempt (`self.generation`); the
+    /// lines to send go to its writer. The task is the same for both links.
+    pub(super) fn link_connect(&mut self, myself: &ActorRef<SessionMsg>) {
+        let (wire, tasks) = connection::spawn(
+            self.shared.transport.clone(),
+            myself.clone(),
+            self.generation,
+            self.shared.span.clone(),
+            connection::AgentReports {
+                lines: self.shared.agent.clone(),
+                held: self.shared.agent_reports_held.subscribe(),
+            },
+        );
+        self.wire = Some(wire);
+        self.tasks = Some(tasks);
+    }
+
+    /// The session closes its connection: nothing more is written, the
+    /// agent lines waiting are settled and the link is told, then the
+    /// connection task is stopped. Bridged, a line handed to the ReteCloud
+    /// client may have reached the service already; it is resent (same id)
+    /// after the next `ready`, and answered when the service acknowledges it.
+    pub(super) fn link_close(&mut self) {
+        self.wire = None;
+        self.settle_agent_lines();
+        self.link_closed();
+        if let Some(t) = self.tasks.take() {
+            t.abort();
+        }
+    }
+
     /// A new actor took over: the old one's connection died with it. The
     /// agent lines the ReteCloud client holds are answered after the
     /// reconnect; an IRC connection's lines died with it, but those it had
