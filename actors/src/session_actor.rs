@@ -6,9 +6,19 @@
 //!
 //! The engine itself lives in [`SessionShared`], owned by the supervisor, so
 //! a restarted actor picks up the same buffers.
+//!
+//! # Layout
+//! - this file: the messages, the actor, its connection's life (connect,
+//!   close, lost, reconnect) and the drain of the engine's outputs.
+//! - `link`: the session's one wire, IRC or ReteCloud: what the actor does
+//!   with a line received, a line to send, a close, a timeout, and the
+//!   ReteCloud bridge's outputs. The only place the two transports differ.
+//! - `bridge`: a ReteCloud session's I/O-free bridge, its client and the
+//!   bookkeeping of its requests, fed frames and time.
+//! - `older`: each buffer's oldest row known, for fetches of older rows.
 
 use crate::agent_line::{AgentReply, SharedAgentLines};
-use crate::connection::{self, ConnectionTasks, LinePermit, Outgoing};
+use crate::connection::{ConnectionTasks, LinePermit, Outgoing};
 use crate::hook::{RawOutHook, Verdict};
 use parking_lot::Mutex;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
@@ -25,8 +35,10 @@ use std::time::{Duration, Instant};
 use tokio::sync::{broadcast, mpsc};
 
 mod bridge;
+mod link;
 mod older;
-pub(crate) use bridge::CloudSide;
+pub(crate) use bridge::Bridge;
+use link::Link;
 
 /// A reference to a session actor.
 pub type SessionRef = ActorRef<SessionMsg>;
@@ -76,10 +88,10 @@ pub struct SessionShared {
     /// The session's tracing span: its actor's handling and its connection
     /// tasks run inside it, so every log line can be told apart by session.
     pub(crate) span: tracing::Span,
-    /// A ReteCloud session's client (empty for IRC): kept here so resume
-    /// points, the token and unacknowledged sends survive reconnects and
-    /// actor restarts.
-    pub(crate) cloud: Mutex<CloudSide>,
+    /// A ReteCloud session's bridge (empty for IRC): kept here so resume
+    /// points, the token, unacknowledged sends and their agents' tickets
+    /// survive reconnects and actor restarts.
+    pub(crate) cloud: Mutex<Bridge>,
     /// Agent lines waiting for their outcome, shared with the connection's
     /// writer, which marks each line as it writes it. Kept across actor
     /// restarts: a line the old actor's writer wrote still gets its row, and
@@ -236,6 +248,8 @@ pub struct SessionActor;
 /// A session actor's state for one incarnation.
 pub struct SessionState {
     shared: Arc<SessionShared>,
+    /// The wire this session runs on, built once from its transport.
+    link: Link,
     /// Lines for the current connection's writer.
     wire: Option<mpsc::UnboundedSender<Outgoing>>,
     tasks: Option<ConnectionTasks>,
@@ -264,6 +278,7 @@ impl Actor for SessionActor {
         shared: Arc<SessionShared>,
     ) -> Result<Self::State, ActorProcessingErr> {
         let mut state = SessionState {
+            link: Link::new(&shared.transport),
             shared,
             wire: None,
             tasks: None,
@@ -284,17 +299,8 @@ impl Actor for SessionActor {
         // The writer's reports go to this actor from now on; a line the old
         // actor's writer wrote before it died is settled just below.
         state.shared.agent.lock().set_actor(myself.clone());
-        // The ReteCloud client's connection died with the old actor too.
-        // The agent lines the client holds are answered after the
-        // reconnect; an IRC connection's lines died with it, but those it
-        // had written are sent.
-        if state.is_bridged() {
-            state.cloud_closed();
-        }
-        state.settle_agent_lines();
-        if state.is_bridged() {
-            state.store_token_again(&myself);
-        }
+        // The link died with the old actor too: its agent lines are settled.
+        state.link_restarted(&myself);
         if was_up {
             state
                 .shared
@@ -369,11 +375,7 @@ impl SessionState {
     /// to its writer. Bridged, the lines the ReteCloud client holds wait
     /// for the service's answer after a reconnect.
     fn settle_agent_lines(&mut self) {
-        let handed: std::collections::HashSet<rete_engine::session::Ticket> = if self.is_bridged() {
-            self.cloud_handed_tickets()
-        } else {
-            Default::default()
-        };
+        let handed = self.link_handed_tickets();
         let sent = self.shared.agent.lock().settle(|t| handed.contains(&t));
         for shown in &sent {
             self.record_agent_line_sent(shown);
@@ -415,9 +417,7 @@ impl SessionState {
                     tls_fingerprint.as_deref(),
                     entropy,
                 );
-                if state.is_bridged() {
-                    state.cloud_open(myself);
-                }
+                state.link_opened(myself);
                 state.drain(myself);
             }
             SessionMsg::Line {
@@ -425,49 +425,24 @@ impl SessionState {
                 line,
                 permit,
             } if generation == state.generation => {
-                if state.is_bridged() {
-                    state.cloud_frame(myself, &line);
-                    state.drain(myself);
-                    drop(permit);
-                    return Ok(());
-                }
-                let now = state.shared.now();
-                let shared = &state.shared;
-                let mut engine = shared.engine.lock();
-                // An echo of our /smsg is shown masked, as the engine stores it.
-                let shown = engine.raw_shown(&line);
-                shared.raw.see(
-                    &mut state.tap_view,
-                    &shared.id,
-                    crate::raw_tap::Direction::In,
-                    now.wall,
-                    &shown,
-                );
-                drop(shown);
-                engine.handle_line(now, &line);
-                drop(engine);
+                state.link_received(myself, &line);
                 state.drain(myself);
                 drop(permit);
             }
             SessionMsg::Closed { generation, reason } if generation == state.generation => {
-                if state.is_bridged() {
-                    state.cloud_closed();
-                }
+                state.link_closed();
                 state.connection_lost(myself, &reason);
             }
             SessionMsg::Timer { generation } if generation == state.timer_generation => {
                 state.timer_due = None;
                 let now = state.shared.now();
                 state.shared.engine.lock().handle_timeout(now);
-                if state.is_bridged() {
-                    state.cloud_timeout(now);
-                    state.cloud_pump(myself);
-                }
+                state.link_timeout(myself, now);
                 state.drain(myself);
             }
             SessionMsg::CloudSettings { entries, reply } => {
-                state.cloud_settings(entries, reply);
-                // The frame waits in the client's actions until drained.
+                state.link_settings(entries, reply);
+                // The frame waits in the bridge's outputs until drained.
                 state.drain(myself);
             }
             SessionMsg::CloudBacklog {
@@ -475,11 +450,11 @@ impl SessionState {
                 limit,
                 reply,
             } => {
-                state.cloud_backlog(&buffer, limit, reply);
+                state.link_backlog(&buffer, limit, reply);
                 state.drain(myself);
             }
             SessionMsg::TokenStored { generation, result } => {
-                state.cloud_token_stored(myself, generation, result);
+                state.link_token_stored(myself, generation, result);
                 state.drain(myself);
             }
             SessionMsg::Retry { generation } if generation == state.generation => {
@@ -562,18 +537,7 @@ impl SessionState {
         self.shared.raw.connecting(&self.shared.id);
         let now = self.shared.now();
         self.shared.engine.lock().handle_connecting(now, reconnect);
-        let (wire, tasks) = connection::spawn(
-            self.shared.transport.clone(),
-            myself.clone(),
-            self.generation,
-            self.shared.span.clone(),
-            connection::AgentReports {
-                lines: self.shared.agent.clone(),
-                held: self.shared.agent_reports_held.subscribe(),
-            },
-        );
-        self.wire = Some(wire);
-        self.tasks = Some(tasks);
+        self.link_connect(myself);
         self.drain(myself);
     }
 
@@ -584,9 +548,7 @@ impl SessionState {
             return;
         }
         let registered = self.shared.engine.lock().view().state() == ConnState::Connected;
-        // Bridged, detaching only closes the WebSocket: a QUIT would end
-        // the service's IRC connection, which it keeps while we are away.
-        if registered && self.wire.is_some() && !self.is_bridged() {
+        if registered && self.wire.is_some() && self.link.quits_on_detach() {
             // Let QUIT go out; the server closes the link, and `Closed` lands
             // as a deliberate end because `quitting` is set.
             let result = self.shared.engine.lock().commands().quit(reason.as_deref());
@@ -601,17 +563,7 @@ impl SessionState {
 
     fn close(&mut self, myself: &ActorRef<SessionMsg>, reason: &str) {
         self.generation += 1;
-        self.wire = None;
-        // Bridged, a line handed to the ReteCloud client may have reached
-        // the service already; it is resent (same id) after the next
-        // `ready`, and answered when the service acknowledges it.
-        self.settle_agent_lines();
-        if self.is_bridged() {
-            self.cloud_closed();
-        }
-        if let Some(t) = self.tasks.take() {
-            t.abort();
-        }
+        self.link_close();
         let now = self.shared.now();
         let mut engine = self.shared.engine.lock();
         engine.handle_disconnected(now, reason);
@@ -672,25 +624,23 @@ impl SessionState {
     /// Drains the engine's outputs: lines to the wire (through the hook),
     /// events to observers, and the next timer.
     fn drain(&mut self, myself: &ActorRef<SessionMsg>) {
-        // Bridged, the engine's lines become frames, and the client's
-        // actions may feed the engine again: repeat until both are quiet.
+        // Bridged, the engine's lines become frames, and the bridge's
+        // outputs may feed the engine again: repeat until both are quiet.
         loop {
             self.drain_engine(myself);
-            if !self.is_bridged() || !self.cloud_pump(myself) {
+            if !self.link_drive(myself) {
                 break;
             }
         }
         // Answered only now, after the rows' events went out: a host that
         // prints both sees the rows before the count.
-        if self.is_bridged() {
-            self.cloud_answer_backlogs();
-        }
+        self.link_answer();
     }
 
     fn drain_engine(&mut self, myself: &ActorRef<SessionMsg>) {
         let now = self.shared.now();
-        let bridged = self.is_bridged();
-        let mut engine = self.shared.engine.lock();
+        let shared = Arc::clone(&self.shared);
+        let mut engine = shared.engine.lock();
         while let Some((line, ticket)) = engine.poll_transmit_ticketed(now.mono) {
             let allowed = self
                 .shared
@@ -709,42 +659,7 @@ impl SessionState {
                 }
                 continue;
             }
-            if bridged {
-                drop(engine);
-                self.cloud_send(now, line, ticket);
-                engine = self.shared.engine.lock();
-                continue;
-            }
-            match &self.wire {
-                Some(wire) => {
-                    let shared = &self.shared;
-                    // An agent's line is shown as the audit records it:
-                    // every AUTHENTICATE masked, the mechanism line too.
-                    let seen = match ticket {
-                        Some(_) => rete_redact::mask_sent_line(&line),
-                        // A /smsg is shown masked, as the engine stores it.
-                        None => engine.raw_shown(&line),
-                    };
-                    shared.raw.see(
-                        &mut self.tap_view,
-                        &shared.id,
-                        crate::raw_tap::Direction::Out,
-                        now.wall,
-                        &seen,
-                    );
-                    drop(seen);
-                    if wire.send(Outgoing { line, ticket }).is_err() {
-                        if let Some(t) = ticket {
-                            self.shared.agent.lock().not_sent(t);
-                        }
-                    }
-                }
-                None => {
-                    if let Some(t) = ticket {
-                        self.shared.agent.lock().not_sent(t);
-                    }
-                }
-            }
+            self.link_send(&mut engine, now, line, ticket);
         }
         // Agent lines still queued when the person quit: never hurried out
         // unpaced behind their lines, so not sent.
@@ -774,11 +689,8 @@ impl SessionState {
         }
         while let Some(event) = engine.poll_event() {
             // Registered is healthy, but the delays start over only once
-            // the connection has stayed up a while (`HEALTHY_AFTER`). A
-            // bridged engine registers at each 001 the service relays (its
-            // IRC link reconnecting too): its connection proves itself at
-            // `ready` instead.
-            if event == Event::Registered && !bridged {
+            // the connection has stayed up a while (`HEALTHY_AFTER`).
+            if event == Event::Registered && self.link.proven_by_registration() {
                 self.shared.backoff.lock().proven(now.mono.0);
             }
             // No receiver is fine: nobody is watching.
@@ -799,12 +711,7 @@ impl SessionState {
         }
         let due = engine.poll_timeout(now.mono);
         drop(engine);
-        let cloud_due = if bridged {
-            self.cloud_due().map(Mono)
-        } else {
-            None
-        };
-        let due = due.into_iter().chain(cloud_due).min();
+        let due = due.into_iter().chain(self.link_due()).min();
         if let Some(due) = due {
             if self.timer_due.is_none_or(|t| due < t) {
                 self.timer_generation += 1;

@@ -1,38 +1,55 @@
-//! A ReteCloud session's side of the session actor.
+//! A ReteCloud session's bridge: the session's [`CloudClient`] and the
+//! bookkeeping of its requests, without I/O.
 //!
-//! The connection task only moves text: each WebSocket text message arrives
-//! as a `SessionMsg::Line` (with the same permit as an IRC line), and each
-//! frame to send leaves through the same writer. Here the actor decodes
-//! frames and feeds the session's one [`CloudClient`] (kept in
-//! [`SessionShared`](super::SessionShared) across reconnects and actor
-//! restarts, so a reattach resumes exactly), and carries out its actions:
-//! the sync and rows of this session's network go to the engine (which runs
-//! bridged: it sends only what a person or an agent asks for), the engine's
-//! lines become `send` frames, a rotated token is stored before it is
-//! acknowledged, and a refused token stops the retries.
+//! The bridge is kept in [`SessionShared`](super::SessionShared) across
+//! reconnects and actor restarts, so a reattach resumes exactly and a line
+//! handed to the service is still answered after a reconnect. It holds the
+//! agent lines sent as `send` frames (by request id, until acknowledged or
+//! refused), the settings changes and fetches of older rows waiting for
+//! their answer (with their callers' reply ports), the streams whose recent
+//! history was fetched in this run, and each buffer's oldest row known
+//! ([`Older`]).
 //!
-//! Frames reach the raw tap masked (`rete_redact::mask_retecloud_frame`):
-//! every frame sent, and the frames received only while the session's raw
-//! buffer is shown.
+//! Like the client it drives (and quinn-proto's `Connection`), it opens no
+//! socket and reads no clock: the session actor feeds it
+//! - the link's inputs: [`handle_open`](Bridge::handle_open) with the token
+//!   it read from the store, [`handle_frame`](Bridge::handle_frame) with
+//!   each text message, [`handle_closed`](Bridge::handle_closed),
+//!   [`handle_timeout`](Bridge::handle_timeout) and
+//!   [`handle_token_stored`](Bridge::handle_token_stored);
+//! - the session's requests: [`send_line`](Bridge::send_line),
+//!   [`config_update`](Bridge::config_update) and
+//!   [`fetch_older`](Bridge::fetch_older);
+//! - the engine's answers to an [`Output`] that asks for one:
+//!   [`handle_row_fed`](Bridge::handle_row_fed),
+//!   [`fetch_first_history`](Bridge::fetch_first_history) and
+//!   [`handle_backlog_fed`](Bridge::handle_backlog_fed);
+//!
+//! with the time in milliseconds of the engine's monotonic clock, and then
+//! carries out every [`Output`] from [`poll_output`](Bridge::poll_output)
+//! until it has none, arms its timer for
+//! [`poll_timeout`](Bridge::poll_timeout), and (once the rows' events are
+//! out) sends the answers from [`poll_answer`](Bridge::poll_answer).
+//!
+//! A request whose connection closes before the service answers it has its
+//! reply port dropped, which its caller reads as `NoAnswer`; an agent line
+//! the client holds is not: the client resends it after the next `ready`,
+//! and the service's acknowledgement answers it.
 
 use super::older::{message_buffer, Older};
-use super::{SessionMsg, SessionState};
 use crate::cloud_backlog::{BacklogReply, CloudBacklogError, OlderRows, MAX_BACKLOG_ROWS};
 use crate::cloud_settings::{shown_text, CloudSettingsError, SettingsReply};
-use crate::connection::Outgoing;
-use crate::raw_tap::Direction;
-use ractor::ActorRef;
+use rete_engine::ids::BufferId;
+use rete_engine::session::Ticket;
 use rete_cloud_protocol::client::{ClientConfig, CloseReason, Reconnect};
-use rete_cloud_protocol::frame::{Backlog, Before, NetworkId, NetworkState, RequestId, StreamId};
+use rete_cloud_protocol::config::ConfigEntry;
+use rete_cloud_protocol::frame::{
+    Backlog, Before, NetworkId, NetworkState, RequestId, StreamId,
+};
 use rete_cloud_protocol::{
     decode_server, encode_client, Action, CloudClient, ErrorCode, IrcLine, Token,
 };
-use rete_engine::clock::Now;
-use rete_engine::ids::BufferId;
-use rete_engine::session::Ticket;
-use rete_transports::{CloudConfig, TokenStored, Transport};
-use std::collections::HashMap;
-use std::sync::atomic::Ordering;
+use std::collections::{HashMap, HashSet, VecDeque};
 
 /// How long the client waits for `hello` after `auth`.
 const AUTH_TIMEOUT_MS: u64 = 15_000;
@@ -40,11 +57,13 @@ const AUTH_TIMEOUT_MS: u64 = 15_000;
 /// Rows of each channel fetched at a stream's first attach in a run.
 const FIRST_FETCH_ROWS: u32 = 50;
 
-/// A ReteCloud session's state beside its engine (empty for IRC).
+/// A ReteCloud session's bridge (see the module doc); empty for IRC.
 #[derive(Default)]
-pub(crate) struct CloudSide {
+pub(crate) struct Bridge {
     /// Created at the first connection, from the stored token.
     client: Option<CloudClient>,
+    /// This session's network, as the service names it (set at each open).
+    network: String,
     /// This session's stream on the current attach.
     stream: Option<StreamId>,
     /// Agent lines sent as `send` frames, until acknowledged or refused.
@@ -54,16 +73,18 @@ pub(crate) struct CloudSide {
     reload_token: bool,
     /// Streams whose recent history was fetched in this run: a stream is
     /// fetched at its first attach only (later ones resume exactly).
-    fetched: std::collections::HashSet<StreamId>,
+    fetched: HashSet<StreamId>,
     /// Fetches in flight, by id.
     fetches: HashMap<RequestId, Fetching>,
     /// Each buffer's oldest row known, and whether older ones exist.
     older: Older,
     /// Answers to hosts' requests for older rows, sent once the rows'
-    /// events are out (see `cloud_answer_backlogs`).
-    answered: Vec<(BacklogReply, Result<OlderRows, CloudBacklogError>)>,
+    /// events are out (see [`Bridge::poll_answer`]).
+    answered: VecDeque<(BacklogReply, Result<OlderRows, CloudBacklogError>)>,
     /// Settings changes waiting for the service's answer, by id.
     settings: HashMap<RequestId, SettingsReply>,
+    /// Outputs made from the client's last action, before its next one.
+    outputs: VecDeque<Output>,
 }
 
 /// A fetch in flight.
@@ -80,10 +101,647 @@ struct Fetching {
     older: bool,
 }
 
-impl CloudSide {
+/// A fetch's answer for the engine; handed back, with the rows the engine
+/// gained, to [`Bridge::handle_backlog_fed`].
+pub(super) struct Fetched {
+    backlog: Backlog,
+    fetching: Fetching,
+}
+
+impl Fetched {
+    /// The rows, oldest first.
+    pub(super) fn backlog(&self) -> &Backlog {
+        &self.backlog
+    }
+
+    /// The engine's buffer whose rows gained are counted (a host's request).
+    pub(super) fn counted(&self) -> Option<&BufferId> {
+        self.fetching.host.as_ref().map(|(id, _)| id)
+    }
+
+    /// The rows are older than every row held (see [`Fetching`]).
+    pub(super) fn older(&self) -> bool {
+        self.fetching.older
+    }
+}
+
+/// What the session actor must do next, in order.
+#[must_use]
+pub(super) enum Output {
+    /// Send this text message (a client frame, encoded) to the service.
+    Transmit(String),
+    /// Store this rotated token on a blocking thread, then call
+    /// [`Bridge::handle_token_stored`]; the session's secrets change now.
+    PersistToken {
+        /// The rotation's generation.
+        generation: u64,
+        /// The new token.
+        token: Token,
+    },
+    /// Attached to the service as `user`, on `stream` (for the log).
+    Attached {
+        /// The session's stream.
+        stream: StreamId,
+        /// The account.
+        user: String,
+    },
+    /// The network's state lines, for the engine.
+    Sync(Vec<IrcLine>),
+    /// One row (with its time as its `@time` tag) for the engine; then
+    /// call [`Bridge::handle_row_fed`].
+    Row {
+        /// The line to handle.
+        line: String,
+        /// Its sequence number.
+        seq: u64,
+    },
+    /// Every replay is done: the connection proves itself (as a registered
+    /// IRC link does), and the recent history of the engine's joined
+    /// channels is fetched ([`Bridge::fetch_first_history`]).
+    Ready,
+    /// The service's IRC connection is down, for this reason.
+    UpstreamDown(String),
+    /// A line for the server buffer.
+    Status(String),
+    /// A fetch's rows, for the engine as a history batch; then call
+    /// [`Bridge::handle_backlog_fed`] with how many it gained.
+    Backlog(Fetched),
+    /// A settings change is answered.
+    SettingsAnswer {
+        /// The caller.
+        reply: SettingsReply,
+        /// The service's echo, or why not.
+        result: Result<String, CloudSettingsError>,
+    },
+    /// The service acknowledged the agent line of this ticket: it was sent.
+    AgentSent(Ticket),
+    /// The agent line of this ticket will not be sent.
+    AgentNotSent(Ticket),
+    /// Close the connection: the session loses it for this reason, and
+    /// `refused` says retrying cannot help (the engine records a refusal
+    /// and the session stays down).
+    Close {
+        /// Why, for the person (no token in it).
+        why: String,
+        /// A refusal retrying cannot fix.
+        refused: bool,
+    },
+}
+
+/// How [`Bridge::handle_open`] went.
+#[must_use]
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Opened {
+    /// Authenticating (or waiting for a token store first).
+    Authenticating,
+    /// The stored token could not be read: authenticating with the one held.
+    WithHeldToken,
+    /// No token to present: refused (see the [`Output::Close`] that follows).
+    Refused,
+}
+
+/// What became of a line given to [`Bridge::send_line`].
+#[must_use]
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum SendOutcome {
+    /// The client holds it until the service acknowledges it.
+    Queued,
+    /// The agent line of this ticket was not sent.
+    AgentNotSent(Ticket),
+    /// The person's line was not sent, for this reason.
+    NotSent(String),
+}
+
+impl Bridge {
+    // ---- getters ----
+
+    /// The token values the engine must scan for (current, replaced, being
+    /// stored); None before the first connection.
+    pub(super) fn secrets(&self) -> Option<Vec<String>> {
+        let c = self.client.as_ref()?;
+        Some(c.secrets().map(|t| t.expose().to_owned()).collect())
+    }
+
+    /// The rotated token the client waits to hear stored, with its generation.
+    pub(super) fn token_being_stored(&self) -> Option<(u64, Token)> {
+        let c = self.client.as_ref()?;
+        c.token_being_stored().map(|(g, t)| (g, t.clone()))
+    }
+
+    /// The agent lines the client holds: at a close they are answered after
+    /// a reconnect, when the service acknowledges them, not "not sent".
+    pub(super) fn handed_tickets(&self) -> HashSet<Ticket> {
+        self.tickets.values().copied().collect()
+    }
+
+    // ---- outputs ----
+
+    /// The next thing the actor must do.
+    #[must_use]
+    pub(super) fn poll_output(&mut self) -> Option<Output> {
+        loop {
+            if let Some(output) = self.outputs.pop_front() {
+                return Some(output);
+            }
+            let action = self.client.as_mut()?.poll_action()?;
+            self.on_action(action);
+        }
+    }
+
+    /// When to call [`handle_timeout`](Self::handle_timeout) next.
+    #[must_use]
+    pub(super) fn poll_timeout(&self) -> Option<u64> {
+        self.client.as_ref().and_then(|c| c.poll_timeout())
+    }
+
+    /// The next answer to a host's request for older rows; polled only once
+    /// the events of the rows fetched are out, so a host that prints both
+    /// sees the rows before the count.
+    #[must_use]
+    pub(super) fn poll_answer(
+        &mut self,
+    ) -> Option<(BacklogReply, Result<OlderRows, CloudBacklogError>)> {
+        self.answered.pop_front()
+    }
+
+    // ---- commands ----
+
     /// Asks the next connection to read the stored token again.
     pub(crate) fn reload_token(&mut self) {
         self.reload_token = true;
+    }
+
+    /// The engine's line, as a `send` frame for the service.
+    pub(super) fn send_line(
+        &mut self,
+        now: u64,
+        line: String,
+        ticket: Option<Ticket>,
+    ) -> SendOutcome {
+        let network = NetworkId(self.network.clone());
+        let result = match self.client.as_mut() {
+            Some(c) => c
+                .send_line(now, network, IrcLine::new(line))
+                .map_err(|(_, why)| why),
+            None => Err("not attached to the service".to_owned()),
+        };
+        match (result, ticket) {
+            (Ok(id), Some(t)) => {
+                self.tickets.insert(id, t);
+                SendOutcome::Queued
+            }
+            (Ok(_), None) => SendOutcome::Queued,
+            (Err(_), Some(t)) => SendOutcome::AgentNotSent(t),
+            (Err(why), None) => SendOutcome::NotSent(why),
+        }
+    }
+
+    /// A person's settings change: sent as a `config_update` now, answered
+    /// ([`Output::SettingsAnswer`]) when the service echoes it or refuses
+    /// it; answered here when it cannot be sent.
+    pub(super) fn config_update(
+        &mut self,
+        now: u64,
+        entries: Vec<ConfigEntry>,
+        reply: SettingsReply,
+    ) {
+        let network = NetworkId(self.network.clone());
+        let sent = match self.client.as_mut() {
+            None => Err(CloudSettingsError::NotAttached),
+            Some(c) => c
+                .config_update(now, network, entries)
+                .map_err(|(code, why)| match code {
+                    ErrorCode::NotAuthenticated => CloudSettingsError::NotAttached,
+                    _ => CloudSettingsError::Invalid(why),
+                }),
+        };
+        match sent {
+            Ok(id) => {
+                self.settings.insert(id, reply);
+            }
+            Err(e) => {
+                let _ = reply.send(Err(e));
+            }
+        }
+    }
+
+    /// A host asks for older rows of `buffer` (`name`: its name as `fetch`
+    /// names it, None when the engine has no such buffer): a `fetch` before
+    /// the oldest row known there, answered ([`poll_answer`](Self::poll_answer))
+    /// when the rows are stored; or the answer at once (none older exist,
+    /// one is in flight, not attached).
+    pub(super) fn fetch_older(
+        &mut self,
+        now: u64,
+        buffer: &BufferId,
+        name: Option<String>,
+        limit: u32,
+        reply: BacklogReply,
+    ) {
+        match self.send_fetch(now, name, limit) {
+            Ok((id, name, older)) => {
+                self.fetches.insert(
+                    id,
+                    Fetching {
+                        buffer: name,
+                        host: Some((buffer.clone(), reply)),
+                        older,
+                    },
+                );
+            }
+            Err(answer) => {
+                let _ = reply.send(answer);
+            }
+        }
+    }
+
+    /// The `fetch` of [`fetch_older`](Self::fetch_older): its id, the buffer
+    /// name and whether it ends before a row held, when sent; else the
+    /// answer to give at once.
+    fn send_fetch(
+        &mut self,
+        now: u64,
+        name: Option<String>,
+        limit: u32,
+    ) -> Result<(RequestId, String, bool), Result<OlderRows, CloudBacklogError>> {
+        if limit == 0 || limit > MAX_BACKLOG_ROWS {
+            return Err(Err(CloudBacklogError::Invalid(format!(
+                "the number of older rows is 1 to {MAX_BACKLOG_ROWS}"
+            ))));
+        }
+        let name = name.ok_or(Err(CloudBacklogError::NoSuchBuffer))?;
+        if self.older.is_asking(&name) {
+            return Err(Err(CloudBacklogError::Busy));
+        }
+        if self.older.no_older(&name) {
+            return Err(Ok(OlderRows {
+                added: 0,
+                no_older: true,
+            }));
+        }
+        let before = self.older.before(&name).map(Before::Seq);
+        let older = before.is_some();
+        let (Some(c), Some(stream)) = (self.client.as_mut(), self.stream.clone()) else {
+            return Err(Err(CloudBacklogError::NotAttached));
+        };
+        let id = c
+            .fetch(now, stream, name.clone(), before, limit)
+            .map_err(|(code, why)| {
+                Err(match code {
+                    ErrorCode::NotAuthenticated => CloudBacklogError::NotAttached,
+                    _ => CloudBacklogError::Invalid(why),
+                })
+            })?;
+        self.older.ask(&name);
+        Ok((id, name, older))
+    }
+
+    // ---- inputs ----
+
+    /// The WebSocket to the service opened: `stored` is the token read from
+    /// the store now (None: none is set; Err: it could not be read), and
+    /// `id_prefix` the random prefix of a new client's request ids.
+    ///
+    /// The token is read at every connection, not only the first: another
+    /// session of the same account (another of its networks, or another
+    /// reterm) may have stored a later token, and the one to present is the
+    /// one stored (PROTOCOL §9 rule 1). An explicit connect sets it even
+    /// when unchanged, which also lifts a stop.
+    pub(super) fn handle_open(
+        &mut self,
+        now: u64,
+        network: &str,
+        stored: Result<Option<Token>, String>,
+        id_prefix: u64,
+    ) -> Opened {
+        network.clone_into(&mut self.network);
+        let reload = std::mem::take(&mut self.reload_token);
+        let opened = match stored {
+            Ok(Some(token)) => {
+                match self.client.as_mut() {
+                    Some(c) if reload || c.token() != &token => c.set_token(token),
+                    Some(_) => {}
+                    None => {
+                        self.client = Some(CloudClient::new(
+                            token,
+                            [],
+                            ClientConfig {
+                                client: format!("rete/{}", env!("CARGO_PKG_VERSION")),
+                                auth_timeout_ms: AUTH_TIMEOUT_MS,
+                                id_prefix: format!("{id_prefix:016x}"),
+                            },
+                        ))
+                    }
+                }
+                Opened::Authenticating
+            }
+            // A reconnect that cannot read the store goes on with the
+            // token it holds (the last it stored or read).
+            Ok(None) | Err(_) if self.client.is_some() && !reload => Opened::WithHeldToken,
+            Ok(None) => {
+                self.stop("no ReteCloud token is set for this session; set one with reterm retecloud-token".to_owned());
+                return Opened::Refused;
+            }
+            Err(e) => {
+                self.stop(format!("the ReteCloud token could not be read: {e}"));
+                return Opened::Refused;
+            }
+        };
+        if let Some(c) = self.client.as_mut() {
+            c.handle_open(now);
+        }
+        opened
+    }
+
+    /// One WebSocket text message from the service.
+    pub(super) fn handle_frame(&mut self, now: u64, text: &str) {
+        let Some(c) = self.client.as_mut() else {
+            return;
+        };
+        match decode_server(text) {
+            Ok(frame) => c.handle_frame(now, frame),
+            Err(e) => c.handle_bad_frame(&e),
+        }
+    }
+
+    /// The WebSocket closed (or the session closed it, or the actor
+    /// restarted without it).
+    pub(super) fn handle_closed(&mut self) {
+        self.stream = None;
+        if let Some(c) = self.client.as_mut() {
+            c.handle_closed();
+            // The close it answers with is this one, which the caller handles.
+            while c.poll_action().is_some() {}
+        }
+        // The requests of that connection get no answer on a later one.
+        self.settle_requests();
+    }
+
+    /// Time passed: the client's heartbeat and deadlines.
+    pub(super) fn handle_timeout(&mut self, now: u64) {
+        if let Some(c) = self.client.as_mut() {
+            c.handle_timeout(now);
+        }
+    }
+
+    /// The store of rotation `generation`'s token finished: `written` when
+    /// it holds it now (else the store failed, or kept a later token of the
+    /// account, which this session presents from its next connection on).
+    /// False when there is no client to tell.
+    pub(super) fn handle_token_stored(&mut self, now: u64, generation: u64, written: bool) -> bool {
+        let Some(c) = self.client.as_mut() else {
+            return false;
+        };
+        if written {
+            c.handle_token_persisted(now, generation);
+        } else {
+            c.handle_token_persist_failed(now, generation);
+        }
+        true
+    }
+
+    /// The engine handled an [`Output::Row`]: its buffer's oldest row known
+    /// moves (the buffer is filed by `own_nick`, the nick the line arrived
+    /// under).
+    pub(super) fn handle_row_fed(&mut self, line: &str, own_nick: &str, seq: u64) {
+        if let Some(b) = message_buffer(line, own_nick) {
+            self.older.seen(&b, seq);
+        }
+    }
+
+    /// At a stream's first attach in this run (no resume point: a restarted
+    /// client starts live), asks for the recent rows of each of `channels`
+    /// (the engine's joined channels), after an [`Output::Ready`].
+    pub(super) fn fetch_first_history(&mut self, now: u64, channels: Vec<String>) {
+        let Some(stream) = self.stream.clone() else {
+            return;
+        };
+        if !self.fetched.insert(stream.clone()) {
+            return;
+        }
+        for channel in channels {
+            let Some(c) = self.client.as_mut() else {
+                return;
+            };
+            if let Ok(id) = c.fetch(now, stream.clone(), channel.clone(), None, FIRST_FETCH_ROWS) {
+                self.older.ask(&channel);
+                self.fetches.insert(
+                    id,
+                    Fetching {
+                        buffer: channel,
+                        host: None,
+                        older: false,
+                    },
+                );
+            }
+        }
+    }
+
+    /// The engine stored an [`Output::Backlog`]'s rows: `added` of them were
+    /// new in the counted buffer. Its host's answer waits in
+    /// [`poll_answer`](Self::poll_answer).
+    pub(super) fn handle_backlog_fed(&mut self, fetched: Fetched, added: usize) {
+        let Fetched { backlog, fetching } = fetched;
+        self.older.answered(
+            &fetching.buffer,
+            backlog.rows.first().map(|r| r.seq),
+            backlog.more,
+        );
+        if let Some((_, reply)) = fetching.host {
+            self.answered.push_back((
+                reply,
+                Ok(OlderRows {
+                    added,
+                    no_older: !backlog.more,
+                }),
+            ));
+        }
+    }
+
+    // ---- the client's actions ----
+
+    fn is_our_stream(&self, stream: &StreamId) -> bool {
+        self.stream.as_ref() == Some(stream)
+    }
+
+    /// Turns one of the client's actions into outputs.
+    fn on_action(&mut self, action: Action) {
+        match action {
+            Action::Send(frame) => {
+                // The client builds only frames that encode; one that
+                // did not would be a bug here, and is dropped.
+                if let Ok(text) = encode_client(&frame) {
+                    self.outputs.push_back(Output::Transmit(text));
+                }
+            }
+            Action::PersistToken { generation, token } => {
+                self.outputs
+                    .push_back(Output::PersistToken { generation, token });
+            }
+            Action::Attached(hello) => {
+                let Some(net) = hello.networks.iter().find(|n| n.network.0 == self.network) else {
+                    let why = format!(
+                        "the ReteCloud service has no network {:?} for this user",
+                        self.network
+                    );
+                    self.stream = None;
+                    return self.stop(why);
+                };
+                self.stream = Some(net.stream.clone());
+                self.outputs.push_back(Output::Attached {
+                    stream: net.stream.clone(),
+                    user: hello.user.clone(),
+                });
+                if net.state != NetworkState::Connected {
+                    let why = format!("the service's connection to {} is down", net.name);
+                    self.outputs.push_back(Output::UpstreamDown(why));
+                }
+            }
+            Action::Sync { stream, lines } => {
+                if self.is_our_stream(&stream) {
+                    self.outputs.push_back(Output::Sync(lines));
+                }
+            }
+            Action::Row {
+                stream,
+                seq,
+                time,
+                line,
+                ..
+            } => {
+                if self.is_our_stream(&stream) {
+                    let line = with_time(line.as_str(), time);
+                    self.outputs.push_back(Output::Row { line, seq });
+                }
+            }
+            Action::Ready => self.outputs.push_back(Output::Ready),
+            Action::Gap { stream, lost } => {
+                if self.is_our_stream(&stream) {
+                    self.outputs.push_back(Output::Status(format!(
+                        "The service no longer holds rows {} to {} of this network; they are missing here",
+                        lost.start(),
+                        lost.end()
+                    )));
+                }
+            }
+            Action::StreamReset { stream, .. } => {
+                if self.is_our_stream(&stream) {
+                    self.older.forget();
+                    self.outputs.push_back(Output::Status(
+                        "The service's history of this network was renumbered; rows go on live from here".to_owned(),
+                    ));
+                }
+            }
+            Action::Network(update) => {
+                if update.network.0 == self.network && update.state != NetworkState::Connected {
+                    let why = update
+                        .error
+                        .unwrap_or_else(|| "the service's connection is down".to_owned());
+                    self.outputs.push_back(Output::UpstreamDown(why));
+                }
+            }
+            Action::Backlog(backlog) => {
+                let Some(fetching) = self.fetches.remove(&backlog.id) else {
+                    return;
+                };
+                if !self.is_our_stream(&backlog.stream) {
+                    // Dropping a host's reply answers it `NoAnswer`.
+                    self.older.failed(&fetching.buffer);
+                    return;
+                }
+                self.outputs
+                    .push_back(Output::Backlog(Fetched { backlog, fetching }));
+            }
+            Action::Config(c) => {
+                let reply = c.id.as_ref().and_then(|id| self.settings.remove(id));
+                let shown = shown_text(&c.entries);
+                // Another client's change is news too: the person sees
+                // what the service now holds either way.
+                let by = if reply.is_some() {
+                    ""
+                } else {
+                    " by another client"
+                };
+                self.outputs.push_back(Output::Status(format!(
+                    "ReteCloud settings of {} changed{by}: {shown}",
+                    c.network.0
+                )));
+                if let Some(reply) = reply {
+                    self.outputs.push_back(Output::SettingsAnswer {
+                        reply,
+                        result: Ok(shown),
+                    });
+                }
+            }
+            Action::SendAcked(id) => {
+                if let Some(t) = self.tickets.remove(&id) {
+                    self.outputs.push_back(Output::AgentSent(t));
+                }
+            }
+            Action::RequestFailed(e) => {
+                let id = e.id.as_ref();
+                if let Some(t) = id.and_then(|id| self.tickets.remove(id)) {
+                    self.outputs.push_back(Output::AgentNotSent(t));
+                }
+                if let Some(reply) = id.and_then(|id| self.settings.remove(id)) {
+                    self.outputs.push_back(Output::SettingsAnswer {
+                        reply,
+                        result: Err(CloudSettingsError::Refused {
+                            code: e.code.as_str(),
+                            message: shown_message(&e.message),
+                        }),
+                    });
+                }
+                if let Some(f) = id.and_then(|id| self.fetches.remove(id)) {
+                    self.older.failed(&f.buffer);
+                    if let Some((_, reply)) = f.host {
+                        self.answered.push_back((
+                            reply,
+                            Err(CloudBacklogError::Refused {
+                                code: e.code.as_str(),
+                                message: shown_message(&e.message),
+                            }),
+                        ));
+                    }
+                }
+                self.outputs.push_back(Output::Status(format!(
+                    "The service refused a request ({}): {}",
+                    e.code.as_str(),
+                    e.message
+                )));
+            }
+            Action::Close { reason, reconnect } => {
+                self.stream = None;
+                self.settle_requests();
+                match reconnect {
+                    Reconnect::Stop => self.stop(refusal_text(reason).to_owned()),
+                    Reconnect::Retry => self.outputs.push_back(Output::Close {
+                        why: close_text(reason),
+                        refused: false,
+                    }),
+                }
+            }
+        }
+    }
+
+    /// A refusal retrying cannot fix: the session stays down until the
+    /// person connects again. Lines the client still holds are not sent
+    /// then, and the client forgets them: kept, they would wait for a
+    /// `/connect` that may never come (and a later `/connect` must not send
+    /// what was answered "not sent").
+    fn stop(&mut self, why: String) {
+        let forgotten = self.client.as_mut().map_or(0, |c| c.forget_unacked_sends());
+        let tickets: Vec<Ticket> = self.tickets.drain().map(|(_, t)| t).collect();
+        // Every agent line waiting has a ticket; the rest are the person's.
+        let persons = forgotten.saturating_sub(tickets.len());
+        if persons > 0 {
+            self.outputs.push_back(Output::Status(format!(
+                "Not sent: {persons} of your lines were still waiting for the service"
+            )));
+        }
+        self.outputs
+            .extend(tickets.into_iter().map(Output::AgentNotSent));
+        self.outputs.push_back(Output::Close { why, refused: true });
     }
 
     /// The connection's requests end unanswered: dropping their replies
@@ -95,17 +753,9 @@ impl CloudSide {
     }
 }
 
-/// The session's ReteCloud settings, if it is a ReteCloud session.
-pub(crate) fn cloud_config(transport: &Transport) -> Option<&CloudConfig> {
-    match transport {
-        Transport::ReteCloud(c) => Some(c),
-        Transport::Irc(_) => None,
-    }
-}
-
 /// `line` with the row's time as its `@time` tag when it has none, so the
 /// engine places a replayed row by when the service received it.
-fn with_time(line: &str, time: u64) -> String {
+pub(super) fn with_time(line: &str, time: u64) -> String {
     let stamp = rete_engine::timefmt::iso_millis(rete_engine::clock::UnixMillis(time as i64));
     match line.strip_prefix('@') {
         Some(tags) => {
@@ -124,7 +774,7 @@ fn with_time(line: &str, time: u64) -> String {
 }
 
 /// True for a PRIVMSG or NOTICE line (tags and source skipped).
-fn is_message(line: &str) -> bool {
+pub(super) fn is_message(line: &str) -> bool {
     let mut words = line.split(' ').filter(|w| !w.is_empty());
     let mut word = words.next().unwrap_or("");
     if word.starts_with('@') {
@@ -168,746 +818,6 @@ fn close_text(reason: CloseReason) -> String {
     }
 }
 
-impl SessionState {
-    pub(super) fn is_bridged(&self) -> bool {
-        cloud_config(&self.shared.transport).is_some()
-    }
-
-    /// The WebSocket opened: read the stored token, then authenticate.
-    pub(super) fn cloud_open(&mut self, myself: &ActorRef<SessionMsg>) {
-        let Some(cfg) = cloud_config(&self.shared.transport).cloned() else {
-            return;
-        };
-        let now = self.shared.now();
-        let mut side = self.shared.cloud.lock();
-        // Read at every connection, not only the first: another session of
-        // the same account (another of its networks, or another reterm)
-        // may have stored a later token, and the one to present is the one
-        // stored (PROTOCOL §9 rule 1). An explicit connect sets it even
-        // when unchanged, which also lifts a stop.
-        let reload = std::mem::take(&mut side.reload_token);
-        match cfg.token_store.load() {
-            Ok(Some(token)) => match side.client.as_mut() {
-                Some(c) if reload || c.token() != &token => c.set_token(token),
-                Some(_) => {}
-                None => {
-                    let prefix: u64 = rand::random();
-                    side.client = Some(CloudClient::new(
-                        token,
-                        [],
-                        ClientConfig {
-                            client: format!("rete/{}", env!("CARGO_PKG_VERSION")),
-                            auth_timeout_ms: AUTH_TIMEOUT_MS,
-                            id_prefix: format!("{prefix:016x}"),
-                        },
-                    ))
-                }
-            },
-            // A reconnect that cannot read the store goes on with the
-            // token it holds (the last it stored or read).
-            Ok(None) | Err(_) if side.client.is_some() && !reload => {
-                tracing::warn!(
-                    target: "rete::auth",
-                    session = %self.shared.id,
-                    "the stored ReteCloud token could not be read; presenting the one held"
-                );
-            }
-            Ok(None) => {
-                drop(side);
-                return self.cloud_refused(
-                    myself,
-                    "no ReteCloud token is set for this session; set one with reterm retecloud-token",
-                );
-            }
-            Err(e) => {
-                drop(side);
-                let why = format!("the ReteCloud token could not be read: {e}");
-                return self.cloud_refused(myself, &why);
-            }
-        }
-        if let Some(c) = side.client.as_mut() {
-            c.handle_open(now.mono.0);
-        }
-        drop(side);
-        self.update_transport_secrets();
-        self.cloud_pump(myself);
-    }
-
-    /// One WebSocket text message from the service.
-    pub(super) fn cloud_frame(&mut self, myself: &ActorRef<SessionMsg>, text: &str) {
-        let now = self.shared.now();
-        if self.shared.raw_frames_shown.load(Ordering::Relaxed) {
-            let masked = rete_redact::mask_retecloud_frame(text);
-            let shared = &self.shared;
-            let view = &mut self.tap_view;
-            shared
-                .raw
-                .see(view, &shared.id, Direction::In, now.wall, &masked);
-        }
-        {
-            let mut side = self.shared.cloud.lock();
-            let Some(c) = side.client.as_mut() else {
-                return;
-            };
-            match decode_server(text) {
-                Ok(frame) => c.handle_frame(now.mono.0, frame),
-                Err(e) => c.handle_bad_frame(&e),
-            }
-        }
-        self.cloud_pump(myself);
-    }
-
-    /// The connection task says the WebSocket closed (or the session closed
-    /// it, or the actor restarted without it).
-    pub(super) fn cloud_closed(&mut self) {
-        let mut side = self.shared.cloud.lock();
-        side.stream = None;
-        if let Some(c) = side.client.as_mut() {
-            c.handle_closed();
-            // The close it answers with is this one, which the caller handles.
-            while c.poll_action().is_some() {}
-        }
-        // The requests of that connection get no answer on a later one.
-        side.settle_requests();
-    }
-
-    /// Time passed: the client's heartbeat and deadlines.
-    pub(super) fn cloud_timeout(&mut self, now: Now) {
-        if let Some(c) = self.shared.cloud.lock().client.as_mut() {
-            c.handle_timeout(now.mono.0);
-        }
-    }
-
-    /// When the client wants its next timeout, on the engine's clock.
-    pub(super) fn cloud_due(&self) -> Option<u64> {
-        self.shared
-            .cloud
-            .lock()
-            .client
-            .as_ref()
-            .and_then(|c| c.poll_timeout())
-    }
-
-    /// Stores a rotated token on a blocking thread; the outcome comes back
-    /// to `myself` as [`SessionMsg::TokenStored`].
-    fn store_token(&self, myself: &ActorRef<SessionMsg>, generation: u64, token: Token) {
-        let Some(cfg) = cloud_config(&self.shared.transport) else {
-            return;
-        };
-        let store = cfg.token_store.clone();
-        let me = myself.clone();
-        tokio::task::spawn_blocking(move || {
-            let result = store.store(&token, generation).map_err(|e| e.to_string());
-            let _ = me.cast(SessionMsg::TokenStored { generation, result });
-        });
-    }
-
-    /// A restarted actor whose client was storing a rotated token stores it
-    /// again: the first store's outcome went to the old actor, and the
-    /// client authenticates no connection until it hears one. The store
-    /// takes the same generation and token twice as one write.
-    pub(super) fn store_token_again(&self, myself: &ActorRef<SessionMsg>) {
-        let pending = {
-            let side = self.shared.cloud.lock();
-            side.client
-                .as_ref()
-                .and_then(|c| c.token_being_stored())
-                .map(|(generation, token)| (generation, token.clone()))
-        };
-        if let Some((generation, token)) = pending {
-            self.store_token(myself, generation, token);
-        }
-    }
-
-    /// The engine's line, as a `send` frame for the service.
-    pub(super) fn cloud_send(&mut self, now: Now, line: String, ticket: Option<Ticket>) {
-        let Some(cfg) = cloud_config(&self.shared.transport) else {
-            return;
-        };
-        let network = NetworkId(cfg.network.clone());
-        let mut side = self.shared.cloud.lock();
-        let result = match side.client.as_mut() {
-            Some(c) => c
-                .send_line(now.mono.0, network, IrcLine::new(line))
-                .map_err(|(_, why)| why),
-            None => Err("not attached to the service".to_owned()),
-        };
-        match (result, ticket) {
-            (Ok(id), Some(t)) => {
-                side.tickets.insert(id, t);
-            }
-            (Ok(_), None) => {}
-            (Err(_), Some(t)) => {
-                drop(side);
-                self.shared.agent.lock().not_sent(t);
-            }
-            (Err(why), None) => {
-                drop(side);
-                self.shared
-                    .engine
-                    .lock()
-                    .note_transport_status(&format!("Not sent: {why}"));
-            }
-        }
-    }
-
-    /// A person's settings change: sent as a `config_update` now, answered
-    /// when the service echoes it or refuses it. A SASL or server password
-    /// in it is one of the session's secrets from here on, scanned for in
-    /// everything the session shows, whatever the service answers.
-    pub(super) fn cloud_settings(
-        &mut self,
-        entries: Vec<rete_cloud_protocol::config::ConfigEntry>,
-        reply: SettingsReply,
-    ) {
-        use rete_cloud_protocol::config::ConfigEntry;
-        let Some(cfg) = cloud_config(&self.shared.transport) else {
-            let _ = reply.send(Err(CloudSettingsError::NotCloud));
-            return;
-        };
-        let network = NetworkId(cfg.network.clone());
-        {
-            let mut engine = self.shared.engine.lock();
-            for e in &entries {
-                if let ConfigEntry::SaslPassword(Some(p)) | ConfigEntry::ServerPassword(Some(p)) = e
-                {
-                    engine.learn_secret(p.expose());
-                }
-            }
-        }
-        let now = self.shared.now();
-        let mut side = self.shared.cloud.lock();
-        let sent = match side.client.as_mut() {
-            None => Err(CloudSettingsError::NotAttached),
-            Some(c) => c
-                .config_update(now.mono.0, network, entries)
-                .map_err(|(code, why)| match code {
-                    ErrorCode::NotAuthenticated => CloudSettingsError::NotAttached,
-                    _ => CloudSettingsError::Invalid(why),
-                }),
-        };
-        match sent {
-            Ok(id) => {
-                side.settings.insert(id, reply);
-            }
-            Err(e) => {
-                let _ = reply.send(Err(e));
-            }
-        }
-    }
-
-    /// A rotated token's store finished (on a blocking thread).
-    pub(super) fn cloud_token_stored(
-        &mut self,
-        myself: &ActorRef<SessionMsg>,
-        generation: u64,
-        result: Result<TokenStored, String>,
-    ) {
-        let now = self.shared.now();
-        {
-            let mut side = self.shared.cloud.lock();
-            let Some(c) = side.client.as_mut() else {
-                return;
-            };
-            match &result {
-                Ok(TokenStored::Written) => c.handle_token_persisted(now.mono.0, generation),
-                // Not acknowledged: the later token stored is the account's,
-                // and this session presents it from its next connection on.
-                Ok(TokenStored::LaterKept) | Err(_) => {
-                    c.handle_token_persist_failed(now.mono.0, generation)
-                }
-            }
-        }
-        match result {
-            Ok(TokenStored::Written) => tracing::info!(
-                target: "rete::auth",
-                session = %self.shared.id,
-                generation,
-                "the rotated ReteCloud token is stored"
-            ),
-            Ok(TokenStored::LaterKept) => tracing::info!(
-                target: "rete::auth",
-                session = %self.shared.id,
-                generation,
-                "a later ReteCloud token of this account is stored already; it is used from the next connection"
-            ),
-            Err(e) => tracing::warn!(
-                target: "rete::auth",
-                session = %self.shared.id,
-                generation,
-                "the rotated ReteCloud token could not be stored ({e}); keeping the old one"
-            ),
-        }
-        self.update_transport_secrets();
-        self.cloud_pump(myself);
-    }
-
-    /// The token values the engine must scan for: current, replaced, being stored.
-    fn update_transport_secrets(&self) {
-        let secrets: Vec<String> = match self.shared.cloud.lock().client.as_ref() {
-            Some(c) => c.secrets().map(|t| t.expose().to_owned()).collect(),
-            None => return,
-        };
-        self.shared.engine.lock().set_transport_secrets(secrets);
-    }
-
-    /// A refusal retrying cannot fix: recorded in the engine, which says
-    /// why and how to retry; the actor does not reconnect. Lines the client
-    /// still holds are not sent then, and the client forgets them: kept,
-    /// they would wait for a `/connect` that may never come.
-    fn cloud_refused(&mut self, myself: &ActorRef<SessionMsg>, why: &str) {
-        self.fail_cloud_tickets();
-        self.shared.engine.lock().note_transport_refused(why);
-        self.generation += 1;
-        self.connection_lost(myself, why);
-    }
-
-    /// Carries out the client's actions. Returns true when the engine was
-    /// fed lines (its outputs need draining again).
-    pub(super) fn cloud_pump(&mut self, myself: &ActorRef<SessionMsg>) -> bool {
-        let mut fed = false;
-        loop {
-            let action = {
-                let mut side = self.shared.cloud.lock();
-                side.client.as_mut().and_then(|c| c.poll_action())
-            };
-            let Some(action) = action else {
-                return fed;
-            };
-            let now = self.shared.now();
-            match action {
-                Action::Send(frame) => {
-                    // The client builds only frames that encode; one that
-                    // did not would be a bug here, and is dropped.
-                    let Ok(text) = encode_client(&frame) else {
-                        continue;
-                    };
-                    let masked = rete_redact::mask_retecloud_frame(&text);
-                    let shared = &self.shared;
-                    let view = &mut self.tap_view;
-                    shared
-                        .raw
-                        .see(view, &shared.id, Direction::Out, now.wall, &masked);
-                    if let Some(wire) = &self.wire {
-                        let _ = wire.send(Outgoing {
-                            line: text,
-                            ticket: None,
-                        });
-                    }
-                }
-                Action::PersistToken { generation, token } => {
-                    self.update_transport_secrets();
-                    self.store_token(myself, generation, token);
-                }
-                Action::Attached(hello) => {
-                    let Some(cfg) = cloud_config(&self.shared.transport) else {
-                        continue;
-                    };
-                    let Some(net) = hello.networks.iter().find(|n| n.network.0 == cfg.network)
-                    else {
-                        let why = format!(
-                            "the ReteCloud service has no network {:?} for this user",
-                            cfg.network
-                        );
-                        self.cloud_abort();
-                        self.cloud_refused(myself, &why);
-                        return fed;
-                    };
-                    self.shared.cloud.lock().stream = Some(net.stream.clone());
-                    tracing::info!(
-                        target: "rete::network",
-                        session = %self.shared.id,
-                        stream = %net.stream.0,
-                        "attached to the ReteCloud service as {}",
-                        hello.user
-                    );
-                    if net.state != NetworkState::Connected {
-                        let why = format!("the service's connection to {} is down", net.name);
-                        self.shared.engine.lock().handle_upstream_down(now, &why);
-                    }
-                }
-                Action::Sync { stream, lines } => {
-                    if self.is_our_stream(&stream) {
-                        let mut engine = self.shared.engine.lock();
-                        for l in &lines {
-                            engine.handle_line(now, l.as_str());
-                        }
-                        fed = true;
-                    }
-                }
-                Action::Row {
-                    stream,
-                    seq,
-                    time,
-                    line,
-                    ..
-                } => {
-                    if self.is_our_stream(&stream) {
-                        let stamped = with_time(line.as_str(), time);
-                        let buffer = {
-                            let mut engine = self.shared.engine.lock();
-                            // Filed by the nick the line arrived under.
-                            let buffer = message_buffer(line.as_str(), engine.view().nick());
-                            engine.handle_line(now, &stamped);
-                            buffer
-                        };
-                        if let Some(b) = buffer {
-                            self.shared.cloud.lock().older.seen(&b, seq);
-                        }
-                        fed = true;
-                    }
-                }
-                Action::Ready => {
-                    // Attached; the delays start over once it stays up a
-                    // while (`HEALTHY_AFTER`), as for a registered IRC link.
-                    self.shared.backoff.lock().proven(now.mono.0);
-                    self.fetch_first_history(now);
-                }
-                Action::Gap { stream, lost } => {
-                    if self.is_our_stream(&stream) {
-                        self.shared.engine.lock().note_transport_status(&format!(
-                            "The service no longer holds rows {} to {} of this network; they are missing here",
-                            lost.start(),
-                            lost.end()
-                        ));
-                    }
-                }
-                Action::StreamReset { stream, .. } => {
-                    if self.is_our_stream(&stream) {
-                        self.shared.cloud.lock().older.forget();
-                        self.shared.engine.lock().note_transport_status(
-                            "The service's history of this network was renumbered; rows go on live from here",
-                        );
-                    }
-                }
-                Action::Network(update) => {
-                    let ours = cloud_config(&self.shared.transport)
-                        .is_some_and(|c| c.network == update.network.0);
-                    if ours && update.state != NetworkState::Connected {
-                        let why = update
-                            .error
-                            .clone()
-                            .unwrap_or_else(|| "the service's connection is down".to_owned());
-                        self.shared.engine.lock().handle_upstream_down(now, &why);
-                    }
-                }
-                Action::Backlog(b) => {
-                    let fetching = self.shared.cloud.lock().fetches.remove(&b.id);
-                    let Some(fetching) = fetching else {
-                        continue;
-                    };
-                    if !self.is_our_stream(&b.stream) {
-                        // Dropping a host's reply answers it `NoAnswer`.
-                        self.shared.cloud.lock().older.failed(&fetching.buffer);
-                        continue;
-                    }
-                    let counted = fetching.host.as_ref().map(|(id, _)| id);
-                    let added = self.feed_backlog(now, &b, counted, fetching.older);
-                    fed = true;
-                    let mut side = self.shared.cloud.lock();
-                    side.older
-                        .answered(&fetching.buffer, b.rows.first().map(|r| r.seq), b.more);
-                    if let Some((_, reply)) = fetching.host {
-                        side.answered.push((
-                            reply,
-                            Ok(OlderRows {
-                                added,
-                                no_older: !b.more,
-                            }),
-                        ));
-                    }
-                }
-                Action::Config(c) => {
-                    let reply =
-                        c.id.as_ref()
-                            .and_then(|id| self.shared.cloud.lock().settings.remove(id));
-                    let shown = shown_text(&c.entries);
-                    // Another client's change is news too: the person sees
-                    // what the service now holds either way.
-                    let by = if reply.is_some() {
-                        ""
-                    } else {
-                        " by another client"
-                    };
-                    self.shared.engine.lock().note_transport_status(&format!(
-                        "ReteCloud settings of {} changed{by}: {shown}",
-                        c.network.0
-                    ));
-                    if let Some(reply) = reply {
-                        let _ = reply.send(Ok(shown));
-                    }
-                }
-                Action::SendAcked(id) => {
-                    let ticket = self.shared.cloud.lock().tickets.remove(&id);
-                    if let Some(t) = ticket {
-                        self.agent_written(t);
-                    }
-                }
-                Action::RequestFailed(e) => {
-                    let ticket =
-                        e.id.as_ref()
-                            .and_then(|id| self.shared.cloud.lock().tickets.remove(id));
-                    if let Some(t) = ticket {
-                        self.shared.agent.lock().not_sent(t);
-                    }
-                    let settings =
-                        e.id.as_ref()
-                            .and_then(|id| self.shared.cloud.lock().settings.remove(id));
-                    if let Some(reply) = settings {
-                        let _ = reply.send(Err(CloudSettingsError::Refused {
-                            code: e.code.as_str(),
-                            message: shown_message(&e.message),
-                        }));
-                    }
-                    let fetch =
-                        e.id.as_ref()
-                            .and_then(|id| self.shared.cloud.lock().fetches.remove(id));
-                    if let Some(f) = fetch {
-                        let mut side = self.shared.cloud.lock();
-                        side.older.failed(&f.buffer);
-                        if let Some((_, reply)) = f.host {
-                            side.answered.push((
-                                reply,
-                                Err(CloudBacklogError::Refused {
-                                    code: e.code.as_str(),
-                                    message: shown_message(&e.message),
-                                }),
-                            ));
-                        }
-                    }
-                    self.shared.engine.lock().note_transport_status(&format!(
-                        "The service refused a request ({}): {}",
-                        e.code.as_str(),
-                        e.message
-                    ));
-                }
-                Action::Close { reason, reconnect } => {
-                    self.cloud_abort();
-                    self.shared.cloud.lock().settle_requests();
-                    match reconnect {
-                        Reconnect::Stop => {
-                            let why = refusal_text(reason);
-                            self.cloud_refused(myself, why);
-                        }
-                        Reconnect::Retry => {
-                            self.generation += 1;
-                            self.connection_lost(myself, &close_text(reason));
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    /// At a stream's first attach in this run (no resume point: a restarted
-    /// client starts live), asks for each joined channel's recent rows.
-    fn fetch_first_history(&mut self, now: Now) {
-        let mut side = self.shared.cloud.lock();
-        let Some(stream) = side.stream.clone() else {
-            return;
-        };
-        if !side.fetched.insert(stream.clone()) {
-            return;
-        }
-        let channels: Vec<String> = {
-            let engine = self.shared.engine.lock();
-            let view = engine.view();
-            view.buffers()
-                .filter(|b| b.kind() == rete_engine::buffer::BufferKind::Channel)
-                .filter(|b| view.channel(b.id()).is_some_and(|c| c.joined))
-                .map(|b| b.name().to_owned())
-                .collect()
-        };
-        for channel in channels {
-            let Some(c) = side.client.as_mut() else {
-                return;
-            };
-            if let Ok(id) = c.fetch(
-                now.mono.0,
-                stream.clone(),
-                channel.clone(),
-                None,
-                FIRST_FETCH_ROWS,
-            ) {
-                side.older.ask(&channel);
-                side.fetches.insert(
-                    id,
-                    Fetching {
-                        buffer: channel,
-                        host: None,
-                        older: false,
-                    },
-                );
-            }
-        }
-    }
-
-    /// A backlog's rows as a history batch, so the engine places them by
-    /// time and drops those it holds already (by msgid, or by time, sender
-    /// and text), as it does with a bouncer's playback; `older` when the
-    /// fetch ended before the oldest row held, so at an equal time its rows
-    /// go before the held ones. Returns how many rows `counted` (an engine
-    /// buffer) gained.
-    fn feed_backlog(
-        &mut self,
-        now: Now,
-        b: &Backlog,
-        counted: Option<&BufferId>,
-        older: bool,
-    ) -> usize {
-        // Our own id (hex and a counter), kept to what a batch reference may hold.
-        let reference: String = b.id.0.chars().filter(char::is_ascii_alphanumeric).collect();
-        let mut engine = self.shared.engine.lock();
-        let last_seq = |engine: &rete_engine::session::Session| {
-            counted
-                .and_then(|id| engine.view().buffer(id).map(|b| b.last_seq()))
-                .unwrap_or(0)
-        };
-        let before = last_seq(&engine);
-        engine.handle_line(now, &format!("BATCH +{reference} chathistory {}", b.buffer));
-        if older {
-            engine.mark_batch_older(&reference);
-        }
-        // Only messages: a fetched JOIN, NAMES or MODE would be replayed as
-        // state (a JOIN of ours clears the members the sync gave).
-        for row in b.rows.iter().filter(|r| is_message(r.line.as_str())) {
-            let line = with_time(row.line.as_str(), row.time);
-            let tagged = match line.strip_prefix('@') {
-                Some(rest) => format!("@batch={reference};{rest}"),
-                None => format!("@batch={reference} {line}"),
-            };
-            engine.handle_line(now, &tagged);
-        }
-        engine.handle_line(now, &format!("BATCH -{reference}"));
-        usize::try_from(last_seq(&engine).saturating_sub(before)).unwrap_or(usize::MAX)
-    }
-
-    /// A host asks for older rows of `buffer`: a `fetch` before the oldest
-    /// row known there, or at once the answer that none exist; answered
-    /// when the rows are stored (see [`OlderRows`]).
-    pub(super) fn cloud_backlog(&mut self, buffer: &BufferId, limit: u32, reply: BacklogReply) {
-        match self.send_fetch(buffer, limit) {
-            Ok((id, name, older)) => {
-                self.shared.cloud.lock().fetches.insert(
-                    id,
-                    Fetching {
-                        buffer: name,
-                        host: Some((buffer.clone(), reply)),
-                        older,
-                    },
-                );
-            }
-            Err(answer) => {
-                let _ = reply.send(answer);
-            }
-        }
-    }
-
-    /// The `fetch` of [`cloud_backlog`](Self::cloud_backlog): its id, the
-    /// buffer name and whether it ends before a row held, when sent; else
-    /// the answer to give at once.
-    fn send_fetch(
-        &mut self,
-        buffer: &BufferId,
-        limit: u32,
-    ) -> Result<(RequestId, String, bool), Result<OlderRows, CloudBacklogError>> {
-        if cloud_config(&self.shared.transport).is_none() {
-            return Err(Err(CloudBacklogError::NotCloud));
-        }
-        if limit == 0 || limit > MAX_BACKLOG_ROWS {
-            return Err(Err(CloudBacklogError::Invalid(format!(
-                "the number of older rows is 1 to {MAX_BACKLOG_ROWS}"
-            ))));
-        }
-        let name = {
-            let engine = self.shared.engine.lock();
-            let view = engine.view();
-            view.buffer(buffer).map(|b| match b.kind() {
-                rete_engine::buffer::BufferKind::Server => "*".to_owned(),
-                _ => b.name().to_owned(),
-            })
-        };
-        let name = name.ok_or(Err(CloudBacklogError::NoSuchBuffer))?;
-        let now = self.shared.now();
-        let mut side = self.shared.cloud.lock();
-        if side.older.is_asking(&name) {
-            return Err(Err(CloudBacklogError::Busy));
-        }
-        if side.older.no_older(&name) {
-            return Err(Ok(OlderRows {
-                added: 0,
-                no_older: true,
-            }));
-        }
-        let before = side.older.before(&name).map(Before::Seq);
-        let older = before.is_some();
-        let side = &mut *side;
-        let (Some(c), Some(stream)) = (side.client.as_mut(), side.stream.clone()) else {
-            return Err(Err(CloudBacklogError::NotAttached));
-        };
-        let id = c
-            .fetch(now.mono.0, stream, name.clone(), before, limit)
-            .map_err(|(code, why)| {
-                Err(match code {
-                    ErrorCode::NotAuthenticated => CloudBacklogError::NotAttached,
-                    _ => CloudBacklogError::Invalid(why),
-                })
-            })?;
-        side.older.ask(&name);
-        Ok((id, name, older))
-    }
-
-    /// Sends the answers to hosts' requests for older rows.
-    pub(super) fn cloud_answer_backlogs(&mut self) {
-        let answered = std::mem::take(&mut self.shared.cloud.lock().answered);
-        for (reply, result) in answered {
-            let _ = reply.send(result);
-        }
-    }
-
-    fn is_our_stream(&self, stream: &StreamId) -> bool {
-        self.shared.cloud.lock().stream.as_ref() == Some(stream)
-    }
-
-    /// Closes the WebSocket now (the client asked for it).
-    fn cloud_abort(&mut self) {
-        self.shared.cloud.lock().stream = None;
-        self.wire = None;
-        if let Some(t) = self.tasks.take() {
-            t.abort();
-        }
-    }
-
-    /// The agent lines the client holds: at a close they are answered after
-    /// a reconnect, when the service acknowledges them, not "not sent".
-    pub(super) fn cloud_handed_tickets(&self) -> std::collections::HashSet<Ticket> {
-        self.shared.cloud.lock().tickets.values().copied().collect()
-    }
-
-    /// The client stopped (a refusal retrying cannot fix): lines still
-    /// waiting for an acknowledgement will not be sent, so the client
-    /// forgets them (a later `/connect` does not send what was answered
-    /// "not sent").
-    fn fail_cloud_tickets(&mut self) {
-        let (tickets, persons) = {
-            let mut side = self.shared.cloud.lock();
-            let forgotten = side.client.as_mut().map_or(0, |c| c.forget_unacked_sends());
-            let tickets: Vec<Ticket> = side.tickets.drain().map(|(_, t)| t).collect();
-            // Every agent line waiting has a ticket; the rest are the person's.
-            let persons = forgotten.saturating_sub(tickets.len());
-            (tickets, persons)
-        };
-        if persons > 0 {
-            self.shared.engine.lock().note_transport_status(&format!(
-                "Not sent: {persons} of your lines were still waiting for the service"
-            ));
-        }
-        for t in tickets {
-            self.shared.agent.lock().not_sent(t);
-        }
-    }
-}
-
 /// A service's error message as an error of ours carries it: escaped, so a
 /// host that prints the error (reterm's line mode writes it to the
 /// terminal) cannot be made to move the cursor or fake a line by the
@@ -917,38 +827,4 @@ fn shown_message(message: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::with_time;
-
-    #[test]
-    fn a_services_message_is_escaped_before_it_reaches_a_host() {
-        let shown = super::shown_message("no such network\u{1b}[2J\r\nfake line");
-        assert_eq!(shown, "no such network\\u{1B}[2J\\r\\nfake line");
-        assert_eq!(super::shown_message("plain text"), "plain text");
-    }
-
-    #[test]
-    fn only_messages_are_fed_from_a_backlog() {
-        use super::is_message;
-        assert!(is_message("@time=x;msgid=1 :bob!b@h PRIVMSG #rete :hi"));
-        assert!(is_message(":bob!b@h notice alice :hi"));
-        assert!(!is_message(":alice!a@h JOIN #rete"));
-        assert!(!is_message(":srv 353 alice = #rete :alice bob"));
-        assert!(!is_message(""));
-    }
-
-    #[test]
-    fn a_row_without_a_time_tag_gets_the_rows_time() {
-        let t = 1_764_644_400_000;
-        assert_eq!(
-            with_time(":bob!b@h PRIVMSG #rete :hi", t),
-            "@time=2025-12-02T03:00:00.000Z :bob!b@h PRIVMSG #rete :hi"
-        );
-        assert_eq!(
-            with_time("@msgid=a1 :bob!b@h PRIVMSG #rete :hi", t),
-            "@time=2025-12-02T03:00:00.000Z;msgid=a1 :bob!b@h PRIVMSG #rete :hi"
-        );
-        let tagged = "@time=2026-01-01T00:00:00.000Z;msgid=a1 :bob!b@h PRIVMSG #rete :hi";
-        assert_eq!(with_time(tagged, t), tagged);
-    }
-}
+mod tests;

@@ -6,7 +6,7 @@
 //! Buffers are named as `fetch` names them: a channel, a query's nick, or
 //! `*` for the server buffer, folded to ASCII lower case. Only messages and
 //! notices count, since only they are fed from a backlog (see
-//! `feed_backlog` in `bridge.rs`): a fetch before the oldest message held
+//! `feed_backlog` in `link.rs`): a fetch before the oldest message held
 //! returns the rows before it and nothing this session stores twice.
 
 use rete_engine::line::Line;
