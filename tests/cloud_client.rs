@@ -7,7 +7,7 @@
 //! raw tap seeing masked frames (received ones only while shown).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod support;
+use rete_test_support as support;
 
 use anyhow::Result;
 use rete_actors::{Direction, RawObserver, SessionSpec};

@@ -3,7 +3,7 @@
 //! other clients saw. The README's embedding example is one of them, byte for byte.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod support;
+use rete_test_support as support;
 
 use anyhow::{anyhow, bail, Context, Result};
 use std::fs;

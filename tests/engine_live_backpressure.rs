@@ -7,7 +7,7 @@
 //! the server has written the whole burst or a deadline passes; with an unbounded mailbox the
 //! connection task kept reading and the server finished while the actor was stalled.
 
-mod support;
+use rete_test_support as support;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc as std_mpsc;

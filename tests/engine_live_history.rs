@@ -1,7 +1,7 @@
 //! Join replay against a real InspIRCd: lines said in a `+H` channel before we join arrive in
 //! a chathistory batch and are stored as history, placed before the live rows.
 
-mod support;
+use rete_test_support as support;
 
 use anyhow::Result;
 use rete_engine::event::ConnState;

@@ -2,7 +2,7 @@
 //! connect, NAMES with prefixes and hostmasks, the engine's own WHOX, away-notify,
 //! account-notify, MODE, NICK, PART, KICK, QUIT and the topic.
 
-mod support;
+use rete_test_support as support;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! our own messages through echo-message, `/me`, the CTCP VERSION answer, and that text from
 //! IRC never makes the session send anything.
 
-mod support;
+use rete_test_support as support;
 
 use anyhow::{Context, Result};
 use rete_engine::buffer::BufferKind;

@@ -1,7 +1,7 @@
 //! The outgoing path against a real InspIRCd: a raw-out hook that vetoes lines, and the flood
 //! throttle keeping a burst of messages complete and in order.
 
-mod support;
+use rete_test_support as support;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! Recovery against a real InspIRCd: reconnecting after the server goes away, and the
 //! supervisor restarting a crashed session actor with its buffers intact.
 
-mod support;
+use rete_test_support as support;
 
 use std::time::Duration;
 

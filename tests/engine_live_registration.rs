@@ -1,7 +1,7 @@
 //! Registration against a real InspIRCd through the embedding facade: connection states,
 //! capability negotiation, ISUPPORT, nick fallback and the server password.
 
-mod support;
+use rete_test_support as support;
 
 use std::collections::BTreeSet;
 

@@ -1,7 +1,7 @@
 //! SASL PLAIN against a real InspIRCd linked to Atheme: the right password logs in, a wrong
 //! one fails with the server's reason and the session still registers.
 
-mod support;
+use rete_test_support as support;
 
 use anyhow::{Context, Result};
 use rete_engine::event::ConnState;

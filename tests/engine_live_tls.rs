@@ -1,7 +1,7 @@
 //! TLS against a real InspIRCd with a self-signed certificate: a pinned fingerprint connects,
 //! a wrong one is refused (and retried).
 
-mod support;
+use rete_test_support as support;
 
 use std::fmt::Write as _;
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! Proves the integration-test harness: real InspIRCd (and Atheme) start, link, and behave as
 //! the later client tests rely on.
 
-mod support;
+use rete_test_support as support;
 
 use std::time::Duration;
 

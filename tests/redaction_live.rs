@@ -4,7 +4,7 @@
 //! `ToolBox::call` and none returns them, each withheld row is counted, and ordinary rows still
 //! come back. A 3-byte channel key is not scanned for.
 
-mod support;
+use rete_test_support as support;
 
 use std::sync::Arc;
 

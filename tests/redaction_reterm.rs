@@ -2,7 +2,10 @@
 //! with Atheme): `/msg NickServ IDENTIFY <password>` reaches NickServ in full, but is shown and
 //! written to the transcript only as `IDENTIFY ********`.
 
-mod support;
+use rete_test_support as support;
+
+/// The reterm binary cargo built for these tests (the support library cannot name it).
+const RETERM: &str = env!("CARGO_BIN_EXE_reterm");
 
 use std::fs;
 use std::path::Path;
@@ -70,7 +73,7 @@ async fn identify_is_masked_on_screen_and_in_transcripts_but_reaches_nickserv() 
         .with_context(|| atheme.log())?;
 
     let home = home_with_config(ircd.port())?;
-    let mut reterm = RetermProcess::spawn(home.path(), &[])?;
+    let mut reterm = RetermProcess::spawn(RETERM, home.path(), &[])?;
     reterm
         .wait_for_line(|l| state_of(l, NET) == Some("connected"), WAIT)
         .await?;

@@ -7,7 +7,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod support;
+use rete_test_support as support;
+
+/// The reterm binary cargo built for these tests (the support library cannot name it).
+const RETERM: &str = env!("CARGO_BIN_EXE_reterm");
 
 use std::time::Duration;
 
@@ -44,7 +47,7 @@ async fn the_prompt_row_and_its_keys_answer_lines_in_order() -> Result<()> {
     bot.join("#appr").await?;
     let control = free_port()?;
     let home = unprivileged::home(&config(control, ircd.port()))?;
-    let mut term = PtyReterm::spawn_unprivileged(home.path(), &[], 24, 120)?;
+    let mut term = PtyReterm::spawn_unprivileged(RETERM, home.path(), &[], 24, 120)?;
     bot.wait_for(
         |l| {
             let m = Msg::parse(l);

@@ -4,7 +4,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 // The harness re-exports more than these tests use.
-mod support;
+use rete_test_support as support;
+
+/// The reterm binary cargo built for these tests (the support library cannot name it).
+const RETERM: &str = env!("CARGO_BIN_EXE_reterm");
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -183,7 +186,7 @@ async fn start_session_with(server: InspircdConfig) -> Result<Session> {
     let mut bot = Bot::connect(ircd.port(), "bot").await?;
     bot.join("#rete").await?;
     let home = home_with_config(&network_config(ircd.port(), &["#rete"]))?;
-    let mut reterm = RetermProcess::spawn(home.path(), &[])?;
+    let mut reterm = RetermProcess::spawn(RETERM, home.path(), &[])?;
     reterm
         .wait_for_line(|l| state_of(l, NET) == Some("connected"), WAIT)
         .await?;
@@ -208,20 +211,24 @@ async fn start_session_with(server: InspircdConfig) -> Result<Session> {
 async fn help_version_and_unknown_flag() -> Result<()> {
     let home = tempfile::tempdir()?;
 
-    let help = reterm_command(home.path(), &["--help"]).output().await?;
+    let help = reterm_command(RETERM, home.path(), &["--help"])
+        .output()
+        .await?;
     assert_eq!(help.status.code(), Some(0), "--help: {help:?}");
     let text = String::from_utf8(help.stdout)?;
     assert!(text.starts_with("usage: reterm [--config PATH]"), "{text}");
     assert!(text.contains("--version"), "{text}");
 
-    let version = reterm_command(home.path(), &["--version"]).output().await?;
+    let version = reterm_command(RETERM, home.path(), &["--version"])
+        .output()
+        .await?;
     assert_eq!(version.status.code(), Some(0), "--version: {version:?}");
     assert_eq!(
         String::from_utf8(version.stdout)?,
         format!("reterm {}\n", env!("CARGO_PKG_VERSION"))
     );
 
-    let bad = reterm_command(home.path(), &["--frobnicate"])
+    let bad = reterm_command(RETERM, home.path(), &["--frobnicate"])
         .output()
         .await?;
     assert_eq!(bad.status.code(), Some(2), "unknown flag: {bad:?}");
@@ -233,7 +240,9 @@ async fn help_version_and_unknown_flag() -> Result<()> {
     assert!(err.contains("usage: reterm"), "{err}");
     assert!(bad.stdout.is_empty());
 
-    let missing = reterm_command(home.path(), &["--config"]).output().await?;
+    let missing = reterm_command(RETERM, home.path(), &["--config"])
+        .output()
+        .await?;
     assert_eq!(
         missing.status.code(),
         Some(2),
@@ -253,7 +262,7 @@ async fn help_version_and_unknown_flag() -> Result<()> {
 async fn first_run_creates_a_private_config_from_the_template() -> Result<()> {
     let home = tempfile::tempdir()?;
     // stdin is closed: end of input quits right after start-up.
-    let out = reterm_command(home.path(), &[]).output().await?;
+    let out = reterm_command(RETERM, home.path(), &[]).output().await?;
     let stdout = String::from_utf8(out.stdout)?;
     assert_eq!(
         out.status.code(),
@@ -301,7 +310,7 @@ async fn first_run_creates_a_private_config_from_the_template() -> Result<()> {
 /// and that nothing was created or changed.
 async fn refused_config(config: &str) -> Result<String> {
     let home = home_with_config(config)?;
-    let out = reterm_command(home.path(), &[]).output().await?;
+    let out = reterm_command(RETERM, home.path(), &[]).output().await?;
     let stderr = String::from_utf8(out.stderr)?;
     assert_eq!(out.status.code(), Some(1), "stderr: {stderr}");
     assert!(
@@ -667,7 +676,7 @@ async fn unreachable_server_is_reported_and_retried() -> Result<()> {
     // A loopback port nothing listens on: connecting is refused at once.
     let port = support::ports::free_port()?;
     let home = home_with_config(&network_config(port, &["#rete"]))?;
-    let mut reterm = RetermProcess::spawn(home.path(), &[])?;
+    let mut reterm = RetermProcess::spawn(RETERM, home.path(), &[])?;
 
     let first = reterm.wait_for_line(is_disconnect_row, WAIT).await?;
     let reason = parse_row(&first)
@@ -755,7 +764,7 @@ async fn smsg_reaches_the_bot_but_is_never_shown() -> Result<()> {
 async fn set_persists_control_settings_and_control_reports_off() -> Result<()> {
     let home = tempfile::tempdir()?;
     let path = config_path(home.path());
-    let mut reterm = RetermProcess::spawn(home.path(), &[])?;
+    let mut reterm = RetermProcess::spawn(RETERM, home.path(), &[])?;
     reterm
         .wait_for_line(|l| l.starts_with("Created "), WAIT)
         .await?;

@@ -8,7 +8,10 @@
 //! restarted reterm attaches with it after the old one's grace ran out.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod support;
+use rete_test_support as support;
+
+/// The reterm binary cargo built for these tests (the support library cannot name it).
+const RETERM: &str = env!("CARGO_BIN_EXE_reterm");
 
 use anyhow::{ensure, Context, Result};
 use std::fs;
@@ -38,7 +41,7 @@ fn home_with_config(url: &str) -> Result<tempfile::TempDir> {
 
 /// `reterm retecloud-token NAME` with `token` on stdin; returns its stdout and stderr.
 async fn set_token(home: &std::path::Path, name: &str, token: &str) -> Result<(bool, String)> {
-    let mut child = reterm_command(home, &["retecloud-token", name])
+    let mut child = reterm_command(RETERM, home, &["retecloud-token", name])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -93,7 +96,7 @@ async fn reterm_on_retecloud_token_rows_smsg_refused_and_rotation_across_a_resta
 
     // reterm attaches; the service rotates the token at once.
     let before = fs::read(&file)?;
-    let mut reterm = RetermProcess::spawn(home.path(), &[])?;
+    let mut reterm = RetermProcess::spawn(RETERM, home.path(), &[])?;
     reterm
         .wait_for_line(|l| state_of(l, NET) == Some("connected"), WAIT)
         .await
@@ -172,7 +175,7 @@ async fn reterm_on_retecloud_token_rows_smsg_refused_and_rotation_across_a_resta
     // Past the first token's grace (so presenting it again would be reuse,
     // revoking the chain): a restarted reterm attaches with the stored one.
     tokio::time::sleep(Duration::from_millis(1200)).await;
-    let mut reterm = RetermProcess::spawn(home.path(), &[])?;
+    let mut reterm = RetermProcess::spawn(RETERM, home.path(), &[])?;
     reterm
         .wait_for_line(|l| state_of(l, NET) == Some("connected"), WAIT)
         .await
@@ -270,7 +273,7 @@ async fn backlog_prints_older_rows_then_the_count_until_the_service_has_none() -
     fs::write(&config, format!("{}{direct}", fs::read_to_string(&config)?))?;
     let (ok, text) = set_token(home.path(), NET, &w.token).await?;
     ensure!(ok, "{text}");
-    let mut reterm = RetermProcess::spawn(home.path(), &[])?;
+    let mut reterm = RetermProcess::spawn(RETERM, home.path(), &[])?;
     reterm
         .wait_for_line(|l| state_of(l, NET) == Some("connected"), WAIT)
         .await
@@ -386,7 +389,7 @@ async fn scrolling_to_the_top_in_full_screen_fetches_older_rows_once() -> Result
     let home = home_with_config(&w.service.url())?;
     let (ok, text) = set_token(home.path(), NET, &w.token).await?;
     ensure!(ok, "{text}");
-    let mut term = PtyReterm::spawn(home.path(), &[], 30, 100)?;
+    let mut term = PtyReterm::spawn(RETERM, home.path(), &[], 30, 100)?;
     // The channel is focused as it opens; the first attach fetched the
     // newest 50: 31 to 80.
     term.wait_screen(

@@ -2,7 +2,10 @@
 //! process in line mode (stdin commands, stdout lines) against a real InspIRCd and
 //! raw-socket bots.
 
-mod support;
+use rete_test_support as support;
+
+/// The reterm binary cargo built for these tests (the support library cannot name it).
+const RETERM: &str = env!("CARGO_BIN_EXE_reterm");
 
 use std::fs;
 use std::path::Path;
@@ -53,7 +56,7 @@ async fn start(extra: &str) -> Result<Session> {
     let mut bot = Bot::connect(ircd.port(), "bot").await?;
     bot.join("#rete").await?;
     let home = home_with(&network(ircd.port(), "\"#rete\"", extra))?;
-    let mut reterm = RetermProcess::spawn(home.path(), &[])?;
+    let mut reterm = RetermProcess::spawn(RETERM, home.path(), &[])?;
     reterm
         .wait_for_line(
             row_where("#rete", |b| {
@@ -242,9 +245,13 @@ async fn a_password_a_service_echoes_is_masked() -> Result<()> {
 async fn config_in_a_missing_directory_is_refused() -> Result<()> {
     let home = tempfile::tempdir()?;
     let path = home.path().join("no/such/dir/x.toml");
-    let out = reterm_command(home.path(), &["--config", path.to_str().context("path")?])
-        .output()
-        .await?;
+    let out = reterm_command(
+        RETERM,
+        home.path(),
+        &["--config", path.to_str().context("path")?],
+    )
+    .output()
+    .await?;
     let stderr = String::from_utf8_lossy(&out.stderr);
     ensure!(
         out.status.code() == Some(1),

@@ -2,7 +2,10 @@
 //! pinned by a test: reterm in a real pseudo-terminal (its screen read by the `vt100`
 //! emulator) against a real InspIRCd, with raw-socket bots watching what reached the server.
 
-mod support;
+use rete_test_support as support;
+
+/// The reterm binary cargo built for these tests (the support library cannot name it).
+const RETERM: &str = env!("CARGO_BIN_EXE_reterm");
 
 use std::fs;
 use std::time::Duration;
@@ -61,7 +64,7 @@ async fn start(channels: &[&str]) -> Result<Setup> {
         alice.join(c).await?;
     }
     let home = home_with(ircd.port(), channels, "")?;
-    let mut term = PtyReterm::spawn(home.path(), &[], 30, 100)?;
+    let mut term = PtyReterm::spawn(RETERM, home.path(), &[], 30, 100)?;
     // In any order: the order is what some tests check, on screen.
     let mut left: Vec<&str> = channels.to_vec();
     while !left.is_empty() {
@@ -242,7 +245,7 @@ async fn every_way_of_leaving_sends_quit_with_a_reason() -> Result<()> {
     alice.join("#one").await?;
     let home = home_with(ircd.port(), &["#one"], "")?;
     for way in ["/quit", "INT", "TERM", "HUP"] {
-        let mut term = PtyReterm::spawn(home.path(), &[], 30, 100)?;
+        let mut term = PtyReterm::spawn(RETERM, home.path(), &[], 30, 100)?;
         wait_join(&mut alice, "#one").await?;
         term.wait_screen(
             "#one focused",
@@ -274,7 +277,7 @@ async fn a_rejoin_after_a_server_restart_forgets_the_old_topic() -> Result<()> {
     alice.join("#one").await?;
     alice.send("TOPIC #one :welcome to one").await?;
     let home = home_with(ircd.port(), &["#one"], "")?;
-    let mut term = PtyReterm::spawn(home.path(), &[], 30, 100)?;
+    let mut term = PtyReterm::spawn(RETERM, home.path(), &[], 30, 100)?;
     term.wait_screen(
         "#one with its topic in the title and on join",
         |r| {
@@ -493,7 +496,7 @@ fn count(rows: &[String], text: &str) -> usize {
 #[tokio::test]
 async fn set_alone_lists_every_setting_and_a_word_finds_them() -> Result<()> {
     let home = tempfile::Builder::new().prefix("reterm-set-").tempdir()?;
-    let mut term = PtyReterm::spawn(home.path(), &[], 40, 100)?;
+    let mut term = PtyReterm::spawn(RETERM, home.path(), &[], 40, 100)?;
     term.wait_screen(
         "reterm's buffer",
         |r| status(r).contains("[1:reterm]"),

@@ -4,7 +4,10 @@
 //! lines are never written to a transcript. In full screen `/raw` opens the network's raw
 //! buffer, drawn like any other.
 
-mod support;
+use rete_test_support as support;
+
+/// The reterm binary cargo built for these tests (the support library cannot name it).
+const RETERM: &str = env!("CARGO_BIN_EXE_reterm");
 
 use std::fs;
 use std::time::Duration;
@@ -76,7 +79,7 @@ async fn raw_shows_lines_in_and_out_masked_and_never_in_a_transcript() -> Result
         .with_context(|| atheme.log())?;
 
     let home = home_with_config(ircd.port())?;
-    let mut reterm = RetermProcess::spawn(home.path(), &[])?;
+    let mut reterm = RetermProcess::spawn(RETERM, home.path(), &[])?;
     reterm
         .wait_for_line(|l| state_of(l, NET) == Some("connected"), WAIT)
         .await?;
@@ -191,7 +194,7 @@ async fn full_screen_raw_opens_the_raw_buffer() -> Result<()> {
         ),
     )?;
     // Tall and wide, so registration's lines fit on one screen.
-    let mut term = PtyReterm::spawn(home.path(), &[], 120, 250)?;
+    let mut term = PtyReterm::spawn(RETERM, home.path(), &[], 120, 250)?;
     term.wait_screen("#rete focused", |rows| rows[0].starts_with("#rete"), WAIT)
         .await?;
     term.line("/raw")?;

@@ -1,7 +1,10 @@
 //! The full-screen interface end to end: reterm in a real pseudo-terminal, its screen read by
 //! the `vt100` terminal emulator, against a real InspIRCd and raw-socket bots.
 
-mod support;
+use rete_test_support as support;
+
+/// The reterm binary cargo built for these tests (the support library cannot name it).
+const RETERM: &str = env!("CARGO_BIN_EXE_reterm");
 
 use std::fs;
 use std::time::Duration;
@@ -62,7 +65,7 @@ async fn full_screen_session() -> Result<()> {
     let dir = home.path().join(".rete");
     fs::create_dir_all(&dir)?;
     fs::write(dir.join("reterm.toml"), config(ircd.port()))?;
-    let mut term = PtyReterm::spawn(home.path(), &[], 30, 100)?;
+    let mut term = PtyReterm::spawn(RETERM, home.path(), &[], 30, 100)?;
 
     // Joined from the config; the first channel is focused: its topic is the title, and the
     // topic with its setter and a names summary are shown on join.
@@ -367,7 +370,7 @@ async fn full_screen_session() -> Result<()> {
 #[tokio::test]
 async fn plain_flag_keeps_line_mode_on_a_terminal() -> Result<()> {
     let home = tempfile::Builder::new().prefix("reterm-plain-").tempdir()?;
-    let mut term = PtyReterm::spawn(home.path(), &["--plain"], 24, 80)?;
+    let mut term = PtyReterm::spawn(RETERM, home.path(), &["--plain"], 24, 80)?;
     // Line mode prints the first-run line as text, with no status bar.
     let rows = term.wait_text("Created", WAIT).await?;
     ensure!(!rows.iter().any(|r| r.contains("[1:reterm]")), "{rows:#?}");
@@ -380,7 +383,7 @@ async fn plain_flag_keeps_line_mode_on_a_terminal() -> Result<()> {
 #[tokio::test]
 async fn first_run_shows_reterms_own_buffer() -> Result<()> {
     let home = tempfile::Builder::new().prefix("reterm-first-").tempdir()?;
-    let mut term = PtyReterm::spawn(home.path(), &[], 24, 80)?;
+    let mut term = PtyReterm::spawn(RETERM, home.path(), &[], 24, 80)?;
     let rows = term
         .wait_screen(
             "reterm's buffer",
@@ -421,7 +424,7 @@ async fn keys_typed_during_a_resize_arrive() -> Result<()> {
     let home = tempfile::Builder::new()
         .prefix("reterm-resize-")
         .tempdir()?;
-    let mut term = PtyReterm::spawn(home.path(), &[], 24, 80)?;
+    let mut term = PtyReterm::spawn(RETERM, home.path(), &[], 24, 80)?;
     term.wait_screen(
         "reterm's buffer",
         |r| status(r).contains("[1:reterm]"),

@@ -3,7 +3,10 @@
 //! which never do (masked secrets, `/control` answers, reterm's own output).
 
 // The harness re-exports more than these tests use.
-mod support;
+use rete_test_support as support;
+
+/// The reterm binary cargo built for these tests (the support library cannot name it).
+const RETERM: &str = env!("CARGO_BIN_EXE_reterm");
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -145,7 +148,7 @@ async fn start_session(top: &str, net: &str, channel: &str) -> Result<Session> {
     let mut bot = Bot::connect(ircd.port(), "bot").await?;
     bot.join(channel).await?;
     let home = home_with_config(&config(top, net, ircd.port(), &[channel]))?;
-    let mut reterm = RetermProcess::spawn(home.path(), &[])?;
+    let mut reterm = RetermProcess::spawn(RETERM, home.path(), &[])?;
     reterm
         .wait_for_line(|l| state_of(l, net) == Some("connected"), WAIT)
         .await?;
@@ -413,7 +416,7 @@ async fn an_unwritable_transcript_is_reported_once_and_reterm_carries_on() -> Re
     fs::create_dir_all(&logs)?;
     fs::write(logs.join(NET), "not a directory")?;
 
-    let mut reterm = RetermProcess::spawn(home.path(), &[])?;
+    let mut reterm = RetermProcess::spawn(RETERM, home.path(), &[])?;
     reterm.wait_for_line(own_join(NET, "#rete"), WAIT).await?;
     for i in 0..3 {
         let text = format!("message {i}");

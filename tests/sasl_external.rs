@@ -3,7 +3,7 @@
 //! to services, and Atheme logs the session into the account that fingerprint was added to
 //! with NickServ `CERT ADD`.
 
-mod support;
+use rete_test_support as support;
 
 use std::fs;
 use std::path::PathBuf;

@@ -3,7 +3,7 @@
 //! side of RFC 5802/7677 is played by this file, with its own computation (the `hmac`, `sha2`
 //! and `pbkdf2` crates) so it checks the engine rather than sharing its code.
 
-mod support;
+use rete_test_support as support;
 
 use std::time::Duration;
 

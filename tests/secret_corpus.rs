@@ -31,7 +31,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod support;
+use rete_test_support as support;
+
+/// The reterm binary cargo built for these tests (the support library cannot name it).
+const RETERM: &str = env!("CARGO_BIN_EXE_reterm");
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -586,7 +589,7 @@ async fn corpus_run() -> Result<()> {
     let control = free_port()?;
     let home = unprivileged::home(&config(control, ircd.port()))?;
     let logs = home.path().join(".rete").join("logs");
-    let mut term = PtyReterm::spawn_unprivileged(home.path(), &[], ROWS, COLS)?;
+    let mut term = PtyReterm::spawn_unprivileged(RETERM, home.path(), &[], ROWS, COLS)?;
     for channel in [CHANNEL, QUIET] {
         planter
             .wait_for(

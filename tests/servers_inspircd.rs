@@ -1,7 +1,7 @@
 //! The shared server scenarios (`support/server_scenarios.rs`) against a real InspIRCd 3.
 //! One server for the binary.
 
-mod support;
+use rete_test_support as support;
 
 use anyhow::Result;
 use support::server_scenarios::{direct_suite, Server, Target};

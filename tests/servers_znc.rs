@@ -3,7 +3,7 @@
 //! ngircd keeping its buffers (every attach replays everything, which showed the duplicate
 //! rows bug). One upstream server and one ZNC per test.
 
-mod support;
+use rete_test_support as support;
 
 use anyhow::Result;
 use support::server_scenarios::{wait_on_server, znc_suite, Server, Target, ME};

@@ -4,7 +4,7 @@
 //! The contract's large bounds (100,000 copied rows, 250 ms) are reached through the tools'
 //! `*_with` entry points with small limits, which run the same code with other numbers.
 
-mod support;
+use rete_test_support as support;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -8,7 +8,7 @@
 // Test helpers fail loudly: an unwrap here is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod support;
+use rete_test_support as support;
 
 use std::sync::{Arc, Mutex, OnceLock};
 

@@ -6,7 +6,7 @@
 //!
 //! The IRC-backed behaviour (matching, counters, latency) is in `tests/updates_live.rs`.
 
-mod support;
+use rete_test_support as support;
 
 use std::time::Duration;
 

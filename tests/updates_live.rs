@@ -10,7 +10,7 @@
 //! The limits that need no server (16 subscriptions, 2 waits, idle expiry, cancellation) are
 //! in `tests/updates_limits.rs`.
 
-mod support;
+use rete_test_support as support;
 
 use std::time::Duration;
 

@@ -1,5 +1,6 @@
 //! Integration-test harness: real InspIRCd 3 and Atheme servers on loopback, and scripted
-//! raw-socket bots. Use it from a test file with `mod support;`.
+//! raw-socket bots. A dev-only library (`rete-test-support`), built once for every test binary;
+//! a test binary names it `support` (`extern crate rete_test_support as support;` at its root).
 //!
 //! ```ignore
 //! let ircd = Inspircd::start(InspircdConfig::new()).await?;
@@ -31,7 +32,6 @@
 //!   `BATCH +ref chathistory #chan` … `BATCH -ref`, each line carrying `time=` (whole
 //!   seconds), `msgid=` and `batch=ref` tags.
 //! - The connect class has no flood limits, no DNS or ident lookups.
-#![allow(dead_code, unused_imports)]
 
 pub mod atheme;
 pub mod bot;
