@@ -5,26 +5,12 @@ use anyhow::Result;
 use rete_engine::event::ConnState;
 use rete_engine::row::{Payload, Row};
 use rete_engine::session::ChannelSpec;
+use support::bot::say;
+use support::live_tests_session::privmsg_text;
 use support::live_tests_session::{plain, session_config, spec, Live};
 use support::{Bot, BotConfig, Inspircd, InspircdConfig, Msg, DEFAULT_TIMEOUT};
 
 const ME: &str = "latecomer";
-
-fn privmsg_text(row: &Row) -> Option<&str> {
-    match &row.payload {
-        Payload::Privmsg { text } => Some(text),
-        _ => None,
-    }
-}
-
-/// Says `text` in `channel` and waits for the server's echo, so it is stored in the history.
-async fn say(bot: &mut Bot, channel: &str, text: &str) -> Result<()> {
-    bot.privmsg(channel, text).await?;
-    let suffix = format!(" {channel} :{text}");
-    bot.wait_for(move |l| l.ends_with(&suffix), DEFAULT_TIMEOUT)
-        .await?;
-    Ok(())
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_join_replay_is_stored_as_history_before_live_rows() -> Result<()> {

@@ -8,6 +8,7 @@ use rete_engine::event::{ConnState, Event};
 use rete_engine::row::{Kind, Payload, Row};
 use rete_engine::session::ChannelSpec;
 use rete_engine::timefmt::iso_millis;
+use support::live_tests_session::privmsg_text;
 use support::live_tests_session::{bot_sees_member, plain, session_config, spec, Live};
 use support::{Bot, BotConfig, Inspircd, InspircdConfig, Msg, DEFAULT_TIMEOUT};
 
@@ -53,13 +54,6 @@ async fn say(bot: &mut Bot, target: &str, text: &str) -> Result<String> {
         DEFAULT_TIMEOUT,
     )
     .await
-}
-
-fn privmsg_text(row: &Row) -> Option<&str> {
-    match &row.payload {
-        Payload::Privmsg { text } => Some(text),
-        _ => None,
-    }
 }
 
 /// Waits until the bot receives a line from us satisfying `pred`.

@@ -10,8 +10,8 @@ use rete_engine::event::ConnState;
 use rete_engine::flood::FloodConfig;
 use rete_engine::ids::SessionId;
 use rete_engine::row::Payload;
-use rete_engine::session::ChannelSpec;
 use support::live_tests_session::{bot_sees_member, is_status, plain, session_config, spec, Live};
+use support::updates_tests_tools::channels;
 use support::{Bot, Inspircd, InspircdConfig, Msg, DEFAULT_TIMEOUT};
 
 const ME: &str = "speaker";
@@ -34,16 +34,6 @@ impl RawOutHook for BlockChannel {
             Verdict::Allow
         }
     }
-}
-
-fn channels(names: &[&str]) -> Vec<ChannelSpec> {
-    names
-        .iter()
-        .map(|n| ChannelSpec {
-            name: (*n).to_owned(),
-            key: None,
-        })
-        .collect()
 }
 
 /// Waits until `bot` knows we are in `channel` (our JOIN, or NAMES when we were first).

@@ -5,22 +5,16 @@ use std::time::Duration;
 
 use anyhow::Result;
 use rete_engine::event::ConnState;
-use rete_engine::row::{Payload, Row};
+use rete_engine::row::Payload;
 use rete_engine::session::ChannelSpec;
 use rete_transports::Backoff;
+use support::live_tests_session::privmsg_text;
 use support::live_tests_session::{
     bot_sees_member, is_status, plain, session_config, spec, states_in, Live,
 };
 use support::{Bot, Inspircd, InspircdConfig};
 
 const ME: &str = "phoenix";
-
-fn privmsg_text(row: &Row) -> Option<&str> {
-    match &row.payload {
-        Payload::Privmsg { text } => Some(text),
-        _ => None,
-    }
-}
 
 async fn session_in(port: u16, channel: &str) -> Result<Live> {
     let mut config = session_config(ME);

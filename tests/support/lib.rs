@@ -50,6 +50,7 @@ pub mod sasl_tests_session;
 pub mod secret_corpus;
 pub mod server_scenarios;
 pub mod tls;
+pub mod tool_results;
 pub mod unprivileged;
 pub mod updates_tests_tools;
 pub mod znc;

@@ -53,6 +53,13 @@ fn size(rows: u16, cols: u16) -> PtySize {
     }
 }
 
+/// The status bar in full screen, the row just above the input line: the second row of
+/// `rows` (a [`PtyReterm::rows`]) from the bottom.
+pub fn status_row(rows: &[String]) -> &str {
+    rows.get(rows.len().saturating_sub(2))
+        .map_or("", |s| s.as_str())
+}
+
 fn nonzero(n: u16) -> NonZeroU16 {
     NonZeroU16::new(n.max(1)).unwrap_or(NonZeroU16::MIN)
 }

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use anyhow::{ensure, Result};
 use support::ports::free_port;
+use support::pty_reterm::status_row as above_input;
 use support::pty_reterm::PtyReterm;
 use support::unprivileged::{self, answer};
 use support::{Bot, Inspircd, InspircdConfig, Msg};
@@ -28,12 +29,6 @@ fn config(control: u16, irc: u16) -> String {
          [[networks]]\nid = \"{SESSION}\"\nname = \"test\"\nhost = \"127.0.0.1\"\nport = {irc}\n\
          nick = \"rt\"\nchannels = [\"#appr\"]\nautoconnect = true\n"
     )
-}
-
-/// The row right above the input line (the prompt's, while a line waits).
-fn above_input(rows: &[String]) -> &str {
-    rows.get(rows.len().saturating_sub(2))
-        .map_or("", |s| s.as_str())
 }
 
 #[tokio::test]

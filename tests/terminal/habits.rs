@@ -7,6 +7,7 @@ use std::fs;
 use std::time::Duration;
 
 use anyhow::Result;
+use support::pty_reterm::status_row as status;
 use support::pty_reterm::PtyReterm;
 use support::{Bot, Inspircd, InspircdConfig, Msg};
 use tempfile::TempDir;
@@ -18,12 +19,6 @@ const NICK: &str = "rt";
 const WAIT: Duration = Duration::from_secs(15);
 /// How long reterm may take to exit: it waits up to 2 s for QUIT to go out.
 const EXIT_WAIT: Duration = Duration::from_secs(30);
-
-/// The status bar: the second row from the bottom.
-fn status(rows: &[String]) -> &str {
-    rows.get(rows.len().saturating_sub(2))
-        .map_or("", |s| s.as_str())
-}
 
 /// A home whose config has one network, `test`, joining `channels` at connect.
 fn home_with(port: u16, channels: &[&str], extra: &str) -> Result<TempDir> {

@@ -6,6 +6,7 @@ use std::fs;
 use std::time::Duration;
 
 use anyhow::{ensure, Context, Result};
+use support::pty_reterm::status_row as status;
 use support::pty_reterm::PtyReterm;
 use support::{Bot, Inspircd, InspircdConfig, Msg};
 
@@ -22,12 +23,6 @@ fn config(port: u16) -> String {
         "[[networks]]\nname = \"test\"\nhost = \"127.0.0.1\"\nport = {port}\nnick = \"{NICK}\"\n\
          channels = [\"#one\", \"#two\"]\nautoconnect = true\n"
     )
-}
-
-/// The status bar: the second row from the bottom.
-fn status(rows: &[String]) -> &str {
-    rows.get(rows.len().saturating_sub(2))
-        .map_or("", |s| s.as_str())
 }
 
 /// The buffer numbers in the status bar's activity list.

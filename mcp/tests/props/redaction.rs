@@ -18,6 +18,8 @@ use rete_mcp::tools::result::{encode, BUDGET};
 use rete_mcp::tools::withheld::Withholder;
 use rete_mcp::tools::{read_messages, read_since};
 use serde_json::Value;
+use support::tool_results::strings;
+use support::tool_results::withheld;
 
 const T0: i64 = 1_790_769_600_000;
 
@@ -197,19 +199,6 @@ fn build(specs: &[Spec], secret: &str) -> (Buffer, usize) {
     (b, holding)
 }
 
-/// Every string in `v`, keys included.
-fn strings(v: &Value, out: &mut Vec<String>) {
-    match v {
-        Value::String(s) => out.push(s.clone()),
-        Value::Array(a) => a.iter().for_each(|x| strings(x, out)),
-        Value::Object(m) => m.iter().for_each(|(k, x)| {
-            out.push(k.clone());
-            strings(x, out)
-        }),
-        _ => {}
-    }
-}
-
 fn assert_clean(v: &Value, secret: &str) -> Result<(), TestCaseError> {
     let text = encode(v);
     prop_assert!(!text.contains(secret), "secret in {text}");
@@ -217,10 +206,6 @@ fn assert_clean(v: &Value, secret: &str) -> Result<(), TestCaseError> {
     strings(v, &mut all);
     prop_assert!(all.iter().all(|s| !s.contains(secret)));
     Ok(())
-}
-
-fn withheld(v: &Value) -> u64 {
-    v.get("withheld").and_then(Value::as_u64).unwrap_or(0)
 }
 
 fn returned(v: &Value) -> usize {

@@ -20,28 +20,16 @@ use anyhow::{Context, Result};
 use rete_engine::event::ConnState;
 use rete_mcp::tools::ToolOutcome;
 use serde_json::{json, Value};
+use support::bot::echo_bot;
+use support::bot::say;
 use support::faults::{call_in_time, Caller, EventLog};
 use support::live_tests_session::{eventually, session_config, WAIT};
 use support::updates_tests_tools::{channels, event_texts, joined, stored, Updating};
-use support::{Bot, BotConfig, Inspircd, InspircdConfig, DEFAULT_TIMEOUT};
+use support::{Bot, Inspircd, InspircdConfig, DEFAULT_TIMEOUT};
 
 /// Lines the burst sends between two waits for the server's echo (so the bot's socket
 /// never fills while it does not read).
 const BURST_CHUNK: usize = 50;
-
-/// A bot that echoes its own messages (so it can wait for the server to have relayed them).
-async fn echo_bot(port: u16, nick: &str) -> Result<Bot> {
-    Bot::connect_with(BotConfig::new(port, nick).caps(&["echo-message"])).await
-}
-
-/// Says `text` in `channel` and waits for the echo.
-async fn say(bot: &mut Bot, channel: &str, text: &str) -> Result<()> {
-    bot.privmsg(channel, text).await?;
-    let suffix = format!(" {channel} :{text}");
-    bot.wait_for(move |l| l.ends_with(&suffix), DEFAULT_TIMEOUT)
-        .await?;
-    Ok(())
-}
 
 /// Sends `burst <n>` lines to `channel` until the connection fails (the server is killed):
 /// a burst that is always mid-flight when the kill lands. Returns how many it sent.

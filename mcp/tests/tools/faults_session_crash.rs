@@ -17,10 +17,11 @@ use anyhow::{Context, Result};
 use rete_actors::SessionHandle;
 use rete_mcp::tools::ToolOutcome;
 use serde_json::{json, Value};
+use support::bot::say;
 use support::faults::{Answered, Caller, EventLog, ANSWER_DEADLINE};
 use support::live_tests_session::{eventually, session_config, WAIT};
 use support::updates_tests_tools::{channels, event_texts, joined, stored, Updating};
-use support::{Bot, BotConfig, Inspircd, InspircdConfig, Msg, DEFAULT_TIMEOUT};
+use support::{Bot, BotConfig, Inspircd, InspircdConfig, Msg};
 
 #[derive(Clone, Copy, Debug)]
 enum Fault {
@@ -37,14 +38,6 @@ impl Fault {
             Fault::Panic => session.panic_for_test(),
         }
     }
-}
-
-async fn say(bot: &mut Bot, channel: &str, text: &str) -> Result<()> {
-    bot.privmsg(channel, text).await?;
-    let suffix = format!(" {channel} :{text}");
-    bot.wait_for(move |l| l.ends_with(&suffix), DEFAULT_TIMEOUT)
-        .await?;
-    Ok(())
 }
 
 fn texts(messages: &Value) -> Vec<String> {

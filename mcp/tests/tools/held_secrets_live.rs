@@ -29,6 +29,8 @@ use rete_mcp::tools::{Args, Settings, ToolBox, ToolContext, ToolOutcome};
 use rete_mcp::updates::{SystemClock, Updates};
 use serde_json::{json, Value};
 use support::live_tests_session::{eventually, plain, session_config, spec, WAIT};
+use support::tool_results::strings;
+use support::tool_results::withheld;
 use support::{Bot, Inspircd, InspircdConfig, Msg, DEFAULT_TIMEOUT};
 use tokio_util::sync::CancellationToken;
 
@@ -55,18 +57,6 @@ fn leak(text: &str) -> Option<usize> {
         .position(|pw| shown.contains(&pw.to_ascii_lowercase()))
 }
 
-fn strings(v: &Value, out: &mut Vec<String>) {
-    match v {
-        Value::String(s) => out.push(s.clone()),
-        Value::Array(a) => a.iter().for_each(|x| strings(x, out)),
-        Value::Object(m) => m.iter().for_each(|(k, x)| {
-            out.push(k.clone());
-            strings(x, out)
-        }),
-        _ => {}
-    }
-}
-
 fn clean(what: &str, v: &Value) -> Result<()> {
     let mut all = vec![v.to_string()];
     strings(v, &mut all);
@@ -76,10 +66,6 @@ fn clean(what: &str, v: &Value) -> Result<()> {
         }
     }
     Ok(())
-}
-
-fn withheld(v: &Value) -> u64 {
-    v.get("withheld").and_then(Value::as_u64).unwrap_or(0)
 }
 
 struct Fixture {

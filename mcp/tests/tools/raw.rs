@@ -20,8 +20,10 @@ use rete_mcp::debug::Capture;
 use rete_mcp::tools::result::{encode, BUDGET};
 use rete_mcp::tools::{Args, Settings, ToolBox, ToolContext, ToolOutcome};
 use serde_json::{json, Value};
+use support::bot::sees_join;
 use support::live_tests_session::{eventually, plain, session_config, spec, WAIT};
-use support::{Bot, BotConfig, Inspircd, InspircdConfig, Msg, DEFAULT_TIMEOUT};
+use support::tool_results::cursor_of;
+use support::{Bot, BotConfig, Inspircd, InspircdConfig, DEFAULT_TIMEOUT};
 use tokio_util::sync::CancellationToken;
 
 const SERVER_PASSWORD: &str = "srvpass-1234";
@@ -225,26 +227,6 @@ fn channels(list: &[(&str, Option<&str>)]) -> Vec<ChannelSpec> {
             key: k.map(str::to_owned),
         })
         .collect()
-}
-
-fn cursor_of(v: &Value, key: &str) -> String {
-    v[key].as_str().unwrap_or_default().to_owned()
-}
-
-/// Waits until the bot sees `nick` join `channel`.
-async fn sees_join(bot: &mut Bot, nick: &str, channel: &str) -> Result<()> {
-    let (nick, channel) = (nick.to_owned(), channel.to_owned());
-    bot.wait_for(
-        move |l| {
-            let m = Msg::parse(l);
-            m.command == "JOIN"
-                && m.source_nick() == Some(nick.as_str())
-                && m.param(0).eq_ignore_ascii_case(&channel)
-        },
-        DEFAULT_TIMEOUT,
-    )
-    .await?;
-    Ok(())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -14,13 +14,17 @@ use anyhow::{bail, Context, Result};
 use rete_actors::{Rete, ReteOptions, SessionHandle};
 use rete_engine::event::ConnState;
 use rete_engine::ids::SessionId;
-use rete_engine::session::{ChannelSpec, SessionConfig};
+use rete_engine::session::SessionConfig;
 use rete_mcp::access_log::AccessLog;
 use rete_mcp::tools::result::{encode, BUDGET};
 use rete_mcp::tools::{Args, Settings, ToolBox, ToolContext, ToolOutcome};
 use serde_json::{json, Value};
+use support::bot::echo_bot;
+use support::bot::sees_join;
 use support::live_tests_session::{eventually, plain, session_config, spec, WAIT};
-use support::{Bot, BotConfig, Inspircd, InspircdConfig, Msg, DEFAULT_TIMEOUT};
+use support::tool_results::cursor_of;
+use support::updates_tests_tools::channels;
+use support::{Bot, Inspircd, InspircdConfig, Msg, DEFAULT_TIMEOUT};
 use tokio_util::sync::CancellationToken;
 
 const ME: &str = "reader";
@@ -149,16 +153,6 @@ impl Fixture {
     }
 }
 
-fn channels(names: &[&str]) -> Vec<ChannelSpec> {
-    names
-        .iter()
-        .map(|n| ChannelSpec {
-            name: (*n).to_owned(),
-            key: None,
-        })
-        .collect()
-}
-
 fn privmsg_text(m: &Value) -> Option<&str> {
     (m["kind"] == json!("privmsg"))
         .then(|| m["payload"]["text"].as_str())
@@ -184,10 +178,6 @@ fn texts(v: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn cursor_of(v: &Value, key: &str) -> String {
-    v[key].as_str().unwrap_or_default().to_owned()
-}
-
 /// Says each line in `channel`, 20 at a time, waiting for the server's echo of the last of
 /// each 20 (the bot reads only while it waits, so this keeps its socket from filling).
 async fn say_all(bot: &mut Bot, channel: &str, lines: &[String]) -> Result<()> {
@@ -201,26 +191,6 @@ async fn say_all(bot: &mut Bot, channel: &str, lines: &[String]) -> Result<()> {
                 .await?;
         }
     }
-    Ok(())
-}
-
-async fn echo_bot(port: u16, nick: &str) -> Result<Bot> {
-    Bot::connect_with(BotConfig::new(port, nick).caps(&["echo-message"])).await
-}
-
-/// Waits until the bot sees `nick` join `channel`.
-async fn sees_join(bot: &mut Bot, nick: &str, channel: &str) -> Result<()> {
-    let (nick, channel) = (nick.to_owned(), channel.to_owned());
-    bot.wait_for(
-        move |l| {
-            let m = Msg::parse(l);
-            m.command == "JOIN"
-                && m.source_nick() == Some(nick.as_str())
-                && m.param(0).eq_ignore_ascii_case(&channel)
-        },
-        DEFAULT_TIMEOUT,
-    )
-    .await?;
     Ok(())
 }
 

@@ -17,6 +17,7 @@ use rete_mcp::tools::result::{encode, BUDGET};
 use rete_mcp::tools::{Args, Settings, ToolBox, ToolContext, ToolOutcome};
 use serde_json::{json, Value};
 use support::live_tests_session::{eventually, plain, session_config, spec, WAIT};
+use support::tool_results::withheld;
 use support::{Atheme, Bot, BotConfig, Inspircd, InspircdConfig, Msg, DEFAULT_TIMEOUT};
 use tokio_util::sync::CancellationToken;
 
@@ -116,10 +117,6 @@ fn assert_clean(what: &str, v: &Value) -> Result<()> {
         "{what} returned the key-named user"
     );
     Ok(())
-}
-
-fn withheld(v: &Value) -> u64 {
-    v.get("withheld").and_then(Value::as_u64).unwrap_or(0)
 }
 
 fn privmsg_texts(v: &Value, key: &str) -> Vec<String> {

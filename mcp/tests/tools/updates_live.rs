@@ -18,6 +18,7 @@ use rete_engine::session::SessionConfig;
 use rete_mcp::tools::result::encode;
 use rete_mcp::tools::ToolOutcome;
 use serde_json::{json, Value};
+use support::bot::echo_bot;
 use support::live_tests_session::{eventually, session_config, WAIT};
 use support::updates_tests_tools::{channels, event_text, event_texts, joined, stored, Updating};
 use support::{Bot, BotConfig, Inspircd, InspircdConfig, Msg, DEFAULT_TIMEOUT};
@@ -25,10 +26,6 @@ use tokio::time::Instant;
 
 /// The session's nick: the contract's own examples are about `mriron`.
 const ME: &str = "mriron";
-
-async fn echo_bot(port: u16, nick: &str) -> Result<Bot> {
-    Bot::connect_with(BotConfig::new(port, nick).caps(&["echo-message"])).await
-}
 
 /// Says `text` to `target` and waits for the server's echo, so the server has sent it on.
 async fn say(bot: &mut Bot, target: &str, text: &str) -> Result<()> {
