@@ -8,7 +8,7 @@ use base64::Engine as _;
 use support::tls::TestCert;
 use support::{Atheme, Bot, BotConfig, Inspircd, InspircdConfig, Msg, DEFAULT_TIMEOUT};
 
-/// The caps the client engine wants and InspIRCd 3.15 offers (see support/mod.rs).
+/// The caps the client engine wants and InspIRCd 3.15 offers (see support/lib.rs).
 const EXPECTED_CAPS: &[&str] = &[
     "account-notify",
     "account-tag",

@@ -4,7 +4,7 @@
 //! 2-wait limit with its exact refusal, a cancelled wait freeing its place, a wait ending when
 //! its subscription is unsubscribed or expires, and a wait timing out.
 //!
-//! The IRC-backed behaviour (matching, counters, latency) is in `tests/updates_live.rs`.
+//! The IRC-backed behaviour (matching, counters, latency) is in `updates_live.rs` (this binary).
 
 use std::time::Duration;
 

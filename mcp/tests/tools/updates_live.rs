@@ -8,7 +8,7 @@
 //! flood into an uncovered buffer costing no read at all.
 //!
 //! The limits that need no server (16 subscriptions, 2 waits, idle expiry, cancellation) are
-//! in `tests/updates_limits.rs`.
+//! in `updates_limits.rs` (this binary).
 
 use std::time::Duration;
 
