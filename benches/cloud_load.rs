@@ -17,8 +17,7 @@
 //! `CLOUD_LOAD_SECONDS` change the shape).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-#[path = "../tests/support/mod.rs"]
-mod support;
+use rete_test_support as support;
 
 use anyhow::{bail, Context, Result};
 use std::path::Path;

@@ -10,8 +10,7 @@
 //! sent 263,589 NICK lines in 8 seconds to InspIRCd and one every 2 s forever to ngircd.
 //! Run: `cargo bench --bench nick_giveup`.
 
-#[path = "../tests/support/mod.rs"]
-mod support;
+use rete_test_support as support;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

@@ -9,8 +9,7 @@
 // Test and bench helpers fail loudly: an unwrap here is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-#[path = "../tests/support/mod.rs"]
-mod support;
+use rete_test_support as support;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -17,8 +17,7 @@
 //! quicker with both engines in debug; the service is built and run in release either way).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-#[path = "../tests/support/mod.rs"]
-mod support;
+use rete_test_support as support;
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;

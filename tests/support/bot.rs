@@ -346,3 +346,34 @@ impl Bot {
         self.lines[start..].join("\n")
     }
 }
+
+/// A bot `nick` on the server at `port` with the `echo-message` cap, so it sees each of its
+/// own messages as the server relays it.
+pub async fn echo_bot(port: u16, nick: &str) -> Result<Bot> {
+    Bot::connect_with(BotConfig::new(port, nick).caps(&["echo-message"])).await
+}
+
+/// Says `text` in `channel` and waits for the server's echo, so it is stored in the history.
+pub async fn say(bot: &mut Bot, channel: &str, text: &str) -> Result<()> {
+    bot.privmsg(channel, text).await?;
+    let suffix = format!(" {channel} :{text}");
+    bot.wait_for(move |l| l.ends_with(&suffix), DEFAULT_TIMEOUT)
+        .await?;
+    Ok(())
+}
+
+/// Waits until the bot sees `nick` join `channel`.
+pub async fn sees_join(bot: &mut Bot, nick: &str, channel: &str) -> Result<()> {
+    let (nick, channel) = (nick.to_owned(), channel.to_owned());
+    bot.wait_for(
+        move |l| {
+            let m = Msg::parse(l);
+            m.command == "JOIN"
+                && m.source_nick() == Some(nick.as_str())
+                && m.param(0).eq_ignore_ascii_case(&channel)
+        },
+        DEFAULT_TIMEOUT,
+    )
+    .await?;
+    Ok(())
+}

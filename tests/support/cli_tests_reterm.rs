@@ -18,15 +18,11 @@ use tokio::time::Instant;
 /// How many recent lines an error message shows.
 const TAIL: usize = 40;
 
-/// The reterm binary cargo built for this package's integration tests.
-pub fn reterm_binary() -> &'static str {
-    env!("CARGO_BIN_EXE_reterm")
-}
-
-/// A `reterm` command with `HOME` (and the working directory) set to `home`, so the test never
-/// reads or writes the real user's config.
-pub fn reterm_command(home: &Path, args: &[&str]) -> Command {
-    let mut command = Command::new(reterm_binary());
+/// A `reterm` command running `reterm` (the binary cargo built for the calling test:
+/// `env!("CARGO_BIN_EXE_reterm")`, which a library cannot name) with `HOME` (and the working
+/// directory) set to `home`, so the test never reads or writes the real user's config.
+pub fn reterm_command(reterm: &str, home: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(reterm);
     command
         .args(args)
         .env("HOME", home)
@@ -59,9 +55,9 @@ pub struct RetermProcess {
 }
 
 impl RetermProcess {
-    /// Starts reterm with `HOME=home` and `args`.
-    pub fn spawn(home: &Path, args: &[&str]) -> Result<Self> {
-        let mut child = reterm_command(home, args)
+    /// Starts the binary `reterm` with `HOME=home` and `args`.
+    pub fn spawn(reterm: &str, home: &Path, args: &[&str]) -> Result<Self> {
+        let mut child = reterm_command(reterm, home, args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

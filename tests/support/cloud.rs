@@ -54,6 +54,7 @@ fn build(release: bool) -> Result<PathBuf> {
     args.extend(["-p", "rete-cloud", "--bin", "rete-cloud"]);
     let status = super::process::cargo()
         .args(&args)
+        // This crate's folder is inside the workspace, so cargo finds the workspace from it.
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .status()?;
     if !status.success() {

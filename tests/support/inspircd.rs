@@ -34,7 +34,7 @@ const START_DEADLINE: Duration = Duration::from_secs(10);
 const START_ATTEMPTS: usize = 5;
 
 /// The modules every test server loads. Together they make `CAP LS 302` offer the IRCv3 caps
-/// the client engine supports (see `support/mod.rs` for the observed list).
+/// the client engine supports (see `support/lib.rs` for the observed list).
 const MODULES: &[&str] = &[
     "cap",
     "ircv3",

@@ -310,6 +310,14 @@ pub fn text(row: &Row) -> String {
     parts.join(" ")
 }
 
+/// The text of `row` when it is a PRIVMSG.
+pub fn privmsg_text(row: &Row) -> Option<&str> {
+    match &row.payload {
+        Payload::Privmsg { text } => Some(text),
+        _ => None,
+    }
+}
+
 /// True when `row` is a client status line containing `needle`.
 pub fn is_status(row: &Row, needle: &str) -> bool {
     matches!(&row.payload, Payload::ClientStatus { text } if text.contains(needle))

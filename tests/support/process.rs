@@ -26,7 +26,7 @@ impl Output {
 }
 
 /// A child process that is killed and reaped when dropped, so a failing test never leaves a
-/// server holding a port, and killed by its [`GroupWatchdog`] when the test process ends
+/// server holding a port, and killed by its `GroupWatchdog` when the test process ends
 /// without dropping it.
 pub struct ManagedChild {
     name: String,

@@ -13,8 +13,6 @@ use portable_pty::{native_pty_system, Child, CommandBuilder, MasterPty, PtySize}
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use super::cli_tests_reterm::reterm_binary;
-
 /// What the emulated terminal noticed besides the screen: bells and the window title.
 #[derive(Default)]
 pub struct Noticed {
@@ -55,22 +53,36 @@ fn size(rows: u16, cols: u16) -> PtySize {
     }
 }
 
+/// The status bar in full screen, the row just above the input line: the second row of
+/// `rows` (a [`PtyReterm::rows`]) from the bottom.
+pub fn status_row(rows: &[String]) -> &str {
+    rows.get(rows.len().saturating_sub(2))
+        .map_or("", |s| s.as_str())
+}
+
 fn nonzero(n: u16) -> NonZeroU16 {
     NonZeroU16::new(n.max(1)).unwrap_or(NonZeroU16::MIN)
 }
 
 impl PtyReterm {
-    /// Starts reterm with `HOME=home` in a `rows`×`cols` terminal.
-    pub fn spawn(home: &Path, args: &[&str], rows: u16, cols: u16) -> Result<Self> {
-        let mut cmd = CommandBuilder::new(reterm_binary());
+    /// Starts the binary `reterm` (the calling test's `env!("CARGO_BIN_EXE_reterm")`) with
+    /// `HOME=home` in a `rows`×`cols` terminal.
+    pub fn spawn(reterm: &str, home: &Path, args: &[&str], rows: u16, cols: u16) -> Result<Self> {
+        let mut cmd = CommandBuilder::new(reterm);
         cmd.args(args);
         Self::spawn_command(cmd, home, rows, cols)
     }
 
     /// The same as the unprivileged user (when the tests run as root), so its control
     /// server can serve; `home` must be that user's (`support::unprivileged::home`).
-    pub fn spawn_unprivileged(home: &Path, args: &[&str], rows: u16, cols: u16) -> Result<Self> {
-        let binary = super::unprivileged::reterm_binary()?;
+    pub fn spawn_unprivileged(
+        reterm: &str,
+        home: &Path,
+        args: &[&str],
+        rows: u16,
+        cols: u16,
+    ) -> Result<Self> {
+        let binary = super::unprivileged::reterm_binary(reterm)?;
         let prefix = super::unprivileged::setpriv_prefix();
         let mut cmd = match prefix.split_first() {
             Some((program, rest)) => {

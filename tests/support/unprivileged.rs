@@ -73,15 +73,16 @@ pub fn home(config: &str) -> Result<TempDir> {
     Ok(home)
 }
 
-/// The built reterm, copied once per test binary into a 0755 directory [`uid`] can reach.
-pub fn reterm_binary() -> Result<PathBuf> {
+/// The built `reterm` (the calling test's `env!("CARGO_BIN_EXE_reterm")`), copied once per
+/// test process into a 0755 directory [`uid`] can reach.
+pub fn reterm_binary(reterm: &str) -> Result<PathBuf> {
     static COPY: OnceLock<Result<(TempDir, PathBuf), String>> = OnceLock::new();
     let copied = COPY.get_or_init(|| {
         let copy = || -> Result<(TempDir, PathBuf)> {
             let dir = tempfile::Builder::new().prefix("reterm-bin-").tempdir()?;
             fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755))?;
             let binary = dir.path().join("reterm");
-            fs::copy(super::cli_tests_reterm::reterm_binary(), &binary)?;
+            fs::copy(reterm, &binary)?;
             fs::set_permissions(&binary, fs::Permissions::from_mode(0o755))?;
             Ok((dir, binary))
         };
