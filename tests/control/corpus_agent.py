@@ -1,4 +1,4 @@
-"""The agent of the secret-corpus test (tests/secret_corpus.rs): an MCP client
+"""The agent of the secret-corpus test (tests/terminal/secret_corpus.rs): an MCP client
 (the official Python SDK) that calls every tool of reterm's control server,
 run as reterm's own user by the Rust test, which plants the secrets and scans
 what this agent was answered.
