@@ -58,12 +58,37 @@ fn cli() -> Command {
         .about("Keeps IRC connected for its users; ReteCloud clients attach over WebSocket")
         .subcommand_required(true)
         .subcommand(
-            Command::new("user").subcommand_required(true).subcommand(
-                Command::new("add")
-                    .about("adds a user and prints its first token once")
-                    .arg(Arg::new("name").required(true))
-                    .arg(db_arg()),
-            ),
+            Command::new("user")
+                .subcommand_required(true)
+                .subcommand(
+                    Command::new("add")
+                        .about("adds a user and prints its first token once")
+                        .arg(Arg::new("name").required(true))
+                        .arg(db_arg()),
+                )
+                .subcommand(
+                    Command::new("list")
+                        .about("lists the users: name, networks, whether a token still works")
+                        .arg(db_arg()),
+                )
+                .subcommand(
+                    Command::new("token")
+                        .about(
+                            "gives a user a new token, printed once, and revokes every token \
+                             they had (their clients' next attach is refused token_revoked)",
+                        )
+                        .arg(Arg::new("name").required(true))
+                        .arg(db_arg()),
+                )
+                .subcommand(
+                    Command::new("remove")
+                        .about(
+                            "removes a user with every network, row and token of theirs (a \
+                             running service QUITs their networks within --admin-poll-ms)",
+                        )
+                        .arg(Arg::new("name").required(true))
+                        .arg(db_arg()),
+                ),
         )
         .subcommand(
             Command::new("network")
@@ -89,6 +114,36 @@ fn cli() -> Command {
                         ),
                 )
                 .subcommand(
+                    Command::new("list")
+                        .about("lists a user's networks and their settings (no password)")
+                        .arg(Arg::new("user").required(true))
+                        .arg(db_arg()),
+                )
+                .subcommand(
+                    Command::new("set")
+                        .about(
+                            "changes a network's server, TLS, nick or channels (only what is \
+                             given); the service uses them from its next start",
+                        )
+                        .arg(Arg::new("user").required(true))
+                        .arg(Arg::new("network").required(true))
+                        .arg(db_arg())
+                        .arg(Arg::new("server").long("server").help("HOST:PORT"))
+                        .arg(
+                            Arg::new("tls")
+                                .long("tls")
+                                .value_parser(clap::value_parser!(bool))
+                                .help("true or false"),
+                        )
+                        .arg(Arg::new("nick").long("nick"))
+                        .arg(
+                            Arg::new("channel")
+                                .long("channel")
+                                .action(ArgAction::Append)
+                                .help("the whole list, repeated; replaces the channels"),
+                        ),
+                )
+                .subcommand(
                     Command::new("remove")
                         .about(
                             "removes a network from a user's account: its settings and every \
@@ -98,6 +153,21 @@ fn cli() -> Command {
                         .arg(Arg::new("user").required(true))
                         .arg(Arg::new("network").required(true))
                         .arg(db_arg()),
+                ),
+        )
+        .subcommand(
+            Command::new("backup")
+                .about(
+                    "writes a consistent copy of the database to --to (a new file), while a \
+                     service may be running; a plain copy of the file can miss what is still \
+                     in its write-ahead log",
+                )
+                .arg(db_arg())
+                .arg(
+                    Arg::new("to")
+                        .long("to")
+                        .required(true)
+                        .value_parser(clap::value_parser!(PathBuf)),
                 ),
         )
         .subcommand(
@@ -189,11 +259,14 @@ fn arg<'a>(m: &'a ArgMatches, name: &str) -> Result<&'a String, String> {
 
 /// The user the `user` argument names, or `no user NAME`.
 fn named_user(store: &SqliteStore, m: &ArgMatches) -> Result<UserId, String> {
-    let name = arg(m, "user")?;
+    user_named(store, arg(m, "user")?)
+}
+
+fn user_named(store: &SqliteStore, name: &str) -> Result<UserId, String> {
     store
         .user_by_name(name)
         .map_err(|e| e.to_string())?
-        .ok_or_else(|| format!("no user {name}"))
+        .ok_or_else(|| format!("no user {name}; nothing changed"))
 }
 
 /// Why `name` cannot be a user's name, or None: 1 to 64 of letters,
@@ -230,15 +303,136 @@ fn user_add(m: &ArgMatches) -> Result<(), String> {
     Ok(())
 }
 
-fn network_add(m: &ArgMatches) -> Result<(), String> {
+fn user_list(m: &ArgMatches) -> Result<(), String> {
+    let store = open(m)?;
+    for u in store.users().map_err(|e| e.to_string())? {
+        let token = if u.has_token { "token" } else { "revoked" };
+        println!("{} networks={} {token}", u.name, u.networks);
+    }
+    Ok(())
+}
+
+fn user_token(m: &ArgMatches) -> Result<(), String> {
+    let mut store = open(m)?;
+    let user = user_named(&store, arg(m, "name")?)?;
+    let token = new_token();
+    let chain = TokenChain::new(&token, HubOptions::default().grace_ms);
+    store
+        .replace_chain(user, &chain, wall_clock::now().unsigned())
+        .map_err(|e| e.to_string())?;
+    println!("{}", token.expose());
+    Ok(())
+}
+
+fn user_remove(m: &ArgMatches) -> Result<(), String> {
+    let mut store = open(m)?;
+    let name = arg(m, "name")?;
+    let user = user_named(&store, name)?;
+    store.remove_user(user).map_err(|e| e.to_string())?;
+    println!("user {name} removed");
+    Ok(())
+}
+
+fn network_list(m: &ArgMatches) -> Result<(), String> {
+    let store = open(m)?;
+    let user = named_user(&store, m)?;
+    for n in store.networks(user).map_err(|e| e.to_string())? {
+        let s = &n.settings;
+        println!(
+            "{} server={}:{} tls={} nick={} channels={} stream={}",
+            n.network.0,
+            s.host,
+            s.port,
+            s.tls,
+            s.nick,
+            s.channels.join(","),
+            n.stream.0
+        );
+    }
+    Ok(())
+}
+
+fn network_set(m: &ArgMatches) -> Result<(), String> {
     let network = NetworkId(arg(m, "network")?.clone());
-    refuse(network.problem())?;
-    let server = arg(m, "server")?;
-    let (host, port) = server
+    let server = m
+        .get_one::<String>("server")
+        .map(|s| host_port(s))
+        .transpose()?;
+    let nick = m.get_one::<String>("nick").cloned();
+    let channels: Option<Vec<String>> = m
+        .get_many::<String>("channel")
+        .map(|c| c.cloned().collect());
+    if let Some(nick) = &nick {
+        refuse(ConfigEntry::Nick(nick.clone()).problem())?;
+    }
+    if let Some(channels) = &channels {
+        refuse(ConfigEntry::Channels(channels.clone()).problem())?;
+    }
+    let tls = m.get_one::<bool>("tls").copied();
+    if server.is_none() && nick.is_none() && channels.is_none() && tls.is_none() {
+        return Err("give --server, --tls, --nick or --channel; nothing changed".into());
+    }
+    let mut store = open(m)?;
+    let user = named_user(&store, m)?;
+    let mut record = store
+        .networks(user)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .find(|n| n.network == network)
+        .ok_or_else(|| {
+            format!(
+                "user {} has no network {}; nothing changed",
+                arg(m, "user").map_or("?", |s| s.as_str()),
+                network.0
+            )
+        })?;
+    let s = &mut record.settings;
+    if let Some((host, port)) = server {
+        s.host = host;
+        s.port = port;
+    }
+    if let Some(tls) = tls {
+        s.tls = tls;
+    }
+    if let Some(nick) = nick {
+        s.nick = nick;
+    }
+    if let Some(channels) = channels {
+        s.channels = channels;
+    }
+    store
+        .save_settings(user, &network, &record.settings)
+        .map_err(|e| e.to_string())?;
+    println!(
+        "network {} changed; the service uses it from its next start",
+        network.0
+    );
+    Ok(())
+}
+
+fn backup(m: &ArgMatches) -> Result<(), String> {
+    let store = open(m)?;
+    let to = m.get_one::<PathBuf>("to").ok_or("--to is required")?;
+    store.backup(to).map_err(|e| e.to_string())?;
+    println!("copied to {}", to.display());
+    Ok(())
+}
+
+/// `HOST:PORT`, a port from 1.
+fn host_port(server: &str) -> Result<(String, u16), String> {
+    server
         .rsplit_once(':')
         .and_then(|(h, p)| Some((h.to_owned(), p.parse::<u16>().ok()?)))
         .filter(|(h, p)| !h.is_empty() && *p != 0 && !h.contains(char::is_whitespace))
-        .ok_or("--server must be HOST:PORT (a port from 1 to 65535); nothing changed")?;
+        .ok_or_else(|| {
+            "--server must be HOST:PORT (a port from 1 to 65535); nothing changed".into()
+        })
+}
+
+fn network_add(m: &ArgMatches) -> Result<(), String> {
+    let network = NetworkId(arg(m, "network")?.clone());
+    refuse(network.problem())?;
+    let (host, port) = host_port(arg(m, "server")?)?;
     let nick = arg(m, "nick")?.clone();
     let channels: Vec<String> = m
         .get_many::<String>("channel")
@@ -386,12 +580,21 @@ fn main() -> ExitCode {
         .init();
     let m = cli().get_matches();
     let result = match m.subcommand() {
-        Some(("user", m)) => user_add(m.subcommand().map_or(m, |(_, m)| m)),
+        Some(("user", m)) => match m.subcommand() {
+            Some(("list", m)) => user_list(m),
+            Some(("token", m)) => user_token(m),
+            Some(("remove", m)) => user_remove(m),
+            Some((_, m)) => user_add(m),
+            None => Err("user: add, list, token or remove".into()),
+        },
         Some(("network", m)) => match m.subcommand() {
             Some(("remove", m)) => network_remove(m),
+            Some(("list", m)) => network_list(m),
+            Some(("set", m)) => network_set(m),
             Some((_, m)) => network_add(m),
-            None => Err("network: add or remove".into()),
+            None => Err("network: add, list, set or remove".into()),
         },
+        Some(("backup", m)) => backup(m),
         Some(("rows", m)) => rows_prune(m.subcommand().map_or(m, |(_, m)| m)),
         Some(("serve", m)) => match tokio::runtime::Runtime::new() {
             Ok(rt) => rt.block_on(serve(m)),

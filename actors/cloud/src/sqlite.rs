@@ -9,7 +9,7 @@
 
 use crate::store::{
     BacklogEnd, ChainId, CloudStore, FoundChain, NetworkRecord, NetworkSettings, NewRow,
-    StoreError, StoredRow, UserId,
+    StoreError, StoredRow, UserId, UserSummary,
 };
 use rete_cloud_protocol::frame::{NetworkId, RequestId, StreamId};
 use rete_cloud_protocol::replay::StoreExtent;
@@ -40,6 +40,30 @@ CREATE TABLE IF NOT EXISTS sent_ids (chain_id INTEGER NOT NULL REFERENCES chains
   id TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (chain_id, n)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS sent_ids_by_time ON sent_ids (chain_id, at);
 ";
+
+/// Inserts `chain` as a new, unrevoked chain of `user`.
+fn insert_chain(
+    tx: &rusqlite::Transaction<'_>,
+    user: i64,
+    chain: &TokenChain,
+    now_ms: u64,
+) -> Result<(), StoreError> {
+    tx.execute(
+        "INSERT INTO chains (user_id, revoked, grace_ms, current_since) VALUES (?1, 0, ?2, ?3)",
+        params![user, chain.grace_ms() as i64, now_ms as i64],
+    )
+    .map_err(backend)?;
+    let chain_id = tx.last_insert_rowid();
+    for e in chain.entries() {
+        let (s, until) = standing_columns(e.standing);
+        tx.execute(
+            "INSERT INTO chain_entries (hash, chain_id, generation, standing, until_ms) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![&e.hash.as_bytes()[..], chain_id, e.generation as i64, s, until],
+        )
+        .map_err(backend)?;
+    }
+    Ok(())
+}
 
 /// The SQLite store.
 pub struct SqliteStore {
@@ -165,22 +189,85 @@ impl CloudStore for SqliteStore {
         tx.execute("INSERT INTO users (name) VALUES (?1)", params![name])
             .map_err(backend)?;
         let user = tx.last_insert_rowid();
-        tx.execute(
-            "INSERT INTO chains (user_id, revoked, grace_ms, current_since) VALUES (?1, 0, ?2, ?3)",
-            params![user, chain.grace_ms() as i64, now_ms as i64],
-        )
-        .map_err(backend)?;
-        let chain_id = tx.last_insert_rowid();
-        for e in chain.entries() {
-            let (s, until) = standing_columns(e.standing);
-            tx.execute(
-                "INSERT INTO chain_entries (hash, chain_id, generation, standing, until_ms) VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![&e.hash.as_bytes()[..], chain_id, e.generation as i64, s, until],
-            )
-            .map_err(backend)?;
-        }
+        insert_chain(&tx, user, chain, now_ms)?;
         tx.commit().map_err(backend)?;
         Ok(UserId(user))
+    }
+
+    fn users(&self) -> Result<Vec<UserSummary>, StoreError> {
+        let mut q = self
+            .db
+            .prepare(
+                "SELECT name, (SELECT count(*) FROM networks n WHERE n.user_id = u.id),
+                   EXISTS (SELECT 1 FROM chains c WHERE c.user_id = u.id AND c.revoked = 0)
+                 FROM users u ORDER BY name",
+            )
+            .map_err(backend)?;
+        let rows = q
+            .query_map([], |r| {
+                Ok(UserSummary {
+                    name: r.get(0)?,
+                    networks: r.get::<_, i64>(1)?.max(0) as u64,
+                    has_token: r.get(2)?,
+                })
+            })
+            .map_err(backend)?;
+        rows.collect::<Result<_, _>>().map_err(backend)
+    }
+
+    fn replace_chain(
+        &mut self,
+        user: UserId,
+        chain: &TokenChain,
+        now_ms: u64,
+    ) -> Result<(), StoreError> {
+        let tx = self.db.transaction().map_err(backend)?;
+        tx.execute(
+            "UPDATE chains SET revoked = 1 WHERE user_id = ?1",
+            params![user.0],
+        )
+        .map_err(backend)?;
+        insert_chain(&tx, user.0, chain, now_ms)?;
+        tx.commit().map_err(backend)
+    }
+
+    fn remove_user(&mut self, user: UserId) -> Result<(), StoreError> {
+        let tx = self.db.transaction().map_err(backend)?;
+        for statement in [
+            "DELETE FROM rows WHERE user_id = ?1",
+            "DELETE FROM networks WHERE user_id = ?1",
+            "DELETE FROM retired_streams WHERE user_id = ?1",
+            "DELETE FROM sent_ids WHERE chain_id IN (SELECT id FROM chains WHERE user_id = ?1)",
+            "DELETE FROM chain_entries WHERE chain_id IN (SELECT id FROM chains WHERE user_id = ?1)",
+            "DELETE FROM chains WHERE user_id = ?1",
+        ] {
+            tx.execute(statement, params![user.0]).map_err(backend)?;
+        }
+        if tx
+            .execute("DELETE FROM users WHERE id = ?1", params![user.0])
+            .map_err(backend)?
+            == 0
+        {
+            return Err(StoreError::Unknown(format!("user {}", user.0)));
+        }
+        tx.commit().map_err(backend)
+    }
+
+    fn backup(&self, to: &Path) -> Result<(), StoreError> {
+        if to.exists() {
+            return Err(StoreError::Exists(to.display().to_string()));
+        }
+        let target = to
+            .to_str()
+            .ok_or_else(|| StoreError::Backend(format!("{}: not UTF-8", to.display())))?;
+        // One read transaction: the copy is the store as of one moment,
+        // WAL included, while the service goes on writing.
+        self.db
+            .execute("VACUUM INTO ?1", params![target])
+            .map_err(backend)?;
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(to, std::fs::Permissions::from_mode(0o600))
+            .map_err(|e| StoreError::Backend(format!("{}: {e}", to.display())))
     }
 
     fn user_by_name(&self, name: &str) -> Result<Option<UserId>, StoreError> {
@@ -261,7 +348,7 @@ impl CloudStore for SqliteStore {
     ) -> Result<(), StoreError> {
         let tx = self.db.transaction().map_err(backend)?;
         tx.execute(
-            "UPDATE chains SET revoked = ?2, current_since = ?3 WHERE id = ?1",
+            "UPDATE chains SET revoked = (revoked OR ?2), current_since = ?3 WHERE id = ?1",
             params![chain.0, tokens.is_revoked(), current_since_ms as i64],
         )
         .map_err(backend)?;

@@ -52,6 +52,18 @@ pub struct NetworkSettings {
     pub server_password: Option<Secret>,
 }
 
+/// A user as `user list` shows them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UserSummary {
+    /// The name.
+    pub name: String,
+    /// How many networks they have.
+    pub networks: u64,
+    /// Whether a token of theirs can still authenticate (some chain of
+    /// theirs is not revoked).
+    pub has_token: bool,
+}
+
 /// A network as stored.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NetworkRecord {
@@ -141,6 +153,22 @@ pub trait CloudStore: Send {
     ) -> Result<UserId, StoreError>;
     /// The user with this name.
     fn user_by_name(&self, name: &str) -> Result<Option<UserId>, StoreError>;
+    /// Every user, by name.
+    fn users(&self) -> Result<Vec<UserSummary>, StoreError>;
+    /// Gives a user a new token chain and revokes every chain they had, all
+    /// at once: the old tokens' next `auth` is refused `token_revoked`.
+    fn replace_chain(
+        &mut self,
+        user: UserId,
+        chain: &TokenChain,
+        now_ms: u64,
+    ) -> Result<(), StoreError>;
+    /// Removes a user and everything of theirs (networks, rows, tokens),
+    /// all at once.
+    fn remove_user(&mut self, user: UserId) -> Result<(), StoreError>;
+    /// Writes a consistent copy of the whole store to `to`, a path that
+    /// must not exist yet, while the store stays in use.
+    fn backup(&self, to: &std::path::Path) -> Result<(), StoreError>;
     /// The chain one of whose tokens hashes to `hash`.
     fn chain_by_hash(&self, hash: &TokenHash) -> Result<Option<FoundChain>, StoreError>;
     /// Saves a chain (after any change), `current_since_ms` when its current token was set.

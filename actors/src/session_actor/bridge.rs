@@ -39,16 +39,14 @@
 use super::older::{message_buffer, Older};
 use crate::cloud_backlog::{BacklogReply, CloudBacklogError, OlderRows, MAX_BACKLOG_ROWS};
 use crate::cloud_settings::{shown_text, CloudSettingsError, SettingsReply};
-use rete_engine::ids::BufferId;
-use rete_engine::session::Ticket;
 use rete_cloud_protocol::client::{ClientConfig, CloseReason, Reconnect};
 use rete_cloud_protocol::config::ConfigEntry;
-use rete_cloud_protocol::frame::{
-    Backlog, Before, NetworkId, NetworkState, RequestId, StreamId,
-};
+use rete_cloud_protocol::frame::{Backlog, Before, NetworkId, NetworkState, RequestId, StreamId};
 use rete_cloud_protocol::{
     decode_server, encode_client, Action, CloudClient, ErrorCode, IrcLine, Token,
 };
+use rete_engine::ids::BufferId;
+use rete_engine::session::Ticket;
 use std::collections::{HashMap, HashSet, VecDeque};
 
 /// How long the client waits for `hello` after `auth`.

@@ -235,3 +235,30 @@ fn acknowledged_send_ids_survive_reopening_bounded_by_time_and_count() {
     assert_eq!(s.sent_ids(chain, 0, 1).unwrap(), [(23, id("e"))]);
     assert!(s.sent_ids(ChainId(chain.0 + 1), 0, 100).unwrap().is_empty());
 }
+
+/// A connection still holding the old chain cannot undo `user token`: a
+/// chain once revoked stays revoked whatever is saved over it.
+#[test]
+fn a_replaced_chain_stays_revoked_when_an_old_connection_saves_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = SqliteStore::open(&dir.path().join("cloud.db")).unwrap();
+    let old = Token::from_random([1; 32]);
+    let user = s.add_user("alice", &TokenChain::new(&old, 1_000), 0).unwrap();
+    let held = s.chain_by_hash(&TokenHash::of(&old)).unwrap().unwrap();
+    let fresh = Token::from_random([2; 32]);
+    s.replace_chain(user, &TokenChain::new(&fresh, 1_000), 5).unwrap();
+    // What an attached connection would write back: its copy, unrevoked.
+    s.save_chain(held.chain, &held.tokens, 9).unwrap();
+    let mut again = s.chain_by_hash(&TokenHash::of(&old)).unwrap().unwrap();
+    assert_eq!(again.tokens.authenticate(10, &old), AuthOutcome::Revoked);
+    let mut now = s.chain_by_hash(&TokenHash::of(&fresh)).unwrap().unwrap();
+    assert!(now.tokens.authenticate(10, &fresh).error_code().is_none());
+    assert_eq!(
+        s.users().unwrap(),
+        [crate::store::UserSummary {
+            name: "alice".into(),
+            networks: 0,
+            has_token: true
+        }]
+    );
+}
