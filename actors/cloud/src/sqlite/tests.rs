@@ -243,10 +243,13 @@ fn a_replaced_chain_stays_revoked_when_an_old_connection_saves_it() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = SqliteStore::open(&dir.path().join("cloud.db")).unwrap();
     let old = Token::from_random([1; 32]);
-    let user = s.add_user("alice", &TokenChain::new(&old, 1_000), 0).unwrap();
+    let user = s
+        .add_user("alice", &TokenChain::new(&old, 1_000), 0)
+        .unwrap();
     let held = s.chain_by_hash(&TokenHash::of(&old)).unwrap().unwrap();
     let fresh = Token::from_random([2; 32]);
-    s.replace_chain(user, &TokenChain::new(&fresh, 1_000), 5).unwrap();
+    s.replace_chain(user, &TokenChain::new(&fresh, 1_000), 5)
+        .unwrap();
     // What an attached connection would write back: its copy, unrevoked.
     s.save_chain(held.chain, &held.tokens, 9).unwrap();
     let mut again = s.chain_by_hash(&TokenHash::of(&old)).unwrap().unwrap();
