@@ -1884,3 +1884,31 @@ async fn backup_is_a_consistent_copy_while_serving() -> Result<()> {
     assert!(format!("{again:#}").contains("exists"), "{again:#}");
     Ok(())
 }
+
+/// A stop stores every line the service received before it: SIGTERM during
+/// a flood, and every line bob sent (all of which reached the service's
+/// connection before its QUIT) is a row (issue 32, item 3: before, the lines
+/// still queued for the writer at exit were lost, tens per stop).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_stores_every_line_received_before_it() -> Result<()> {
+    let mut w = world(&[]).await?;
+    const LINES: usize = 3_000;
+    for i in 0..LINES {
+        w.bob.send(&format!("PRIVMSG #rete :flood {i}")).await?;
+    }
+    // The server has taken every line (and queued each for alice) once it
+    // answers bob's PING.
+    w.bob.send("PING :flood-sent").await?;
+    w.bob
+        .wait_for(|l| l.contains("PONG") && l.contains("flood-sent"), WAIT)
+        .await?;
+    w.service.child.terminate()?;
+    let exit = w.service.child.exit_status(WAIT).await?;
+    assert_eq!(exit.code(), Some(0), "{}", w.service.child.output_text());
+    let stored = sql(
+        &w.db,
+        "SELECT count(*) FROM rows WHERE line LIKE '%:flood %'",
+    )?;
+    assert_eq!(stored, LINES.to_string());
+    Ok(())
+}

@@ -14,7 +14,7 @@ use crate::buffer_of::{buffer_of, msgid_of};
 use crate::echo::Identity;
 use crate::ingest::{Ingest, Ingested, DEFAULT_INGEST_CAPACITY};
 use crate::store::{
-    ChainId, CloudStore, NetworkRecord, NetworkSettings, NewRow, StoreError, UserId,
+    Append, ChainId, CloudStore, NetworkRecord, NetworkSettings, NewRow, StoreError, UserId,
 };
 use parking_lot::Mutex;
 use rete_actors::wall_clock;
@@ -50,6 +50,22 @@ const REMOVED_QUIT: &str = "Leaving";
 /// How many live frames a slow connection may fall behind before it reads
 /// from the store instead (nothing is lost: the store holds every row).
 const LIVE_BACKLOG: usize = 4096;
+
+/// How long a stop waits for the writer to store what was received.
+pub const FLUSH_LIMIT: Duration = Duration::from_secs(5);
+
+/// Most messages the writer takes from its queue for one transaction.
+pub const WRITE_BATCH: usize = 1_000;
+
+/// A row waiting for its batch's transaction.
+struct PendingRow {
+    session: SessionId,
+    route: Route,
+    time: u64,
+    buffer: String,
+    msgid: Option<String>,
+    line: String,
+}
 
 /// The service's settings.
 #[derive(Clone, Copy, Debug)]
@@ -140,6 +156,8 @@ pub struct Hub {
     pub admission: Arc<Mutex<Admission>>,
     /// When the hub started: the budget's clock counts from it.
     started: Instant,
+    /// The recorder the sessions hand lines to, and the writer's queue.
+    ingest: Arc<Ingest>,
 }
 
 fn state_of(s: ConnState) -> NetworkState {
@@ -221,6 +239,7 @@ impl Hub {
             .await
             .map_err(|e| e.to_string())?;
         let networks = store.all_networks().map_err(|e| e.to_string())?;
+        let (ingest, rx) = Ingest::new(options.ingest_capacity);
         let hub = Arc::new(Hub {
             store: Mutex::new(store),
             rete,
@@ -230,9 +249,9 @@ impl Hub {
             sent: Mutex::new(HashMap::new()),
             admission: Arc::new(Mutex::new(Admission::new(options.limits))),
             started: Instant::now(),
+            ingest: ingest.clone(),
             options,
         });
-        let (ingest, rx) = Ingest::new(options.ingest_capacity);
         hub.rete.set_raw_recorder(Some(ingest.clone()));
         let writer = hub.clone();
         std::thread::Builder::new()
@@ -463,29 +482,59 @@ impl Hub {
     }
 
     /// Stops every session, sending QUIT.
+    ///
+    /// Then waits (at most [`FLUSH_LIMIT`]) until the writer has stored
+    /// every line the sessions received before they stopped, so a stop loses
+    /// none of them.
     pub async fn shutdown(&self) {
         self.rete.shutdown(Duration::from_secs(2)).await;
+        let ingest = self.ingest.clone();
+        let flushed = tokio::task::spawn_blocking(move || ingest.flush(FLUSH_LIMIT))
+            .await
+            .unwrap_or(false);
+        if !flushed {
+            tracing::error!(
+                target: "rete::cloud",
+                "stopping: lines received just before the stop may not all be stored"
+            );
+        }
     }
 
-    /// The writer thread: store, then broadcast, one line at a time in the
-    /// order the sessions received them; our own messages echoed when the
-    /// server does not echo them; a lane's gap recorded once it drained.
+    /// The writer thread: store, then broadcast, in the order the sessions
+    /// received the lines; our own messages echoed when the server does not
+    /// echo them; a lane's gap recorded once it drained.
+    ///
+    /// Rows are stored in batches, one transaction each: whatever queued
+    /// while the last batch was being written, up to [`WRITE_BATCH`]
+    /// messages. A quiet service writes each line at once (a batch of one);
+    /// a busy one writes many per transaction, which is where the disk's
+    /// cost lies. Rows are broadcast only once their batch is committed.
     fn write_rows(&self, ingest: &Ingest, rx: &Receiver<Ingested>) {
         let mut identities: HashMap<SessionId, Identity> = HashMap::new();
         loop {
-            let msg = match rx.recv_timeout(Duration::from_secs(1)) {
-                Ok(m) => Some(m),
-                Err(RecvTimeoutError::Timeout) => None,
+            let mut batch = Vec::new();
+            match rx.recv_timeout(Duration::from_secs(1)) {
+                Ok(m) => batch.push(m),
+                Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => return,
-            };
-            if let Some(msg) = msg {
-                let (session, stored) = match msg {
+            }
+            while batch.len() < WRITE_BATCH {
+                match rx.try_recv() {
+                    Ok(m) => batch.push(m),
+                    Err(_) => break,
+                }
+            }
+            let mut rows: Vec<PendingRow> = Vec::new();
+            let mut handled: Vec<SessionId> = Vec::new();
+            let mut flushed = Vec::new();
+            for msg in batch {
+                match msg {
                     Ingested::Connecting { session } => {
                         identities
                             .entry(session.clone())
                             .or_default()
                             .on_connecting();
-                        (session, true)
+                        handled.push(session);
                     }
                     Ingested::In {
                         session,
@@ -495,8 +544,8 @@ impl Hub {
                         let me = identities.entry(session.clone()).or_default();
                         me.on_received(&line);
                         let nick = me.nick.clone();
-                        let stored = self.store_row(&session, time, line, &nick);
-                        (session, stored)
+                        rows.extend(self.pending_row(&session, time, line, &nick));
+                        handled.push(session);
                     }
                     Ingested::Out {
                         session,
@@ -504,20 +553,21 @@ impl Hub {
                         line,
                     } => {
                         let me = identities.entry(session.clone()).or_default();
-                        let stored = match me.echo_of(&line, time) {
-                            Some(echo) => {
-                                let nick = me.nick.clone();
-                                self.store_row(&session, time, echo, &nick)
-                            }
-                            None => true,
-                        };
-                        (session, stored)
+                        if let Some(echo) = me.echo_of(&line, time) {
+                            let nick = me.nick.clone();
+                            rows.extend(self.pending_row(&session, time, echo, &nick));
+                        }
+                        handled.push(session);
                     }
-                };
-                ingest.done(&session);
-                if !stored {
-                    ingest.lost(&session, 1);
+                    Ingested::Flush { done } => flushed.push(done),
                 }
+            }
+            let lost = self.store_rows(rows);
+            for session in &handled {
+                ingest.done(session);
+            }
+            for session in lost {
+                ingest.lost(&session, 1);
             }
             for (session, lost) in ingest.ready_gaps() {
                 let nick = identities
@@ -526,49 +576,82 @@ impl Hub {
                     .filter(|n| !n.is_empty())
                     .unwrap_or_else(|| "*".into());
                 let line = gap_line(&nick, lost);
-                if !self.store_row(&session, wall_clock::now().unsigned(), line, &nick) {
+                let row = self.pending_row(&session, wall_clock::now().unsigned(), line, &nick);
+                if !self.store_rows(row.into_iter().collect()).is_empty() {
                     ingest.lost(&session, lost);
                 }
+            }
+            for done in flushed {
+                let _ = done.send(());
             }
         }
     }
 
-    /// Stores one row and broadcasts it; false when the store failed.
-    fn store_row(&self, session: &SessionId, time: u64, line: String, nick: &str) -> bool {
-        let Some(run) = self.routes.lock().get(session).cloned() else {
-            return true;
-        };
-        let buffer = buffer_of(&line, nick);
-        let msgid = msgid_of(&line);
-        let row = NewRow {
+    /// A line of `session` as a row to store, or None when the session has
+    /// no stream (its network was removed and not yet stopped: the line
+    /// has no stream to go to, and is no gap in one).
+    fn pending_row(
+        &self,
+        session: &SessionId,
+        time: u64,
+        line: String,
+        nick: &str,
+    ) -> Option<PendingRow> {
+        let route = self.routes.lock().get(session).cloned()?;
+        Some(PendingRow {
+            session: session.clone(),
+            buffer: buffer_of(&line, nick),
+            msgid: msgid_of(&line),
+            route,
             time,
-            buffer: &buffer,
-            msgid: msgid.as_deref(),
-            line: &line,
-        };
+            line,
+        })
+    }
+
+    /// Stores `rows` in one transaction, then broadcasts each stored row in
+    /// order. Returns the sessions of the rows not stored (one entry per
+    /// row): all of them when the transaction failed.
+    fn store_rows(&self, rows: Vec<PendingRow>) -> Vec<SessionId> {
+        if rows.is_empty() {
+            return Vec::new();
+        }
+        let appends: Vec<Append<'_>> = rows
+            .iter()
+            .map(|r| Append {
+                user: r.route.user,
+                network: &r.route.network,
+                row: NewRow {
+                    time: r.time,
+                    buffer: &r.buffer,
+                    msgid: r.msgid.as_deref(),
+                    line: &r.line,
+                },
+            })
+            .collect();
         let keep = self.options.keep_rows;
-        match self.store(|s| s.append_row(run.user, &run.network, row, keep)) {
-            Ok(seq) => {
+        let seqs = match self.store(|s| s.append_rows(&appends, keep)) {
+            Ok(seqs) => seqs,
+            Err(e) => {
+                tracing::error!(target: "rete::cloud", "{} row(s) were not stored: {e}", rows.len());
+                return rows.into_iter().map(|r| r.session).collect();
+            }
+        };
+        drop(appends);
+        for (row, seq) in rows.into_iter().zip(seqs) {
+            // None: removed by `rete-cloud network remove` meanwhile.
+            if let Some(seq) = seq {
                 self.broadcast(
-                    run.user,
+                    row.route.user,
                     Live::Row {
-                        stream: run.stream.clone(),
+                        stream: row.route.stream,
                         seq,
-                        time,
-                        line,
+                        time: row.time,
+                        line: row.line,
                     },
                 );
-                true
-            }
-            // Removed by `rete-cloud network remove`, and not yet stopped
-            // (the next look at the store does that): the line has no
-            // stream to go to, and is no gap in one.
-            Err(StoreError::Unknown(_)) => true,
-            Err(e) => {
-                tracing::error!(target: "rete::cloud", "a row was not stored: {e}");
-                false
             }
         }
+        Vec::new()
     }
 
     /// Forwards each session's state changes as `network` frames.

@@ -45,14 +45,18 @@ pub(super) enum Ingested {
     },
     /// The session starts a new connection.
     Connecting { session: SessionId },
+    /// Everything queued before this is stored: answer on `done` (the
+    /// service's last step before it exits).
+    Flush { done: std::sync::mpsc::Sender<()> },
 }
 
 impl Ingested {
-    fn session(&self) -> &SessionId {
+    fn session(&self) -> Option<&SessionId> {
         match self {
             Ingested::In { session, .. }
             | Ingested::Out { session, .. }
-            | Ingested::Connecting { session } => session,
+            | Ingested::Connecting { session } => Some(session),
+            Ingested::Flush { .. } => None,
         }
     }
 }
@@ -103,8 +107,11 @@ impl Ingest {
     /// Queues `msg` unless its lane is stopped; stops the lane when the
     /// queue is full. Never blocks.
     fn offer(&self, msg: Ingested) {
+        let Some(session) = msg.session() else {
+            return;
+        };
         let mut lanes = self.lanes.lock();
-        let lane = lanes.entry(msg.session().clone()).or_default();
+        let lane = lanes.entry(session.clone()).or_default();
         if lane.dropped > 0 {
             lane.dropped += 1;
             return;
@@ -118,6 +125,19 @@ impl Ingest {
             // The writer is gone (the service is stopping).
             Err(TrySendError::Disconnected(_)) => {}
         }
+    }
+
+    /// Waits until the writer has stored everything queued before this
+    /// call, or for `limit`: the service's last step, after its sessions
+    /// stopped, so no line received is left unstored at exit. Blocks.
+    pub(super) fn flush(&self, limit: std::time::Duration) -> bool {
+        let (done, stored) = std::sync::mpsc::channel();
+        // Behind every line queued before it. A full queue makes room as the
+        // writer stores; a writer gone has dropped the queue, and this fails.
+        if self.tx.send(Ingested::Flush { done }).is_err() {
+            return false;
+        }
+        stored.recv_timeout(limit).is_ok()
     }
 
     /// The writer handled one message of `session`.
@@ -209,15 +229,15 @@ mod tests {
         ingest.on_line(&a, t, Direction::In, "a3");
         assert!(ingest.ready_gaps().is_empty(), "a1 is still queued");
         let m = rx.recv().unwrap();
-        ingest.done(m.session());
+        ingest.done(m.session().unwrap());
         // b runs on: its next line takes the freed place.
         ingest.on_line(&b, t, Direction::In, "b2");
         assert_eq!(ingest.ready_gaps(), vec![(a.clone(), 2)]);
         assert!(ingest.ready_gaps().is_empty(), "taken once");
         for _ in 0..2 {
             let m = rx.recv().unwrap();
-            assert_eq!(m.session(), &b);
-            ingest.done(m.session());
+            assert_eq!(m.session(), Some(&b));
+            ingest.done(m.session().unwrap());
         }
         ingest.on_line(&a, t, Direction::In, "a4");
         assert!(matches!(rx.try_recv(), Ok(Ingested::In { line, .. }) if line == "a4"));

@@ -8,13 +8,14 @@
 //! chain (`n`), so the newest `keep` are one index seek away.
 
 use crate::store::{
-    BacklogEnd, ChainId, CloudStore, FoundChain, NetworkRecord, NetworkSettings, NewRow,
+    Append, BacklogEnd, ChainId, CloudStore, FoundChain, NetworkRecord, NetworkSettings,
     StoreError, StoredRow, UserId, UserSummary,
 };
 use rete_cloud_protocol::frame::{NetworkId, RequestId, StreamId};
 use rete_cloud_protocol::replay::StoreExtent;
 use rete_cloud_protocol::token_chain::{ChainEntry, Standing, TokenChain, TokenHash};
 use rusqlite::{params, Connection, OptionalExtension};
+use std::collections::HashMap;
 use std::ops::RangeInclusive;
 use std::path::Path;
 
@@ -495,38 +496,62 @@ impl CloudStore for SqliteStore {
         )
     }
 
-    fn append_row(
+    fn append_rows(
         &mut self,
-        user: UserId,
-        network: &NetworkId,
-        row: NewRow<'_>,
+        rows: &[Append<'_>],
         keep: u64,
-    ) -> Result<u64, StoreError> {
-        let tx = self.db.transaction().map_err(backend)?;
-        let seq: i64 = tx
-            .query_row(
-                "UPDATE networks SET latest = latest + 1 WHERE user_id = ?1 AND network = ?2 RETURNING latest",
-                params![user.0, network.0],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(backend)?
-            .ok_or_else(|| StoreError::Unknown(format!("network {}", network.0)))?;
-        tx.execute(
-            "INSERT INTO rows (user_id, network, seq, time, buffer, msgid, line) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![user.0, network.0, seq, row.time as i64, row.buffer, row.msgid, row.line],
-        )
-        .map_err(backend)?;
+    ) -> Result<Vec<Option<u64>>, StoreError> {
         let keep = keep.max(1) as i64;
-        if seq > keep {
-            tx.execute(
-                "DELETE FROM rows WHERE user_id = ?1 AND network = ?2 AND seq <= ?3",
-                params![user.0, network.0, seq - keep],
-            )
-            .map_err(backend)?;
+        let tx = self.db.transaction().map_err(backend)?;
+        let mut seqs = Vec::with_capacity(rows.len());
+        // The newest row appended per stream, to evict once per batch.
+        let mut newest: HashMap<(i64, &str), i64> = HashMap::new();
+        {
+            let mut next = tx
+                .prepare_cached(
+                    "UPDATE networks SET latest = latest + 1 WHERE user_id = ?1 AND network = ?2 RETURNING latest",
+                )
+                .map_err(backend)?;
+            let mut insert = tx
+                .prepare_cached(
+                    "INSERT INTO rows (user_id, network, seq, time, buffer, msgid, line) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                )
+                .map_err(backend)?;
+            for Append { user, network, row } in rows {
+                let seq: Option<i64> = next
+                    .query_row(params![user.0, network.0], |r| r.get(0))
+                    .optional()
+                    .map_err(backend)?;
+                let Some(seq) = seq else {
+                    seqs.push(None);
+                    continue;
+                };
+                insert
+                    .execute(params![
+                        user.0,
+                        network.0,
+                        seq,
+                        row.time as i64,
+                        row.buffer,
+                        row.msgid,
+                        row.line
+                    ])
+                    .map_err(backend)?;
+                newest.insert((user.0, network.0.as_str()), seq);
+                seqs.push(Some(seq as u64));
+            }
+        }
+        for ((user, network), seq) in newest {
+            if seq > keep {
+                tx.execute(
+                    "DELETE FROM rows WHERE user_id = ?1 AND network = ?2 AND seq <= ?3",
+                    params![user, network, seq - keep],
+                )
+                .map_err(backend)?;
+            }
         }
         tx.commit().map_err(backend)?;
-        Ok(seq as u64)
+        Ok(seqs)
     }
 
     fn extent(&self, user: UserId, network: &NetworkId) -> Result<StoreExtent, StoreError> {

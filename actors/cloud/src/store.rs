@@ -116,6 +116,17 @@ pub struct NewRow<'a> {
     pub line: &'a str,
 }
 
+/// A row to append to a user's network's stream.
+#[derive(Clone, Debug)]
+pub struct Append<'a> {
+    /// Whose.
+    pub user: UserId,
+    /// Which network's stream.
+    pub network: &'a NetworkId,
+    /// The row.
+    pub row: NewRow<'a>,
+}
+
 /// Where a backlog read ends (exclusive).
 #[derive(Clone, Copy, Debug)]
 pub enum BacklogEnd {
@@ -211,7 +222,22 @@ pub trait CloudStore: Send {
         network: &NetworkId,
         row: NewRow<'_>,
         keep: u64,
-    ) -> Result<u64, StoreError>;
+    ) -> Result<u64, StoreError> {
+        let rows = [Append { user, network, row }];
+        match self.append_rows(&rows, keep)?.pop().flatten() {
+            Some(seq) => Ok(seq),
+            None => Err(StoreError::Unknown(format!("network {}", network.0))),
+        }
+    }
+    /// Appends rows in order, each to its stream as [`CloudStore::append_row`]
+    /// does, in one transaction: all of them are stored or none is (the
+    /// error). Each answer is the row's sequence number, or None when its
+    /// user has no such network (removed meanwhile: that row is skipped).
+    fn append_rows(
+        &mut self,
+        rows: &[Append<'_>],
+        keep: u64,
+    ) -> Result<Vec<Option<u64>>, StoreError>;
     /// The rows held of a stream.
     fn extent(&self, user: UserId, network: &NetworkId) -> Result<StoreExtent, StoreError>;
     /// Rows `range` (those still held), oldest first.

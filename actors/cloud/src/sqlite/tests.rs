@@ -1,5 +1,5 @@
 use super::*;
-use crate::store::NetworkSettings;
+use crate::store::{Append, NetworkSettings, NewRow};
 use rete_cloud_protocol::token_chain::AuthOutcome;
 use rete_cloud_protocol::{Secret, Token};
 
@@ -264,4 +264,51 @@ fn a_replaced_chain_stays_revoked_when_an_old_connection_saves_it() {
             has_token: true
         }]
     );
+}
+
+/// A batch is one transaction: rows of several streams numbered on, a row
+/// of a network removed meanwhile skipped (None), eviction once per stream.
+#[test]
+fn a_batch_appends_to_several_streams_in_one_go() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = SqliteStore::open(&dir.path().join("cloud.db")).unwrap();
+    let user = s
+        .add_user(
+            "alice",
+            &TokenChain::new(&Token::from_random([3; 32]), 1_000),
+            0,
+        )
+        .unwrap();
+    let (a, b, gone) = (
+        NetworkId("a".into()),
+        NetworkId("b".into()),
+        NetworkId("gone".into()),
+    );
+    s.add_network(user, &a, &settings()).unwrap();
+    s.add_network(user, &b, &settings()).unwrap();
+    let append = |network, line| Append {
+        user,
+        network,
+        row: row(line),
+    };
+    let batch = [
+        append(&a, "a1"),
+        append(&b, "b1"),
+        append(&gone, "lost"),
+        append(&a, "a2"),
+        append(&a, "a3"),
+    ];
+    assert_eq!(
+        s.append_rows(&batch, 2).unwrap(),
+        [Some(1), Some(1), None, Some(2), Some(3)]
+    );
+    let held = |n: &NetworkId| {
+        s.rows(user, n, 1..=10)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.line)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(held(&a), ["a2", "a3"], "two kept");
+    assert_eq!(held(&b), ["b1"]);
 }
