@@ -1912,3 +1912,51 @@ async fn a_stop_stores_every_line_received_before_it() -> Result<()> {
     assert_eq!(stored, LINES.to_string());
     Ok(())
 }
+
+/// A network away from IRC leaves a marker in each of its buffers when it
+/// is back: the lines of that time were never received, and the stream
+/// says so instead of hiding the hole behind consecutive numbers (issue 32,
+/// item 3). A stream's very first connection leaves none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_leaves_an_away_marker_in_each_buffer() -> Result<()> {
+    let mut w = world(&[]).await?;
+    let (addr, token, stream) = (w.service.addr.clone(), w.token.clone(), w.stream.clone());
+    let is_marker = |f: &Value| {
+        f["line"]
+            .as_str()
+            .is_some_and(|l| l.contains("was away from IRC from"))
+    };
+    let (mut c, _, first) = Client::attach(&addr, &token, json!([])).await?;
+    assert!(!first.iter().any(is_marker), "none at the first start");
+    w.bob.send("PRIVMSG #rete :before the stop").await?;
+    c.until(|f| says(f, "before the stop")).await?;
+    drop(c);
+    restart(&mut w, "alice").await?;
+    let addr = w.service.addr.clone();
+    let (mut c, _, mut frames) =
+        Client::attach(&addr, &token, json!([{"stream": stream, "after": 0}])).await?;
+    // Written when the new connection's first line arrived: replayed, or
+    // still on its way live.
+    while frames.iter().filter(|f| is_marker(f)).count() < 2 {
+        frames.push(c.recv().await?);
+    }
+    let markers: Vec<&str> = frames
+        .iter()
+        .filter(|f| is_marker(f))
+        .filter_map(|f| f["line"].as_str())
+        .collect();
+    assert_eq!(markers.len(), 2, "{markers:?}");
+    assert!(
+        markers
+            .iter()
+            .any(|l| l.starts_with(":rete-cloud NOTICE #rete :")),
+        "{markers:?}"
+    );
+    assert!(
+        markers
+            .iter()
+            .any(|l| l.starts_with(":rete-cloud NOTICE * :")),
+        "{markers:?}"
+    );
+    Ok(())
+}

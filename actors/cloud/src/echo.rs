@@ -30,6 +30,10 @@ pub(super) struct Identity {
     userhost: Option<String>,
     /// The server acknowledged `echo-message` on this connection.
     echo_message: bool,
+    /// A connection started and nothing was received on it yet: the first
+    /// line received says the network is back on IRC (see `hub`'s away
+    /// markers).
+    pub fresh: bool,
 }
 
 fn is_us(l: &Line<'_>, nick: &str) -> bool {
@@ -43,6 +47,7 @@ impl Identity {
     pub(super) fn on_connecting(&mut self) {
         self.echo_message = false;
         self.userhost = None;
+        self.fresh = true;
     }
 
     /// Learns from one received line.

@@ -24,12 +24,14 @@ use rete_cloud_protocol::frame::{
     Config, NetworkId, NetworkState, NetworkUpdate, RequestId, StreamId,
 };
 use rete_cloud_protocol::server::{SentIds, SENT_IDS_CAPACITY, SENT_ID_TTL_MS};
+use rete_engine::clock::UnixMillis;
 use rete_engine::event::{ConnState, Event};
 use rete_engine::ids::SessionId;
 use rete_engine::sasl::{Credentials, Mechanism};
 use rete_engine::session::{ChannelSpec, SaslSettings, SessionConfig};
+use rete_engine::timefmt::iso_seconds;
 use rete_transports::{Backoff, ConnectConfig, Transport};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -37,10 +39,26 @@ use tokio::sync::broadcast;
 
 /// The row a gap leaves in its stream: where it is and how many received
 /// lines it lost (a NOTICE from the service, in the server buffer).
-pub(super) fn gap_line(nick: &str, lost: u64) -> String {
+pub(super) fn gap_line(nick: &str, lost: u64, store_failed: bool) -> String {
+    let why = if store_failed {
+        "the store failed to write them"
+    } else {
+        "they came faster than it could store them"
+    };
     format!(
-        ":rete-cloud NOTICE {nick} :rete-cloud lost {lost} received line{} here: they came faster than it could store them",
+        ":rete-cloud NOTICE {nick} :rete-cloud lost {lost} received line{} here: {why}",
         if lost == 1 { "" } else { "s" }
+    )
+}
+
+/// What an away marker says: the lines of that time are not in the stream,
+/// and never will be (the service was not on IRC to receive them).
+pub(super) fn away_text(since: u64, back: u64) -> String {
+    let at = |ms: u64| iso_seconds(UnixMillis(i64::try_from(ms).unwrap_or(i64::MAX)));
+    format!(
+        "rete-cloud was away from IRC from {} to {}: lines sent in that time were not received",
+        at(since),
+        at(back)
     )
 }
 
@@ -511,6 +529,9 @@ impl Hub {
     /// cost lies. Rows are broadcast only once their batch is committed.
     fn write_rows(&self, ingest: &Ingest, rx: &Receiver<Ingested>) {
         let mut identities: HashMap<SessionId, Identity> = HashMap::new();
+        // Sessions whose lines the store failed to write since their last
+        // gap row: that row then says so, not that lines came too fast.
+        let mut failed: HashSet<SessionId> = HashSet::new();
         loop {
             let mut batch = Vec::new();
             match rx.recv_timeout(Duration::from_secs(1)) {
@@ -542,6 +563,11 @@ impl Hub {
                         line,
                     } => {
                         let me = identities.entry(session.clone()).or_default();
+                        if std::mem::take(&mut me.fresh) {
+                            // Back on IRC: the time away is a hole nobody
+                            // could fill; each buffer says so.
+                            rows.extend(self.away_markers(&session, time, &me.nick));
+                        }
                         me.on_received(&line);
                         let nick = me.nick.clone();
                         rows.extend(self.pending_row(&session, time, line, &nick));
@@ -568,6 +594,7 @@ impl Hub {
             }
             for session in lost {
                 ingest.lost(&session, 1);
+                failed.insert(session);
             }
             for (session, lost) in ingest.ready_gaps() {
                 let nick = identities
@@ -575,16 +602,54 @@ impl Hub {
                     .map(|i| i.nick.clone())
                     .filter(|n| !n.is_empty())
                     .unwrap_or_else(|| "*".into());
-                let line = gap_line(&nick, lost);
+                let line = gap_line(&nick, lost, failed.remove(&session));
                 let row = self.pending_row(&session, wall_clock::now().unsigned(), line, &nick);
                 if !self.store_rows(row.into_iter().collect()).is_empty() {
                     ingest.lost(&session, lost);
+                    failed.insert(session);
                 }
             }
             for done in flushed {
                 let _ = done.send(());
             }
         }
+    }
+
+    /// The rows saying a network was away from IRC, from the newest row its
+    /// stream holds (the last thing received before) to `back`, when the
+    /// first line of a new connection arrived: one in each configured
+    /// channel and one addressed to `*` (where the service's gap rows go). None for a stream that holds
+    /// nothing yet (nothing to have been away from).
+    fn away_markers(&self, session: &SessionId, back: u64, nick: &str) -> Vec<PendingRow> {
+        let Some(route) = self.routes.lock().get(session).cloned() else {
+            return Vec::new();
+        };
+        let since = match self.store(|s| s.newest_time(route.user, &route.network)) {
+            Ok(Some(t)) => t,
+            Ok(None) => return Vec::new(),
+            Err(e) => {
+                tracing::warn!(target: "rete::cloud", "network {}: no away marker: {e}", route.network.0);
+                return Vec::new();
+            }
+        };
+        let channels = self
+            .store(|s| s.networks(route.user))
+            .ok()
+            .and_then(|all| all.into_iter().find(|n| n.network == route.network))
+            .map(|n| n.settings.channels)
+            .unwrap_or_default();
+        let text = away_text(since, back);
+        // `*`: before 001 the connection has no nick yet, and a line to `*`
+        // is the service's own, as its gap rows are.
+        channels
+            .iter()
+            .map(String::as_str)
+            .chain(["*"])
+            .filter_map(|target| {
+                let line = format!(":rete-cloud NOTICE {target} :{text}");
+                self.pending_row(session, back, line, nick)
+            })
+            .collect()
     }
 
     /// A line of `session` as a row to store, or None when the session has

@@ -554,6 +554,18 @@ impl CloudStore for SqliteStore {
         Ok(seqs)
     }
 
+    fn newest_time(&self, user: UserId, network: &NetworkId) -> Result<Option<u64>, StoreError> {
+        self.db
+            .query_row(
+                "SELECT time FROM rows WHERE user_id = ?1 AND network = ?2 ORDER BY seq DESC LIMIT 1",
+                params![user.0, network.0],
+                |r| r.get::<_, i64>(0),
+            )
+            .optional()
+            .map(|t| t.map(|t| t.max(0) as u64))
+            .map_err(backend)
+    }
+
     fn extent(&self, user: UserId, network: &NetworkId) -> Result<StoreExtent, StoreError> {
         let (latest, earliest): (i64, Option<i64>) = self
             .db

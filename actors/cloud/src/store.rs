@@ -238,6 +238,8 @@ pub trait CloudStore: Send {
         rows: &[Append<'_>],
         keep: u64,
     ) -> Result<Vec<Option<u64>>, StoreError>;
+    /// When the newest row of a stream was received (None: no row held).
+    fn newest_time(&self, user: UserId, network: &NetworkId) -> Result<Option<u64>, StoreError>;
     /// The rows held of a stream.
     fn extent(&self, user: UserId, network: &NetworkId) -> Result<StoreExtent, StoreError>;
     /// Rows `range` (those still held), oldest first.
