@@ -3,10 +3,10 @@
 //! arguments are read and checked by the subscribe tool
 //! (`crate::tools::subscribe::parse`).
 
-use super::mention;
 use crate::read::matcher::Scratch;
 use rete_engine::buffer::BufferKind;
 use rete_engine::ids::{BufferId, SessionId};
+use rete_engine::mention;
 use rete_engine::row::{Kind, Row};
 use serde_json::{Map, Value};
 

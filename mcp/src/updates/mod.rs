@@ -15,7 +15,8 @@
 //! - [`batch`]: the closure one collection batch runs inside the session
 //!   actor, and what it brings back.
 //! - sans-IO state: [`filter`] (arguments → a normalised filter, and matching
-//!   a row), [`mention`] (the nick-boundary rule), [`collector`] (a session's
+//!   a row; the nick-boundary rule is the engine's
+//!   [`rete_engine::mention`]), [`collector`] (a session's
 //!   pending changes and batch timing), [`inbox`] (caps and counters),
 //!   [`render`] (digest and full reads under the budget), [`registry`]
 //!   (subscriptions, limits, starting points, live versus history, idle
@@ -29,7 +30,6 @@ pub mod feed;
 pub mod filter;
 pub mod handle;
 pub mod inbox;
-pub mod mention;
 pub mod poll;
 pub mod registry;
 pub mod render;
