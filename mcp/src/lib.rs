@@ -32,8 +32,8 @@
 //!   and the limiter actor, and the [`Sending`](send::Sending) capability a
 //!   request carries only while control.send is on.
 //! - [`access_log`]: the AI access log, memory only. [`token`]: the access
-//!   token and its private secrets file, written through [`private_file`]
-//!   (atomic replacement, which reterm's config writer uses too).
+//!   token and the [`TokenStore`] the host keeps it in
+//!   (reterm's secrets file); rete-mcp opens no file of its own.
 //!
 //! Data flows one way: `listener` → `http` (gate) → `rpc` → `tools` →
 //! `read`/`updates` → the session actors, by read closures only.
@@ -44,7 +44,6 @@ pub mod debug;
 mod http;
 mod listener;
 mod peer;
-pub mod private_file;
 mod read;
 mod rpc;
 pub mod send;
@@ -52,3 +51,5 @@ pub mod server;
 pub mod token;
 pub mod tools;
 pub mod updates;
+
+pub use token::{Token, TokenStore, TokenStoreError};
