@@ -5,10 +5,7 @@
 //! command, so nothing of it is logged or written to a transcript.
 
 use rete_actors::Rete;
-use rete_mcp::access_log::AccessLog;
-use rete_mcp::send::approval::Approvals;
-use rete_mcp::server::{ControlServer, ServerSettings, StartError};
-use rete_mcp::TokenStoreError;
+use rete_mcp::{AccessLog, Approvals, ControlServer, ServerSettings, StartError, TokenStoreError};
 use reterm::config::ControlConfig;
 use reterm::secrets::{secrets_path, SecretsFile};
 use std::sync::Arc;

@@ -4,7 +4,8 @@
 
 use super::*;
 use crate::listener::supervisor::{ControlSupervisor, SupervisorArgs, SupervisorMsg};
-use crate::tools::{Args, BoxFuture, Tool, ToolBox, ToolOutcome, ToolSpec};
+use crate::tools::spec::ToolSpec;
+use crate::tools::{Args, BoxFuture, Tool, ToolBox, ToolOutcome};
 use parking_lot::Mutex as PlMutex;
 use rete_actors::{Rete, ReteOptions};
 

@@ -8,9 +8,9 @@
 //! context, which the listener puts there only while sending is on.
 
 pub mod approval;
-pub mod caps;
+pub(crate) mod caps;
 pub mod limiter;
-pub mod line_rule;
+pub(crate) mod line_rule;
 
 use limiter::Limiter;
 use rete_actors::SendingSessions;
