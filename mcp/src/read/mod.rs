@@ -13,7 +13,7 @@ pub(crate) mod encoded;
 pub(crate) mod errors;
 pub(crate) mod log;
 pub mod matcher;
-pub mod message;
+pub(crate) mod message;
 pub mod paging;
 pub(crate) mod raw;
 pub mod result;

@@ -9,6 +9,7 @@
 
 pub mod approval;
 pub(crate) mod caps;
+#[doc(hidden)] // For the project's tests and benches.
 pub mod limiter;
 pub(crate) mod line_rule;
 

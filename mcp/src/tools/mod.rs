@@ -6,10 +6,14 @@
 //! `crate::read`, shared with the live-update registry, and are re-exported
 //! here under their old paths.
 
-pub use crate::read::{args, cursor, message, paging, result, withheld};
+pub use crate::read::{args, result};
+#[doc(hidden)] // For the project's tests and benches.
+pub use crate::read::{cursor, paging, withheld};
 
 pub(crate) mod context;
+#[doc(hidden)] // For the project's tests and benches.
 pub mod engine_state;
+#[doc(hidden)] // For the project's tests and benches.
 pub mod find_user;
 pub(crate) mod list_buffers;
 pub(crate) mod list_members;
@@ -18,21 +22,27 @@ pub(crate) mod list_subscriptions;
 pub(crate) mod lookup;
 pub(crate) mod raw_read;
 pub(crate) mod raw_since;
+#[doc(hidden)] // For the project's tests and benches.
 pub mod read_log;
+#[doc(hidden)] // For the project's tests and benches.
 pub mod read_messages;
+#[doc(hidden)] // For the project's tests and benches.
 pub mod read_since;
 pub(crate) mod read_updates;
 pub(crate) mod registry;
+#[doc(hidden)] // For the project's tests and benches.
 pub mod search;
 pub(crate) mod search_raw;
 pub(crate) mod send_raw;
+#[doc(hidden)] // For the project's tests and benches.
 pub mod spec;
+#[doc(hidden)] // For the project's tests and benches.
 pub mod subscribe;
 pub(crate) mod unsubscribe;
 pub(crate) mod updates_call;
 pub(crate) mod wait_for_updates;
 
-pub use args::{ArgError, Args};
+pub use args::Args;
 pub use context::{Settings, ToolContext};
-pub use registry::{BoxFuture, Tier, Tool, ToolBox, ToolResult, TOOLS};
+pub use registry::{ToolBox, TOOLS};
 pub use result::ToolOutcome;

@@ -22,6 +22,7 @@
 //!   (subscriptions, limits, starting points, live versus history, idle
 //!   expiry), all fed the time by `clock`, which tests can move.
 
+#[doc(hidden)] // For the project's tests and benches.
 pub mod actor;
 pub(crate) mod batch;
 pub(crate) mod clock;
@@ -34,7 +35,9 @@ pub(crate) mod poll;
 pub(crate) mod registry;
 pub(crate) mod render;
 
-pub use clock::{Clock, ShiftedClock, SystemClock};
+#[doc(hidden)] // For the project's tests and benches.
+pub use clock::ShiftedClock;
+pub use clock::SystemClock;
 pub use handle::Updates;
 
 use rete_engine::ids::BufferId;

@@ -22,7 +22,9 @@
 //! capture to switch off clears the ring.
 
 pub(crate) mod level;
+#[doc(hidden)] // For the project's tests and benches.
 pub mod line;
+#[doc(hidden)] // For the project's tests and benches.
 pub mod ring;
 
 mod actor;

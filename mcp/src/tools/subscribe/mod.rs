@@ -1,5 +1,5 @@
 //! subscribe: start collecting what matches the filters into a new inbox.
-//! Its arguments are declared here and read in [`parse`].
+//! Its arguments are declared here and read in `parse`.
 
 use crate::read::args::Args;
 use crate::read::result::{time, ToolOutcome};
