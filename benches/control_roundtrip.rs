@@ -182,7 +182,7 @@ async fn start_control() -> (ControlServer, SocketAddr) {
         port,
         debug: false,
         send: false,
-        secrets,
+        tokens: Arc::new(reterm::secrets::SecretsFile { path: secrets }),
     };
     let server = ControlServer::start(rete, settings, Arc::new(AccessLog::new()))
         .await

@@ -132,7 +132,7 @@ async fn start() -> Rig {
         port: free_port(),
         debug: false,
         send: false,
-        secrets,
+        tokens: Arc::new(reterm::secrets::SecretsFile { path: secrets }),
     };
     let server = ControlServer::start(rete.clone(), settings, Arc::new(AccessLog::new()))
         .await

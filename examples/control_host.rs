@@ -9,9 +9,10 @@ use rete_engine::ids::SessionId;
 use rete_engine::session::{ChannelSpec, SessionConfig};
 use rete_mcp::access_log::AccessLog;
 use rete_mcp::server::{ControlServer, ServerSettings};
+use rete_mcp::{Token, TokenStore, TokenStoreError};
 use rete_transports::{Backoff, ConnectConfig, Transport};
 use serde_json::Value;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -56,13 +57,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     })
     .await??;
 
-    // The token is kept in a private secrets file; this host keeps it in a directory of its own.
-    let home = tempfile::tempdir()?;
+    // The host keeps the token (reterm keeps it in a private secrets file); this one, for one run,
+    // in memory.
     let settings = ServerSettings {
         port: free_port()?,
         debug: false,
         send: false,
-        secrets: home.path().join("secrets.json"),
+        tokens: Arc::new(MemoryToken::default()),
     };
     let control = ControlServer::start(rete.clone(), settings, Arc::new(AccessLog::new())).await?;
     println!("{}", control.status_line());
@@ -79,6 +80,28 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     control.stop().await;
     rete.shutdown(Duration::from_secs(2)).await;
     Ok(())
+}
+
+/// The control token kept in memory: a new one each run.
+#[derive(Default)]
+struct MemoryToken(Mutex<Option<Token>>);
+
+impl TokenStore for MemoryToken {
+    fn load_or_store(&self, fresh: Token) -> Result<Token, TokenStoreError> {
+        let mut held = self
+            .0
+            .lock()
+            .map_err(|_| TokenStoreError("poisoned".into()))?;
+        Ok(held.get_or_insert(fresh).clone())
+    }
+
+    fn replace(&self, fresh: &Token) -> Result<(), TokenStoreError> {
+        *self
+            .0
+            .lock()
+            .map_err(|_| TokenStoreError("poisoned".into()))? = Some(fresh.clone());
+        Ok(())
+    }
 }
 
 /// One MCP request over HTTP/1.1 to the control server; returns the JSON-RPC answer.

@@ -20,6 +20,8 @@
 //! - [`view`]: the read-only interface, [`view::SessionView`].
 //! - [`state_dump`]: the session's state as named sections (engine_state).
 //! - [`buffer`], [`row`]: stored conversations and their rows.
+//! - [`mention`]: what counts as a mention of the person's nick (reterm's
+//!   highlight and the control surface's mention events).
 //! - [`members`], [`isupport`], [`casemap`], [`cap`], [`sasl`]: protocol state.
 //! - [`flood`], [`who_queue`]: pacing of what the engine sends.
 //! - [`ids`], [`clock`], [`event`], [`timefmt`]: identifiers, time, change
@@ -38,6 +40,7 @@ pub mod isupport;
 pub mod lag;
 pub mod line;
 pub mod members;
+pub mod mention;
 pub mod row;
 pub mod sasl;
 pub mod session;

@@ -1,5 +1,5 @@
 //! The AI access log: what AI clients did, for the user to look at (reTerm's
-//! `/control log`). Memory only, the newest [`CAPACITY`] rows.
+//! `/control log`). Memory only, the newest `CAPACITY` rows.
 //!
 //! It records what an agent asked for, never what Rete answered: a tool
 //! call's row holds the name as sent, its arguments made safe to show, and
@@ -33,7 +33,7 @@
 //! are cut to 64 bytes, ending in `…` when cut. A string value is quoted,
 //! with `"` and `\` backslash-escaped, its first 200 UTF-8 bytes kept and `…`
 //! added when it was cut. A top-level `line` string is masked
-//! ([`mask_line`]) on every tool, and only send_raw's is kept whole up to
+//! (`mask_line`) on every tool, and only send_raw's is kept whole up to
 //! 4,606 bytes (any other tool's is cut at 200 like every string). An array
 //! or object is its compact JSON cut at 200 bytes (then `…`); numbers are
 //! their text exactly as sent (`1e3`, `12345678901234567890123`: the RPC layer
@@ -54,18 +54,18 @@ use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 /// Rows kept; each new row past this evicts the oldest.
-pub const CAPACITY: usize = 2_000;
+pub(crate) const CAPACITY: usize = 2_000;
 /// UTF-8 bytes kept of an argument string, or of an array or object's JSON.
-pub const VALUE_CAP: usize = 200;
+pub(crate) const VALUE_CAP: usize = 200;
 /// UTF-8 bytes kept of a top-level `line`: the longest line send_raw sends
 /// (4094 bytes of tags, `@`, a space and a 510-byte message).
-pub const LINE_CAP: usize = 4_606;
+pub(crate) const LINE_CAP: usize = 4_606;
 /// UTF-8 bytes kept of an argument name or a tool name.
-pub const NAME_CAP: usize = 64;
+pub(crate) const NAME_CAP: usize = 64;
 /// Arguments listed per row; the rest are counted.
-pub const MAX_LISTED: usize = 16;
+pub(crate) const MAX_LISTED: usize = 16;
 /// At most one refusal row per class in this interval.
-pub const REFUSAL_INTERVAL: Duration = Duration::from_secs(10);
+pub(crate) const REFUSAL_INTERVAL: Duration = Duration::from_secs(10);
 
 /// How a tool call ended, as the log shows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,7 +100,7 @@ pub enum CallOutcome<'a> {
 /// Why the access gate refused a request; only AI-access refusals are
 /// logged here, not malformed requests, unknown paths or deadlines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     /// A bad or missing token (403).
     Token,
     /// A Host header that is not allowed (403).
@@ -113,7 +113,7 @@ pub enum Refusal {
 
 impl Refusal {
     /// The class and the answer, as the row shows them.
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Refusal::Token => "bad or missing token, 403",
             Refusal::Host => "Host not allowed, 403",
@@ -178,7 +178,7 @@ impl AccessLog {
 
     /// Records that wait_for_updates started waiting; its end is a second
     /// [`record_call`](AccessLog::record_call).
-    pub fn record_wait_start(
+    pub(crate) fn record_wait_start(
         &self,
         at: UnixMillis,
         tool: &str,
@@ -191,7 +191,7 @@ impl AccessLog {
     /// Records a gate refusal, at most one row per class every
     /// [`REFUSAL_INTERVAL`]; refusals in between are counted into the next
     /// row. `now` is a monotonic instant, `at` the wall time shown.
-    pub fn record_refusal(&self, at: UnixMillis, now: Instant, class: Refusal) {
+    pub(crate) fn record_refusal(&self, at: UnixMillis, now: Instant, class: Refusal) {
         let mut inner = self.inner.lock();
         let window = inner.refusals.get_mut(&class);
         let since = match window {
@@ -298,13 +298,14 @@ const SEND_RAW: &str = "send_raw";
 
 /// The arguments of a call to `tool` as the row shows them (see the module
 /// docs), numbers as parsed.
-pub fn render_args(tool: &str, args: Option<&Value>) -> String {
+#[cfg(test)]
+pub(crate) fn render_args(tool: &str, args: Option<&Value>) -> String {
     render_sent_args(tool, args, &SentNumbers::new())
 }
 
 /// [`render_args`], with each top-level number shown as `numbers` says it
 /// was sent.
-pub fn render_sent_args(tool: &str, args: Option<&Value>, numbers: &SentNumbers) -> String {
+pub(crate) fn render_sent_args(tool: &str, args: Option<&Value>, numbers: &SentNumbers) -> String {
     let map = match args {
         None | Some(Value::Null) => return String::new(),
         Some(Value::Object(map)) => map,
@@ -397,14 +398,14 @@ fn quote(s: &str, cap: usize) -> String {
 /// `s` with every character that draws nothing, moves the cursor or
 /// reorders text escaped (`\n`, `\r`, `\t`, else `\u{HEX}`), by
 /// [`rete_redact::escape_invisible`]'s table.
-pub fn escape_invisible(s: &str) -> String {
+pub(crate) fn escape_invisible(s: &str) -> String {
     rete_redact::escape_invisible(s).into_owned()
 }
 
 /// A raw line as the log shows it: PASS, OPER and service logins masked by
 /// the shared rule, every AUTHENTICATE masked, each part between line breaks
 /// on its own ([`rete_redact::mask_sent_line`]).
-pub fn mask_line(line: &str) -> String {
+pub(crate) fn mask_line(line: &str) -> String {
     rete_redact::mask_sent_line(line).into_owned()
 }
 

@@ -4,8 +4,14 @@
 //! `../shared/spec/control-surface.md` is the contract: tool names, arguments,
 //! result fields, error strings, status codes and limits match it exactly.
 //!
+//! A host uses the types re-exported here: it starts a [`ControlServer`] with
+//! [`ServerSettings`] (among them its [`TokenStore`]) and an [`AccessLog`],
+//! and answers the person's approvals through [`Approvals`]. Everything else
+//! is the crate's own; the few internals public beyond these are there for
+//! the project's tests, benchmarks and examples, under the modules below.
+//!
 //! # Layout
-//! - [`server`]: [`ControlServer`](server::ControlServer), the lifecycle an
+//! - [`server`]: [`ControlServer`], the lifecycle an
 //!   embedder drives (start, stop, the debug and send switches, token
 //!   regeneration, port moves); it refuses to run as root.
 //! - `listener`: the control supervisor, the listener actor (connection
@@ -31,9 +37,9 @@
 //! - [`send`]: sending — send_raw's line rule, its per-session rate limits
 //!   and the limiter actor, and the [`Sending`](send::Sending) capability a
 //!   request carries only while control.send is on.
-//! - [`access_log`]: the AI access log, memory only. [`token`]: the access
-//!   token and its private secrets file, written through [`private_file`]
-//!   (atomic replacement, which reterm's config writer uses too).
+//! - [`access_log`]: the AI access log, memory only. `token`: the access
+//!   [`Token`] and the [`TokenStore`] the host keeps it in (reterm's
+//!   secrets file); rete-mcp opens no file of its own.
 //!
 //! Data flows one way: `listener` → `http` (gate) → `rpc` → `tools` →
 //! `read`/`updates` → the session actors, by read closures only.
@@ -44,11 +50,15 @@ pub mod debug;
 mod http;
 mod listener;
 mod peer;
-pub mod private_file;
 mod read;
 mod rpc;
 pub mod send;
 pub mod server;
-pub mod token;
+mod token;
 pub mod tools;
 pub mod updates;
+
+pub use access_log::AccessLog;
+pub use send::approval::{ApprovalEvent, Approvals, Ending, Prompt};
+pub use server::{ControlServer, ServerSettings, StartError};
+pub use token::{Token, TokenStore, TokenStoreError};

@@ -6,14 +6,13 @@ use crate::access_log::AccessLog;
 use crate::debug::Capture;
 use crate::listener::{conn_ctx, ControlSupervisor, SupervisorArgs, SupervisorMsg, Switches};
 use crate::send::approval::Approvals;
-use crate::token::{self, Token, TokenError};
+use crate::token::{Token, TokenStore, TokenStoreError};
 use crate::updates::Updates;
 use ractor::{Actor, ActorRef};
 use rete_actors::Rete;
 use std::fmt;
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tokio::net::TcpListener;
@@ -28,8 +27,8 @@ pub enum StartError {
     PortInUse(u16),
     /// The port could not be opened for another reason.
     CouldNotOpen(u16, io::Error),
-    /// The token could not be read or stored.
-    Token(TokenError),
+    /// The host's store could not read or keep the token.
+    Token(TokenStoreError),
     /// The listener actor could not start.
     Spawn(String),
 }
@@ -58,7 +57,7 @@ impl fmt::Display for StartError {
 impl std::error::Error for StartError {}
 
 /// Settings the server starts with.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct ServerSettings {
     /// The port on 127.0.0.1.
     pub port: u16,
@@ -66,8 +65,19 @@ pub struct ServerSettings {
     pub debug: bool,
     /// Serve send_raw.
     pub send: bool,
-    /// Where the token is kept.
-    pub secrets: PathBuf,
+    /// Where the token is kept: the host's store, asked at every start
+    /// and regeneration.
+    pub tokens: Arc<dyn TokenStore>,
+}
+
+impl fmt::Debug for ServerSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServerSettings")
+            .field("port", &self.port)
+            .field("debug", &self.debug)
+            .field("send", &self.send)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A running control server.
@@ -107,7 +117,10 @@ impl ControlServer {
         if unsafe { libc::geteuid() } == 0 {
             return Err(StartError::Root);
         }
-        let token = token::load_or_create(&settings.secrets).map_err(StartError::Token)?;
+        let token = settings
+            .tokens
+            .load_or_store(Token::generate())
+            .map_err(StartError::Token)?;
         let switches = Switches {
             debug: Arc::new(AtomicBool::new(settings.debug)),
             send: Arc::new(AtomicBool::new(settings.send)),
@@ -210,7 +223,12 @@ impl ControlServer {
     /// is off and the error says why.
     pub async fn regenerate_token(mut self) -> Result<ControlServer, StartError> {
         self.close().await;
-        self.token = token::regenerate(&self.settings.secrets).map_err(StartError::Token)?;
+        let fresh = Token::generate();
+        self.settings
+            .tokens
+            .replace(&fresh)
+            .map_err(StartError::Token)?;
+        self.token = fresh;
         self.reopen().await
     }
 

@@ -1,31 +1,25 @@
-//! The access token: 43 characters from 32 random bytes, kept base64-encoded
-//! in `~/.rete/secrets.json` (or the file `$RETE_SECRETS_FILE` names).
+//! The access token (43 characters from 32 random bytes) and the store the
+//! host keeps it in.
 //!
-//! The file is mode 0600 in a directory created 0700, and it is replaced
-//! atomically: a new file is created 0600 beside it, synced and renamed over
-//! the old one, so the token is never readable by others, not even for a
-//! moment. Other keys in the file (a ReteCloud session's token) are kept:
-//! each change reads, edits and writes the file under an exclusive `flock` on
-//! `secrets.json.lock` beside it, so two writers never lose each other's key.
+//! rete-mcp opens no file of its own: the host hands [`ControlServer`] a
+//! [`TokenStore`] (reterm's is its private secrets file, 0600, replaced
+//! atomically under a lock), and the server asks it for the token at start
+//! and gives it a fresh one at a regeneration. What the server needs of the
+//! token itself — making one, the gate's constant-time comparison — is here.
+//!
+//! [`ControlServer`]: crate::server::ControlServer
 
-use crate::private_file::{self, FileMode};
-use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use rand::RngCore as _;
-use serde_json::{Map, Value};
 use std::fmt;
-use std::fs;
-use std::io;
-use std::os::unix::fs::DirBuilderExt as _;
-use std::path::{Path, PathBuf};
-use subtle::ConstantTimeEq;
 
-/// The key under which reterm's token is stored.
-const KEY: &str = "mcp-token-reterm";
-
-/// The control server's bearer token. Its `Debug` and `Display` are masked.
+/// The control server's bearer token. Its `Debug` is masked.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Token(String);
+
+/// A stored token's length: 32 bytes, base64url without padding.
+const TOKEN_LEN: usize = 43;
 
 impl Token {
     /// A fresh random token: 32 bytes, base64url without padding (43 characters).
@@ -35,7 +29,14 @@ impl Token {
         Token(URL_SAFE_NO_PAD.encode(bytes))
     }
 
-    /// The token itself, for the gate's comparison and the connect command.
+    /// A token as a [`TokenStore`] kept it, or None when what it kept is not
+    /// one (not 43 characters long): the store then keeps a fresh one.
+    pub fn from_stored(stored: String) -> Option<Token> {
+        (stored.len() == TOKEN_LEN).then_some(Token(stored))
+    }
+
+    /// The token itself, for the gate's comparison, the connect command and
+    /// the host's store.
     pub fn expose(&self) -> &str {
         &self.0
     }
@@ -47,226 +48,29 @@ impl fmt::Debug for Token {
     }
 }
 
-/// Why the token could not be read or stored. Never holds the token.
-#[derive(Debug, thiserror::Error)]
-pub enum TokenError {
-    /// No `$HOME` and no `$RETE_SECRETS_FILE`.
-    #[error("no home directory to keep the token in")]
-    NoHome,
-    /// Reading or writing the secrets file failed.
-    #[error("the token could not be stored in {path}: {source}")]
-    Io {
-        /// The secrets file.
-        path: PathBuf,
-        /// What went wrong.
-        source: io::Error,
-    },
-    /// The secrets file is not the JSON object it should be.
-    #[error("{0} is not a JSON object of secrets")]
-    Malformed(PathBuf),
+/// Where the control token lives: the host's store, durable and readable by
+/// the person only (reterm's is `~/.rete/secrets.json`). The server asks it
+/// at every start and regeneration and never opens a file itself.
+pub trait TokenStore: Send + Sync + 'static {
+    /// The stored token, or `fresh` stored now when the store holds none it
+    /// accepts ([`Token::from_stored`]). Read and, when needed, written as
+    /// one step (under the store's lock), so two hosts starting together
+    /// serve the same token.
+    fn load_or_store(&self, fresh: Token) -> Result<Token, TokenStoreError>;
+    /// Stores `fresh` in place of the stored token (a regeneration);
+    /// returns once it is kept.
+    fn replace(&self, fresh: &Token) -> Result<(), TokenStoreError>;
 }
 
-/// Where the token lives: `$RETE_SECRETS_FILE`, else `~/.rete/secrets.json`.
-pub fn secrets_path() -> Result<PathBuf, TokenError> {
-    if let Some(p) = std::env::var_os("RETE_SECRETS_FILE").filter(|p| !p.is_empty()) {
-        return Ok(PathBuf::from(p));
-    }
-    let home = std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .ok_or(TokenError::NoHome)?;
-    Ok(PathBuf::from(home).join(".rete").join("secrets.json"))
-}
-
-/// The stored token, or a new one stored now when there is none.
-pub fn load_or_create(path: &Path) -> Result<Token, TokenError> {
-    update(path, |secrets| {
-        if let Some(token) = secrets
-            .get(KEY)
-            .and_then(Value::as_str)
-            .and_then(|b| STANDARD.decode(b).ok())
-            .and_then(|b| String::from_utf8(b).ok())
-            .filter(|t| t.len() == 43)
-        {
-            return (Token(token), false);
-        }
-        let token = Token::generate();
-        secrets.insert(KEY.into(), Value::String(STANDARD.encode(token.expose())));
-        (token, true)
-    })
-}
-
-/// Replaces the stored token with a new one and returns it.
-pub fn regenerate(path: &Path) -> Result<Token, TokenError> {
-    update(path, |secrets| {
-        let token = Token::generate();
-        secrets.insert(KEY.into(), Value::String(STANDARD.encode(token.expose())));
-        (token, true)
-    })
-}
-
-/// Another secret kept in the same file under `key` (base64, as the token
-/// is): a ReteCloud session's token, say. None when there is none.
-pub fn read_secret(path: &Path, key: &str) -> Result<Option<String>, TokenError> {
-    Ok(read(path)?
-        .get(key)
-        .and_then(Value::as_str)
-        .and_then(|b| STANDARD.decode(b).ok())
-        .and_then(|b| String::from_utf8(b).ok()))
-}
-
-/// Stores `value` under `key`, keeping every other secret; the file is
-/// replaced atomically and is 0600 from the start. Returns once it is on disk.
-/// A value stored this way has no generation (see [`store_secret_generation`]):
-/// any generation stored after it replaces it.
-pub fn store_secret(path: &Path, key: &str, value: &str) -> Result<(), TokenError> {
-    update(path, |secrets| {
-        secrets.insert(key.into(), Value::String(STANDARD.encode(value)));
-        secrets.remove(&generation_key(key));
-        ((), true)
-    })
-}
-
-/// Stores `value` under `key` as generation `generation` of a sequence (a
-/// ReteCloud token's chain), unless the file holds a later or the same
-/// generation under `key` already, which then stays: two writers of one
-/// sequence (two sessions of one account) cannot put an older value back.
-/// True when `value` is the stored one now: written, or found stored as
-/// this generation already (a store repeated after its first outcome was
-/// lost). Read, compared and written under the file's lock, as every change
-/// is.
-pub fn store_secret_generation(
-    path: &Path,
-    key: &str,
-    value: &str,
-    generation: u64,
-) -> Result<bool, TokenError> {
-    update(path, |secrets| {
-        let stored = secrets.get(&generation_key(key)).and_then(Value::as_u64);
-        if stored == Some(generation) {
-            let encoded = STANDARD.encode(value);
-            let held = secrets.get(key).and_then(Value::as_str).unwrap_or("");
-            // A token: compared in constant time, as every token is.
-            let same = bool::from(held.as_bytes().ct_eq(encoded.as_bytes()));
-            return (same, false);
-        }
-        if stored.is_some_and(|g| g > generation) {
-            return (false, false);
-        }
-        secrets.insert(key.into(), Value::String(STANDARD.encode(value)));
-        secrets.insert(generation_key(key), Value::from(generation));
-        (true, true)
-    })
-}
-
-/// Where the generation of the value under `key` is kept.
-fn generation_key(key: &str) -> String {
-    format!("{key}.generation")
-}
-
-/// Reads the secrets, lets `change` edit them, and writes them back when it
-/// says so, all under an exclusive lock on a file beside them (`flock`, which
-/// also excludes other threads of this process, since each takes the lock
-/// through its own open file): the control token regenerated while a
-/// ReteCloud session stores its rotated token, or `reterm retecloud-token`
-/// run beside a running reterm, would otherwise each write back what it read
-/// and lose the other's change.
-fn update<R>(
-    path: &Path,
-    change: impl FnOnce(&mut Map<String, Value>) -> (R, bool),
-) -> Result<R, TokenError> {
-    ensure_dir(path)?;
-    let _lock = FileLock::exclusive(&lock_path(path)).map_err(io_err(path))?;
-    let mut secrets = read(path)?;
-    let (answer, changed) = change(&mut secrets);
-    if changed {
-        write(path, &secrets)?;
-    }
-    Ok(answer)
-}
-
-/// `secrets.json` → `secrets.json.lock`, in the same private directory.
-fn lock_path(path: &Path) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(".lock");
-    PathBuf::from(name)
-}
-
-/// An exclusive `flock` held until dropped (closing the file releases it).
-struct FileLock {
-    /// Held only to keep the descriptor, and so the lock, open.
-    _file: fs::File,
-}
-
-impl FileLock {
-    fn exclusive(path: &Path) -> io::Result<FileLock> {
-        use std::os::fd::AsRawFd as _;
-        use std::os::unix::fs::OpenOptionsExt as _;
-        let file = fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .open(path)?;
-        loop {
-            // SAFETY: the descriptor is open for as long as `file` lives.
-            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } == 0 {
-                return Ok(FileLock { _file: file });
-            }
-            let e = io::Error::last_os_error();
-            if e.kind() != io::ErrorKind::Interrupted {
-                return Err(e);
-            }
-        }
-    }
-}
-
-fn io_err(path: &Path) -> impl FnOnce(io::Error) -> TokenError + '_ {
-    move |source| TokenError::Io {
-        path: path.to_owned(),
-        source,
-    }
-}
-
-fn read(path: &Path) -> Result<Map<String, Value>, TokenError> {
-    match fs::read(path) {
-        Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
-            Ok(Value::Object(map)) => Ok(map),
-            _ => Err(TokenError::Malformed(path.to_owned())),
-        },
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Map::new()),
-        Err(e) => Err(io_err(path)(e)),
-    }
-}
-
-/// Creates the secrets file's directory (0700) when it is missing.
-fn ensure_dir(path: &Path) -> Result<(), TokenError> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    if !dir.exists() {
-        fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .map_err(io_err(path))?;
-    }
-    Ok(())
-}
-
-fn write(path: &Path, secrets: &Map<String, Value>) -> Result<(), TokenError> {
-    ensure_dir(path)?;
-    let body = serde_json::to_vec_pretty(&Value::Object(secrets.clone()))
-        .map_err(|e| io_err(path)(io::Error::other(e)))?;
-    // 0600 from the start: the bytes are never in a file others could read.
-    private_file::replace(path, &body, FileMode::Exactly(0o600)).map_err(io_err(path))
-}
+/// Why the store could not read or keep the token: the text the person is
+/// shown (before " — AI access is off"). It never holds the token.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct TokenStoreError(pub String);
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::PermissionsExt as _;
 
     #[test]
     fn tokens_are_43_url_safe_characters() {
@@ -281,120 +85,10 @@ mod tests {
     }
 
     #[test]
-    fn stored_private_and_stable_and_regenerated() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("sub").join("secrets.json");
-        let t1 = load_or_create(&path).unwrap();
-        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode(&path), 0o600);
-        assert_eq!(mode(path.parent().unwrap()), 0o700);
-        // Stored base64-encoded, not as the token itself.
-        let text = fs::read_to_string(&path).unwrap();
-        assert!(!text.contains(t1.expose()));
-        assert!(text.contains(&STANDARD.encode(t1.expose())));
-        assert_eq!(load_or_create(&path).unwrap(), t1);
-        let t2 = regenerate(&path).unwrap();
-        assert_ne!(t1, t2);
-        assert_eq!(load_or_create(&path).unwrap(), t2);
-        assert_eq!(mode(&path), 0o600);
-        // No temporary file left behind: the secrets and their lock only.
-        let mut names: Vec<_> = fs::read_dir(path.parent().unwrap())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        names.sort();
-        assert_eq!(names, ["secrets.json", "secrets.json.lock"]);
-        assert_eq!(mode(&lock_path(&path)), 0o600);
-    }
-
-    /// Writers that overlap (threads here; `flock` excludes processes the
-    /// same way) each keep the other's secret.
-    #[test]
-    fn concurrent_stores_lose_nothing() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("secrets.json");
-        let t = load_or_create(&path).unwrap();
-        std::thread::scope(|s| {
-            for w in 0..4 {
-                let path = &path;
-                s.spawn(move || {
-                    for i in 0..25 {
-                        store_secret(path, &format!("k{w}-{i}"), "v").unwrap();
-                    }
-                });
-            }
-        });
-        for w in 0..4 {
-            for i in 0..25 {
-                assert_eq!(
-                    read_secret(&path, &format!("k{w}-{i}")).unwrap().as_deref(),
-                    Some("v"),
-                    "k{w}-{i} was lost"
-                );
-            }
-        }
-        assert_eq!(load_or_create(&path).unwrap(), t, "the token was kept");
-    }
-
-    #[test]
-    fn other_secrets_sit_beside_the_token_private_and_encoded() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("secrets.json");
-        let t = load_or_create(&path).unwrap();
-        assert_eq!(read_secret(&path, "retecloud-token-x").unwrap(), None);
-        store_secret(&path, "retecloud-token-x", "rct1_abc").unwrap();
-        assert_eq!(
-            read_secret(&path, "retecloud-token-x").unwrap().as_deref(),
-            Some("rct1_abc")
-        );
-        assert_eq!(
-            load_or_create(&path).unwrap(),
-            t,
-            "the access token is kept"
-        );
-        assert!(!fs::read_to_string(&path).unwrap().contains("rct1_abc"));
-        assert_eq!(
-            fs::metadata(&path).unwrap().permissions().mode() & 0o777,
-            0o600
-        );
-    }
-
-    #[test]
-    fn a_generation_never_goes_back_and_a_value_set_by_hand_starts_again() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("secrets.json");
-        let key = "retecloud-token-x";
-        let read = || read_secret(&path, key).unwrap();
-        assert!(store_secret_generation(&path, key, "rct1_g2", 2).unwrap());
-        // Another writer of the sequence, later with an earlier generation
-        // (or the same one again): nothing changes.
-        assert!(!store_secret_generation(&path, key, "rct1_g1", 1).unwrap());
-        assert!(!store_secret_generation(&path, key, "rct1_g2b", 2).unwrap());
-        assert_eq!(read().as_deref(), Some("rct1_g2"));
-        // The same store repeated (its first outcome was lost): it holds.
-        assert!(store_secret_generation(&path, key, "rct1_g2", 2).unwrap());
-        assert_eq!(read().as_deref(), Some("rct1_g2"));
-        assert!(store_secret_generation(&path, key, "rct1_g3", 3).unwrap());
-        assert_eq!(read().as_deref(), Some("rct1_g3"));
-        // Set by hand (a new chain's first token): any generation follows.
-        store_secret(&path, key, "rct1_new").unwrap();
-        assert_eq!(read().as_deref(), Some("rct1_new"));
-        assert!(store_secret_generation(&path, key, "rct1_n1", 1).unwrap());
-        assert_eq!(read().as_deref(), Some("rct1_n1"));
-    }
-
-    #[test]
-    fn other_secrets_are_kept_and_garbage_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("secrets.json");
-        fs::write(&path, r#"{"other":"x"}"#).unwrap();
-        load_or_create(&path).unwrap();
-        let v: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
-        assert_eq!(v["other"], "x");
-        fs::write(&path, "not json").unwrap();
-        assert!(matches!(
-            load_or_create(&path),
-            Err(TokenError::Malformed(_))
-        ));
+    fn only_a_43_character_token_is_taken_from_a_store() {
+        let t = Token::generate();
+        assert_eq!(Token::from_stored(t.expose().to_owned()), Some(t));
+        assert_eq!(Token::from_stored("short".into()), None);
+        assert_eq!(Token::from_stored("x".repeat(44)), None);
     }
 }

@@ -9,7 +9,7 @@
 //! the audit row shows them: the real line never reaches the terminal.
 
 use super::say;
-use rete_mcp::send::approval::{ApprovalEvent, Approvals, Ending, Prompt};
+use rete_mcp::{ApprovalEvent, Approvals, Ending, Prompt};
 use tokio::sync::broadcast::error::RecvError;
 
 /// What reterm says when a line starts waiting, or stops waiting without

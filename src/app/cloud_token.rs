@@ -1,6 +1,6 @@
 //! A ReteCloud session's token in reterm's secrets file (`~/.rete/secrets.json`,
 //! or `$RETE_SECRETS_FILE`), beside the control server's token: mode 0600,
-//! replaced atomically (`rete_mcp::token::store_secret`), one key per
+//! replaced atomically (`reterm::secrets::store_secret`), one key per
 //! service URL, shared by the account's networks there (see
 //! `NetworkConfig::cloud_token_key`). The engine reads it before every
 //! connection and writes a rotated one here, with its generation, before
@@ -25,7 +25,7 @@ pub struct SecretsFileToken {
 impl CloudTokenStore for SecretsFileToken {
     fn load(&self) -> Result<Option<Token>, TokenStoreError> {
         let read = |key: &str| {
-            rete_mcp::token::read_secret(&self.path, key)
+            reterm::secrets::read_secret(&self.path, key)
                 .map_err(|e| TokenStoreError(e.to_string()))
         };
         let stored = match read(&self.key)? {
@@ -36,7 +36,7 @@ impl CloudTokenStore for SecretsFileToken {
     }
 
     fn store(&self, token: &Token, generation: u64) -> Result<TokenStored, TokenStoreError> {
-        let written = rete_mcp::token::store_secret_generation(
+        let written = reterm::secrets::store_secret_generation(
             &self.path,
             &self.key,
             token.expose(),

@@ -5,11 +5,9 @@
 //! command, so nothing of it is logged or written to a transcript.
 
 use rete_actors::Rete;
-use rete_mcp::access_log::AccessLog;
-use rete_mcp::send::approval::Approvals;
-use rete_mcp::server::{ControlServer, ServerSettings, StartError};
-use rete_mcp::token::secrets_path;
+use rete_mcp::{AccessLog, Approvals, ControlServer, ServerSettings, StartError, TokenStoreError};
 use reterm::config::ControlConfig;
+use reterm::secrets::{secrets_path, SecretsFile};
 use std::sync::Arc;
 
 /// The text for AI access switched off.
@@ -90,7 +88,7 @@ impl Control {
                     port: self.port,
                     debug: self.debug,
                     send: self.send,
-                    secrets,
+                    tokens: Arc::new(SecretsFile { path: secrets }),
                 };
                 ControlServer::start_with_approvals(
                     self.rete.clone(),
@@ -100,7 +98,7 @@ impl Control {
                 )
                 .await
             }
-            Err(e) => Err(StartError::Token(e)),
+            Err(e) => Err(StartError::Token(TokenStoreError(e.to_string()))),
         };
         self.settle(result)
     }

@@ -15,7 +15,7 @@
 //! directory), never the project scope, whose `.mcp.json` is meant to be
 //! committed and shared.
 
-use rete_mcp::private_file::{self, FileMode};
+use reterm::secrets::private_file::{self, FileMode};
 use serde_json::json;
 use std::io;
 use std::os::unix::fs::DirBuilderExt as _;

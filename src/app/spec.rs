@@ -54,7 +54,7 @@ pub fn session_spec(net: &NetworkConfig) -> anyhow::Result<SessionSpec> {
         },
     });
     if let Some(cloud) = &net.cloud {
-        let path = rete_mcp::token::secrets_path()?;
+        let path = reterm::secrets::secrets_path()?;
         let store = super::cloud_token::SecretsFileToken {
             path,
             key: net.cloud_token_key(),

@@ -28,8 +28,8 @@ pub fn run(config_path: &Path, name: &str) -> anyhow::Result<()> {
     }
     let token = read_token(&net.name)?;
     check_token(&token)?;
-    let path = rete_mcp::token::secrets_path()?;
-    rete_mcp::token::store_secret(&path, &net.cloud_token_key(), &token)?;
+    let path = reterm::secrets::secrets_path()?;
+    reterm::secrets::store_secret(&path, &net.cloud_token_key(), &token)?;
     let sharing: Vec<&str> = loaded
         .config
         .networks

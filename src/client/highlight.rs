@@ -1,9 +1,10 @@
-//! The highlight rule: the person's current nick, bounded as the control
-//! surface's mention rule bounds it (so `mriron` is not said in
-//! `mrironman`), or one of their configured words, ignoring case.
+//! The highlight rule: the person's current nick, bounded by the engine's
+//! mention rule ([`rete_engine::mention`], the one the control surface's
+//! mention events use, so `mriron` is not said in `mrironman`), or one of
+//! their configured words, ignoring case.
 
+use rete_engine::mention::mentions;
 use rete_engine::row::{Payload, Row};
-use rete_mcp::updates::mention::mentions;
 
 /// True when `row` is someone else's message that says `nick` or a `word`.
 pub fn is_highlight(row: &Row, nick: &str, words: &[String]) -> bool {

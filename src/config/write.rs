@@ -1,8 +1,8 @@
 //! Atomic replacement of the config file, through the one helper the token's
-//! secrets file uses too ([`rete_mcp::private_file`]): readers (and a crash)
+//! secrets file uses too ([`crate::secrets::private_file`]): readers (and a crash)
 //! see either the old or the new contents, never a mix.
 
-use rete_mcp::private_file::{self, FileMode};
+use crate::secrets::private_file::{self, FileMode};
 use std::fs;
 use std::io;
 use std::path::Path;

@@ -53,7 +53,7 @@ impl Capture {
     }
 
     /// True while lines are captured.
-    pub fn is_on(&self) -> bool {
+    pub(crate) fn is_on(&self) -> bool {
         self.inner.on.load(Ordering::Acquire)
     }
 
@@ -79,12 +79,12 @@ impl Capture {
     }
 
     /// How many times capture has gone off (each clearing every ring).
-    pub fn clears(&self) -> u64 {
+    pub(crate) fn clears(&self) -> u64 {
         self.inner.cleared.load(Ordering::Acquire)
     }
 
     /// This capture's part of the log ring: its window, while on.
-    pub fn log(&self) -> &log::LogCapture {
+    pub(crate) fn log(&self) -> &log::LogCapture {
         &self.inner.log
     }
 }

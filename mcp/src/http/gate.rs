@@ -15,7 +15,7 @@ use super::head::{HeadError, Header, RequestHead};
 
 /// Every reason a connection is refused, one per log class of the contract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     /// Authorization missing, repeated, or not `Bearer <token>`: 403.
     Token,
     /// Host missing, repeated, or not this server: 403.
@@ -54,7 +54,7 @@ pub enum Refusal {
 impl Refusal {
     /// The status answered, or `None` when the connection is closed
     /// unanswered (deadlines, peer checks, an overrun whose 504 already went).
-    pub fn status(self) -> Option<u16> {
+    pub(crate) fn status(self) -> Option<u16> {
         match self {
             Refusal::Token | Refusal::Host | Refusal::Origin | Refusal::Options => Some(403),
             Refusal::UnknownPath => Some(404),
@@ -74,7 +74,7 @@ impl Refusal {
 
     /// The class name the contract lists, the only thing a log line may say
     /// about a refused request besides its status and count.
-    pub fn class_name(self) -> &'static str {
+    pub(crate) fn class_name(self) -> &'static str {
         match self {
             Refusal::Token => "bad or missing token",
             Refusal::Host => "Host",
@@ -116,14 +116,14 @@ impl From<HeadError> for Refusal {
 /// trimmed by the head reader, so an empty `token` can never match.
 /// The listener prepares a [`Gate`] once instead; this form is for tests.
 #[cfg(test)]
-pub fn judge(head: &RequestHead, token: &str, port: u16) -> Result<(), Refusal> {
+pub(crate) fn judge(head: &RequestHead, token: &str, port: u16) -> Result<(), Refusal> {
     Gate::new(token, port).judge(head)
 }
 
 /// What the gate compares a head with, prepared once per listener so that a
 /// request pays for one digest (its own), not two. It holds the digest of
 /// "Bearer " + token, never the token, and has no `Debug`.
-pub struct Gate {
+pub(crate) struct Gate {
     bearer: [u8; 32],
     has_token: bool,
     port: u16,
@@ -131,7 +131,7 @@ pub struct Gate {
 
 impl Gate {
     /// The gate for `token` on `port`.
-    pub fn new(token: &str, port: u16) -> Gate {
+    pub(crate) fn new(token: &str, port: u16) -> Gate {
         let bearer = Sha256::new()
             .chain_update(b"Bearer ")
             .chain_update(token.as_bytes())
@@ -145,7 +145,7 @@ impl Gate {
     }
 
     /// [`judge`], against this gate's token and port.
-    pub fn judge(&self, head: &RequestHead) -> Result<(), Refusal> {
+    pub(crate) fn judge(&self, head: &RequestHead) -> Result<(), Refusal> {
         match head.header("authorization") {
             Header::One(offered) if self.bearer_matches(offered) => {}
             _ => return Err(Refusal::Token),
@@ -198,7 +198,7 @@ fn is_port(text: &str, port: u16) -> bool {
 
 /// After the gate: path exactly "/mcp" (query ignored) else UnknownPath
 /// (404); method POST else Method (405 with Allow: POST).
-pub fn route(head: &RequestHead) -> Result<(), Refusal> {
+pub(crate) fn route(head: &RequestHead) -> Result<(), Refusal> {
     if head.path() != "/mcp" {
         return Err(Refusal::UnknownPath);
     }

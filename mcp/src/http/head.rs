@@ -31,9 +31,9 @@
 use std::fmt;
 
 /// The longest head read, its final CRLFCRLF included; longer is 431.
-pub const MAX_HEAD: usize = 16_384;
+pub(crate) const MAX_HEAD: usize = 16_384;
 /// The largest body a request may announce; larger is 413.
-pub const MAX_BODY: u64 = 65_536;
+pub(crate) const MAX_BODY: u64 = 65_536;
 
 /// A request head that passed every head rule.
 ///
@@ -44,7 +44,7 @@ pub const MAX_BODY: u64 = 65_536;
 /// `Debug` shows only the method, the path and the header names, because
 /// the Authorization value is the access token and must never reach a log.
 #[derive(Clone, PartialEq, Eq)]
-pub struct RequestHead {
+pub(crate) struct RequestHead {
     /// The head as it arrived, its final CRLFCRLF included: UTF-8 (checked
     /// whole, which covers every rule the head's values have to meet).
     text: String,
@@ -80,7 +80,7 @@ impl Span {
 /// How many times a header appears, and its value when once: what the gate
 /// and the framing rules ask of a header, without collecting its values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Header<'a> {
+pub(crate) enum Header<'a> {
     /// Not sent.
     Absent,
     /// Sent once, with this value.
@@ -93,7 +93,7 @@ impl RequestHead {
     /// A head made of these parts, as the reader would keep it, with none
     /// of the head rules applied: for tests of what judges a head.
     #[cfg(test)]
-    pub fn from_parts(method: &str, target: &str, headers: &[(&str, &str)]) -> RequestHead {
+    pub(crate) fn from_parts(method: &str, target: &str, headers: &[(&str, &str)]) -> RequestHead {
         let mut text = format!("{method} {target} HTTP/1.1\r\n");
         for (name, value) in headers {
             text.push_str(&format!("{name}:{value}\r\n"));
@@ -132,17 +132,17 @@ impl RequestHead {
     }
 
     /// The method, case as sent (methods are case-sensitive).
-    pub fn method(&self) -> &str {
+    pub(crate) fn method(&self) -> &str {
         self.part(self.method)
     }
 
     /// The target without its `?query`, which routing ignores.
-    pub fn path(&self) -> &str {
+    pub(crate) fn path(&self) -> &str {
         self.part(self.path)
     }
 
     /// The headers in order: name as sent, value trimmed of spaces and tabs.
-    pub fn headers(&self) -> impl ExactSizeIterator<Item = (&str, &str)> + '_ {
+    pub(crate) fn headers(&self) -> impl ExactSizeIterator<Item = (&str, &str)> + '_ {
         self.headers
             .iter()
             .map(|&(name, value)| (self.part(name), self.part(value)))
@@ -151,14 +151,14 @@ impl RequestHead {
     /// All values of a header, in order; names match ignoring ASCII case, as
     /// HTTP requires.
     #[cfg(test)]
-    pub fn header_values(&self, name: &str) -> Vec<&str> {
+    pub(crate) fn header_values(&self, name: &str) -> Vec<&str> {
         self.values(name).collect()
     }
 
     /// Whether a header was sent once (and its value), not at all, or more
     /// than once: the gate's "exactly one" rules, names matched ignoring
     /// ASCII case.
-    pub fn header(&self, name: &str) -> Header<'_> {
+    pub(crate) fn header(&self, name: &str) -> Header<'_> {
         let mut values = self.values(name);
         match (values.next(), values.next()) {
             (None, _) => Header::Absent,
@@ -175,7 +175,7 @@ impl RequestHead {
 
     /// The announced body length; `None` when absent (or, on a head not made
     /// by [`HeadReader`], when not exactly one valid value).
-    pub fn content_length(&self) -> Option<u64> {
+    pub(crate) fn content_length(&self) -> Option<u64> {
         match self.header("content-length") {
             Header::One(one) if is_all_digits(one) => one.parse().ok(),
             _ => None,
@@ -184,7 +184,7 @@ impl RequestHead {
 
     /// Whether the client waits for `100 Continue` before sending its body,
     /// which the listener sends only once gate, route and method passed.
-    pub fn expects_continue(&self) -> bool {
+    pub(crate) fn expects_continue(&self) -> bool {
         self.values("expect")
             .any(|v| v.eq_ignore_ascii_case("100-continue"))
     }
@@ -203,7 +203,7 @@ impl fmt::Debug for RequestHead {
 
 /// Why a head was refused; each maps to one status of the contract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum HeadError {
+pub(crate) enum HeadError {
     /// Bare CR/LF, malformed line, bad or repeated Content-Length: 400.
     BadRequest,
     /// Transfer-Encoding, or POST without Content-Length: 411.
@@ -218,7 +218,7 @@ impl HeadError {
     /// The status the client is answered with (empty body); the gate's
     /// [`Refusal`](super::gate::Refusal) carries the same mapping at run time.
     #[cfg(test)]
-    pub fn status(self) -> u16 {
+    pub(crate) fn status(self) -> u16 {
         match self {
             HeadError::BadRequest => 400,
             HeadError::LengthRequired => 411,
@@ -232,7 +232,7 @@ impl HeadError {
 /// bad or oversized head is refused without waiting for the head deadline.
 /// `Debug` shows only counts: the buffered bytes may hold the token.
 #[derive(Default)]
-pub struct HeadReader {
+pub(crate) struct HeadReader {
     buf: Vec<u8>,
     /// Bytes before this index have been checked for bare CR/LF.
     scanned: usize,
@@ -242,7 +242,7 @@ pub struct HeadReader {
 
 impl HeadReader {
     /// An empty reader for a fresh connection.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
@@ -250,7 +250,10 @@ impl HeadReader {
     /// leftover)) where leftover are the bytes after the head (the start of
     /// the body). After a head is returned the reader is empty again; after
     /// an error every later push returns the same error.
-    pub fn push(&mut self, bytes: &[u8]) -> Result<Option<(RequestHead, Vec<u8>)>, HeadError> {
+    pub(crate) fn push(
+        &mut self,
+        bytes: &[u8],
+    ) -> Result<Option<(RequestHead, Vec<u8>)>, HeadError> {
         if let Some(err) = self.failed {
             return Err(err);
         }

@@ -3,12 +3,12 @@
 //! and rate-limiting the refusal log. No sockets here, so every rule of the
 //! contract is tested byte for byte without a network.
 
-pub mod gate;
-pub mod head;
-pub mod refusal_log;
-pub mod response;
+pub(crate) mod gate;
+pub(crate) mod head;
+pub(crate) mod refusal_log;
+pub(crate) mod response;
 
-pub use gate::{route, Gate, Refusal};
-pub use head::{HeadReader, RequestHead};
-pub use refusal_log::RefusalLog;
-pub use response::{empty, with_body, CONTINUE};
+pub(crate) use gate::{route, Gate, Refusal};
+pub(crate) use head::{HeadReader, RequestHead};
+pub(crate) use refusal_log::RefusalLog;
+pub(crate) use response::{empty, with_body, CONTINUE};

@@ -11,11 +11,11 @@ use std::time::{Duration, Instant};
 use super::gate::Refusal;
 
 /// The shortest time between two lines for the same class.
-pub const INTERVAL: Duration = Duration::from_secs(10);
+pub(crate) const INTERVAL: Duration = Duration::from_secs(10);
 
 /// Per-class counters; one per server, updated by every refused connection.
 #[derive(Debug, Default)]
-pub struct RefusalLog {
+pub(crate) struct RefusalLog {
     classes: HashMap<Refusal, ClassState>,
 }
 
@@ -28,14 +28,14 @@ struct ClassState {
 impl RefusalLog {
     /// An empty log: the first refusal of each class is reported at once.
     #[cfg(test)]
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// Counts one refusal at `now` and returns the line to log, if this class
     /// has had no line for [`INTERVAL`]. The count in the line covers every
     /// refusal of the class since its last line, this one included.
-    pub fn record(&mut self, class: Refusal, now: Instant) -> Option<String> {
+    pub(crate) fn record(&mut self, class: Refusal, now: Instant) -> Option<String> {
         let state = self.classes.entry(class).or_default();
         state.unreported = state.unreported.saturating_add(1);
         let due = state

@@ -3,11 +3,11 @@
 
 /// The interim answer to `Expect: 100-continue`, sent only once the head has
 /// passed the gate, the route and the method check.
-pub const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
+pub(crate) const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
 
 /// An empty-bodied answer, as every refusal is; 405 adds the `Allow: POST`
 /// the contract requires.
-pub fn empty(status: u16) -> Vec<u8> {
+pub(crate) fn empty(status: u16) -> Vec<u8> {
     let extra: &[(&str, &str)] = if status == 405 {
         &[("Allow", "POST")]
     } else {
@@ -20,7 +20,7 @@ pub fn empty(status: u16) -> Vec<u8> {
 /// `extra_headers` are the caller's fixed strings; any header whose name or
 /// value holds a CR or LF is left out rather than allowed to split the
 /// response.
-pub fn with_body(
+pub(crate) fn with_body(
     status: u16,
     content_type: &str,
     body: &[u8],

@@ -40,7 +40,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 /// Connections served at once.
-pub const SLOTS: usize = 8;
+pub(crate) const SLOTS: usize = 8;
 
 /// How long a stop waits for requests in flight to finish.
 const STOP_GRACE: Duration = Duration::from_secs(2);
@@ -175,17 +175,17 @@ impl Slots {
 }
 
 /// Messages the listener actor handles.
-pub enum ListenerMsg {
+pub(crate) enum ListenerMsg {
     /// Stop: cancel every request, wait up to 2 s for them, close the port.
     /// MUST reply once stopped.
     Stop(RpcReplyPort<()>),
 }
 
 /// The listener actor.
-pub struct Listener;
+pub(crate) struct Listener;
 
 /// What the listener is started with.
-pub struct ListenerArgs {
+pub(crate) struct ListenerArgs {
     pub(crate) listener: TcpListener,
     pub(crate) ctx: Arc<ConnCtx>,
     /// Cancelled when this listener is done, by its own stop or by the
@@ -195,7 +195,7 @@ pub struct ListenerArgs {
 }
 
 /// The listener's state.
-pub struct ListenerState {
+pub(crate) struct ListenerState {
     cancel: CancellationToken,
     tracker: TaskTracker,
     closed: CancellationToken,

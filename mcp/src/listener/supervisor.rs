@@ -27,7 +27,7 @@ use tokio_util::sync::CancellationToken;
 const RESTART_DELAY: Duration = Duration::from_millis(200);
 
 /// Messages the control supervisor handles.
-pub enum SupervisorMsg {
+pub(crate) enum SupervisorMsg {
     /// Start a new listener (after a failure).
     Restart,
     /// Stop the listener (every request cancelled, up to 2 s for them), then
@@ -36,18 +36,18 @@ pub enum SupervisorMsg {
 }
 
 /// The control supervisor.
-pub struct ControlSupervisor;
+pub(crate) struct ControlSupervisor;
 
 /// What the supervisor starts with: the port already bound for the first
 /// listener, so a taken port is reported by the caller before anything runs.
-pub struct SupervisorArgs {
+pub(crate) struct SupervisorArgs {
     pub(crate) listener: TcpListener,
     pub(crate) port: u16,
     pub(crate) ctx: Arc<ConnCtx>,
 }
 
 /// The supervisor's state.
-pub struct SupervisorState {
+pub(crate) struct SupervisorState {
     port: u16,
     ctx: Arc<ConnCtx>,
     child: Option<(ActorRef<ListenerMsg>, CancellationToken)>,

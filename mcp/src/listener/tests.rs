@@ -4,7 +4,9 @@
 
 use super::*;
 use crate::listener::supervisor::{ControlSupervisor, SupervisorArgs, SupervisorMsg};
-use crate::tools::{Args, BoxFuture, Tool, ToolBox, ToolOutcome, ToolSpec};
+use crate::tools::registry::{BoxFuture, Tool};
+use crate::tools::spec::ToolSpec;
+use crate::tools::{Args, ToolBox, ToolOutcome};
 use parking_lot::Mutex as PlMutex;
 use rete_actors::{Rete, ReteOptions};
 

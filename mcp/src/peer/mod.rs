@@ -19,28 +19,28 @@ mod sock_diag;
 use std::net::{IpAddr, SocketAddr};
 
 /// `st` of a socket that is closing; it no longer belongs to anyone's client.
-pub const TCP_TIME_WAIT: u8 = 0x06;
+pub(crate) const TCP_TIME_WAIT: u8 = 0x06;
 /// `st` of a connection not yet accepted; never the client's own socket.
-pub const TCP_SYN_RECV: u8 = 0x03;
+pub(crate) const TCP_SYN_RECV: u8 = 0x03;
 
 /// One socket as the kernel lists it, the fields the check needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct TcpRow {
+pub(crate) struct TcpRow {
     /// The socket's own address.
-    pub local: SocketAddr,
+    pub(crate) local: SocketAddr,
     /// The address it is connected to (all zeros for a listener).
-    pub remote: SocketAddr,
+    pub(crate) remote: SocketAddr,
     /// The kernel's TCP state number (`st`, hex in the table).
-    pub state: u8,
+    pub(crate) state: u8,
     /// The user that owns the socket.
-    pub uid: u32,
+    pub(crate) uid: u32,
     /// The socket's inode; 0 for sockets no process holds any more.
-    pub inode: u64,
+    pub(crate) inode: u64,
 }
 
 /// The verdict on one connection's client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PeerCheck {
+pub(crate) enum PeerCheck {
     /// Exactly one live client socket, owned by our user: serve it.
     SameUser,
     /// Exactly one live client socket, owned by someone else: refuse.
@@ -53,7 +53,7 @@ pub enum PeerCheck {
 /// counting TIME_WAIT or SYN_RECV rows, and counting rows for the same socket
 /// (same inode and owner, or identical rows) once. Exactly one live socket
 /// decides by its owner; none or several is [`PeerCheck::Unchecked`].
-pub fn judge_peer(
+pub(crate) fn judge_peer(
     rows: &[TcpRow],
     client: SocketAddr,
     server: SocketAddr,
@@ -76,7 +76,7 @@ pub fn judge_peer(
 /// second look can only refuse or confirm one socket by the same rules, so
 /// it never serves a client the lookup could have refused, and it costs the
 /// slow read only for connections that are refused anyway or already gone.
-pub fn check_peer(client: SocketAddr, server: SocketAddr, our_uid: u32) -> PeerCheck {
+pub(crate) fn check_peer(client: SocketAddr, server: SocketAddr, our_uid: u32) -> PeerCheck {
     match sock_diag::client_rows(client, server) {
         Ok(rows) if has_live_socket(&rows, client, server) => {
             judge_peer(&rows, client, server, our_uid)

@@ -65,7 +65,7 @@ pub(super) fn judge_tables(
 /// 32-bit words in the kernel's (host) byte order, ports hex in network
 /// order. The heading and any line that does not parse are skipped; a row
 /// skipped can only make the client unfound, so the check stays closed.
-pub fn parse_proc_net_tcp(text: &str) -> Vec<TcpRow> {
+pub(crate) fn parse_proc_net_tcp(text: &str) -> Vec<TcpRow> {
     text.lines().filter_map(parse_row).collect()
 }
 

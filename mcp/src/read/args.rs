@@ -5,8 +5,8 @@
 //! Rules every getter follows:
 //! - JSON `null` counts as absent.
 //! - An integer is any JSON number without a fractional part (`50`, `50.0`,
-//!   `1e3`), saturating to the `i64` range; [`clamp`] then bounds it per tool.
-//! - [`Args::expect_only`] is called first by every tool: an argument the tool
+//!   `1e3`), saturating to the `i64` range; `clamp` then bounds it per tool.
+//! - `Args::expect_only` is called first by every tool: an argument the tool
 //!   does not take is refused whatever its value, `null` included. When several
 //!   are unknown, the first in byte order of their names is reported.
 
@@ -20,7 +20,7 @@ use std::fmt;
 pub type SentNumbers = BTreeMap<String, String>;
 
 /// How many UTF-8 bytes of a client-chosen name an error echoes back.
-pub const ECHO_CAP: usize = 64;
+pub(crate) const ECHO_CAP: usize = 64;
 
 /// A refused argument. Displays as `invalid arguments: <detail>`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -30,15 +30,10 @@ pub struct ArgError {
 
 impl ArgError {
     /// An error with this detail (the text after `invalid arguments: `).
-    pub fn new(detail: impl Into<String>) -> ArgError {
+    pub(crate) fn new(detail: impl Into<String>) -> ArgError {
         ArgError {
             detail: detail.into(),
         }
-    }
-
-    /// The text after `invalid arguments: `.
-    pub fn detail(&self) -> &str {
-        &self.detail
     }
 }
 
@@ -67,7 +62,7 @@ pub struct NotAnObject;
 
 impl Args {
     /// Arguments from an object.
-    pub fn new(map: Map<String, Value>) -> Args {
+    pub(crate) fn new(map: Map<String, Value>) -> Args {
         Args {
             map,
             prefix: String::new(),
@@ -76,13 +71,13 @@ impl Args {
     }
 
     /// These arguments with the text their numbers were sent as.
-    pub fn with_sent_numbers(mut self, numbers: SentNumbers) -> Args {
+    pub(crate) fn with_sent_numbers(mut self, numbers: SentNumbers) -> Args {
         self.numbers = numbers;
         self
     }
 
     /// The text each top-level number argument was sent as.
-    pub fn sent_numbers(&self) -> &SentNumbers {
+    pub(crate) fn sent_numbers(&self) -> &SentNumbers {
         &self.numbers
     }
 
@@ -97,23 +92,24 @@ impl Args {
     }
 
     /// The raw object, for tools that log or echo what was sent.
-    pub fn as_map(&self) -> &Map<String, Value> {
+    pub(crate) fn as_map(&self) -> &Map<String, Value> {
         &self.map
     }
 
     /// True when `name` was sent with a non-null value.
-    pub fn has(&self, name: &str) -> bool {
+    #[cfg(test)]
+    pub(crate) fn has(&self, name: &str) -> bool {
         self.get(name).is_some()
     }
 
     /// True when `name` was sent at all, `null` included (for rules such as
     /// subscribe's raw/log, which refuse even a `null`).
-    pub fn was_sent(&self, name: &str) -> bool {
+    pub(crate) fn was_sent(&self, name: &str) -> bool {
         self.map.contains_key(name)
     }
 
     /// Refuses any argument not in `allowed`, whatever its value.
-    pub fn expect_only(&self, allowed: &[&str]) -> Result<(), ArgError> {
+    pub(crate) fn expect_only(&self, allowed: &[&str]) -> Result<(), ArgError> {
         match self.map.keys().find(|k| !allowed.contains(&k.as_str())) {
             None => Ok(()),
             Some(name) => {
@@ -127,13 +123,13 @@ impl Args {
     }
 
     /// A required string.
-    pub fn required_str(&self, name: &str) -> Result<&str, ArgError> {
+    pub(crate) fn required_str(&self, name: &str) -> Result<&str, ArgError> {
         self.opt_str(name)?
             .ok_or_else(|| ArgError::new(format!("missing {}", self.named(name))))
     }
 
     /// An optional string.
-    pub fn opt_str(&self, name: &str) -> Result<Option<&str>, ArgError> {
+    pub(crate) fn opt_str(&self, name: &str) -> Result<Option<&str>, ArgError> {
         match self.get(name) {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s)),
@@ -142,7 +138,7 @@ impl Args {
     }
 
     /// An optional integer: any number without a fraction, saturated to `i64`.
-    pub fn opt_int(&self, name: &str) -> Result<Option<i64>, ArgError> {
+    pub(crate) fn opt_int(&self, name: &str) -> Result<Option<i64>, ArgError> {
         match self.get(name) {
             None => Ok(None),
             Some(Value::Number(n)) => int_of(n)
@@ -153,7 +149,7 @@ impl Args {
     }
 
     /// An optional boolean.
-    pub fn opt_bool(&self, name: &str) -> Result<Option<bool>, ArgError> {
+    pub(crate) fn opt_bool(&self, name: &str) -> Result<Option<bool>, ArgError> {
         match self.get(name) {
             None => Ok(None),
             Some(Value::Bool(b)) => Ok(Some(*b)),
@@ -163,7 +159,7 @@ impl Args {
 
     /// An optional array of strings (every entry a string; `null` entries are
     /// not strings).
-    pub fn opt_str_array(&self, name: &str) -> Result<Option<Vec<&str>>, ArgError> {
+    pub(crate) fn opt_str_array(&self, name: &str) -> Result<Option<Vec<&str>>, ArgError> {
         match self.get(name) {
             None => Ok(None),
             Some(Value::Array(items)) => items
@@ -177,7 +173,7 @@ impl Args {
     }
 
     /// An optional nested object, whose own errors name `<name>.<inner>`.
-    pub fn opt_object(&self, name: &str) -> Result<Option<Args>, ArgError> {
+    pub(crate) fn opt_object(&self, name: &str) -> Result<Option<Args>, ArgError> {
         match self.get(name) {
             None => Ok(None),
             Some(Value::Object(map)) => Ok(Some(Args {
@@ -214,7 +210,7 @@ fn int_of(n: &serde_json::Number) -> Option<i64> {
 
 /// The integer a JSON number's text denotes, saturated to `i64`; `None` when
 /// it has a non-zero fraction (or is not a JSON number).
-pub fn integer_of_text(text: &str) -> Option<i64> {
+pub(crate) fn integer_of_text(text: &str) -> Option<i64> {
     let (negative, rest) = match text.strip_prefix('-') {
         Some(r) => (true, r),
         None => (false, text),
@@ -274,18 +270,13 @@ fn saturating_exponent(text: &str) -> Option<i64> {
 
 /// Bounds an integer argument: `min` below, `max` above (limits use 1…max,
 /// context 0…10). The contract clamps rather than refuses.
-pub fn clamp(value: i64, min: i64, max: i64) -> i64 {
+pub(crate) fn clamp(value: i64, min: i64, max: i64) -> i64 {
     value.clamp(min, max)
-}
-
-/// A `limit` argument: the default when absent, else clamped to 1…`max`.
-pub fn limit(value: Option<i64>, default: i64, max: i64) -> i64 {
-    value.map_or(default, |v| clamp(v, 1, max))
 }
 
 /// The longest prefix of `s` of at most `max` UTF-8 bytes that ends on a
 /// character boundary.
-pub fn cut_utf8(s: &str, max: usize) -> &str {
+pub(crate) fn cut_utf8(s: &str, max: usize) -> &str {
     if s.len() <= max {
         return s;
     }
@@ -298,7 +289,7 @@ pub fn cut_utf8(s: &str, max: usize) -> &str {
 
 /// `s` as a JSON string literal, quotes included: how error texts echo a
 /// client-chosen name.
-pub fn json_string(s: &str) -> String {
+pub(crate) fn json_string(s: &str) -> String {
     // Serializing a &str cannot fail; the fallback keeps this total.
     serde_json::to_string(s).unwrap_or_else(|_| String::from("\"\""))
 }
@@ -457,12 +448,6 @@ mod tests {
 
     #[test]
     fn clamps() {
-        assert_eq!(limit(None, 50, 500), 50);
-        assert_eq!(limit(Some(0), 50, 500), 1);
-        assert_eq!(limit(Some(i64::MIN), 50, 500), 1);
-        assert_eq!(limit(Some(501), 50, 500), 500);
-        assert_eq!(limit(Some(i64::MAX), 50, 500), 500);
-        assert_eq!(limit(Some(7), 50, 500), 7);
         assert_eq!(clamp(-3, 0, 10), 0);
         assert_eq!(clamp(11, 0, 10), 10);
     }

@@ -16,10 +16,10 @@ use sha2::{Digest, Sha256};
 use std::sync::OnceLock;
 
 /// The longest cursor accepted or minted.
-pub const MAX_LEN: usize = 512;
+pub(crate) const MAX_LEN: usize = 512;
 
 /// The tool error for any cursor that does not open.
-pub const INVALID: &str = "invalid cursor";
+pub(crate) const INVALID: &str = "invalid cursor";
 
 const VERSION: u8 = 1;
 const DIGEST_LEN: usize = 16;
@@ -78,7 +78,7 @@ fn digest(binding: &[&[u8]]) -> [u8; DIGEST_LEN] {
 
 /// Mints a cursor of `kind` at `position`, bound to `binding` (the parts
 /// that must match when it comes back).
-pub fn mint(kind: Kind, binding: &[&[u8]], position: &[u8]) -> String {
+pub(crate) fn mint(kind: Kind, binding: &[&[u8]], position: &[u8]) -> String {
     let mut bytes = Vec::with_capacity(2 + position.len() + DIGEST_LEN + TAG_LEN);
     bytes.push(VERSION);
     bytes.push(kind as u8);
@@ -93,7 +93,7 @@ pub fn mint(kind: Kind, binding: &[&[u8]], position: &[u8]) -> String {
 
 /// Opens a cursor minted by [`mint`] with the same kind and binding, and
 /// returns its position; anything else is `Err(INVALID)`.
-pub fn open(cursor: &str, kind: Kind, binding: &[&[u8]]) -> Result<Vec<u8>, &'static str> {
+pub(crate) fn open(cursor: &str, kind: Kind, binding: &[&[u8]]) -> Result<Vec<u8>, &'static str> {
     if cursor.len() > MAX_LEN {
         return Err(INVALID);
     }
@@ -117,12 +117,12 @@ pub fn open(cursor: &str, kind: Kind, binding: &[&[u8]]) -> Result<Vec<u8>, &'st
 }
 
 /// A position made of unsigned integers, big-endian.
-pub fn pack(values: &[u64]) -> Vec<u8> {
+pub(crate) fn pack(values: &[u64]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_be_bytes()).collect()
 }
 
 /// The integers of a [`pack`]ed position; `n` of them or `Err(INVALID)`.
-pub fn unpack(position: &[u8], n: usize) -> Result<Vec<u64>, &'static str> {
+pub(crate) fn unpack(position: &[u8], n: usize) -> Result<Vec<u64>, &'static str> {
     if position.len() != n * 8 {
         return Err(INVALID);
     }

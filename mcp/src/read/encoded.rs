@@ -32,7 +32,7 @@ pub struct Encoded {
 
 impl Encoded {
     /// Nothing yet, with room for `escaped` bytes of escaped text.
-    pub fn with_capacity(escaped: usize) -> Encoded {
+    pub(crate) fn with_capacity(escaped: usize) -> Encoded {
         Encoded {
             escaped: Vec::with_capacity(escaped),
             len: 0,
@@ -41,21 +41,21 @@ impl Encoded {
 
     /// `value` as JSON, escaped. See the type for when the JSON is what a
     /// `Value` of the same object would encode to.
-    pub fn of<T: Serialize + ?Sized>(value: &T) -> Encoded {
+    pub(crate) fn of<T: Serialize + ?Sized>(value: &T) -> Encoded {
         let mut out = Encoded::with_capacity(256);
         out.push_value(value);
         out
     }
 
     /// Any text (an error's text, a result already encoded), escaped.
-    pub fn text(text: &str) -> Encoded {
+    pub(crate) fn text(text: &str) -> Encoded {
         let mut out = Encoded::with_capacity(text.len() + text.len() / 8 + 16);
         out.push_json(text);
         out
     }
 
     /// Appends `value` as JSON, escaped.
-    pub fn push_value<T: Serialize + ?Sized>(&mut self, value: &T) {
+    pub(crate) fn push_value<T: Serialize + ?Sized>(&mut self, value: &T) {
         let start = self.escaped.len();
         let mut extra = 0;
         let written = value.serialize(&mut Serializer::with_formatter(
@@ -74,14 +74,14 @@ impl Encoded {
 
     /// Appends `json` (any text: pieces of JSON written by hand, between
     /// values), escaped.
-    pub fn push_json(&mut self, json: &str) {
+    pub(crate) fn push_json(&mut self, json: &str) {
         self.len += json.len();
         escape_into(&mut self.escaped, json.as_bytes(), Level::Once);
     }
 
     /// Appends `value` as a JSON string, escaped: its quotes as `\"`, its
     /// escapes escaped once more.
-    pub fn push_string(&mut self, value: &str) {
+    pub(crate) fn push_string(&mut self, value: &str) {
         self.escaped.extend_from_slice(br#"\""#);
         let start = self.escaped.len();
         // Each backslash written for the text's escapes is one the JSON
@@ -92,13 +92,13 @@ impl Encoded {
     }
 
     /// Appends another encoded piece.
-    pub fn push(&mut self, other: &Encoded) {
+    pub(crate) fn push(&mut self, other: &Encoded) {
         self.escaped.extend_from_slice(&other.escaped);
         self.len += other.len;
     }
 
     /// The escaped text, to be written between the quotes of a JSON string.
-    pub fn escaped(&self) -> &[u8] {
+    pub(crate) fn escaped(&self) -> &[u8] {
         &self.escaped
     }
 
@@ -113,7 +113,7 @@ impl Encoded {
     }
 
     /// The text itself, unescaped, as a client reads it from the string.
-    pub fn unescape(&self) -> serde_json::Result<String> {
+    pub(crate) fn unescape(&self) -> serde_json::Result<String> {
         let mut quoted = Vec::with_capacity(self.escaped.len() + 2);
         quoted.push(b'"');
         quoted.extend_from_slice(&self.escaped);

@@ -1,13 +1,13 @@
 //! Tool error texts more than one part of the crate answers with.
 
 /// The tool error for a session id no running session has.
-pub const UNKNOWN_SESSION: &str = "unknown session";
+pub(crate) const UNKNOWN_SESSION: &str = "unknown session";
 
 /// The tool error for a buffer id no session lists.
-pub const UNKNOWN_BUFFER: &str = "unknown buffer";
+pub(crate) const UNKNOWN_BUFFER: &str = "unknown buffer";
 
 /// A debug tool (or subscribe's raw or log filter) while control.debug is off.
-pub const DEBUG_DISABLED: &str = "debug tools are disabled";
+pub(crate) const DEBUG_DISABLED: &str = "debug tools are disabled";
 
 /// A raw direction other than in or out (search_raw, subscribe's raw filter).
-pub const INVALID_DIRECTION: &str = "invalid direction: expected \"in\" or \"out\"";
+pub(crate) const INVALID_DIRECTION: &str = "invalid direction: expected \"in\" or \"out\"";

@@ -14,12 +14,14 @@ use std::time::Duration;
 /// How long a session may take to hand over its secrets before the read
 /// counts them as unreadable. A session answers between two inputs, so only
 /// a session that is restarting or swamped takes longer.
-pub const SECRETS_TIMEOUT: Duration = Duration::from_secs(1);
+pub(crate) const SECRETS_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Every running session's id and secrets, read at once; None for a
 /// session whose secrets could not be read within [`SECRETS_TIMEOUT`]. Log
 /// subscriptions' polls read them the same way.
-pub async fn session_secrets(sessions: &ReadOnlySessions) -> Vec<(String, Option<SecretSet>)> {
+pub(crate) async fn session_secrets(
+    sessions: &ReadOnlySessions,
+) -> Vec<(String, Option<SecretSet>)> {
     let mut reads = tokio::task::JoinSet::new();
     for session in sessions.sessions() {
         reads.spawn(async move {
@@ -45,13 +47,13 @@ pub async fn session_secrets(sessions: &ReadOnlySessions) -> Vec<(String, Option
 
 /// True when `line` must not be returned: it holds a secret, or its cut
 /// fell inside one (what was kept ends with four or more of its bytes).
-pub fn withholds(scan: &SecretSet, line: &LogLine) -> bool {
+pub(crate) fn withholds(scan: &SecretSet, line: &LogLine) -> bool {
     scan.contains_secret(&line.text)
         || (line.kept.is_some() && scan.cut_ends_in_secret(line.kept_text()))
 }
 
 /// A line as the contract shows it.
-pub fn line_object(line: &LogLine) -> Value {
+pub(crate) fn line_object(line: &LogLine) -> Value {
     json!({
         "category": line.category.as_str(),
         "level": line.level.as_str(),
@@ -64,7 +66,7 @@ pub fn line_object(line: &LogLine) -> Value {
 
 /// `unknown level: "<name>"`, the name cut to 64 bytes and JSON-escaped
 /// (subscribe's log filter words its errors the same way).
-pub fn unknown_name(what: &str, name: &str) -> ArgError {
+pub(crate) fn unknown_name(what: &str, name: &str) -> ArgError {
     ArgError::new(format!(
         "unknown {what}: {}",
         json_string(cut_utf8(name, ECHO_CAP))

@@ -23,7 +23,7 @@
 //! asked before each field a regex is tried on (told the field's length as
 //! the work about to be done). A delegated pattern is linear in the field,
 //! at most 4,096 UTF-16 units. A backtracking pattern stops after
-//! [`BACKTRACK_LIMIT`] backtracks (a few milliseconds at worst, see the
+//! `BACKTRACK_LIMIT` backtracks (a few milliseconds at worst, see the
 //! search benchmark); a field it gave up on counts as not fully searched, so
 //! the message is reported in regex_skipped rather than silently missed. So
 //! no pattern can stall a call: the overrun past the budget is at most one
@@ -35,16 +35,16 @@ use memchr::memmem::Finder;
 use rete_engine::row::Row;
 
 /// The longest regex accepted, in UTF-8 bytes.
-pub const MAX_REGEX_BYTES: usize = 256;
+pub(crate) const MAX_REGEX_BYTES: usize = 256;
 
 /// The longest field a regex is tried on, in UTF-16 units.
-pub const MAX_REGEX_FIELD_UNITS: usize = 4_096;
+pub(crate) const MAX_REGEX_FIELD_UNITS: usize = 4_096;
 
 /// The tool error for a regex over [`MAX_REGEX_BYTES`].
-pub const REGEX_TOO_LONG: &str = "regex rejected: pattern too long";
+pub(crate) const REGEX_TOO_LONG: &str = "regex rejected: pattern too long";
 
 /// The tool error for a regex that does not compile.
-pub const REGEX_INVALID: &str = "regex rejected: invalid pattern";
+pub(crate) const REGEX_INVALID: &str = "regex rejected: invalid pattern";
 
 /// Compiled programs larger than this are refused as invalid, so a short
 /// pattern with nested counted repetitions (`((a{100}){100}){100}`) cannot
@@ -57,7 +57,7 @@ const REGEX_DFA_SIZE_LIMIT: usize = 4 << 20;
 
 /// Backtracks one match of a backtracking pattern may take before it gives
 /// up on the field (fancy-regex's own default is 1,000,000).
-pub const BACKTRACK_LIMIT: usize = 100_000;
+pub(crate) const BACKTRACK_LIMIT: usize = 100_000;
 
 /// The match mode an argument names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,7 +72,7 @@ pub enum Mode {
 
 impl Mode {
     /// The mode named by a `match` argument.
-    pub fn parse(name: &str) -> Option<Mode> {
+    pub(crate) fn parse(name: &str) -> Option<Mode> {
         match name {
             "substring" => Some(Mode::Substring),
             "glob" => Some(Mode::Glob),
@@ -82,7 +82,7 @@ impl Mode {
     }
 
     /// The argument's spelling, which the cursor binds.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Mode::Substring => "substring",
             Mode::Glob => "glob",
@@ -212,7 +212,7 @@ pub struct Substring {
 
 impl Substring {
     /// The needle `query`, lowercased.
-    pub fn new(query: &str) -> Substring {
+    pub(crate) fn new(query: &str) -> Substring {
         let lower = query.to_lowercase();
         Substring {
             ascii: lower.is_ascii(),
@@ -223,7 +223,7 @@ impl Substring {
 
     /// True when `field` contains the needle, ignoring case (an empty
     /// needle is in everything).
-    pub fn is_in(&self, field: &str, scratch: &mut Scratch) -> bool {
+    pub(crate) fn is_in(&self, field: &str, scratch: &mut Scratch) -> bool {
         if self.finder.needle().is_empty() {
             return true;
         }
@@ -298,7 +298,7 @@ enum Token {
 
 impl Glob {
     /// Parses a pattern, ignoring case by lowercasing it.
-    pub fn new(pattern: &str) -> Glob {
+    pub(crate) fn new(pattern: &str) -> Glob {
         let mut tokens = Vec::new();
         for c in pattern.to_lowercase().chars() {
             match c {
@@ -314,7 +314,7 @@ impl Glob {
     }
 
     /// True when the whole of `text` matches, ignoring case.
-    pub fn matches(&self, text: &str) -> bool {
+    pub(crate) fn matches(&self, text: &str) -> bool {
         self.matches_lowered(Scratch::default().lower(text))
     }
 

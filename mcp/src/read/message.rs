@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 /// `{"seq","id?","time","from","kind","payload","untrusted"}` for one row.
 /// The payload is the engine's structured payload (with its `caseName`),
 /// never display text.
-pub fn message_json(row: &Row) -> Value {
+pub(crate) fn message_json(row: &Row) -> Value {
     let mut m = Map::new();
     m.insert("seq".into(), json!(row.seq));
     if let Some(id) = &row.msgid {

@@ -9,12 +9,12 @@
 
 pub mod args;
 pub mod cursor;
-pub mod encoded;
-pub mod errors;
-pub mod log;
+pub(crate) mod encoded;
+pub(crate) mod errors;
+pub(crate) mod log;
 pub mod matcher;
-pub mod message;
+pub(crate) mod message;
 pub mod paging;
-pub mod raw;
+pub(crate) mod raw;
 pub mod result;
 pub mod withheld;

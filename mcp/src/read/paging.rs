@@ -40,22 +40,22 @@ impl Binding {
     }
 
     /// A cursor at `position`.
-    pub fn mint(&self, position: &[u8]) -> String {
+    pub(crate) fn mint(&self, position: &[u8]) -> String {
         cursor::mint(self.kind, &self.parts(), position)
     }
 
     /// The position of a cursor minted under this binding, or the tool error
     /// `invalid cursor`.
-    pub fn open(&self, cursor: &str) -> Result<Vec<u8>, ToolOutcome> {
+    pub(crate) fn open(&self, cursor: &str) -> Result<Vec<u8>, ToolOutcome> {
         cursor::open(cursor, self.kind, &self.parts()).map_err(ToolOutcome::error)
     }
 
     /// A cursor at a sequence number.
-    pub fn mint_seq(&self, seq: u64) -> String {
+    pub(crate) fn mint_seq(&self, seq: u64) -> String {
         self.mint(&cursor::pack(&[seq]))
     }
 
-    /// The sequence number of a cursor minted by [`Binding::mint_seq`].
+    /// The sequence number of a cursor minted by `Binding::mint_seq`.
     pub fn open_seq(&self, cursor: &str) -> Result<u64, ToolOutcome> {
         let position = self.open(cursor)?;
         let values = cursor::unpack(&position, 1).map_err(ToolOutcome::error)?;
@@ -68,7 +68,7 @@ impl Binding {
     /// A string exactly as long as a cursor with a position of
     /// `position_len` bytes, to size a page's frame before the cursor is
     /// known.
-    pub fn placeholder(&self, position_len: usize) -> String {
+    pub(crate) fn placeholder(&self, position_len: usize) -> String {
         self.mint(&vec![0; position_len])
     }
 }
@@ -76,7 +76,7 @@ impl Binding {
 /// The longest position a cursor can carry and stay within
 /// [`cursor::MAX_LEN`]: 384 decoded bytes, less the version, kind, binding
 /// digest and tag.
-pub const MAX_POSITION: usize = cursor::MAX_LEN / 4 * 3 - 2 - 16 - 16;
+pub(crate) const MAX_POSITION: usize = cursor::MAX_LEN / 4 * 3 - 2 - 16 - 16;
 
 /// A page's skipped list as the frame counts it: what was skipped so far
 /// and room for one more sequence number, so the page still fits if the next
@@ -91,17 +91,17 @@ fn skipped_with_room(skipped: &[Value]) -> Value {
 /// offer order up to the cut: the first `covered` were returned, withheld or
 /// skipped, and none after them was looked at.
 #[derive(Debug, Default, PartialEq)]
-pub struct Filled {
+pub(crate) struct Filled {
     /// (offer index, message object) of each returned row, in offer order.
-    pub rows: Vec<(usize, Value)>,
+    pub(crate) rows: Vec<(usize, Value)>,
     /// Sequence numbers of rows too large for any page.
-    pub skipped: Vec<Value>,
+    pub(crate) skipped: Vec<Value>,
     /// Rows withheld.
-    pub withheld: u64,
+    pub(crate) withheld: u64,
     /// How many offered rows were covered (a prefix of the offers).
-    pub covered: usize,
+    pub(crate) covered: usize,
     /// True when the budget cut the offers before the last.
-    pub cut: bool,
+    pub(crate) cut: bool,
 }
 
 /// Fills a page from `rows` (in offer order) under `budget` bytes.
@@ -109,7 +109,7 @@ pub struct Filled {
 /// and with `skipped` as its skipped list: what was skipped so far plus room
 /// for one more, so a page never outgrows the budget when a row is skipped
 /// after others were taken. It is measured again only when a row is skipped.
-pub fn fill<'a, I, F>(rows: I, withhold: &Withholder, budget: usize, frame: F) -> Filled
+pub(crate) fn fill<'a, I, F>(rows: I, withhold: &Withholder, budget: usize, frame: F) -> Filled
 where
     I: IntoIterator<Item = &'a rete_engine::row::Row>,
     F: Fn(Value) -> usize,
@@ -144,7 +144,7 @@ where
 }
 
 /// The encoded size of `value`, for frames.
-pub fn frame_len(value: &Value) -> usize {
+pub(crate) fn frame_len(value: &Value) -> usize {
     encoded_len(value)
 }
 

@@ -9,7 +9,7 @@ use rete_actors::Direction;
 use serde_json::{json, Value};
 
 /// `in` or `out`, as the contract spells a direction.
-pub fn direction(dir: Direction) -> &'static str {
+pub(crate) fn direction(dir: Direction) -> &'static str {
     match dir {
         Direction::In => "in",
         Direction::Out => "out",
@@ -17,7 +17,7 @@ pub fn direction(dir: Direction) -> &'static str {
 }
 
 /// A raw line object: `{"dir","line","seq","time","untrusted":true}`.
-pub fn line_json(line: &RawLine) -> Value {
+pub(crate) fn line_json(line: &RawLine) -> Value {
     json!({
         "dir": direction(line.dir),
         "line": &*line.text,
@@ -32,14 +32,14 @@ pub fn line_json(line: &RawLine) -> Value {
 /// server's AUTHENTICATE challenge. A challenge is masked at the source,
 /// but withheld whatever it shows: by its shape it cannot be told from a
 /// payload (contract, "What redaction does not do").
-pub fn withheld(withhold: &Withholder, line: &RawLine) -> bool {
+pub(crate) fn withheld(withhold: &Withholder, line: &RawLine) -> bool {
     withhold.raw_line(&line.text, line.kept_part())
         || (line.dir == Direction::In && rete_redact::is_server_challenge(&line.text))
 }
 
 /// The command of a raw line: its first word after an `@tags` word and a
 /// `:source` word (spaces before each skipped). None when there is none.
-pub fn command(line: &str) -> Option<&str> {
+pub(crate) fn command(line: &str) -> Option<&str> {
     let mut rest = line.trim_start_matches(' ');
     if rest.starts_with('@') {
         rest = rest.split_once(' ')?.1.trim_start_matches(' ');

@@ -4,7 +4,7 @@
 //! `BTreeMap` unless serde_json's `preserve_order` feature is on somewhere in
 //! the build, and `keys_are_sorted` below fails if that ever happens.
 
-pub use crate::read::encoded::Encoded;
+pub(crate) use crate::read::encoded::Encoded;
 use rete_engine::clock::UnixMillis;
 use serde_json::Value;
 
@@ -13,7 +13,7 @@ use serde_json::Value;
 pub const BUDGET: usize = 60_000;
 
 /// The error text sent for anything unexpected; its cause is only logged.
-pub const INTERNAL_ERROR: &str = "internal error";
+pub(crate) const INTERNAL_ERROR: &str = "internal error";
 
 /// How a tool call ended.
 #[derive(Clone, Debug, PartialEq)]
@@ -53,7 +53,7 @@ impl From<ToolResult> for ToolOutcome {
 impl ToolOutcome {
     /// The outcome as a run's result: `Ok` is the result object, anything
     /// else ends the run as it is.
-    pub fn into_result(self) -> ToolResult {
+    pub(crate) fn into_result(self) -> ToolResult {
         match self {
             ToolOutcome::Ok(result) => Ok(result),
             ended => Err(ended),
@@ -61,13 +61,13 @@ impl ToolOutcome {
     }
 
     /// `internal error`, logging `cause` (never sent to the client).
-    pub fn internal(cause: impl std::fmt::Display) -> ToolOutcome {
+    pub(crate) fn internal(cause: impl std::fmt::Display) -> ToolOutcome {
         tracing::warn!("control tool failed: {cause}");
         ToolOutcome::Error(INTERNAL_ERROR.to_owned())
     }
 
     /// An error with its exact text.
-    pub fn error(text: impl Into<String>) -> ToolOutcome {
+    pub(crate) fn error(text: impl Into<String>) -> ToolOutcome {
         ToolOutcome::Error(text.into())
     }
 }
@@ -86,7 +86,7 @@ pub fn encode(value: &Value) -> String {
 }
 
 /// A row's encoded size in bytes, for [`RowBudget`].
-pub trait Measured {
+pub(crate) trait Measured {
     /// The bytes the row takes in its result.
     fn encoded_len(&self) -> usize;
 }
@@ -106,7 +106,7 @@ impl Measured for Encoded {
 /// The encoded size of a value in bytes: what [`encode`] would produce,
 /// counted without building the string (every row offered to a page is
 /// measured, so this is on the read tools' hot path).
-pub fn encoded_len(value: &Value) -> usize {
+pub(crate) fn encoded_len(value: &Value) -> usize {
     let mut count = ByteCount(0);
     // Writing a Value to a sink that never fails cannot fail.
     let _ = serde_json::to_writer(&mut count, value);
@@ -130,7 +130,7 @@ impl std::io::Write for ByteCount {
 /// Adds a page's losses to its result, each only when there is one:
 /// `skipped` (rows too large for any page) and `withheld` (rows a secret
 /// kept back), as every paged read reports them.
-pub fn add_losses(result: &mut Value, skipped: Vec<Value>, withheld: u64) {
+pub(crate) fn add_losses(result: &mut Value, skipped: Vec<Value>, withheld: u64) {
     if !skipped.is_empty() {
         result["skipped"] = Value::Array(skipped);
     }
@@ -140,13 +140,13 @@ pub fn add_losses(result: &mut Value, skipped: Vec<Value>, withheld: u64) {
 }
 
 /// A time as ISO-8601 to the whole second, the contract's one time format.
-pub fn time(t: UnixMillis) -> Value {
+pub(crate) fn time(t: UnixMillis) -> Value {
     Value::String(rete_engine::timefmt::iso_seconds(t))
 }
 
 /// What [`RowBudget::offer`] did with a row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Offer {
+pub(crate) enum Offer {
     /// The row is on the page.
     Taken,
     /// The row does not fit after the rows already taken: the page is full
@@ -169,7 +169,7 @@ pub enum Offer {
 /// overshoots; the price is that a last row that would fit only without the
 /// `truncated` flag is cut, and the page then truly says truncated.
 #[derive(Debug)]
-pub struct RowBudget<R = Value> {
+pub(crate) struct RowBudget<R = Value> {
     budget: usize,
     rows: Vec<R>,
     rows_len: usize,
@@ -180,13 +180,13 @@ pub struct RowBudget<R = Value> {
 /// A filled list: the rows that fit, what was stepped over, and whether rows
 /// were cut.
 #[derive(Debug, PartialEq)]
-pub struct Filled<R = Value> {
+pub(crate) struct Filled<R = Value> {
     /// The rows on the page, in the order offered.
-    pub rows: Vec<R>,
+    pub(crate) rows: Vec<R>,
     /// Keys (sequence numbers, pairs) of rows too large for any page.
-    pub skipped: Vec<Value>,
+    pub(crate) skipped: Vec<Value>,
     /// True when a row did not fit.
-    pub truncated: bool,
+    pub(crate) truncated: bool,
 }
 
 impl<R: Measured> Default for RowBudget<R> {
@@ -197,12 +197,12 @@ impl<R: Measured> Default for RowBudget<R> {
 
 impl<R: Measured> RowBudget<R> {
     /// A list under the contract's budget.
-    pub fn new() -> RowBudget<R> {
+    pub(crate) fn new() -> RowBudget<R> {
         RowBudget::with_budget(BUDGET)
     }
 
     /// A list under another budget (tests, or a part of the budget).
-    pub fn with_budget(budget: usize) -> RowBudget<R> {
+    pub(crate) fn with_budget(budget: usize) -> RowBudget<R> {
         RowBudget {
             budget,
             rows: Vec::new(),
@@ -216,7 +216,7 @@ impl<R: Measured> RowBudget<R> {
     /// result with this list empty, counted as if the page were cut.
     /// Once a row is refused as [`Offer::Full`], every later row is too, so
     /// the page is a prefix of what was offered.
-    pub fn offer(&mut self, row: R, frame: usize) -> Offer {
+    pub(crate) fn offer(&mut self, row: R, frame: usize) -> Offer {
         if self.truncated {
             return Offer::Full;
         }
@@ -239,37 +239,33 @@ impl<R: Measured> RowBudget<R> {
     }
 
     /// Records a row stepped over because it is larger than the budget.
-    pub fn skip(&mut self, key: Value) {
+    pub(crate) fn skip(&mut self, key: Value) {
         self.skipped.push(key);
     }
 
     /// Marks the page cut for a reason other than size (a row limit).
-    pub fn mark_truncated(&mut self) {
+    pub(crate) fn mark_truncated(&mut self) {
         self.truncated = true;
     }
 
     /// The keys skipped so far, for the caller's frame.
-    pub fn skipped(&self) -> &[Value] {
+    pub(crate) fn skipped(&self) -> &[Value] {
         &self.skipped
     }
 
     /// How many rows are on the page.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.rows.len()
     }
 
-    /// True when no row is on the page.
-    pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
-    }
-
     /// True once a row did not fit.
-    pub fn is_truncated(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_truncated(&self) -> bool {
         self.truncated
     }
 
     /// The page.
-    pub fn finish(self) -> Filled<R> {
+    pub(crate) fn finish(self) -> Filled<R> {
         Filled {
             rows: self.rows,
             skipped: self.skipped,

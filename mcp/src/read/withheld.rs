@@ -64,7 +64,7 @@ impl Withholder {
 
     /// True when `member` must not be returned: one of its fields contains a
     /// secret.
-    pub fn member(&self, member: &MemberView) -> bool {
+    pub(crate) fn member(&self, member: &MemberView) -> bool {
         if self.secrets.is_empty() {
             return false;
         }
@@ -80,7 +80,7 @@ impl Withholder {
     /// anywhere in it contains a secret (engine_state's sections). Strings
     /// are scanned as they decode, not as JSON escapes them, so a secret
     /// with a quote or a backslash in it is still found.
-    pub fn value(&self, value: &serde_json::Value) -> bool {
+    pub(crate) fn value(&self, value: &serde_json::Value) -> bool {
         use serde_json::Value;
         if self.secrets.is_empty() {
             return false;
@@ -98,7 +98,7 @@ impl Withholder {
     /// still has the shape of a credential (the raw-line tripwire), or was
     /// stored cut (`kept` is the part kept) inside a secret, with four or
     /// more bytes of its start at the end of what was kept.
-    pub fn raw_line(&self, text: &str, kept: Option<&str>) -> bool {
+    pub(crate) fn raw_line(&self, text: &str, kept: Option<&str>) -> bool {
         rete_redact::is_credential_shaped(text)
             || self.hits(text)
             || kept.is_some_and(|k| self.secrets.cut_ends_in_secret(k))

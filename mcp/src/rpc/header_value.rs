@@ -9,7 +9,7 @@ use base64::Engine as _;
 /// `=?base64?…?=` value, else the value itself. None when the wrapper's
 /// payload is not canonical base64 of UTF-8 text, so a corrupt header never
 /// matches a body value by accident.
-pub fn decode(value: &str) -> Option<String> {
+pub(crate) fn decode(value: &str) -> Option<String> {
     let Some(payload) = value
         .strip_prefix("=?base64?")
         .and_then(|rest| rest.strip_suffix("?="))

@@ -24,21 +24,22 @@ use crate::rpc::RpcResponse;
 use serde_json::{json, Value};
 
 /// The protocol versions served, oldest first.
-pub const SUPPORTED_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+pub(crate) const SUPPORTED_VERSIONS: [&str; 4] =
+    ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 
 /// The version answered to an initialize asking for one not served.
-pub const LATEST_VERSION: &str = "2025-11-25";
+pub(crate) const LATEST_VERSION: &str = "2025-11-25";
 
 /// Checks every header rule of the handshake era; the refusal to send when
 /// one fails, carrying `id` (the request's, when the body is one).
 #[cfg(test)]
-pub fn check(headers: &[(&str, &str)], id: Option<&Value>) -> Result<(), RpcResponse> {
+pub(crate) fn check(headers: &[(&str, &str)], id: Option<&Value>) -> Result<(), RpcResponse> {
     check_media(headers, id)?;
     check_version(headers, id)
 }
 
 /// Accept (406) and Content-Type (415), the rules of both eras.
-pub fn check_media(headers: &[(&str, &str)], id: Option<&Value>) -> Result<(), RpcResponse> {
+pub(crate) fn check_media(headers: &[(&str, &str)], id: Option<&Value>) -> Result<(), RpcResponse> {
     if !accepts_json(headers) {
         return Err(error_response(
             406,
@@ -61,7 +62,10 @@ pub fn check_media(headers: &[(&str, &str)], id: Option<&Value>) -> Result<(), R
 }
 
 /// The handshake era's MCP-Protocol-Version rule (400).
-pub fn check_version(headers: &[(&str, &str)], id: Option<&Value>) -> Result<(), RpcResponse> {
+pub(crate) fn check_version(
+    headers: &[(&str, &str)],
+    id: Option<&Value>,
+) -> Result<(), RpcResponse> {
     if !version_supported(headers) {
         return Err(error_response(
             400,

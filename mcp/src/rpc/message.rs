@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 
 /// One JSON-RPC message.
 #[derive(Debug, PartialEq)]
-pub enum Message {
+pub(crate) enum Message {
     /// A request, to be answered.
     Request {
         /// Its id, echoed in the answer.
@@ -44,20 +44,20 @@ pub enum Message {
 
 /// Parses the body; the 400 answer when it is not one message.
 #[cfg(test)]
-pub fn parse(body: &[u8]) -> Result<Message, RpcResponse> {
+pub(crate) fn parse(body: &[u8]) -> Result<Message, RpcResponse> {
     classify(decode(body)?)
 }
 
 /// A request read from the body without building a `Value` of the whole
 /// body: its id, its method borrowed from the body, and its params.
 #[derive(Debug, PartialEq)]
-pub struct PlainRequest<'a> {
+pub(crate) struct PlainRequest<'a> {
     /// Its id, a string or an integer, echoed in the answer.
-    pub id: Value,
+    pub(crate) id: Value,
     /// The method name, as it stands in the body (it has no escapes).
-    pub method: &'a str,
+    pub(crate) method: &'a str,
     /// Its params object; empty when absent or null.
-    pub params: Map<String, Value>,
+    pub(crate) params: Map<String, Value>,
 }
 
 /// The usual body read the quick way: one object holding `jsonrpc` "2.0", a
@@ -74,7 +74,7 @@ pub struct PlainRequest<'a> {
 ///
 /// A whole-body `Value` costs an allocation for each member name and string
 /// and a map for the envelope; this reads the envelope into borrowed fields.
-pub fn plain_request(body: &[u8]) -> Option<PlainRequest<'_>> {
+pub(crate) fn plain_request(body: &[u8]) -> Option<PlainRequest<'_>> {
     #[derive(Deserialize)]
     struct Envelope<'a> {
         #[serde(borrow)]
@@ -107,7 +107,7 @@ pub fn plain_request(body: &[u8]) -> Option<PlainRequest<'_>> {
 
 /// The body as JSON; the `-32700` answer (no id: there is no request) when
 /// it is not.
-pub fn decode(body: &[u8]) -> Result<Value, RpcResponse> {
+pub(crate) fn decode(body: &[u8]) -> Result<Value, RpcResponse> {
     serde_json::from_slice(body)
         .map_err(|_| error_response(400, None, PARSE_ERROR, "Parse error", None))
 }
@@ -115,7 +115,7 @@ pub fn decode(body: &[u8]) -> Result<Value, RpcResponse> {
 /// The id of a body that is a JSON-RPC request: an object with `jsonrpc`
 /// "2.0", a string `method` and a string or integer `id`. Every error answer
 /// to such a body carries this id, even one decided on the headers alone.
-pub fn request_id(value: &Value) -> Option<&Value> {
+pub(crate) fn request_id(value: &Value) -> Option<&Value> {
     let object = value.as_object()?;
     let is_request = object.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
         && object.get("method").is_some_and(Value::is_string);
@@ -125,7 +125,7 @@ pub fn request_id(value: &Value) -> Option<&Value> {
 }
 
 /// Classifies a decoded body as one message; the 400 answer when it is not.
-pub fn classify(value: Value) -> Result<Message, RpcResponse> {
+pub(crate) fn classify(value: Value) -> Result<Message, RpcResponse> {
     let mut object = match value {
         Value::Object(o) => o,
         Value::Array(_) => return Err(invalid(None, "Invalid Request: batches are not supported")),
@@ -175,7 +175,7 @@ pub fn classify(value: Value) -> Result<Message, RpcResponse> {
 /// `params` is the request's params as parsed: when its `arguments` hold no
 /// top-level number there is nothing to read, and the body is not parsed
 /// again (most calls send none).
-pub fn sent_numbers(body: &[u8], params: &Map<String, Value>) -> SentNumbers {
+pub(crate) fn sent_numbers(body: &[u8], params: &Map<String, Value>) -> SentNumbers {
     let has_numbers = params
         .get("arguments")
         .and_then(Value::as_object)

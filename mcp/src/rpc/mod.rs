@@ -17,12 +17,12 @@
 //! - [`header_value`]: the `=?base64?…?=` header values of that era.
 //! - [`reply`]: the JSON-RPC bodies.
 
-pub mod header_value;
-pub mod headers;
-pub mod message;
-pub mod methods;
-pub mod modern;
-pub mod reply;
+pub(crate) mod header_value;
+pub(crate) mod headers;
+pub(crate) mod message;
+pub(crate) mod methods;
+pub(crate) mod modern;
+pub(crate) mod reply;
 
 #[cfg(test)]
 mod tests;
@@ -31,29 +31,29 @@ use crate::tools::{ToolBox, ToolContext};
 use message::Message;
 
 /// A request that passed the gate.
-pub struct RpcRequest<'a> {
+pub(crate) struct RpcRequest<'a> {
     /// Header names as sent, values with surrounding spaces and tabs dropped.
     /// Names are matched ignoring ASCII case.
-    pub headers: &'a [(&'a str, &'a str)],
+    pub(crate) headers: &'a [(&'a str, &'a str)],
     /// The whole body.
-    pub body: &'a [u8],
+    pub(crate) body: &'a [u8],
 }
 
 /// The answer for the listener to send.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RpcResponse {
+pub(crate) struct RpcResponse {
     /// The HTTP status: 200, 202, 400, 404 (2026-07-28 era), 406 or 415.
-    pub status: u16,
+    pub(crate) status: u16,
     /// `application/json` when there is a body; None for the empty 202.
-    pub content_type: Option<&'static str>,
+    pub(crate) content_type: Option<&'static str>,
     /// The body.
-    pub body: Vec<u8>,
+    pub(crate) body: Vec<u8>,
 }
 
 /// Answers one request. Tool calls run to completion here (checking
 /// `ctx.cancel`); the listener owns deadlines and drops this future to
 /// abandon a request.
-pub async fn handle(req: RpcRequest<'_>, tools: &ToolBox, ctx: &ToolContext) -> RpcResponse {
+pub(crate) async fn handle(req: RpcRequest<'_>, tools: &ToolBox, ctx: &ToolContext) -> RpcResponse {
     // Most bodies are one handshake-era request, read without a `Value` of
     // the whole body; the rest, and every refusal of a body, below.
     if let Some(plain) = message::plain_request(req.body) {

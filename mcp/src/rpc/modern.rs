@@ -44,19 +44,19 @@ use crate::tools::{ToolBox, ToolContext};
 use serde_json::{json, Map, Value};
 
 /// The protocol versions of this era, oldest first.
-pub const MODERN_VERSIONS: [&str; 1] = ["2026-07-28"];
+pub(crate) const MODERN_VERSIONS: [&str; 1] = ["2026-07-28"];
 
 /// `_meta` key: the request's protocol version.
-pub const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+pub(crate) const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 /// `_meta` key: the client's capabilities.
-pub const CLIENT_CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
+pub(crate) const CLIENT_CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
 /// Result `_meta` key: the server's name and version.
-pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
+pub(crate) const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
 
 /// Headers that disagree with the body, or one missing or repeated.
-pub const HEADER_MISMATCH: i64 = -32020;
+pub(crate) const HEADER_MISMATCH: i64 = -32020;
 /// A protocol version this era does not serve.
-pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 
 /// How long a client may reuse a server/discover answer: it changes only
 /// when reterm is upgraded.
@@ -72,7 +72,7 @@ const CACHE_SCOPE: &str = "private";
 /// Whether a request is in this era: its MCP-Protocol-Version header names
 /// one of [`MODERN_VERSIONS`], or its body's `params._meta` holds
 /// [`PROTOCOL_VERSION_KEY`]. A handshake-era client sends neither.
-pub fn is_modern(headers: &[(&str, &str)], body: Option<&Value>) -> bool {
+pub(crate) fn is_modern(headers: &[(&str, &str)], body: Option<&Value>) -> bool {
     let params = body
         .and_then(|b| b.get("params"))
         .and_then(Value::as_object);
@@ -80,7 +80,10 @@ pub fn is_modern(headers: &[(&str, &str)], body: Option<&Value>) -> bool {
 }
 
 /// [`is_modern`] for a request whose params are read already.
-pub fn is_modern_request(headers: &[(&str, &str)], params: Option<&Map<String, Value>>) -> bool {
+pub(crate) fn is_modern_request(
+    headers: &[(&str, &str)],
+    params: Option<&Map<String, Value>>,
+) -> bool {
     values(headers, "mcp-protocol-version").any(|v| MODERN_VERSIONS.contains(&v))
         || params
             .and_then(|p| p.get("_meta"))
@@ -89,7 +92,7 @@ pub fn is_modern_request(headers: &[(&str, &str)], params: Option<&Map<String, V
 }
 
 /// Answers one request of this era whose Accept and Content-Type passed.
-pub async fn handle(
+pub(crate) async fn handle(
     headers: &[(&str, &str)],
     value: Value,
     body: &[u8],
@@ -111,7 +114,7 @@ pub async fn handle(
 
 /// Answers one request of this era, read already, whose Accept and
 /// Content-Type passed.
-pub async fn request(
+pub(crate) async fn request(
     headers: &[(&str, &str)],
     id: &Value,
     method: &str,

@@ -5,24 +5,24 @@ use crate::rpc::RpcResponse;
 use serde_json::{json, Value};
 
 /// The body is not JSON.
-pub const PARSE_ERROR: i64 = -32700;
+pub(crate) const PARSE_ERROR: i64 = -32700;
 /// The body is JSON but not a JSON-RPC message we take.
-pub const INVALID_REQUEST: i64 = -32600;
+pub(crate) const INVALID_REQUEST: i64 = -32600;
 /// No such method.
-pub const METHOD_NOT_FOUND: i64 = -32601;
+pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
 /// The method's params are wrong.
-pub const INVALID_PARAMS: i64 = -32602;
+pub(crate) const INVALID_PARAMS: i64 = -32602;
 /// The contract's code for tools/call arguments that are not an object.
-pub const INTERNAL_ERROR: i64 = -32603;
+pub(crate) const INTERNAL_ERROR: i64 = -32603;
 
 /// The media type of every body we send.
-pub const JSON: &str = "application/json";
+pub(crate) const JSON: &str = "application/json";
 
 /// A JSON-RPC error as an HTTP answer with this status. `id` is the
 /// request's when the body parsed as a JSON-RPC request, else None and the
 /// answer has no `id` member: the MCP schema allows an error without one but
 /// rejects `"id": null`.
-pub fn error_response(
+pub(crate) fn error_response(
     status: u16,
     id: Option<&Value>,
     code: i64,
@@ -33,7 +33,7 @@ pub fn error_response(
 }
 
 /// A JSON-RPC error object for request `id`.
-pub fn error_body(id: &Value, code: i64, message: &str, data: Option<Value>) -> Value {
+pub(crate) fn error_body(id: &Value, code: i64, message: &str, data: Option<Value>) -> Value {
     error_object(Some(id), code, message, data)
 }
 
@@ -50,18 +50,18 @@ fn error_object(id: Option<&Value>, code: i64, message: &str, data: Option<Value
 }
 
 /// A JSON-RPC result object for request `id`.
-pub fn result_body(id: &Value, result: Value) -> Value {
+pub(crate) fn result_body(id: &Value, result: Value) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "result": result })
 }
 
 /// A tools/call result as it is sent: the one text item (the tool's
 /// encoded result or its error text) and whether it is a tool error.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CallResult {
+pub(crate) struct CallResult {
     /// The text item's content, escaped for the string it is sent in.
-    pub text: Encoded,
+    pub(crate) text: Encoded,
     /// True for a tool error (`isError: true`).
-    pub is_error: bool,
+    pub(crate) is_error: bool,
 }
 
 /// The 200 answer carrying a tools/call result for request `id`, with
@@ -73,7 +73,11 @@ pub struct CallResult {
 /// the text, which is escaped already: it is copied into the body instead
 /// of being moved into a `Value` tree of eight allocations and serialized
 /// from it.
-pub fn call_response(id: &Value, result: &CallResult, result_type: Option<&str>) -> RpcResponse {
+pub(crate) fn call_response(
+    id: &Value,
+    result: &CallResult,
+    result_type: Option<&str>,
+) -> RpcResponse {
     let text = result.text.escaped();
     let mut bytes = Vec::with_capacity(text.len() + 128);
     bytes.extend_from_slice(br#"{"id":"#);
@@ -98,7 +102,7 @@ pub fn call_response(id: &Value, result: &CallResult, result_type: Option<&str>)
 }
 
 /// A JSON body with this status.
-pub fn json_response(status: u16, body: &Value) -> RpcResponse {
+pub(crate) fn json_response(status: u16, body: &Value) -> RpcResponse {
     // The same compact bytes as `Display`, written straight into the Vec
     // rather than through a formatter (measured: half the cost). Writing a
     // Value to a Vec cannot fail.
@@ -112,7 +116,7 @@ pub fn json_response(status: u16, body: &Value) -> RpcResponse {
 }
 
 /// 202 with an empty body: a notification or a response was accepted.
-pub fn accepted() -> RpcResponse {
+pub(crate) fn accepted() -> RpcResponse {
     RpcResponse {
         status: 202,
         content_type: None,

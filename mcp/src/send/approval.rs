@@ -145,7 +145,7 @@ impl Approvals {
     }
 
     /// Whether approval is on.
-    pub fn is_on(&self) -> bool {
+    pub(crate) fn is_on(&self) -> bool {
         self.inner.on.load(Ordering::Relaxed)
     }
 
@@ -224,7 +224,7 @@ impl Approvals {
     /// Asks the person about one line on `session` (its name), shown as
     /// `line` (already masked and display-escaped); waits for the answer, at
     /// most the wait. Dropping the future withdraws the prompt.
-    pub async fn ask(&self, session: &str, line: &str) -> Ending {
+    pub(crate) async fn ask(&self, session: &str, line: &str) -> Ending {
         let (answer, mut answered) = oneshot::channel();
         let id = {
             let mut state = self.inner.state.lock();
@@ -280,7 +280,7 @@ impl Drop for Withdraw<'_> {
 
 /// What became of a line that needed the person's approval.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Gate {
+pub(crate) enum Gate {
     /// Allowed: hand it to the session.
     Go,
     /// Denied or unanswered: the contract's veto answer.
@@ -292,7 +292,7 @@ pub enum Gate {
 /// send_raw's approval step: asks, and on a denial or no answer logs the
 /// line as a vetoed one is logged (`shown` is the masked, display-escaped
 /// line; nothing is recorded in the server buffer).
-pub async fn gate(
+pub(crate) async fn gate(
     approvals: &Approvals,
     session_name: &str,
     shown: &str,

@@ -11,16 +11,16 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 /// Lines per session in any rolling minute.
-pub const PER_MINUTE: usize = 30;
+pub(crate) const PER_MINUTE: usize = 30;
 /// Lines at once.
-pub const BURST: u32 = 5;
+pub(crate) const BURST: u32 = 5;
 /// One more line of burst every this long.
-pub const REFILL: Duration = Duration::from_secs(2);
+pub(crate) const REFILL: Duration = Duration::from_secs(2);
 const WINDOW: Duration = Duration::from_secs(60);
 
 /// Why a line was refused. `Display` is the contract's error text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum CapRefused {
+pub(crate) enum CapRefused {
     /// The rolling minute is full (also the answer when both refuse).
     #[error("too many sends: at most 30 per minute on a session")]
     PerMinute,
@@ -31,7 +31,7 @@ pub enum CapRefused {
 
 /// One session's limits.
 #[derive(Clone, Debug)]
-pub struct RateCaps {
+pub(crate) struct RateCaps {
     /// When each committed line in the window was sent, oldest first.
     sent: VecDeque<Instant>,
     /// Lines reserved and not yet committed or released.
@@ -43,7 +43,7 @@ pub struct RateCaps {
 
 impl RateCaps {
     /// Fresh limits: a full burst, an empty minute.
-    pub fn new(now: Instant) -> RateCaps {
+    pub(crate) fn new(now: Instant) -> RateCaps {
         RateCaps {
             sent: VecDeque::new(),
             reserved: 0,
@@ -53,7 +53,7 @@ impl RateCaps {
     }
 
     /// Takes a place for one line, or says which limit refuses it.
-    pub fn reserve(&mut self, now: Instant) -> Result<(), CapRefused> {
+    pub(crate) fn reserve(&mut self, now: Instant) -> Result<(), CapRefused> {
         self.advance(now);
         if self.sent.len() + self.reserved >= PER_MINUTE {
             return Err(CapRefused::PerMinute);
@@ -71,19 +71,19 @@ impl RateCaps {
     }
 
     /// The reserved line was sent: it counts in the minute from now.
-    pub fn commit(&mut self, now: Instant) {
+    pub(crate) fn commit(&mut self, now: Instant) {
         self.reserved = self.reserved.saturating_sub(1);
         self.sent.push_back(now);
     }
 
     /// The reserved line was not sent: both limits get their place back.
-    pub fn release(&mut self) {
+    pub(crate) fn release(&mut self) {
         self.reserved = self.reserved.saturating_sub(1);
         self.tokens = (self.tokens + 1).min(BURST);
     }
 
     /// True when nothing is held: the entry can be forgotten.
-    pub fn idle(&mut self, now: Instant) -> bool {
+    pub(crate) fn idle(&mut self, now: Instant) -> bool {
         self.advance(now);
         self.sent.is_empty() && self.reserved == 0 && self.tokens == BURST
     }

@@ -1,4 +1,4 @@
-//! The rate limiter actor: send_raw's per-session limits ([`RateCaps`]),
+//! The rate limiter actor: send_raw's per-session limits (`RateCaps`),
 //! held in one place so concurrent calls see one count. It lives under the
 //! control supervisor, beside the subscription registry, so its counts are
 //! gone whenever the server stops, the token is regenerated or the port
@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// Messages the limiter handles.
-pub enum LimiterMsg {
+pub(crate) enum LimiterMsg {
     /// Take a place for one line on a session. MUST reply.
     Reserve {
         /// The session id.
@@ -33,7 +33,7 @@ pub enum LimiterMsg {
 }
 
 /// The limiter actor.
-pub struct LimiterActor;
+pub(crate) struct LimiterActor;
 
 impl Actor for LimiterActor {
     type Msg = LimiterMsg;
@@ -79,7 +79,7 @@ impl Actor for LimiterActor {
 
 /// Why a reservation could not be made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Reserve {
+pub(crate) enum Reserve {
     /// A limit refuses the line.
     Refused(CapRefused),
     /// The limiter is not running (the server is stopping).
@@ -94,7 +94,7 @@ pub struct Limiter {
 
 impl Limiter {
     /// A handle with no limiter behind it yet (every reservation: Gone).
-    pub fn unstarted() -> Limiter {
+    pub(crate) fn unstarted() -> Limiter {
         Limiter::default()
     }
 
@@ -111,7 +111,7 @@ impl Limiter {
 
     /// Takes a place for one line on `session`; the guard gives it back
     /// unless [`Reservation::sent`] is called.
-    pub async fn reserve(&self, session: &str) -> Result<Reservation, Reserve> {
+    pub(crate) async fn reserve(&self, session: &str) -> Result<Reservation, Reserve> {
         let actor = self.actor.read().clone().ok_or(Reserve::Gone)?;
         let session = session.to_owned();
         let verdict = ractor::call!(actor, |reply| LimiterMsg::Reserve {
@@ -130,14 +130,14 @@ impl Limiter {
 /// A place held for one line. Dropped without [`sent`](Self::sent) — the
 /// line was refused, vetoed, or its request gave up before handing it over
 /// — it is released.
-pub struct Reservation {
+pub(crate) struct Reservation {
     actor: Option<ActorRef<LimiterMsg>>,
     session: String,
 }
 
 impl Reservation {
     /// The line was sent: it counts.
-    pub fn sent(mut self) {
+    pub(crate) fn sent(mut self) {
         if let Some(actor) = self.actor.take() {
             let session = std::mem::take(&mut self.session);
             let _ = actor.cast(LimiterMsg::Commit { session });

@@ -3,7 +3,7 @@
 
 /// Why a line was refused. `Display` is the contract's error text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum LineRefused {
+pub(crate) enum LineRefused {
     /// CR, LF, VT, FF, U+0085, U+2028, U+2029 or NUL anywhere.
     #[error("invalid arguments: line contains a line break or NUL")]
     Break,
@@ -26,19 +26,19 @@ pub enum LineRefused {
 }
 
 /// The longest message after the tags, in UTF-8 bytes.
-pub const MAX_MESSAGE: usize = 510;
+pub(crate) const MAX_MESSAGE: usize = 510;
 /// The longest tag data (between `@` and the space), in UTF-8 bytes.
-pub const MAX_TAGS: usize = 4094;
+pub(crate) const MAX_TAGS: usize = 4094;
 
 /// A line the rule let through.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Checked {
+pub(crate) struct Checked {
     /// It starts with message tags, so it needs the message-tags capability.
-    pub tagged: bool,
+    pub(crate) tagged: bool,
 }
 
 /// Checks `line` against every part of the rule that needs no session.
-pub fn check(line: &str) -> Result<Checked, LineRefused> {
+pub(crate) fn check(line: &str) -> Result<Checked, LineRefused> {
     if line.contains(is_break_or_nul) {
         return Err(LineRefused::Break);
     }

@@ -8,9 +8,10 @@
 //! context, which the listener puts there only while sending is on.
 
 pub mod approval;
-pub mod caps;
+pub(crate) mod caps;
+#[doc(hidden)] // For the project's tests and benches.
 pub mod limiter;
-pub mod line_rule;
+pub(crate) mod line_rule;
 
 use limiter::Limiter;
 use rete_actors::SendingSessions;

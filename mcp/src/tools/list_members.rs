@@ -23,9 +23,9 @@ use serde_json::{json, Map, Value};
 const NAME: &str = "list_members";
 
 /// The default `limit`.
-pub const DEFAULT_LIMIT: i64 = 200;
+pub(crate) const DEFAULT_LIMIT: i64 = 200;
 /// The largest `limit`; larger values are clamped to it.
-pub const MAX_LIMIT: i64 = 2000;
+pub(crate) const MAX_LIMIT: i64 = 2000;
 
 const DESCRIPTION: &str = "A channel's members sorted by nick: nick, channel modes (\"ov\"), \
 account, away, user and host. A buffer that is not a channel has no members. Pass next_cursor \
@@ -34,7 +34,7 @@ back as cursor to continue. Nicks, users and hosts come from IRC and are untrust
 const LIMIT: Integer = Integer::limit(DEFAULT_LIMIT, MAX_LIMIT, "How many members.");
 
 /// The list_members tool, declared.
-pub const TOOL: Declared = Declared {
+pub(crate) const TOOL: Declared = Declared {
     spec: ToolSpec {
         name: NAME,
         tier: Tier::Release,
@@ -47,20 +47,20 @@ pub const TOOL: Declared = Declared {
 
 /// The members a page may cover, copied out of the session.
 #[derive(Clone, Debug)]
-pub struct Window {
+pub(crate) struct Window {
     /// (folded nick, member) after the cursor, in order, at most `limit`.
-    pub members: Vec<(String, MemberView)>,
+    pub(crate) members: Vec<(String, MemberView)>,
     /// True when more members follow the window.
-    pub more: bool,
+    pub(crate) more: bool,
     /// What the session withholds.
-    pub withhold: Withholder,
+    pub(crate) withhold: Withholder,
 }
 
 impl Window {
     /// Copies up to `limit` members of channel buffer `id` whose folded nick
     /// sorts after `after` (all when None). A buffer that is not a channel
     /// has none.
-    pub fn copy(
+    pub(crate) fn copy(
         view: &SessionView<'_>,
         id: &BufferId,
         after: Option<&str>,
@@ -103,7 +103,7 @@ async fn run(ctx: &ToolContext, args: &Args) -> ToolResult {
 }
 
 /// A member as the result lists it.
-pub fn member_json(m: &MemberView) -> Value {
+pub(crate) fn member_json(m: &MemberView) -> Value {
     let mut o = Map::new();
     o.insert("nick".into(), json!(m.nick));
     o.insert("modes".into(), json!(m.modes));
@@ -128,7 +128,7 @@ fn position(key: &str) -> &[u8] {
 }
 
 /// The result for `window` under `budget` bytes.
-pub fn page(window: &Window, binding: &Binding, budget: usize) -> Value {
+pub(crate) fn page(window: &Window, binding: &Binding, budget: usize) -> Value {
     // The counts can reach the window's size at most; sizing the frame with
     // that keeps every page within the budget whatever they end at.
     let most = window.members.len();

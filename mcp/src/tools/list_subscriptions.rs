@@ -24,7 +24,7 @@ buffer_gone or active); a raw or log subscription shows paused: \"debug off\" wh
 is off. Listing does not count as reading: it does not keep a subscription from expiring.";
 
 /// The list_subscriptions tool, declared.
-pub const TOOL: Declared = Declared {
+pub(crate) const TOOL: Declared = Declared {
     spec: ToolSpec {
         name: NAME,
         tier: Tier::Release,

@@ -8,10 +8,10 @@ use rete_actors::{ReteError, SessionReader};
 use rete_engine::ids::BufferId;
 use rete_engine::view::SessionView;
 
-pub use crate::read::errors::{UNKNOWN_BUFFER, UNKNOWN_SESSION};
+pub(crate) use crate::read::errors::{UNKNOWN_BUFFER, UNKNOWN_SESSION};
 
 /// The running session whose id is exactly `id`, or `unknown session`.
-pub async fn session(ctx: &ToolContext, id: &str) -> Result<SessionReader, ToolOutcome> {
+pub(crate) async fn session(ctx: &ToolContext, id: &str) -> Result<SessionReader, ToolOutcome> {
     ctx.sessions
         .sessions()
         .into_iter()
@@ -23,7 +23,10 @@ pub async fn session(ctx: &ToolContext, id: &str) -> Result<SessionReader, ToolO
 /// Sessions are asked in order; one whose actor is restarting cannot list
 /// anything at this instant and is passed over. Cancellation is checked
 /// between sessions.
-pub async fn buffer(ctx: &ToolContext, id: &str) -> Result<(SessionReader, BufferId), ToolOutcome> {
+pub(crate) async fn buffer(
+    ctx: &ToolContext,
+    id: &str,
+) -> Result<(SessionReader, BufferId), ToolOutcome> {
     let sessions = ctx.sessions.sessions();
     let wanted = BufferId::from_client(id);
     for session in sessions {
@@ -49,7 +52,7 @@ pub async fn buffer(ctx: &ToolContext, id: &str) -> Result<(SessionReader, Buffe
 /// is cancelled first. A session that went away (or is restarting) since no
 /// longer lists anything, so the call's own `unknown …` error is the
 /// truthful answer; any other failure is internal.
-pub async fn read<R, F>(
+pub(crate) async fn read<R, F>(
     ctx: &ToolContext,
     session: &SessionReader,
     unknown: &'static str,

@@ -1,39 +1,48 @@
-//! The tools: the spec table and dispatch ([`registry`]), how a tool
-//! declares itself ([`spec`]), the context a call runs in ([`context`]),
-//! session and buffer lookup ([`lookup`]), and the tools themselves, one
+//! The tools: the spec table and dispatch (`registry`), how a tool
+//! declares itself ([`spec`]), the context a call runs in (`context`),
+//! session and buffer lookup (`lookup`), and the tools themselves, one
 //! module each. The argument and result
 //! layers, cursors, message objects, paging and the withholder live in
 //! `crate::read`, shared with the live-update registry, and are re-exported
 //! here under their old paths.
 
-pub use crate::read::{args, cursor, message, paging, result, withheld};
+pub use crate::read::{args, result};
+#[doc(hidden)] // For the project's tests and benches.
+pub use crate::read::{cursor, paging, withheld};
 
-pub mod context;
+pub(crate) mod context;
+#[doc(hidden)] // For the project's tests and benches.
 pub mod engine_state;
+#[doc(hidden)] // For the project's tests and benches.
 pub mod find_user;
-pub mod list_buffers;
-pub mod list_members;
-pub mod list_sessions;
-pub mod list_subscriptions;
-pub mod lookup;
-pub mod raw_read;
-pub mod raw_since;
+pub(crate) mod list_buffers;
+pub(crate) mod list_members;
+pub(crate) mod list_sessions;
+pub(crate) mod list_subscriptions;
+pub(crate) mod lookup;
+pub(crate) mod raw_read;
+pub(crate) mod raw_since;
+#[doc(hidden)] // For the project's tests and benches.
 pub mod read_log;
+#[doc(hidden)] // For the project's tests and benches.
 pub mod read_messages;
+#[doc(hidden)] // For the project's tests and benches.
 pub mod read_since;
-pub mod read_updates;
-pub mod registry;
+pub(crate) mod read_updates;
+pub(crate) mod registry;
+#[doc(hidden)] // For the project's tests and benches.
 pub mod search;
-pub mod search_raw;
-pub mod send_raw;
+pub(crate) mod search_raw;
+pub(crate) mod send_raw;
+#[doc(hidden)] // For the project's tests and benches.
 pub mod spec;
+#[doc(hidden)] // For the project's tests and benches.
 pub mod subscribe;
-pub mod unsubscribe;
-pub mod updates_call;
-pub mod wait_for_updates;
+pub(crate) mod unsubscribe;
+pub(crate) mod updates_call;
+pub(crate) mod wait_for_updates;
 
-pub use args::{ArgError, Args};
+pub use args::Args;
 pub use context::{Settings, ToolContext};
-pub use registry::{BoxFuture, Tier, Tool, ToolBox, ToolResult, TOOLS};
+pub use registry::{ToolBox, TOOLS};
 pub use result::ToolOutcome;
-pub use spec::ToolSpec;

@@ -13,16 +13,16 @@ use rete_actors::SessionReader;
 use serde_json::{json, Value};
 
 /// The bytes of a position in a cursor (tap and seq).
-pub const POSITION_LEN: usize = 16;
+pub(crate) const POSITION_LEN: usize = 16;
 
 /// A cursor at `pos`.
-pub fn mint(binding: &Binding, pos: Pos) -> String {
+pub(crate) fn mint(binding: &Binding, pos: Pos) -> String {
     binding.mint(&pack(&[pos.tap, pos.seq]))
 }
 
 /// The position of a cursor minted by [`mint`] under `binding`, or
 /// `invalid cursor`.
-pub fn open(binding: &Binding, text: &str) -> Result<Pos, ToolOutcome> {
+pub(crate) fn open(binding: &Binding, text: &str) -> Result<Pos, ToolOutcome> {
     let position = binding.open(text)?;
     let v = unpack(&position, 2).map_err(ToolOutcome::error)?;
     match v.as_slice() {
@@ -37,7 +37,7 @@ pub fn open(binding: &Binding, text: &str) -> Result<Pos, ToolOutcome> {
 /// The session's secret scan, read inside its actor. A session that went
 /// away (or is restarting) since it was found is `unknown session`: without
 /// its secrets nothing can be screened, so nothing is returned.
-pub async fn withholder(
+pub(crate) async fn withholder(
     ctx: &ToolContext,
     session: &SessionReader,
 ) -> Result<Withholder, ToolOutcome> {
@@ -49,7 +49,7 @@ pub async fn withholder(
 
 /// Up to `limit` lines of `session`'s tap after `after`. A capture not
 /// attached to an engine has no lines.
-pub async fn window(
+pub(crate) async fn window(
     ctx: &ToolContext,
     session: &SessionReader,
     after: Option<Pos>,
@@ -67,7 +67,7 @@ pub async fn window(
 
 /// A page's skipped list as its frame counts it: what was skipped so far
 /// and room for one more sequence number.
-pub fn skipped_with_room(skipped: &[Value]) -> Value {
+pub(crate) fn skipped_with_room(skipped: &[Value]) -> Value {
     let mut list = skipped.to_vec();
     list.push(json!(u64::MAX));
     Value::Array(list)

@@ -27,9 +27,9 @@ use serde_json::{json, Value};
 const NAME: &str = "raw_since";
 
 /// The default `limit`.
-pub const DEFAULT_LIMIT: i64 = 200;
+pub(crate) const DEFAULT_LIMIT: i64 = 200;
 /// The largest `limit`; larger values are clamped to it.
-pub const MAX_LIMIT: i64 = 2000;
+pub(crate) const MAX_LIMIT: i64 = 2000;
 
 const DESCRIPTION: &str = "Debug, unstable: a session's raw IRC lines (redacted) after a \
 cursor, ascending, captured only while debug capture is on. Without a cursor, starts before the \
@@ -48,7 +48,7 @@ const LIMIT: Integer = Integer::limit(
 );
 
 /// The raw_since tool, declared.
-pub const TOOL: Declared = Declared {
+pub(crate) const TOOL: Declared = Declared {
     spec: ToolSpec {
         name: NAME,
         tier: Tier::Debug,
@@ -72,12 +72,12 @@ async fn run(ctx: &ToolContext, args: &Args) -> ToolResult {
 }
 
 /// The binding of raw_since's cursors: this tool and this session.
-pub fn binding(session: &str) -> Binding {
+pub(crate) fn binding(session: &str) -> Binding {
     Binding::new(Kind::RawSince, NAME, session, "")
 }
 
 /// The result for `window` (read after `after`) under `budget` bytes.
-pub fn page(
+pub(crate) fn page(
     window: &Window,
     after: Option<Pos>,
     withhold: &Withholder,

@@ -39,9 +39,9 @@ use std::sync::Arc;
 const NAME: &str = "read_log";
 
 /// The default `limit`.
-pub const DEFAULT_LIMIT: i64 = 200;
+pub(crate) const DEFAULT_LIMIT: i64 = 200;
 /// The largest `limit`; larger values are clamped to it.
-pub const MAX_LIMIT: i64 = 2_000;
+pub(crate) const MAX_LIMIT: i64 = 2_000;
 
 const DESCRIPTION: &str = "Rete's own log lines after a cursor, oldest first (without a cursor, \
 from the oldest line held), filtered by min_level, categories and contains (ignoring case). \
@@ -63,7 +63,7 @@ const MIN_LEVEL: Text = Text::new(
 const CATEGORIES: Texts = Texts::new("categories", "Only lines in these categories.");
 
 /// The read_log tool, declared.
-pub const TOOL: Declared = Declared {
+pub(crate) const TOOL: Declared = Declared {
     spec: ToolSpec {
         name: NAME,
         tier: Tier::Debug,
@@ -84,16 +84,16 @@ pub const TOOL: Declared = Declared {
 #[derive(Debug, Default)]
 pub struct Query {
     /// The lowest level returned; None: every level.
-    pub min_level: Option<Level>,
+    pub(crate) min_level: Option<Level>,
     /// The categories returned; None (or an empty list sent): every one.
-    pub categories: Option<Vec<Category>>,
+    pub(crate) categories: Option<Vec<Category>>,
     /// The text a line must contain, ignoring case.
-    pub contains: Option<Substring>,
+    pub(crate) contains: Option<Substring>,
 }
 
 impl Query {
     /// The filters from a call's arguments, with the contract's errors.
-    pub fn from_args(args: &Args) -> Result<Query, ArgError> {
+    pub(crate) fn from_args(args: &Args) -> Result<Query, ArgError> {
         let min_level = MIN_LEVEL
             .read(args)?
             .map(|name| Level::parse(name).ok_or_else(|| unknown_name("level", name)))
@@ -119,7 +119,7 @@ impl Query {
     }
 
     /// True when `line` passes every filter.
-    pub fn matches(&self, line: &LogLine, scratch: &mut Scratch) -> bool {
+    pub(crate) fn matches(&self, line: &LogLine, scratch: &mut Scratch) -> bool {
         self.min_level.is_none_or(|min| line.level >= min)
             && self
                 .categories

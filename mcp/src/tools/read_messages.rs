@@ -23,9 +23,9 @@ use serde_json::{json, Map, Value};
 const NAME: &str = "read_messages";
 
 /// The default `limit`.
-pub const DEFAULT_LIMIT: i64 = 50;
+pub(crate) const DEFAULT_LIMIT: i64 = 50;
 /// The largest `limit`; larger values are clamped to it.
-pub const MAX_LIMIT: i64 = 500;
+pub(crate) const MAX_LIMIT: i64 = 500;
 
 /// The longest time string a page can carry (`-9999-12-31T23:59:59Z`), to
 /// size the frame before the page's times are known.
@@ -42,7 +42,7 @@ const AROUND: Text = Text::new("around", "A message's IRCv3 id: the window aroun
 const LIMIT: Integer = Integer::limit(DEFAULT_LIMIT, MAX_LIMIT, "How many messages.");
 
 /// The read_messages tool, declared.
-pub const TOOL: Declared = Declared {
+pub(crate) const TOOL: Declared = Declared {
     spec: ToolSpec {
         name: NAME,
         tier: Tier::Release,
@@ -70,13 +70,13 @@ pub struct Window {
     /// Rows in display order.
     pub rows: Vec<Row>,
     /// The display position of `rows[0]` (of where they would be when empty).
-    pub start: usize,
+    pub(crate) start: usize,
     /// For `around`, the index in `rows` of the message asked for.
-    pub anchor: Option<usize>,
+    pub(crate) anchor: Option<usize>,
     /// False when `around` named an id the buffer does not hold.
-    pub held: bool,
+    pub(crate) held: bool,
     /// What the session withholds.
-    pub withhold: Withholder,
+    pub(crate) withhold: Withholder,
 }
 
 impl Window {

@@ -21,9 +21,9 @@ use serde_json::{json, Value};
 const NAME: &str = "read_since";
 
 /// The default `limit`.
-pub const DEFAULT_LIMIT: i64 = 50;
+pub(crate) const DEFAULT_LIMIT: i64 = 50;
 /// The largest `limit`; larger values are clamped to it.
-pub const MAX_LIMIT: i64 = 500;
+pub(crate) const MAX_LIMIT: i64 = 500;
 
 const DESCRIPTION: &str = "Messages that arrived in a buffer after a cursor, in arrival order \
 (by seq), including ones that history placed mid-buffer by time. Without a cursor, starts before \
@@ -38,7 +38,7 @@ const CURSOR: Text = Text::new(
 const LIMIT: Integer = Integer::limit(DEFAULT_LIMIT, MAX_LIMIT, "How many messages.");
 
 /// The read_since tool, declared.
-pub const TOOL: Declared = Declared {
+pub(crate) const TOOL: Declared = Declared {
     spec: ToolSpec {
         name: NAME,
         tier: Tier::Release,
@@ -53,15 +53,15 @@ pub const TOOL: Declared = Declared {
 #[derive(Clone, Debug)]
 pub struct Window {
     /// The seq the page starts after.
-    pub after: u64,
+    pub(crate) after: u64,
     /// Rows with seq above `after`, in seq order, at most `limit`.
     pub rows: Vec<Row>,
     /// True when more rows follow the window.
-    pub more: bool,
+    pub(crate) more: bool,
     /// True when a row after `after` was evicted (only with a cursor).
-    pub evicted: bool,
+    pub(crate) evicted: bool,
     /// What the session withholds.
-    pub withhold: Withholder,
+    pub(crate) withhold: Withholder,
 }
 
 impl Window {

@@ -36,7 +36,7 @@ pub enum Tier {
 
 impl Tier {
     /// True when `settings` serve this tier.
-    pub fn enabled(self, settings: &Settings) -> bool {
+    pub(crate) fn enabled(self, settings: &Settings) -> bool {
         match self {
             Tier::Release => true,
             Tier::Debug => settings.debug,
@@ -68,7 +68,7 @@ pub static TOOLS: [&dyn Tool; 17] = [
 ];
 
 /// The tier the spec table gives `name`, or None when it is not a tool.
-pub fn allowlisted(name: &str) -> Option<Tier> {
+pub(crate) fn allowlisted(name: &str) -> Option<Tier> {
     TOOLS
         .iter()
         .map(|t| t.spec())
@@ -88,11 +88,11 @@ pub trait Tool: Send + Sync {
 }
 
 /// How a declared tool runs a call.
-pub type Runner = for<'a> fn(&'a ToolContext, &'a Args) -> BoxFuture<'a, ToolOutcome>;
+pub(crate) type Runner = for<'a> fn(&'a ToolContext, &'a Args) -> BoxFuture<'a, ToolOutcome>;
 
 /// A tool body that builds its result as a [`Value`] (and ends any other
 /// way with `Err`), boxed as the [`Runner`] a [`Declared`] holds.
-pub fn outcome_of<'a>(
+pub(crate) fn outcome_of<'a>(
     body: impl Future<Output = ToolResult> + Send + 'a,
 ) -> BoxFuture<'a, ToolOutcome> {
     Box::pin(async move { ToolOutcome::from(body.await) })
@@ -101,11 +101,11 @@ pub fn outcome_of<'a>(
 /// A tool as its file declares it: the spec and the function that runs a
 /// call. Every tool in [`TOOLS`] is one of these.
 #[derive(Clone, Copy)]
-pub struct Declared {
+pub(crate) struct Declared {
     /// Its declaration.
-    pub spec: ToolSpec,
+    pub(crate) spec: ToolSpec,
     /// Its run.
-    pub run: Runner,
+    pub(crate) run: Runner,
 }
 
 impl Tool for Declared {
@@ -133,7 +133,8 @@ impl Tool for &'static dyn Tool {
 /// not allow (a name off the table, a tier that differs, or a name twice).
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[error("tool {0} is not on the allowlist as registered")]
-pub struct NotAllowed(pub String);
+#[cfg(test)]
+pub(crate) struct NotAllowed(pub String);
 
 /// The served tools.
 pub struct ToolBox {
@@ -152,7 +153,8 @@ impl ToolBox {
     }
 
     /// A box with exactly these tools, each checked against the spec table.
-    pub fn with_tools(tools: Vec<Box<dyn Tool>>) -> Result<ToolBox, NotAllowed> {
+    #[cfg(test)]
+    pub(crate) fn with_tools(tools: Vec<Box<dyn Tool>>) -> Result<ToolBox, NotAllowed> {
         for (i, tool) in tools.iter().enumerate() {
             let spec = tool.spec();
             let twice = tools[..i].iter().any(|t| t.spec().name == spec.name);
@@ -176,7 +178,11 @@ impl ToolBox {
 
     /// The tool a call names, or the error that refuses it (see the module
     /// docs for the order).
-    pub fn resolve(&self, name: &str, settings: &Settings) -> Result<&dyn Tool, &'static str> {
+    pub(crate) fn resolve(
+        &self,
+        name: &str,
+        settings: &Settings,
+    ) -> Result<&dyn Tool, &'static str> {
         let tier = allowlisted(name).ok_or(UNKNOWN_TOOL)?;
         match tier {
             Tier::Debug if !settings.debug => return Err(DEBUG_DISABLED),
@@ -187,7 +193,7 @@ impl ToolBox {
     }
 
     /// Resolves and runs a call: the tool's name, then its argument names
-    /// (see [`ToolSpec::check_names`]), then the tool itself. A result the
+    /// (see `ToolSpec::check_names`), then the tool itself. A result the
     /// tool encoded itself comes back decoded, as `Ok`, as a client reads
     /// it; never as [`ToolOutcome::Encoded`].
     pub async fn call(&self, name: &str, ctx: &ToolContext, args: &Args) -> ToolOutcome {
@@ -202,7 +208,7 @@ impl ToolBox {
 
     /// [`call`](Self::call) for the answer to send: a result the tool
     /// encoded itself stays [`ToolOutcome::Encoded`].
-    pub async fn answer(&self, name: &str, ctx: &ToolContext, args: &Args) -> ToolOutcome {
+    pub(crate) async fn answer(&self, name: &str, ctx: &ToolContext, args: &Args) -> ToolOutcome {
         let tool = match self.resolve(name, &ctx.settings) {
             Ok(tool) => tool,
             Err(text) => return ToolOutcome::error(text),
@@ -231,7 +237,7 @@ impl Default for ToolBox {
 
 const UNKNOWN_TOOL: &str = "unknown tool";
 
-pub use crate::read::errors::DEBUG_DISABLED;
+pub(crate) use crate::read::errors::DEBUG_DISABLED;
 
 #[cfg(test)]
 mod tests {

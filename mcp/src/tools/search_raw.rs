@@ -40,11 +40,11 @@ use serde_json::{json, Value};
 const NAME: &str = "search_raw";
 
 /// The default `limit`.
-pub const DEFAULT_LIMIT: i64 = 200;
+pub(crate) const DEFAULT_LIMIT: i64 = 200;
 /// The largest `limit`; larger values are clamped to it.
-pub const MAX_LIMIT: i64 = 2000;
+pub(crate) const MAX_LIMIT: i64 = 2000;
 
-pub use crate::read::errors::INVALID_DIRECTION;
+pub(crate) use crate::read::errors::INVALID_DIRECTION;
 
 const DESCRIPTION: &str = "Debug, unstable: a session's raw IRC lines (redacted) matching \
 filters, oldest first, from a cursor to the newest line. commands: IRC commands or numerics, read \
@@ -65,7 +65,7 @@ const COUNT_ONLY: Flag = Flag::new(
 );
 
 /// The search_raw tool, declared.
-pub const TOOL: Declared = Declared {
+pub(crate) const TOOL: Declared = Declared {
     spec: ToolSpec {
         name: NAME,
         tier: Tier::Debug,
@@ -86,7 +86,7 @@ pub const TOOL: Declared = Declared {
 
 /// What a line must be to match.
 #[derive(Debug)]
-pub struct Filter {
+pub(crate) struct Filter {
     /// Upper-cased commands; None: any command; empty: none matches.
     commands: Option<Vec<String>>,
     direction: Option<Direction>,
@@ -97,7 +97,7 @@ pub struct Filter {
 
 impl Filter {
     /// The filters as sent (already type-checked).
-    pub fn new(
+    pub(crate) fn new(
         commands: Option<Vec<&str>>,
         direction: Option<&str>,
         contains: Option<&str>,
@@ -133,7 +133,7 @@ impl Filter {
     }
 
     /// True when `line` passes every filter.
-    pub fn matches(&self, line: &RawLine, scratch: &mut Scratch) -> bool {
+    pub(crate) fn matches(&self, line: &RawLine, scratch: &mut Scratch) -> bool {
         if self.direction.is_some_and(|d| d != line.dir) {
             return false;
         }
@@ -174,7 +174,7 @@ async fn run(ctx: &ToolContext, args: &Args) -> ToolResult {
 
 /// The binding of search_raw's cursors: this tool, the session and the
 /// filters.
-pub fn binding(session: &str, filter: &Filter) -> Binding {
+pub(crate) fn binding(session: &str, filter: &Filter) -> Binding {
     Binding::new(Kind::SearchRaw, NAME, session, &filter.key)
 }
 
@@ -216,7 +216,7 @@ fn finish(result: &mut Value, withheld: u64, evicted: bool) {
 }
 
 /// The count_only result: every match in `window`.
-pub fn count(window: &Window, filter: &Filter, withhold: &Withholder) -> Value {
+pub(crate) fn count(window: &Window, filter: &Filter, withhold: &Withholder) -> Value {
     let mut scratch = Scratch::default();
     let mut span = Span::default();
     let (mut count, mut held) = (0u64, 0u64);
@@ -237,7 +237,7 @@ pub fn count(window: &Window, filter: &Filter, withhold: &Withholder) -> Value {
 }
 
 /// A page of matches from `window` under `limit` and `budget` bytes.
-pub fn page(
+pub(crate) fn page(
     window: &Window,
     filter: &Filter,
     withhold: &Withholder,

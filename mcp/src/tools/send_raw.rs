@@ -39,7 +39,7 @@ const SENDING_DISABLED: &str = "sending is disabled";
 const LINE: RequiredText = RequiredText::new("line", "The raw IRC line, without a line ending.");
 
 /// The send_raw tool, declared.
-pub const TOOL: Declared = Declared {
+pub(crate) const TOOL: Declared = Declared {
     spec: ToolSpec {
         name: NAME,
         tier: Tier::Send,

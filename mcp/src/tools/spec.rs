@@ -2,8 +2,8 @@
 //! annotations and arguments. Both the tools/list entry and the argument
 //! checks are generated from it, so no argument name is written twice.
 //!
-//! An argument is declared as a typed constant ([`Text`], [`RequiredText`],
-//! [`Integer`], [`Flag`], [`Texts`], [`Object`]) whose `spec` goes into the
+//! An argument is declared as a typed constant (`Text`, `RequiredText`,
+//! `Integer`, `Flag`, `Texts`, `Object`) whose `spec` goes into the
 //! tool's [`ToolSpec::args`] and whose `read` is the only way the tool gets
 //! its value. So a tool cannot read an argument its schema does not declare,
 //! or read it as another type than the schema says:
@@ -25,7 +25,7 @@
 //! ```
 //!
 //! A tool file pairs its spec with its run as a
-//! [`Declared`](crate::tools::registry::Declared) named `TOOL`, and the
+//! `Declared` named `TOOL`, and the
 //! spec table (`crate::tools::TOOLS`) lists it: adding a tool is its file
 //! and that one line.
 //!
@@ -46,7 +46,7 @@ use serde_json::{json, Map, Value};
 
 /// What calling a tool can change, as its tools/list annotations say.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Effect {
+pub(crate) enum Effect {
     /// Changes nothing.
     ReadOnly,
     /// Changes only the subscriptions, never IRC; repeating one is not a
@@ -58,7 +58,7 @@ pub enum Effect {
 
 impl Effect {
     /// The tools/list annotations.
-    pub fn annotations(self) -> Value {
+    pub(crate) fn annotations(self) -> Value {
         match self {
             Effect::ReadOnly => json!({ "readOnlyHint": true }),
             Effect::Subscriptions => json!({
@@ -82,11 +82,11 @@ pub struct ToolSpec {
     /// Its name: one of the contract's seventeen.
     pub name: &'static str,
     /// The switch that serves it.
-    pub tier: Tier,
+    pub(crate) tier: Tier,
     /// Its tools/list description.
-    pub description: &'static str,
+    pub(crate) description: &'static str,
     /// What it can change.
-    pub effect: Effect,
+    pub(crate) effect: Effect,
     /// Its arguments, in the order the tool reads them.
     pub args: &'static [ArgSpec],
 }
@@ -106,7 +106,7 @@ impl ToolSpec {
     /// The checks made before the tool runs: an argument that exists only
     /// with control.debug, sent while it is off; then a name the spec does
     /// not declare.
-    pub fn check_names(&self, args: &Args, settings: &Settings) -> Result<(), ToolOutcome> {
+    pub(crate) fn check_names(&self, args: &Args, settings: &Settings) -> Result<(), ToolOutcome> {
         let debug_only_sent = self
             .args
             .iter()
@@ -124,13 +124,13 @@ pub struct ArgSpec {
     /// Its name, as the client sends it.
     pub name: &'static str,
     /// Its schema description.
-    pub description: &'static str,
+    pub(crate) description: &'static str,
     /// Its JSON type and default.
     pub shape: Shape,
     /// Listed under `required`.
     pub required: bool,
     /// Exists only while control.debug is on (subscribe's raw and log).
-    pub debug_only: bool,
+    pub(crate) debug_only: bool,
 }
 
 /// An argument's JSON type, with the default its schema states.
@@ -212,21 +212,21 @@ fn expect_declared(args: &Args, declared: &[ArgSpec]) -> Result<(), ArgError> {
 
 /// An optional string argument.
 #[derive(Clone, Copy, Debug)]
-pub struct Text {
+pub(crate) struct Text {
     /// Its declaration.
-    pub spec: ArgSpec,
+    pub(crate) spec: ArgSpec,
 }
 
 impl Text {
     /// An optional string without a default.
-    pub const fn new(name: &'static str, description: &'static str) -> Text {
+    pub(crate) const fn new(name: &'static str, description: &'static str) -> Text {
         Text {
             spec: ArgSpec::new(name, description, Shape::Text(None)),
         }
     }
 
     /// Its value; `None` when absent or `null`.
-    pub fn read<'a>(&self, args: &'a Args) -> Result<Option<&'a str>, ArgError> {
+    pub(crate) fn read<'a>(&self, args: &'a Args) -> Result<Option<&'a str>, ArgError> {
         args.opt_str(self.spec.name)
     }
 }
@@ -234,15 +234,15 @@ impl Text {
 /// An optional string argument with a default: what the tool gets when it
 /// is absent is exactly what the schema states.
 #[derive(Clone, Copy, Debug)]
-pub struct Choice {
+pub(crate) struct Choice {
     /// Its declaration.
-    pub spec: ArgSpec,
+    pub(crate) spec: ArgSpec,
     default: &'static str,
 }
 
 impl Choice {
     /// A string that is `default` when absent.
-    pub const fn new(
+    pub(crate) const fn new(
         name: &'static str,
         default: &'static str,
         description: &'static str,
@@ -254,37 +254,37 @@ impl Choice {
     }
 
     /// Its value, or the default when absent or `null`.
-    pub fn read<'a>(&self, args: &'a Args) -> Result<&'a str, ArgError> {
+    pub(crate) fn read<'a>(&self, args: &'a Args) -> Result<&'a str, ArgError> {
         Ok(args.opt_str(self.spec.name)?.unwrap_or(self.default))
     }
 }
 
 /// A required string argument.
 #[derive(Clone, Copy, Debug)]
-pub struct RequiredText {
+pub(crate) struct RequiredText {
     /// Its declaration.
-    pub spec: ArgSpec,
+    pub(crate) spec: ArgSpec,
 }
 
 impl RequiredText {
     /// A required string.
-    pub const fn new(name: &'static str, description: &'static str) -> RequiredText {
+    pub(crate) const fn new(name: &'static str, description: &'static str) -> RequiredText {
         let mut spec = ArgSpec::new(name, description, Shape::Text(None));
         spec.required = true;
         RequiredText { spec }
     }
 
     /// Its value; `missing <name>` when absent or `null`.
-    pub fn read<'a>(&self, args: &'a Args) -> Result<&'a str, ArgError> {
+    pub(crate) fn read<'a>(&self, args: &'a Args) -> Result<&'a str, ArgError> {
         args.required_str(self.spec.name)
     }
 }
 
 /// An integer argument with a default, clamped (never refused) to a range.
 #[derive(Clone, Copy, Debug)]
-pub struct Integer {
+pub(crate) struct Integer {
     /// Its declaration.
-    pub spec: ArgSpec,
+    pub(crate) spec: ArgSpec,
     default: i64,
     min: i64,
     max: i64,
@@ -293,7 +293,7 @@ pub struct Integer {
 impl Integer {
     /// An integer named `name`: `default` when absent, else clamped to
     /// `min`…`max`.
-    pub const fn new(
+    pub(crate) const fn new(
         name: &'static str,
         default: i64,
         min: i64,
@@ -309,12 +309,12 @@ impl Integer {
     }
 
     /// A page's `limit`: `default` when absent, else clamped to 1…`max`.
-    pub const fn limit(default: i64, max: i64, description: &'static str) -> Integer {
+    pub(crate) const fn limit(default: i64, max: i64, description: &'static str) -> Integer {
         Integer::new("limit", default, 1, max, description)
     }
 
     /// Its value: the default when absent or `null`, else clamped.
-    pub fn read(&self, args: &Args) -> Result<i64, ArgError> {
+    pub(crate) fn read(&self, args: &Args) -> Result<i64, ArgError> {
         Ok(clamp(
             args.opt_int(self.spec.name)?.unwrap_or(self.default),
             self.min,
@@ -324,22 +324,22 @@ impl Integer {
 
     /// [`Integer::read`] as a count: the ranges tools use are never
     /// negative, and a negative one would read as 0.
-    pub fn read_count(&self, args: &Args) -> Result<usize, ArgError> {
+    pub(crate) fn read_count(&self, args: &Args) -> Result<usize, ArgError> {
         Ok(usize::try_from(self.read(args)?).unwrap_or(0))
     }
 }
 
 /// A boolean argument with a default.
 #[derive(Clone, Copy, Debug)]
-pub struct Flag {
+pub(crate) struct Flag {
     /// Its declaration.
-    pub spec: ArgSpec,
+    pub(crate) spec: ArgSpec,
     default: bool,
 }
 
 impl Flag {
     /// A boolean that is `default` when absent.
-    pub const fn new(name: &'static str, default: bool, description: &'static str) -> Flag {
+    pub(crate) const fn new(name: &'static str, default: bool, description: &'static str) -> Flag {
         Flag {
             spec: ArgSpec::new(name, description, Shape::Flag(default)),
             default,
@@ -347,28 +347,28 @@ impl Flag {
     }
 
     /// Its value, or the default when absent or `null`.
-    pub fn read(&self, args: &Args) -> Result<bool, ArgError> {
+    pub(crate) fn read(&self, args: &Args) -> Result<bool, ArgError> {
         Ok(args.opt_bool(self.spec.name)?.unwrap_or(self.default))
     }
 }
 
 /// An optional array-of-strings argument.
 #[derive(Clone, Copy, Debug)]
-pub struct Texts {
+pub(crate) struct Texts {
     /// Its declaration.
-    pub spec: ArgSpec,
+    pub(crate) spec: ArgSpec,
 }
 
 impl Texts {
     /// An optional array of strings.
-    pub const fn new(name: &'static str, description: &'static str) -> Texts {
+    pub(crate) const fn new(name: &'static str, description: &'static str) -> Texts {
         Texts {
             spec: ArgSpec::new(name, description, Shape::Texts),
         }
     }
 
     /// Its entries; `None` when absent or `null`.
-    pub fn read<'a>(&self, args: &'a Args) -> Result<Option<Vec<&'a str>>, ArgError> {
+    pub(crate) fn read<'a>(&self, args: &'a Args) -> Result<Option<Vec<&'a str>>, ArgError> {
         args.opt_str_array(self.spec.name)
     }
 }
@@ -376,14 +376,14 @@ impl Texts {
 /// An optional closed-object argument: its own properties are declared the
 /// same way, and its errors name them `<name>.<property>`.
 #[derive(Clone, Copy, Debug)]
-pub struct Object {
+pub(crate) struct Object {
     /// Its declaration.
-    pub spec: ArgSpec,
+    pub(crate) spec: ArgSpec,
 }
 
 impl Object {
     /// An object taking exactly `properties`.
-    pub const fn new(
+    pub(crate) const fn new(
         name: &'static str,
         description: &'static str,
         properties: &'static [ArgSpec],
@@ -394,14 +394,14 @@ impl Object {
     }
 
     /// The same object, existing only while control.debug is on.
-    pub const fn debug_only(mut self) -> Object {
+    pub(crate) const fn debug_only(mut self) -> Object {
         self.spec.debug_only = true;
         self
     }
 
     /// Its properties, after refusing one it does not take; `None` when
     /// absent or `null`.
-    pub fn read(&self, args: &Args) -> Result<Option<Args>, ArgError> {
+    pub(crate) fn read(&self, args: &Args) -> Result<Option<Args>, ArgError> {
         let Some(inner) = args.opt_object(self.spec.name)? else {
             return Ok(None);
         };
@@ -413,19 +413,21 @@ impl Object {
 }
 
 /// `session`, as most per-session tools take it.
-pub const SESSION: RequiredText = RequiredText::new("session", "A session id from list_sessions.");
+pub(crate) const SESSION: RequiredText =
+    RequiredText::new("session", "A session id from list_sessions.");
 
 /// `buffer`, as the per-buffer tools take it.
-pub const BUFFER: RequiredText = RequiredText::new("buffer", "A buffer id from list_buffers.");
+pub(crate) const BUFFER: RequiredText =
+    RequiredText::new("buffer", "A buffer id from list_buffers.");
 
 /// `contains` of the tools that filter lines (raw or log) by their text.
-pub const LINE_CONTAINS: Text = Text::new(
+pub(crate) const LINE_CONTAINS: Text = Text::new(
     "contains",
     "Only lines containing this text, ignoring case.",
 );
 
 /// `cursor` of a tool that pages forwards with a `next_cursor`.
-pub const NEXT_CURSOR: Text = Text::new("cursor", "A previous next_cursor.");
+pub(crate) const NEXT_CURSOR: Text = Text::new("cursor", "A previous next_cursor.");
 
 #[cfg(test)]
 mod tests {

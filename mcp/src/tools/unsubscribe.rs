@@ -15,7 +15,7 @@ const DESCRIPTION: &str = "Remove a subscription; everything its inbox held is g
 const ID: RequiredText = RequiredText::new("id", "A subscription id.");
 
 /// The unsubscribe tool, declared.
-pub const TOOL: Declared = Declared {
+pub(crate) const TOOL: Declared = Declared {
     spec: ToolSpec {
         name: NAME,
         tier: Tier::Release,

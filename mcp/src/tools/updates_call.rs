@@ -6,10 +6,10 @@ use crate::updates::handle::Asked;
 use crate::updates::SubId;
 
 /// The tool error for an id that names no live subscription.
-pub const UNKNOWN_SUBSCRIPTION: &str = "unknown subscription";
+pub(crate) const UNKNOWN_SUBSCRIPTION: &str = "unknown subscription";
 
 /// A call the registry did not answer.
-pub fn asked(e: Asked) -> ToolOutcome {
+pub(crate) fn asked(e: Asked) -> ToolOutcome {
     match e {
         Asked::Cancelled => ToolOutcome::Cancelled,
         Asked::Gone => ToolOutcome::internal(e),
@@ -17,6 +17,6 @@ pub fn asked(e: Asked) -> ToolOutcome {
 }
 
 /// An `id` argument: a malformed one names no subscription.
-pub fn sub_id(id: &str) -> Result<SubId, ToolOutcome> {
+pub(crate) fn sub_id(id: &str) -> Result<SubId, ToolOutcome> {
     SubId::parse(id).ok_or_else(|| ToolOutcome::error(UNKNOWN_SUBSCRIPTION))
 }

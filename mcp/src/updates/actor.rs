@@ -33,7 +33,7 @@ const PUMP_BATCH: usize = 256;
 
 /// How a wait ended.
 #[derive(Debug, PartialEq)]
-pub enum WaitAnswer {
+pub(crate) enum WaitAnswer {
     /// The read that ended it (an event arrived, or the timeout passed:
     /// then `{"timed_out":true,"untrusted":true,"updates":[]}`).
     Ready(Value),
@@ -47,15 +47,15 @@ pub enum WaitAnswer {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReadSpec {
     /// One subscription, or every one.
-    pub target: Option<SubId>,
+    pub(crate) target: Option<SubId>,
     /// Digest or full.
-    pub detail: Detail,
+    pub(crate) detail: Detail,
     /// Leave everything in place.
-    pub peek: bool,
+    pub(crate) peek: bool,
 }
 
 /// Messages the registry handles.
-pub enum RegistryMsg {
+pub(crate) enum RegistryMsg {
     /// subscribe.
     Subscribe(Filter, RpcReplyPort<Result<Subscribed, Full>>),
     /// subscribe, once the new subscription's starting points in the rings
@@ -123,14 +123,14 @@ pub struct Stats {
 }
 
 /// What the registry starts with.
-pub struct RegistryArgs {
+pub(crate) struct RegistryArgs {
     /// The sessions collected from, as readers only.
-    pub sessions: ReadOnlySessions,
+    pub(crate) sessions: ReadOnlySessions,
     /// Where time is read.
-    pub clock: Arc<dyn Clock>,
+    pub(crate) clock: Arc<dyn Clock>,
     /// The debug capture raw and log subscriptions read (off: they are
     /// paused).
-    pub capture: Capture,
+    pub(crate) capture: Capture,
 }
 
 struct Parked {
@@ -140,7 +140,7 @@ struct Parked {
 }
 
 /// The registry actor's state.
-pub struct RegistryState {
+pub(crate) struct RegistryState {
     sessions: ReadOnlySessions,
     clock: Arc<dyn Clock>,
     registry: Registry,
@@ -156,7 +156,7 @@ pub struct RegistryState {
 }
 
 /// The registry actor.
-pub struct RegistryActor;
+pub(crate) struct RegistryActor;
 
 impl Actor for RegistryActor {
     type Msg = RegistryMsg;

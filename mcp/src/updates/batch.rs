@@ -15,16 +15,16 @@ use rete_engine::view::SessionView;
 
 /// A set of row kinds, as a bit mask over [`Kind::ALL`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct KindSet(u32);
+pub(crate) struct KindSet(u32);
 
 impl KindSet {
     /// Adds a kind.
-    pub fn insert(&mut self, kind: Kind) {
+    pub(crate) fn insert(&mut self, kind: Kind) {
         self.0 |= Self::bit(kind);
     }
 
     /// True when the kind is in the set.
-    pub fn contains(self, kind: Kind) -> bool {
+    pub(crate) fn contains(self, kind: Kind) -> bool {
         self.0 & Self::bit(kind) != 0
     }
 
@@ -36,51 +36,51 @@ impl KindSet {
 
 /// One batch's questions for a session.
 #[derive(Clone, Debug, Default)]
-pub struct BatchRequest {
+pub(crate) struct BatchRequest {
     /// The batch's number, which its answer carries back: an answer to a
     /// batch the registry no longer waits for is ignored, and a starting
     /// point is only taken from a batch numbered after its subscription.
-    pub batch: u64,
+    pub(crate) batch: u64,
     /// The queued ranges, one per buffer.
-    pub ranges: Vec<Range>,
+    pub(crate) ranges: Vec<Range>,
     /// The kinds any subscription collects; other rows are not cloned.
-    pub kinds: KindSet,
+    pub(crate) kinds: KindSet,
     /// Read every buffer's last seq too (a subscription's starting point).
-    pub starts: bool,
+    pub(crate) starts: bool,
 }
 
 /// One buffer's part of a batch.
 #[derive(Clone, Debug)]
-pub struct BufferRows {
+pub(crate) struct BufferRows {
     /// The range that was asked for.
-    pub range: Range,
+    pub(crate) range: Range,
     /// The buffer's name ("" when the session does not list it).
-    pub name: String,
+    pub(crate) name: String,
     /// Its kind, when the session lists it.
-    pub kind: Option<BufferKind>,
+    pub(crate) kind: Option<BufferKind>,
     /// The rows of the range still held, of the wanted kinds, in seq order.
-    pub rows: Vec<Row>,
+    pub(crate) rows: Vec<Row>,
     /// True when rows of the range were evicted before this read.
-    pub lost: bool,
+    pub(crate) lost: bool,
 }
 
 /// What one batch brought back.
 #[derive(Clone, Debug, Default)]
-pub struct BatchData {
+pub(crate) struct BatchData {
     /// The request's number.
-    pub batch: u64,
+    pub(crate) batch: u64,
     /// The session's nick at the read: mentions are judged against it.
-    pub nick: String,
+    pub(crate) nick: String,
     /// The session's secret scanner at the read.
-    pub withholder: Withholder,
+    pub(crate) withholder: Withholder,
     /// One entry per range asked for.
-    pub buffers: Vec<BufferRows>,
+    pub(crate) buffers: Vec<BufferRows>,
     /// Every buffer's last seq, when starts were asked for.
-    pub starts: Option<Vec<(BufferId, u64)>>,
+    pub(crate) starts: Option<Vec<(BufferId, u64)>>,
 }
 
 /// Answers a batch request from a session's view.
-pub fn read_batch(view: &SessionView<'_>, request: BatchRequest) -> BatchData {
+pub(crate) fn read_batch(view: &SessionView<'_>, request: BatchRequest) -> BatchData {
     let batch = request.batch;
     let buffers = request
         .ranges

@@ -27,29 +27,29 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 /// The fixed pause between one batch and the next while signals keep coming.
-pub const PAUSE: Duration = Duration::from_millis(20);
+pub(crate) const PAUSE: Duration = Duration::from_millis(20);
 
 /// At most this many changes are queued per session.
-pub const MAX_PENDING: usize = 256;
+pub(crate) const MAX_PENDING: usize = 256;
 
 /// What a batch reads from one buffer: rows `from..=through` by seq.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Range {
+pub(crate) struct Range {
     /// The buffer.
-    pub buffer: BufferId,
+    pub(crate) buffer: BufferId,
     /// The first seq signalled.
-    pub from: u64,
+    pub(crate) from: u64,
     /// The last seq signalled.
-    pub through: u64,
+    pub(crate) through: u64,
     /// True when Rete cannot tell which rows of the range were live (the
     /// queue overflowed or the sequence restarted): nothing from it is
     /// delivered or counted, and the buffer is reported evicted.
-    pub evicted: bool,
+    pub(crate) evicted: bool,
 }
 
 /// Where the collector is between batches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Phase {
+pub(crate) enum Phase {
     /// Nothing queued and nothing being read: the next signal starts a batch.
     Idle,
     /// A batch is being read; signals queue for the next.
@@ -60,7 +60,7 @@ pub enum Phase {
 
 /// What the caller must do after feeding the collector.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Next {
+pub(crate) enum Next {
     /// Nothing now.
     Wait,
     /// Start a batch now: call [`Collector::take_batch`] and read it.
@@ -77,7 +77,7 @@ struct Queued {
 
 /// One session's pending changes and batch timing.
 #[derive(Debug)]
-pub struct Collector {
+pub(crate) struct Collector {
     phase: Phase,
     queue: Vec<Queued>,
     changes: usize,
@@ -96,7 +96,7 @@ impl Default for Collector {
 
 impl Collector {
     /// An idle collector with nothing queued.
-    pub fn new() -> Collector {
+    pub(crate) fn new() -> Collector {
         Collector {
             phase: Phase::Idle,
             queue: Vec::new(),
@@ -107,17 +107,18 @@ impl Collector {
     }
 
     /// Where it is.
-    pub fn phase(&self) -> Phase {
+    pub(crate) fn phase(&self) -> Phase {
         self.phase
     }
 
     /// Changes queued for the next batch.
-    pub fn pending_changes(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn pending_changes(&self) -> usize {
         self.changes
     }
 
     /// A row was stored in a covered buffer.
-    pub fn signal(&mut self, buffer: &BufferId, seq: u64) -> Next {
+    pub(crate) fn signal(&mut self, buffer: &BufferId, seq: u64) -> Next {
         let restarted = self
             .last_seen
             .insert(buffer.clone(), seq)
@@ -151,7 +152,7 @@ impl Collector {
     }
 
     /// A batch is wanted even without rows (to read a starting point).
-    pub fn want_batch(&mut self) -> Next {
+    pub(crate) fn want_batch(&mut self) -> Next {
         self.wanted = true;
         self.start_if_idle()
     }
@@ -161,13 +162,13 @@ impl Collector {
     /// the caller compares it with what the buffers hold — and wants a batch
     /// to read that. What was seen is forgotten, so the next signal for a
     /// buffer cannot be judged a restart.
-    pub fn lagged(&mut self) -> (HashMap<BufferId, u64>, Next) {
+    pub(crate) fn lagged(&mut self) -> (HashMap<BufferId, u64>, Next) {
         let seen = std::mem::take(&mut self.last_seen);
         (seen, self.want_batch())
     }
 
     /// Takes everything queued as the batch to read now.
-    pub fn take_batch(&mut self) -> Vec<Range> {
+    pub(crate) fn take_batch(&mut self) -> Vec<Range> {
         self.phase = Phase::Reading;
         self.wanted = false;
         self.changes = 0;
@@ -175,7 +176,7 @@ impl Collector {
     }
 
     /// The batch's read finished (or failed). Returns when to look again.
-    pub fn batch_done(&mut self, now: Instant) -> Next {
+    pub(crate) fn batch_done(&mut self, now: Instant) -> Next {
         if self.queue.is_empty() && !self.wanted {
             self.phase = Phase::Idle;
             Next::Wait
@@ -186,7 +187,7 @@ impl Collector {
     }
 
     /// The pause is over: a batch starts when anything is queued.
-    pub fn pause_over(&mut self) -> Next {
+    pub(crate) fn pause_over(&mut self) -> Next {
         if self.phase != Phase::Pausing {
             return Next::Wait;
         }

@@ -31,17 +31,17 @@ use std::time::{Duration, Instant};
 
 /// At most this many raw or log events are stored per subscription in any
 /// rolling [`RATE_WINDOW`]; past it they are counted in `suppressed`.
-pub const MAX_PER_WINDOW: usize = 200;
+pub(crate) const MAX_PER_WINDOW: usize = 200;
 
 /// The rolling window of [`MAX_PER_WINDOW`].
-pub const RATE_WINDOW: Duration = Duration::from_secs(60);
+pub(crate) const RATE_WINDOW: Duration = Duration::from_secs(60);
 
 /// How often the rings are polled, at most.
-pub const POLL_EVERY: Duration = Duration::from_secs(1);
+pub(crate) const POLL_EVERY: Duration = Duration::from_secs(1);
 
 /// Where a subscription stands in one session's raw tap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RawAt {
+pub(crate) enum RawAt {
     /// Not read yet: the next poll that reads the tap takes its end.
     Pending,
     /// The tap was empty when read: every line in it is new.
@@ -52,23 +52,23 @@ pub enum RawAt {
 
 /// Where a new subscription starts in the rings, read when it is made.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Starts {
+pub(crate) struct Starts {
     /// Each running session its raw filter covers, with the end of its tap,
     /// or None when the tap did not answer. Empty (no such session, or no
     /// raw filter): the raw positions are still to be taken.
-    pub raw: Vec<(SessionId, Option<Pos>)>,
+    pub(crate) raw: Vec<(SessionId, Option<Pos>)>,
     /// The log ring's end; None when it was not read (no log filter) or the
     /// read could not scan.
-    pub log: Option<u64>,
+    pub(crate) log: Option<u64>,
     /// The capture's clear count when the reads began (see
     /// [`crate::debug::Capture::clears`]): positions read before a clear
     /// are of lines since cleared.
-    pub clears: u64,
+    pub(crate) clears: u64,
 }
 
 /// One subscription's standing in the rings, and its rate window.
 #[derive(Debug, Default)]
-pub struct Feed {
+pub(crate) struct Feed {
     /// True until a poll read some session's tap for it.
     raw_pending: bool,
     /// Per session read so far; a session not here appeared later and is
@@ -82,7 +82,8 @@ pub struct Feed {
 
 impl Feed {
     /// A feed whose starting points are all still to be taken.
-    pub fn new() -> Feed {
+    #[cfg(test)]
+    pub(crate) fn new() -> Feed {
         Feed {
             raw_pending: true,
             ..Feed::default()
@@ -92,7 +93,7 @@ impl Feed {
     /// A feed starting where `starts` says: each session read after its
     /// tap's end (pending where the tap did not answer), the log ring after
     /// its end. With no session's end read, every raw position is pending.
-    pub fn starting(starts: &Starts) -> Feed {
+    pub(crate) fn starting(starts: &Starts) -> Feed {
         let raw = starts
             .raw
             .iter()
@@ -107,14 +108,14 @@ impl Feed {
     }
 
     /// The capture was cleared (debug off): every position is pending again.
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.raw_pending = true;
         self.raw.clear();
         self.log_after = None;
     }
 
     /// Where this subscription stands in `session`'s tap.
-    pub fn raw_at(&self, session: &SessionId) -> RawAt {
+    pub(crate) fn raw_at(&self, session: &SessionId) -> RawAt {
         match self.raw.get(session) {
             Some(at) => *at,
             None if self.raw_pending => RawAt::Pending,
@@ -123,13 +124,13 @@ impl Feed {
     }
 
     /// The log ring position lines must be after; None: still pending.
-    pub fn log_after(&self) -> Option<u64> {
+    pub(crate) fn log_after(&self) -> Option<u64> {
         self.log_after
     }
 
     /// True when one more raw or log event may be stored at `now`; counts
     /// it in the window when so.
-    pub fn admit(&mut self, now: Instant) -> bool {
+    pub(crate) fn admit(&mut self, now: Instant) -> bool {
         while self
             .stored
             .front()
@@ -150,7 +151,7 @@ impl Feed {
     /// tap's capacity: `dropped_through`, the newest position the ring
     /// dropped, is after this subscription's (in its tap, or in a later
     /// one after a reconnect, which a sequence gap alone would not show).
-    pub fn take_raw<'a>(
+    pub(crate) fn take_raw<'a>(
         &mut self,
         session: &SessionId,
         lines: &'a [RawLine],
@@ -183,7 +184,7 @@ impl Feed {
     /// at its start) covers every line this subscription has not seen: it
     /// began at or before this subscription's position. A pending or fresh
     /// position needs the tap from its start.
-    pub fn raw_read_covers(&self, session: &SessionId, after: Option<Pos>) -> bool {
+    pub(crate) fn raw_read_covers(&self, session: &SessionId, after: Option<Pos>) -> bool {
         match (after, self.raw_at(session)) {
             (None, _) => true,
             (Some(read), RawAt::After(at)) => read <= at,
@@ -194,7 +195,7 @@ impl Feed {
     /// A poll could not read `session`'s tap: while this subscription's
     /// starting points are still to be taken, that session's stays pending
     /// too (lines until the poll that can read it are history).
-    pub fn keep_pending(&mut self, session: &SessionId) {
+    pub(crate) fn keep_pending(&mut self, session: &SessionId) {
         if self.raw_pending {
             self.raw.entry(session.clone()).or_insert(RawAt::Pending);
         }
@@ -202,7 +203,7 @@ impl Feed {
 
     /// A poll read the raw taps: positions taken from now on are final,
     /// and a session first seen later is read from its start.
-    pub fn raw_read_done(&mut self) {
+    pub(crate) fn raw_read_done(&mut self) {
         self.raw_pending = false;
     }
 
@@ -210,7 +211,7 @@ impl Feed {
     /// could scan, of lines after some position at or before this one's),
     /// and moves its position to `through`, the newest seq the read
     /// covered. A pending subscription takes `through` as its start.
-    pub fn take_log<'a>(
+    pub(crate) fn take_log<'a>(
         &mut self,
         lines: &'a [std::sync::Arc<LogLine>],
         through: u64,
@@ -225,21 +226,21 @@ impl Feed {
 }
 
 /// What [`Feed::take_raw`] took.
-pub struct RawTake<'a> {
+pub(crate) struct RawTake<'a> {
     /// The new lines, oldest first.
-    pub lines: &'a [RawLine],
+    pub(crate) lines: &'a [RawLine],
     /// A line between the old position and these was dropped at capacity.
-    pub evicted: bool,
+    pub(crate) evicted: bool,
 }
 
 /// The event for a raw line of `session`.
-pub fn raw_event(session: &SessionId, line: &RawLine, now: Instant) -> Event {
+pub(crate) fn raw_event(session: &SessionId, line: &RawLine, now: Instant) -> Event {
     let json = json!({"line": line_json(line), "session": session.as_str(), "type": "raw"});
     debug_event(Source::Raw, json, now)
 }
 
 /// The event for a log line.
-pub fn log_event(line: &LogLine, now: Instant) -> Event {
+pub(crate) fn log_event(line: &LogLine, now: Instant) -> Event {
     let json = json!({"line": line_object(line), "type": "log"});
     debug_event(Source::Log, json, now)
 }

@@ -3,20 +3,20 @@
 //! arguments are read and checked by the subscribe tool
 //! (`crate::tools::subscribe::parse`).
 
-use super::mention;
 use crate::read::matcher::Scratch;
 use rete_engine::buffer::BufferKind;
 use rete_engine::ids::{BufferId, SessionId};
+use rete_engine::mention;
 use rete_engine::row::{Kind, Row};
 use serde_json::{Map, Value};
 
-pub mod debug;
+pub(crate) mod debug;
 mod text;
-pub use debug::{LogFilter, RawFilter};
-pub use text::{MatchMode, TextMatch};
+pub(crate) use debug::{LogFilter, RawFilter};
+pub(crate) use text::{MatchMode, TextMatch};
 
 /// The message kinds a subscription can ask for.
-pub const KINDS: [Kind; 10] = [
+pub(crate) const KINDS: [Kind; 10] = [
     Kind::Privmsg,
     Kind::Action,
     Kind::Notice,
@@ -30,7 +30,7 @@ pub const KINDS: [Kind; 10] = [
 ];
 
 /// The kinds collected when kinds is absent: what people say.
-pub const DEFAULT_KINDS: [Kind; 3] = [Kind::Privmsg, Kind::Action, Kind::Notice];
+pub(crate) const DEFAULT_KINDS: [Kind; 3] = [Kind::Privmsg, Kind::Action, Kind::Notice];
 
 /// A subscription's message filters, normalised: what it collects and what
 /// list_subscriptions shows. Empty lists, false flags and an empty match are
@@ -38,37 +38,37 @@ pub const DEFAULT_KINDS: [Kind; 3] = [Kind::Privmsg, Kind::Action, Kind::Notice]
 #[derive(Clone, Debug, PartialEq)]
 pub struct Filter {
     /// Session ids, upper case, sorted, deduplicated.
-    pub sessions: Vec<SessionId>,
+    pub(crate) sessions: Vec<SessionId>,
     /// Buffer ids, upper case, sorted, deduplicated.
-    pub buffers: Vec<BufferId>,
+    pub(crate) buffers: Vec<BufferId>,
     /// Only messages that mention the session's current nick.
-    pub mentions: bool,
+    pub(crate) mentions: bool,
     /// Only messages in query buffers.
-    pub queries: bool,
+    pub(crate) queries: bool,
     /// Sender nicks, lowercased, empty entries dropped, sorted, deduplicated.
-    pub from: Vec<String>,
+    pub(crate) from: Vec<String>,
     /// The kinds collected, sorted and deduplicated; `None` is the default
     /// ([`DEFAULT_KINDS`]).
-    pub kinds: Option<Vec<Kind>>,
+    pub(crate) kinds: Option<Vec<Kind>>,
     /// The match; `None` when absent or empty.
-    pub text: Option<TextMatch>,
+    pub(crate) text: Option<TextMatch>,
     /// The raw filter (debug tier); `None` when absent.
-    pub raw: Option<RawFilter>,
+    pub(crate) raw: Option<RawFilter>,
     /// The log filter (debug tier); `None` when absent.
-    pub log: Option<LogFilter>,
+    pub(crate) log: Option<LogFilter>,
 }
 
 impl Filter {
     /// True when no filter is left: such a subscription is refused. A raw
     /// or log object, even `{}`, is a filter (every raw line, or every log
     /// line at warning or above).
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         !self.has_message_filter() && self.raw.is_none() && self.log.is_none()
     }
 
     /// True when some message filter was given. A subscription with only
     /// raw or log matches no messages.
-    pub fn has_message_filter(&self) -> bool {
+    pub(crate) fn has_message_filter(&self) -> bool {
         !(self.sessions.is_empty()
             && self.buffers.is_empty()
             && !self.mentions
@@ -80,7 +80,7 @@ impl Filter {
 
     /// The normalised `filters` object of subscribe and list_subscriptions:
     /// only what is present, the default match_mode left out.
-    pub fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> Value {
         let mut out = Map::new();
         let strings = |items: Vec<&str>| Value::from(items);
         if !self.sessions.is_empty() {
@@ -124,7 +124,7 @@ impl Filter {
     /// scope: any listed session or any listed buffer, or every session
     /// when it lists neither. Never, for a subscription with no message
     /// filter (only raw or log).
-    pub fn in_scope(&self, session: &SessionId, buffer: &BufferId) -> bool {
+    pub(crate) fn in_scope(&self, session: &SessionId, buffer: &BufferId) -> bool {
         if !self.has_message_filter() {
             return false;
         }
@@ -134,7 +134,7 @@ impl Filter {
     }
 
     /// True when rows of `kind` are collected.
-    pub fn wants_kind(&self, kind: Kind) -> bool {
+    pub(crate) fn wants_kind(&self, kind: Kind) -> bool {
         match &self.kinds {
             Some(kinds) => kinds.binary_search(&kind).is_ok(),
             None => DEFAULT_KINDS.contains(&kind),
@@ -145,7 +145,8 @@ impl Filter {
     /// caller's, through [`Filter::in_scope`]). `None` when a filter refuses
     /// it; otherwise whether it mentions `nick`, the session's current nick,
     /// which a digest counts even when mentions is not a filter.
-    pub fn matches(&self, row: &Row, buffer_kind: BufferKind, nick: &str) -> Option<bool> {
+    #[cfg(test)]
+    pub(crate) fn matches(&self, row: &Row, buffer_kind: BufferKind, nick: &str) -> Option<bool> {
         if !self.admits(row, buffer_kind, &mut Scratch::default()) {
             return None;
         }
@@ -157,7 +158,7 @@ impl Filter {
     /// subscription, and whether a row mentions the nick once per row
     /// ([`mentions_in`]), since that answer is the same for all of them.
     /// `scratch` is reused across rows, so matching allocates rarely.
-    pub fn admits(&self, row: &Row, buffer_kind: BufferKind, scratch: &mut Scratch) -> bool {
+    pub(crate) fn admits(&self, row: &Row, buffer_kind: BufferKind, scratch: &mut Scratch) -> bool {
         self.wants_kind(row.kind())
             && (!self.queries || buffer_kind == BufferKind::Query)
             && self.wants_sender(&row.from)
@@ -182,7 +183,7 @@ impl Filter {
 }
 
 /// True when a payload text field (never the sender) mentions `nick`.
-pub fn mentions_in(row: &Row, nick: &str) -> bool {
+pub(crate) fn mentions_in(row: &Row, nick: &str) -> bool {
     let mut found = false;
     row.payload.for_each_text(|field| {
         found = found || mention::mentions(field, nick);

@@ -41,7 +41,7 @@ pub struct Updates {
 
 impl Updates {
     /// A handle with no registry behind it yet; every call answers
-    /// [`Asked::Gone`] until one is set.
+    /// `Asked::Gone` until one is set.
     pub fn unstarted() -> Updates {
         Updates::default()
     }
@@ -131,7 +131,7 @@ impl Updates {
     /// wait_for_updates. `on_parked` runs once the registry has parked the
     /// wait (not when it refuses it or answers at once). Cancelling `cancel`
     /// ends the wait at once and frees its place in the registry.
-    pub async fn wait(
+    pub(crate) async fn wait(
         &self,
         spec: ReadSpec,
         timeout: Duration,

@@ -12,15 +12,15 @@ use std::time::{Duration, Instant};
 
 /// An inbox holds at most this many events; past it the oldest go first, so
 /// an agent that stops reading costs a bounded amount of memory.
-pub const MAX_EVENTS: usize = 500;
+pub(crate) const MAX_EVENTS: usize = 500;
 
 /// An inbox holds at most this many bytes of events (the sum of
 /// [`Event::size`]), so long messages cannot slip past the event cap.
-pub const MAX_BYTES: usize = 262_144;
+pub(crate) const MAX_BYTES: usize = 262_144;
 
 /// Events older than this are dropped: an update an hour old is history, and
 /// read_since still finds it while the buffer holds it.
-pub const MAX_AGE: Duration = Duration::from_secs(3600);
+pub(crate) const MAX_AGE: Duration = Duration::from_secs(3600);
 
 /// What one buffer had that is reported as a count, not as events.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,26 +44,26 @@ pub(super) struct BufferCounters {
 /// The counters of a subscription's raw and log lines (the debug tier),
 /// reported once by the read that removes them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct DebugCounters {
+pub(crate) struct DebugCounters {
     /// Raw or log lines withheld as secrets.
-    pub withheld: u64,
+    pub(crate) withheld: u64,
     /// A line the subscription would have read was dropped at a ring's
     /// capacity.
-    pub evicted: bool,
+    pub(crate) evicted: bool,
     /// Raw or log events past 200 in a rolling minute, not stored.
-    pub suppressed: u64,
+    pub(crate) suppressed: u64,
 }
 
 impl DebugCounters {
     /// True when every counter is 0 or false.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.withheld == 0 && !self.evicted && self.suppressed == 0
     }
 }
 
 /// The events and counters one subscription has not read yet.
 #[derive(Debug, Default)]
-pub struct Inbox {
+pub(crate) struct Inbox {
     events: VecDeque<Arc<Event>>,
     /// Sum of the held events' sizes.
     bytes: usize,
@@ -81,13 +81,13 @@ pub struct Inbox {
 
 impl Inbox {
     /// An empty inbox.
-    pub fn new() -> Inbox {
+    pub(crate) fn new() -> Inbox {
         Inbox::default()
     }
 
     /// Appends an event, then enforces the caps oldest first, so the newest
     /// updates survive a flood; every event dropped is counted in `dropped`.
-    pub fn push(&mut self, event: Arc<Event>, now: Instant) {
+    pub(crate) fn push(&mut self, event: Arc<Event>, now: Instant) {
         self.bytes = self.bytes.saturating_add(event.size);
         self.events.push_back(event);
         self.next_seq += 1;
@@ -98,14 +98,14 @@ impl Inbox {
 
     /// Drops events older than [`MAX_AGE`]; called before every read so a
     /// quiet inbox ages out too, not only one that receives events.
-    pub fn expire(&mut self, now: Instant) {
+    pub(crate) fn expire(&mut self, now: Instant) {
         while self.front_too_old(now) {
             self.drop_front();
         }
     }
 
     /// Counts history rows of a buffer that were not delivered.
-    pub fn add_backfilled(&mut self, buffer: &BufferId, name: &str, n: u64) {
+    pub(crate) fn add_backfilled(&mut self, buffer: &BufferId, name: &str, n: u64) {
         if n > 0 {
             self.update(buffer, name, |c| {
                 c.backfilled = c.backfilled.saturating_add(n)
@@ -114,41 +114,41 @@ impl Inbox {
     }
 
     /// Counts messages of a buffer withheld because they held a secret.
-    pub fn add_withheld(&mut self, buffer: &BufferId, name: &str, n: u64) {
+    pub(crate) fn add_withheld(&mut self, buffer: &BufferId, name: &str, n: u64) {
         if n > 0 {
             self.update(buffer, name, |c| c.withheld = c.withheld.saturating_add(n));
         }
     }
 
     /// Records that part of a buffer could not be told live from history.
-    pub fn mark_evicted(&mut self, buffer: &BufferId, name: &str) {
+    pub(crate) fn mark_evicted(&mut self, buffer: &BufferId, name: &str) {
         self.update(buffer, name, |c| c.evicted = true);
     }
 
     /// The raw and log counters, to add to.
-    pub fn debug_mut(&mut self) -> &mut DebugCounters {
+    pub(crate) fn debug_mut(&mut self) -> &mut DebugCounters {
         &mut self.debug
     }
 
     /// The raw and log counters not yet reported.
-    pub fn debug(&self) -> &DebugCounters {
+    pub(crate) fn debug(&self) -> &DebugCounters {
         &self.debug
     }
 
     /// Sets whether the last log read could not be scanned.
-    pub fn set_stalled(&mut self, stalled: bool) {
+    pub(crate) fn set_stalled(&mut self, stalled: bool) {
         self.stalled = stalled;
     }
 
     /// True while the last log read could not be scanned.
-    pub fn stalled(&self) -> bool {
+    pub(crate) fn stalled(&self) -> bool {
         self.stalled
     }
 
     /// Removes every raw and log event (control.debug went off), counting
     /// each in `dropped`; message events stay, in order. Returns how many
     /// were removed.
-    pub fn drop_debug_events(&mut self) -> usize {
+    pub(crate) fn drop_debug_events(&mut self) -> usize {
         let before = self.events.len();
         let mut kept = VecDeque::with_capacity(before);
         for event in self.events.drain(..) {
@@ -166,23 +166,23 @@ impl Inbox {
     }
 
     /// How many events are held (list_subscriptions' `pending`).
-    pub fn pending(&self) -> usize {
+    pub(crate) fn pending(&self) -> usize {
         self.events.len()
     }
 
     /// Events dropped at a cap since the last read that reported them.
-    pub fn dropped(&self) -> u64 {
+    pub(crate) fn dropped(&self) -> u64 {
         self.dropped
     }
 
     /// True when an event is held: what ends a wait_for_updates.
-    pub fn has_event(&self) -> bool {
+    pub(crate) fn has_event(&self) -> bool {
         !self.events.is_empty()
     }
 
     /// True when a read would list this subscription: an event or any
     /// nonzero counter.
-    pub fn has_report(&self) -> bool {
+    pub(crate) fn has_report(&self) -> bool {
         self.has_event()
             || self.dropped > 0
             || !self.counters.is_empty()

@@ -12,29 +12,32 @@
 //! - the registry actor (`actor.rs`): owns the state below, pumps session
 //!   events while any subscription exists, runs one collection batch per
 //!   session at a time, and never awaits inside `handle`.
-//! - [`batch`]: the closure one collection batch runs inside the session
+//! - `batch`: the closure one collection batch runs inside the session
 //!   actor, and what it brings back.
-//! - sans-IO state: [`filter`] (arguments → a normalised filter, and matching
-//!   a row), [`mention`] (the nick-boundary rule), [`collector`] (a session's
-//!   pending changes and batch timing), [`inbox`] (caps and counters),
-//!   [`render`] (digest and full reads under the budget), [`registry`]
+//! - sans-IO state: `filter` (arguments → a normalised filter, and matching
+//!   a row; the nick-boundary rule is the engine's
+//!   [`rete_engine::mention`]), `collector` (a session's
+//!   pending changes and batch timing), `inbox` (caps and counters),
+//!   `render` (digest and full reads under the budget), `registry`
 //!   (subscriptions, limits, starting points, live versus history, idle
-//!   expiry), all fed the time by [`clock`], which tests can move.
+//!   expiry), all fed the time by `clock`, which tests can move.
 
+#[doc(hidden)] // For the project's tests and benches.
 pub mod actor;
-pub mod batch;
-pub mod clock;
-pub mod collector;
-pub mod feed;
-pub mod filter;
-pub mod handle;
-pub mod inbox;
-pub mod mention;
-pub mod poll;
-pub mod registry;
-pub mod render;
+pub(crate) mod batch;
+pub(crate) mod clock;
+pub(crate) mod collector;
+pub(crate) mod feed;
+pub(crate) mod filter;
+pub(crate) mod handle;
+pub(crate) mod inbox;
+pub(crate) mod poll;
+pub(crate) mod registry;
+pub(crate) mod render;
 
-pub use clock::{Clock, ShiftedClock, SystemClock};
+#[doc(hidden)] // For the project's tests and benches.
+pub use clock::ShiftedClock;
+pub use clock::SystemClock;
 pub use handle::Updates;
 
 use rete_engine::ids::BufferId;
@@ -43,17 +46,17 @@ use std::fmt;
 use std::time::{Duration, Instant};
 
 /// At most this many subscriptions exist at once, across all clients.
-pub const MAX_SUBSCRIPTIONS: usize = 16;
+pub(crate) const MAX_SUBSCRIPTIONS: usize = 16;
 
 /// A subscription no subscribe, read_updates or wait_for_updates touched for
 /// this long is removed.
-pub const IDLE_EXPIRY: Duration = Duration::from_secs(900);
+pub(crate) const IDLE_EXPIRY: Duration = Duration::from_secs(900);
 
 /// How often the registry sweeps for idle subscriptions while it runs.
-pub const SWEEP_EVERY: Duration = Duration::from_secs(60);
+pub(crate) const SWEEP_EVERY: Duration = Duration::from_secs(60);
 
 /// At most this many wait_for_updates are parked at once.
-pub const MAX_WAITS: usize = 2;
+pub(crate) const MAX_WAITS: usize = 2;
 
 /// A subscription's id: `sub_` and 12 lower-case hexadecimal digits.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -61,20 +64,20 @@ pub struct SubId(String);
 
 impl SubId {
     /// An id from 48 random bits.
-    pub fn from_bits(bits: u64) -> SubId {
+    pub(crate) fn from_bits(bits: u64) -> SubId {
         SubId(format!("sub_{:012x}", bits & 0xffff_ffff_ffff))
     }
 
     /// The id a client sent, when it is well-formed. A malformed id names no
     /// subscription, so callers answer it as `unknown subscription`.
-    pub fn parse(s: &str) -> Option<SubId> {
+    pub(crate) fn parse(s: &str) -> Option<SubId> {
         let hex = s.strip_prefix("sub_")?;
         let ok = hex.len() == 12 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
         ok.then(|| SubId(s.to_owned()))
     }
 
     /// The id as sent on the wire.
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         &self.0
     }
 }
@@ -88,7 +91,7 @@ impl fmt::Display for SubId {
 /// What an event is: a message in a buffer, or (debug tier) a raw line or
 /// a log line.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Source {
+pub(crate) enum Source {
     /// A message in this buffer.
     Message(BufferId),
     /// A raw line of a session's tap.
@@ -99,23 +102,23 @@ pub enum Source {
 
 /// One collected event, shared by every inbox it went into.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Event {
+pub(crate) struct Event {
     /// What it is, and for a message the buffer it is in.
-    pub source: Source,
+    pub(crate) source: Source,
     /// The buffer's name when it was collected ("" when none is known, and
     /// for raw and log events).
-    pub buffer_name: String,
+    pub(crate) buffer_name: String,
     /// The sender nick as stored (the message object's `from`).
-    pub from: Box<str>,
+    pub(crate) from: Box<str>,
     /// True when it mentioned the session's nick when it was matched.
-    pub mention: bool,
+    pub(crate) mention: bool,
     /// When it was collected, for the inbox's one-hour limit.
-    pub collected: Instant,
+    pub(crate) collected: Instant,
     /// The full-mode event object:
     /// `{"buffer","message":{…message object…},"type":"message"}`,
     /// `{"line":{…raw line…},"session","type":"raw"}` or
     /// `{"line":{…log line…},"type":"log"}`.
-    pub json: Value,
+    pub(crate) json: Value,
     /// `json`'s encoded size in bytes, for the inbox's byte cap and the budget.
-    pub size: usize,
+    pub(crate) size: usize,
 }

@@ -18,7 +18,7 @@ use rete_engine::ids::SessionId;
 /// Reads what `plan` asks for. A session that is gone, or whose secrets or
 /// tap do not answer in time, is read as None; a log ring the capture no
 /// longer holds is not read.
-pub async fn read(plan: PollPlan, capture: Capture, sessions: ReadOnlySessions) -> PollData {
+pub(crate) async fn read(plan: PollPlan, capture: Capture, sessions: ReadOnlySessions) -> PollData {
     let mut data = PollData::default();
     let readers = sessions.sessions();
     for (id, after) in plan.raw {
@@ -63,7 +63,7 @@ pub async fn read(plan: PollPlan, capture: Capture, sessions: ReadOnlySessions) 
 /// read and none were known, or no session is running): those positions
 /// are taken by the first poll that can read them, as the contract's
 /// fallback says.
-pub async fn read_starts(
+pub(crate) async fn read_starts(
     raw: Vec<SessionId>,
     log: bool,
     capture: Capture,

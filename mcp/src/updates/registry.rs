@@ -49,13 +49,13 @@ enum Start {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Subscribed {
     /// Its id.
-    pub id: SubId,
+    pub(crate) id: SubId,
     /// Its filters, normalised.
-    pub filter: Filter,
+    pub(crate) filter: Filter,
     /// When it was made.
-    pub created: UnixMillis,
+    pub(crate) created: UnixMillis,
     /// How long it may go unread before it is removed.
-    pub expires_after_idle: Duration,
+    pub(crate) expires_after_idle: Duration,
 }
 
 /// One live subscription.
@@ -107,26 +107,26 @@ pub struct Listed {
     /// Its id.
     pub id: SubId,
     /// The normalised filters.
-    pub filters: Value,
+    pub(crate) filters: Value,
     /// When it was made.
-    pub created: UnixMillis,
+    pub(crate) created: UnixMillis,
     /// The last read that touched it.
-    pub last_read: Option<UnixMillis>,
+    pub(crate) last_read: Option<UnixMillis>,
     /// Events in its inbox.
-    pub pending: usize,
+    pub(crate) pending: usize,
     /// Events dropped at a cap since the last read that advanced it.
-    pub dropped: u64,
+    pub(crate) dropped: u64,
     /// The sessions it names.
-    pub sessions: Vec<SessionId>,
+    pub(crate) sessions: Vec<SessionId>,
     /// The buffers it names.
-    pub buffers: Vec<BufferId>,
+    pub(crate) buffers: Vec<BufferId>,
     /// True when it has a raw or log filter (paused while debug is off).
-    pub debug: bool,
+    pub(crate) debug: bool,
 }
 
 /// Every subscription, and each session's collection.
 #[derive(Debug, Default)]
-pub struct Registry {
+pub(crate) struct Registry {
     subs: Vec<Subscription>,
     collectors: HashMap<SessionId, Collector>,
     /// Buffer kinds seen in batches, so a channel only query subscriptions
@@ -147,22 +147,22 @@ pub struct Registry {
 
 impl Registry {
     /// An empty registry.
-    pub fn new() -> Registry {
+    pub(crate) fn new() -> Registry {
         Registry::default()
     }
 
     /// True when no subscription exists (nothing is collected then).
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.subs.is_empty()
     }
 
     /// How many subscriptions exist.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.subs.len()
     }
 
     /// Sessions whose collection is reading a batch or pausing between two.
-    pub fn busy_sessions(&self) -> usize {
+    pub(crate) fn busy_sessions(&self) -> usize {
         self.collectors
             .values()
             .filter(|c| c.phase() != super::collector::Phase::Idle)
@@ -170,18 +170,19 @@ impl Registry {
     }
 
     /// Ranges given up as evicted so far.
-    pub fn evicted_ranges(&self) -> u64 {
+    pub(crate) fn evicted_ranges(&self) -> u64 {
         self.evicted_ranges
     }
 
     /// True when `id` is live.
-    pub fn exists(&self, id: &SubId) -> bool {
+    pub(crate) fn exists(&self, id: &SubId) -> bool {
         self.subs.iter().any(|s| &s.id == id)
     }
 
     /// Adds a subscription whose raw and log positions are still to be
     /// taken (see [`Registry::subscribe_at`]).
-    pub fn subscribe(
+    #[cfg(test)]
+    pub(crate) fn subscribe(
         &mut self,
         id: SubId,
         filter: Filter,
@@ -196,7 +197,7 @@ impl Registry {
     /// buffers' starting points are to be read, so each is answered with
     /// what its collector must do. `rings` are its positions in the raw taps
     /// and the log ring, read just before (for raw and log filters).
-    pub fn subscribe_at(
+    pub(crate) fn subscribe_at(
         &mut self,
         id: SubId,
         filter: Filter,
@@ -241,7 +242,7 @@ impl Registry {
     }
 
     /// Removes a subscription and its inbox.
-    pub fn unsubscribe(&mut self, id: &SubId) -> Result<(), Unknown> {
+    pub(crate) fn unsubscribe(&mut self, id: &SubId) -> Result<(), Unknown> {
         let before = self.subs.len();
         self.subs.retain(|s| &s.id != id);
         if self.subs.len() == before {
@@ -252,7 +253,7 @@ impl Registry {
     }
 
     /// Removes every subscription idle for [`IDLE_EXPIRY`]; returns their ids.
-    pub fn sweep(&mut self, now: Instant) -> Vec<SubId> {
+    pub(crate) fn sweep(&mut self, now: Instant) -> Vec<SubId> {
         let mut gone = Vec::new();
         self.subs.retain(|s| {
             let idle = now.saturating_duration_since(s.touched) >= IDLE_EXPIRY;
@@ -277,7 +278,7 @@ impl Registry {
     }
 
     /// A row was stored. Queued only when a subscription covers its buffer.
-    pub fn signal(&mut self, session: &SessionId, buffer: &BufferId, seq: u64) -> Next {
+    pub(crate) fn signal(&mut self, session: &SessionId, buffer: &BufferId, seq: u64) -> Next {
         if !self.covers(session, buffer) {
             return Next::Wait;
         }
@@ -293,7 +294,7 @@ impl Registry {
     /// the last one signalled before the loss is reported evicted (see
     /// [`Registry::apply_batch`]). Rows whose signals still arrive are
     /// collected as usual.
-    pub fn lagged(&mut self, running: &[SessionId]) -> Vec<(SessionId, Next)> {
+    pub(crate) fn lagged(&mut self, running: &[SessionId]) -> Vec<(SessionId, Next)> {
         if self.subs.is_empty() {
             return Vec::new();
         }
@@ -330,7 +331,7 @@ impl Registry {
     }
 
     /// Takes a session's queued changes as the batch to read now.
-    pub fn take_batch(&mut self, session: &SessionId) -> BatchRequest {
+    pub(crate) fn take_batch(&mut self, session: &SessionId) -> BatchRequest {
         let ranges = self
             .collectors
             .get_mut(session)
@@ -370,7 +371,7 @@ impl Registry {
     }
 
     /// The pause after a session's batch is over.
-    pub fn pause_over(&mut self, session: &SessionId) -> Next {
+    pub(crate) fn pause_over(&mut self, session: &SessionId) -> Next {
         self.collectors
             .get_mut(session)
             .map_or(Next::Wait, Collector::pause_over)
@@ -378,7 +379,7 @@ impl Registry {
 
     /// A batch could not be read (the session was restarting or is gone):
     /// its ranges are reported evicted.
-    pub fn batch_failed(
+    pub(crate) fn batch_failed(
         &mut self,
         session: &SessionId,
         request: BatchRequest,
@@ -406,7 +407,12 @@ impl Registry {
 
     /// Matches a batch's rows against every subscription and fills inboxes.
     /// Returns what the session's collector does next.
-    pub fn apply_batch(&mut self, session: &SessionId, data: BatchData, now: Instant) -> Next {
+    pub(crate) fn apply_batch(
+        &mut self,
+        session: &SessionId,
+        data: BatchData,
+        now: Instant,
+    ) -> Next {
         if !self.expected(session, data.batch) {
             return Next::Wait;
         }
@@ -518,7 +524,7 @@ impl Registry {
 
     /// True when a targeted subscription has an event pending (counters
     /// alone do not count). `None` targets every subscription.
-    pub fn has_event(&self, target: Option<&SubId>) -> bool {
+    pub(crate) fn has_event(&self, target: Option<&SubId>) -> bool {
         self.subs
             .iter()
             .filter(|s| target.is_none_or(|t| &s.id == t))
@@ -527,7 +533,7 @@ impl Registry {
 
     /// One read_updates (or the read that ends a wait): touches every
     /// subscription it reads, expires old events, renders and removes.
-    pub fn read(
+    pub(crate) fn read(
         &mut self,
         target: Option<&SubId>,
         detail: Detail,
@@ -558,7 +564,7 @@ impl Registry {
 
     /// Restarts the idle clock of the targeted subscriptions (a wait that
     /// starts parked touches them as a read would).
-    pub fn touch(&mut self, target: Option<&SubId>, now: Instant) {
+    pub(crate) fn touch(&mut self, target: Option<&SubId>, now: Instant) {
         for sub in self.subs.iter_mut() {
             if target.is_none_or(|t| &sub.id == t) {
                 sub.touched = now;
@@ -567,7 +573,7 @@ impl Registry {
     }
 
     /// Every subscription, oldest first, for list_subscriptions (touches none).
-    pub fn list(&mut self, now: Instant) -> Vec<Listed> {
+    pub(crate) fn list(&mut self, now: Instant) -> Vec<Listed> {
         self.subs
             .iter_mut()
             .map(|s| {
@@ -607,7 +613,7 @@ fn message_event(buffer: &BufferId, name: &str, row: &Row, mention: bool, now: I
 }
 
 mod poll;
-pub use poll::{LogPoll, PollData, PollPlan, TapPoll};
+pub(crate) use poll::{LogPoll, PollData, PollPlan, TapPoll};
 
 #[cfg(test)]
 mod tests;

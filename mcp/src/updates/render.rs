@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 
 /// How much of each inbox a read returns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Detail {
+pub(crate) enum Detail {
     /// Per-buffer counts and senders: cheap to read, and the default.
     Digest,
     /// The events themselves, at most `limit` per subscription (the caller
@@ -30,18 +30,18 @@ pub enum Detail {
 
 /// One subscription a read covers.
 #[derive(Debug)]
-pub struct Target<'a> {
+pub(crate) struct Target<'a> {
     /// Its id, as the entry names it.
-    pub id: &'a SubId,
+    pub(crate) id: &'a SubId,
     /// Its inbox, which a non-peek read drains.
-    pub inbox: &'a mut Inbox,
+    pub(crate) inbox: &'a mut Inbox,
 }
 
 /// Reads the targets (in creation order) into one result object:
 /// `{"updates":[…],"truncated"?:true,"untrusted":true}`. The caller adds
 /// `timed_out`. Unless `peek`, what is returned is removed and the counters
 /// reported are reset, so each is reported once.
-pub fn read(targets: &mut [Target<'_>], detail: Detail, peek: bool) -> Value {
+pub(crate) fn read(targets: &mut [Target<'_>], detail: Detail, peek: bool) -> Value {
     read_measured(targets, detail, peek).0
 }
 

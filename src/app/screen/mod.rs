@@ -119,7 +119,7 @@ pub async fn run(mut app: App) -> anyhow::Result<()> {
             event = approval_events.recv() => {
                 // A line waiting for the person rings, as a highlight does:
                 // it has 20 seconds.
-                if let Ok(rete_mcp::send::approval::ApprovalEvent::Asked { prompt, .. }) = &event {
+                if let Ok(rete_mcp::ApprovalEvent::Asked { prompt, .. }) = &event {
                     term.alert(&format!("reterm: AI access asks to send on {}", prompt.session));
                 }
                 super::approval::on_event(event, &approvals);

@@ -13,10 +13,10 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent
 use std::sync::Arc;
 
 /// A reference to the ring actor.
-pub type RingRef = ActorRef<RingMsg>;
+pub(crate) type RingRef = ActorRef<RingMsg>;
 
 /// Messages the ring actor handles.
-pub enum RingMsg {
+pub(crate) enum RingMsg {
     /// A captured line, numbered by the sink.
     Push(Arc<LogLine>),
     /// Capture went off: forget every line and every secret learned.
@@ -31,7 +31,7 @@ pub enum RingMsg {
 }
 
 /// The ring actor.
-pub struct RingActor;
+pub(crate) struct RingActor;
 
 impl Actor for RingActor {
     type Msg = RingMsg;
@@ -66,10 +66,10 @@ impl Actor for RingActor {
 
 /// Supervises the ring actor: starts it, hands it to the sink, and starts a
 /// new, empty one if it fails.
-pub struct LogSupervisor;
+pub(crate) struct LogSupervisor;
 
 /// Messages the supervisor handles (none: it reacts only to its child).
-pub enum SupervisorMsg {}
+pub(crate) enum SupervisorMsg {}
 
 impl LogSupervisor {
     async fn spawn_ring(myself: &ActorRef<SupervisorMsg>) -> Result<(), ActorProcessingErr> {

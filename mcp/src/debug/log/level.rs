@@ -43,7 +43,7 @@ pub enum Level {
 }
 
 /// Every level, lowest first.
-pub const LEVELS: [Level; 7] = [
+pub(crate) const LEVELS: [Level; 7] = [
     Level::Debug,
     Level::Info,
     Level::Scripts,
@@ -54,11 +54,11 @@ pub const LEVELS: [Level; 7] = [
 ];
 
 /// The field that asks for a level `tracing` has no word for.
-pub const LEVEL_FIELD: &str = "rete_level";
+pub(crate) const LEVEL_FIELD: &str = "rete_level";
 
 impl Level {
     /// The contract's name.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Level::Debug => "debug",
             Level::Info => "info",
@@ -71,12 +71,12 @@ impl Level {
     }
 
     /// The level with this exact name.
-    pub fn parse(name: &str) -> Option<Level> {
+    pub(crate) fn parse(name: &str) -> Option<Level> {
         LEVELS.into_iter().find(|l| l.as_str() == name)
     }
 
     /// The level a `tracing` level maps to when no `rete_level` is given.
-    pub fn of_tracing(level: &tracing::Level) -> Level {
+    pub(crate) fn of_tracing(level: &tracing::Level) -> Level {
         match *level {
             tracing::Level::ERROR => Level::Error,
             tracing::Level::WARN => Level::Warning,
@@ -106,7 +106,7 @@ pub enum Category {
 }
 
 /// Every category.
-pub const CATEGORIES: [Category; 7] = [
+pub(crate) const CATEGORIES: [Category; 7] = [
     Category::App,
     Category::Ui,
     Category::Network,
@@ -118,7 +118,7 @@ pub const CATEGORIES: [Category; 7] = [
 
 impl Category {
     /// The contract's name.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Category::App => "app",
             Category::Ui => "ui",
@@ -131,12 +131,12 @@ impl Category {
     }
 
     /// The category with this exact name.
-    pub fn parse(name: &str) -> Option<Category> {
+    pub(crate) fn parse(name: &str) -> Option<Category> {
         CATEGORIES.into_iter().find(|c| c.as_str() == name)
     }
 
     /// The category of an event with this target (see the module docs).
-    pub fn of_target(target: &str) -> Category {
+    pub(crate) fn of_target(target: &str) -> Category {
         if let Some(rest) = target.strip_prefix("rete::") {
             let first = rest.split("::").next().unwrap_or_default();
             if let Some(c) = Category::parse(first) {
@@ -169,17 +169,11 @@ impl Category {
     }
 }
 
-/// The explicit targets the project's own log lines use, one per category
-/// (`tracing::info!(target: target::NETWORK, …)`).
-pub mod target {
-    /// `network`: connects, registration, reconnects, the WHO queue.
-    pub const NETWORK: &str = "rete::network";
-    /// `auth`: SASL and other logins (never a credential).
-    pub const AUTH: &str = "rete::auth";
+/// The explicit target the control server's own log lines use
+/// (`tracing::warn!(target: target::APP, …)`).
+pub(crate) mod target {
     /// `app`: supervision and the program's own life.
-    pub const APP: &str = "rete::app";
-    /// `perf`: timings and queue depths.
-    pub const PERF: &str = "rete::perf";
+    pub(crate) const APP: &str = "rete::app";
 }
 
 #[cfg(test)]

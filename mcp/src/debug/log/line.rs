@@ -12,7 +12,7 @@
 //! then the whole text goes through `rete_redact::mask_frame`, which masks
 //! the JSON parts inside a message by pattern and replaces a text that names
 //! a secret field it cannot pair with a value by a one-line note. Only then
-//! is the line cut at [`MAX_LINE_BYTES`], so a cut never hides a secret
+//! is the line cut at `MAX_LINE_BYTES`, so a cut never hides a secret
 //! field's name from the masking.
 
 use super::level::{Category, Level};
@@ -21,32 +21,32 @@ use serde_json::{Map, Value};
 
 /// A line longer than this is stored cut: this many bytes of it (fewer
 /// when a character straddles the cut), then `…[+N bytes]`.
-pub const MAX_LINE_BYTES: usize = 2_048;
+pub(crate) const MAX_LINE_BYTES: usize = 2_048;
 
 /// One line in the ring.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LogLine {
     /// The ring's sequence number: strictly increasing for the process,
     /// never reused (a clear leaves a gap).
-    pub seq: u64,
+    pub(crate) seq: u64,
     /// When the event happened.
-    pub time: UnixMillis,
+    pub(crate) time: UnixMillis,
     /// Its level.
-    pub level: Level,
+    pub(crate) level: Level,
     /// Its category.
-    pub category: Category,
+    pub(crate) category: Category,
     /// The masked text, cut when longer than [`MAX_LINE_BYTES`].
-    pub text: Box<str>,
+    pub(crate) text: Box<str>,
     /// When the text was cut: how many bytes of it are the original's (the
     /// rest is the `…[+N bytes]` marker), for the check that a cut did not
     /// fall inside a secret.
-    pub kept: Option<usize>,
+    pub(crate) kept: Option<usize>,
 }
 
 impl LogLine {
     /// The part of the text that came from the event: all of it, or what a
     /// cut kept.
-    pub fn kept_text(&self) -> &str {
+    pub(crate) fn kept_text(&self) -> &str {
         match self.kept {
             Some(n) => self.text.get(..n).unwrap_or(&self.text),
             None => &self.text,
@@ -58,15 +58,15 @@ impl LogLine {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Draft {
     /// When the event happened.
-    pub time: UnixMillis,
+    pub(crate) time: UnixMillis,
     /// Its level.
-    pub level: Level,
+    pub(crate) level: Level,
     /// Its category.
-    pub category: Category,
+    pub(crate) category: Category,
     /// The masked, cut text.
-    pub text: Box<str>,
+    pub(crate) text: Box<str>,
     /// See [`LogLine::kept`].
-    pub kept: Option<usize>,
+    pub(crate) kept: Option<usize>,
 }
 
 impl Draft {
@@ -116,7 +116,7 @@ impl Draft {
 /// `text` as stored: whole, or its first [`MAX_LINE_BYTES`] (on a character
 /// boundary) and `…[+N bytes]` with the number of bytes dropped; and how
 /// many bytes were kept when it was cut.
-pub fn cut(text: String) -> (Box<str>, Option<usize>) {
+pub(crate) fn cut(text: String) -> (Box<str>, Option<usize>) {
     if text.len() <= MAX_LINE_BYTES {
         return (text.into_boxed_str(), None);
     }

@@ -2,7 +2,7 @@
 //! sink, and the log ring actor read_log reads.
 //!
 //! # Layout
-//! - [`level`]: the contract's levels and categories, and how an event gets
+//! - `level`: the contract's levels and categories, and how an event gets
 //!   one of each (the `tracing` level or a `rete_level` field; the target).
 //! - [`line`](mod@line): a line as the ring keeps it: message and fields, masked by
 //!   the secret-key rule, then cut at 2,048 bytes.
@@ -21,8 +21,10 @@
 //! capture reads only the lines numbered after it switched on, and the last
 //! capture to switch off clears the ring.
 
-pub mod level;
+pub(crate) mod level;
+#[doc(hidden)] // For the project's tests and benches.
 pub mod line;
+#[doc(hidden)] // For the project's tests and benches.
 pub mod ring;
 
 mod actor;
@@ -30,14 +32,14 @@ mod layer;
 mod sink;
 
 pub use layer::{layer, subscriber, LogFilter, LogLayer};
-pub use level::{target, Category, Level};
+pub use level::{Category, Level};
 
 use ring::{ReadRequest, Snapshot};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// A capture's hold on the log sink: its window's start, while it is on.
 #[derive(Debug, Default)]
-pub struct LogCapture {
+pub(crate) struct LogCapture {
     held: AtomicBool,
     /// The seq of the newest line numbered before this capture switched on.
     start: AtomicU64,
@@ -59,7 +61,7 @@ impl LogCapture {
     }
 
     /// The seq this capture's window starts after, or None while it is off.
-    pub fn window_start(&self) -> Option<u64> {
+    pub(crate) fn window_start(&self) -> Option<u64> {
         self.held
             .load(Ordering::Acquire)
             .then(|| self.start.load(Ordering::Acquire))
@@ -68,7 +70,7 @@ impl LogCapture {
     /// The seq of the newest line in this capture's window so far (its
     /// start when it has none), or None while it is off: every line after it
     /// is numbered later.
-    pub fn end(&self) -> Option<u64> {
+    pub(crate) fn end(&self) -> Option<u64> {
         self.window_start().map(|start| start.max(sink::last_seq()))
     }
 }
@@ -86,11 +88,11 @@ const RING_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 /// The log ring is not running and could not be started.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("the log ring is not running")]
-pub struct RingGone;
+pub(crate) struct RingGone;
 
 /// Reads the ring (starting it if it is not running): the lines after
 /// `request.after`, and what it knows of the sessions' secrets.
-pub async fn snapshot(request: ReadRequest) -> Result<Snapshot, RingGone> {
+pub(crate) async fn snapshot(request: ReadRequest) -> Result<Snapshot, RingGone> {
     // A ring found gone (its runtime ended) is forgotten and started again,
     // once.
     for _ in 0..2 {

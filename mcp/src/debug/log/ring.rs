@@ -8,17 +8,17 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 /// The ring holds at most this many lines; the oldest goes first.
-pub const CAPACITY: usize = 2_000;
+pub(crate) const CAPACITY: usize = 2_000;
 
 /// What a read asks of the ring.
 #[derive(Clone, Debug)]
-pub struct ReadRequest {
+pub(crate) struct ReadRequest {
     /// Lines with a seq above this are wanted (the cursor, or the capture's
     /// start when there is none).
-    pub after: u64,
+    pub(crate) after: u64,
     /// Every running session by id, with its secrets when they could be
     /// read in time (None: they could not).
-    pub sessions: Vec<(String, Option<SecretSet>)>,
+    pub(crate) sessions: Vec<(String, Option<SecretSet>)>,
 }
 
 /// What the ring answers a read with.
@@ -42,7 +42,7 @@ pub struct Snapshot {
 
 /// The ring.
 #[derive(Debug, Default)]
-pub struct LogRing {
+pub(crate) struct LogRing {
     lines: VecDeque<Arc<LogLine>>,
     evicted_through: u64,
     /// The secrets learned of each session (by id) since the last clear,
@@ -55,12 +55,12 @@ pub struct LogRing {
 
 impl LogRing {
     /// An empty ring.
-    pub fn new() -> LogRing {
+    pub(crate) fn new() -> LogRing {
         LogRing::default()
     }
 
     /// Appends a line, dropping the oldest at capacity.
-    pub fn push(&mut self, line: Arc<LogLine>) {
+    pub(crate) fn push(&mut self, line: Arc<LogLine>) {
         if self.lines.len() == CAPACITY {
             if let Some(old) = self.lines.pop_front() {
                 self.evicted_through = old.seq;
@@ -71,22 +71,18 @@ impl LogRing {
 
     /// Forgets every line and every secret learned (capture went off).
     /// Lines lost this way are not evictions.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         *self = LogRing::default();
     }
 
     /// How many lines are held.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.lines.len()
     }
 
-    /// True when no line is held.
-    pub fn is_empty(&self) -> bool {
-        self.lines.is_empty()
-    }
-
     /// Learns the sessions' secrets and answers a read.
-    pub fn read(&mut self, request: ReadRequest) -> Snapshot {
+    pub(crate) fn read(&mut self, request: ReadRequest) -> Snapshot {
         let mut stalled = request.sessions.is_empty();
         for (id, secrets) in request.sessions {
             match secrets {

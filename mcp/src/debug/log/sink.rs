@@ -51,7 +51,7 @@ struct SinkState {
 
 /// True while some capture is on: the one check the layer makes per event.
 #[inline]
-pub fn is_open() -> bool {
+pub(crate) fn is_open() -> bool {
     OPEN.load(Ordering::Relaxed)
 }
 

@@ -26,7 +26,7 @@
 //! `crate::read::raw`.
 
 mod actor;
-pub mod ring;
+pub(crate) mod ring;
 mod sink;
 
 use actor::{TapMsg, TapSupervisor};
@@ -117,7 +117,7 @@ impl RawTaps {
     /// Where `session`'s tap ends now, with everything pending drained
     /// first: a reader after this position reads every line handed over
     /// later (a raw subscription's starting point).
-    pub async fn end(&self, session: &SessionId) -> Result<Pos, NotAnswering> {
+    pub(crate) async fn end(&self, session: &SessionId) -> Result<Pos, NotAnswering> {
         let actor = self.sink.actor.lock().clone().ok_or(NotAnswering)?;
         ractor::call!(actor, |reply| TapMsg::End {
             session: session.clone(),

@@ -23,10 +23,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Lines kept per session.
-pub const CAPACITY: usize = 5_000;
+pub(crate) const CAPACITY: usize = 5_000;
 
 /// A line longer than this many bytes is stored cut, ending `…[+N bytes]`.
-pub const MAX_LINE_BYTES: usize = 2_048;
+pub(crate) const MAX_LINE_BYTES: usize = 2_048;
 
 /// Where a line sits in its session's tap: which tap, and its place in it.
 /// Ordered by tap, then seq: arrival order within a session.
@@ -34,31 +34,31 @@ pub const MAX_LINE_BYTES: usize = 2_048;
 pub struct Pos {
     /// The tap (one connection's lines while captured); process-wide
     /// increasing. 0 is before every tap.
-    pub tap: u64,
+    pub(crate) tap: u64,
     /// The line's number in its tap, from 1.
-    pub seq: u64,
+    pub(crate) seq: u64,
 }
 
 /// One captured line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RawLine {
     /// Its position.
-    pub pos: Pos,
+    pub(crate) pos: Pos,
     /// When it was seen.
-    pub time: UnixMillis,
+    pub(crate) time: UnixMillis,
     /// In or out.
-    pub dir: Direction,
+    pub(crate) dir: Direction,
     /// The line as stored (masked at the source); a cut line ends with
     /// `…[+N bytes]`.
-    pub text: Arc<str>,
+    pub(crate) text: Arc<str>,
     /// For a cut line, how many bytes of the original were kept (the start
     /// of `text`); None when the line was stored whole.
-    pub kept: Option<usize>,
+    pub(crate) kept: Option<usize>,
 }
 
 impl RawLine {
     /// The part of a cut line that was kept (without the marker).
-    pub fn kept_part(&self) -> Option<&str> {
+    pub(crate) fn kept_part(&self) -> Option<&str> {
         self.kept.and_then(|k| self.text.get(..k))
     }
 }
@@ -66,13 +66,14 @@ impl RawLine {
 /// `line` as stored: whole when it fits in [`MAX_LINE_BYTES`], else its
 /// first bytes (up to a character boundary) and `…[+N bytes]`, N being the
 /// bytes dropped; with how many bytes were kept when it was cut.
-pub fn stored(line: &str) -> (Arc<str>, Option<usize>) {
+#[cfg(test)]
+pub(crate) fn stored(line: &str) -> (Arc<str>, Option<usize>) {
     stored_from(&line[..cut_point(line)], line.len())
 }
 
 /// How many bytes of `line` are kept: all of it, or at most
 /// [`MAX_LINE_BYTES`] ending on a character boundary.
-pub fn cut_point(line: &str) -> usize {
+pub(crate) fn cut_point(line: &str) -> usize {
     if line.len() <= MAX_LINE_BYTES {
         return line.len();
     }
@@ -85,7 +86,7 @@ pub fn cut_point(line: &str) -> usize {
 
 /// A line as stored from the part kept (see [`cut_point`]) of a line of
 /// `original_len` bytes.
-pub fn stored_from(kept: &str, original_len: usize) -> (Arc<str>, Option<usize>) {
+pub(crate) fn stored_from(kept: &str, original_len: usize) -> (Arc<str>, Option<usize>) {
     if kept.len() >= original_len {
         return (Arc::from(kept), None);
     }
@@ -140,16 +141,16 @@ pub struct Window {
     pub more: bool,
     /// True when a line after the position asked for was dropped at
     /// capacity (only when a position was given).
-    pub evicted: bool,
+    pub(crate) evicted: bool,
     /// The newest position dropped at capacity since the ring was last
     /// cleared: a reader at any position before it lost a line it would
     /// have read, in this tap or an earlier one.
-    pub dropped_through: Option<Pos>,
+    pub(crate) dropped_through: Option<Pos>,
 }
 
 /// Every session's tap.
 #[derive(Debug)]
-pub struct Rings {
+pub(crate) struct Rings {
     sessions: HashMap<SessionId, SessionRing>,
     capacity: usize,
 }
@@ -162,7 +163,7 @@ impl Default for Rings {
 
 impl Rings {
     /// Rings of `capacity` lines per session.
-    pub fn new(capacity: usize) -> Rings {
+    pub(crate) fn new(capacity: usize) -> Rings {
         Rings {
             sessions: HashMap::new(),
             capacity: capacity.max(1),
@@ -181,7 +182,7 @@ impl Rings {
 
     /// `session` starts a connection attempt: once its current tap has
     /// lines, the next line starts a new tap.
-    pub fn connecting(&mut self, session: &SessionId) {
+    pub(crate) fn connecting(&mut self, session: &SessionId) {
         let ring = self.ring(session);
         if ring.next_seq > 1 {
             ring.tap = next_tap();
@@ -191,7 +192,7 @@ impl Rings {
 
     /// Appends a line (already masked and cut, see [`stored`]), dropping the
     /// oldest at capacity.
-    pub fn push(
+    pub(crate) fn push(
         &mut self,
         session: &SessionId,
         time: UnixMillis,
@@ -218,7 +219,7 @@ impl Rings {
 
     /// `count` lines of `session` that were lost before they reached the
     /// ring: they take their positions and count as dropped at capacity.
-    pub fn lost(&mut self, session: &SessionId, count: u64) {
+    pub(crate) fn lost(&mut self, session: &SessionId, count: u64) {
         if count == 0 {
             return;
         }
@@ -232,7 +233,7 @@ impl Rings {
     }
 
     /// Drops every line; counters stay, so the loss is a plain gap.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         for ring in self.sessions.values_mut() {
             ring.lines.clear();
             ring.lines.shrink_to_fit();
@@ -242,7 +243,7 @@ impl Rings {
 
     /// Up to `limit` lines of `session` after `after` (None: from the oldest
     /// held).
-    pub fn window(&self, session: &SessionId, after: Option<Pos>, limit: usize) -> Window {
+    pub(crate) fn window(&self, session: &SessionId, after: Option<Pos>, limit: usize) -> Window {
         let Some(ring) = self.sessions.get(session) else {
             return Window::default();
         };
@@ -259,7 +260,7 @@ impl Rings {
     /// The position of the newest line `session`'s tap has numbered (held,
     /// evicted or lost), or, when it has none, the start of every tap: every
     /// line after it is one the tap had not seen yet.
-    pub fn end(&self, session: &SessionId) -> Pos {
+    pub(crate) fn end(&self, session: &SessionId) -> Pos {
         self.sessions
             .get(session)
             .map_or(Pos::default(), |ring| Pos {
@@ -269,7 +270,8 @@ impl Rings {
     }
 
     /// How many lines `session`'s ring holds.
-    pub fn len(&self, session: &SessionId) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self, session: &SessionId) -> usize {
         self.sessions.get(session).map_or(0, |r| r.lines.len())
     }
 }

@@ -13,20 +13,20 @@ use time::{Date, OffsetDateTime, PrimitiveDateTime};
 
 /// The filters of one search; `None` is no filter.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Filters {
+pub(crate) struct Filters {
     /// The sender nick, lowercased.
-    pub from: Option<String>,
+    pub(crate) from: Option<String>,
     /// The kinds admitted, sorted and deduplicated.
-    pub kinds: Option<Vec<Kind>>,
+    pub(crate) kinds: Option<Vec<Kind>>,
     /// Whole seconds since the epoch: rows at or after.
-    pub since: Option<i64>,
+    pub(crate) since: Option<i64>,
     /// Whole seconds since the epoch: rows at or before.
-    pub until: Option<i64>,
+    pub(crate) until: Option<i64>,
 }
 
 impl Filters {
     /// True when `row` passes every filter.
-    pub fn admits(&self, row: &Row) -> bool {
+    pub(crate) fn admits(&self, row: &Row) -> bool {
         if let Some(kinds) = &self.kinds {
             if !kinds.contains(&row.kind()) {
                 return false;
@@ -56,13 +56,13 @@ fn same_nick(nick: &str, lowered: &str) -> bool {
 
 /// A `from` argument: lowercased; empty is no filter (as subscribe drops
 /// empty from entries).
-pub fn parse_from(from: Option<&str>) -> Option<String> {
+pub(crate) fn parse_from(from: Option<&str>) -> Option<String> {
     from.filter(|f| !f.is_empty()).map(str::to_lowercase)
 }
 
 /// A `kinds` argument: every entry must be a message kind (the kind field's
 /// values, matched exactly). An empty list is no filter.
-pub fn parse_kinds(kinds: Option<Vec<&str>>) -> Result<Option<Vec<Kind>>, ArgError> {
+pub(crate) fn parse_kinds(kinds: Option<Vec<&str>>) -> Result<Option<Vec<Kind>>, ArgError> {
     let Some(names) = kinds else {
         return Ok(None);
     };
@@ -82,7 +82,7 @@ pub fn parse_kinds(kinds: Option<Vec<&str>>) -> Result<Option<Vec<Kind>>, ArgErr
 }
 
 /// A `since` or `until` argument as whole seconds since the epoch.
-pub fn parse_time(name: &str, value: Option<&str>) -> Result<Option<i64>, ArgError> {
+pub(crate) fn parse_time(name: &str, value: Option<&str>) -> Result<Option<i64>, ArgError> {
     match value {
         None => Ok(None),
         Some(text) => iso8601(text)
@@ -98,7 +98,7 @@ pub fn parse_time(name: &str, value: Option<&str>) -> Result<Option<i64>, ArgErr
 /// (`+02:00`, `+0200`, `+02`), ordinal and week dates. A date and time
 /// without an offset is taken as UTC, a bare date as its midnight UTC.
 /// Anything else (mixed basic and extended, hours alone, text) is `None`.
-pub fn iso8601(text: &str) -> Option<UnixMillis> {
+pub(crate) fn iso8601(text: &str) -> Option<UnixMillis> {
     if let Some(t) = parse_server_time(text) {
         return Some(t);
     }

@@ -28,7 +28,7 @@ use serde_json::{json, Map, Value};
 use std::ops::Range;
 
 /// The stopped text.
-pub const STOPPED: &str = "search stopped: time budget exceeded";
+pub(crate) const STOPPED: &str = "search stopped: time budget exceeded";
 
 /// A finished result and whether it is the time budget's partial result.
 #[derive(Clone, Debug, PartialEq)]
@@ -36,7 +36,7 @@ pub struct Page {
     /// The result object.
     pub result: Value,
     /// True when the time budget stopped the walk (a tool error).
-    pub stopped: bool,
+    pub(crate) stopped: bool,
 }
 
 /// The part of one buffer a call examined.
@@ -193,21 +193,21 @@ fn match_json(buffers: &[CopiedBuffer], pos: Pos, context: usize) -> Value {
 }
 
 /// Everything a page is assembled from.
-pub struct Parts<'a> {
+pub(crate) struct Parts<'a> {
     /// The copied buffers, in search order.
-    pub buffers: &'a [CopiedBuffer],
+    pub(crate) buffers: &'a [CopiedBuffer],
     /// What the walk found.
-    pub walk: &'a Walk,
+    pub(crate) walk: &'a Walk,
     /// The request.
-    pub request: &'a Request,
+    pub(crate) request: &'a Request,
     /// The first buffer the copy bound left out, if any.
-    pub left_out: Option<&'a str>,
+    pub(crate) left_out: Option<&'a str>,
     /// The byte budget.
-    pub budget: usize,
+    pub(crate) budget: usize,
 }
 
 /// A page of matches.
-pub fn matches_page(p: &Parts<'_>) -> Page {
+pub(crate) fn matches_page(p: &Parts<'_>) -> Page {
     let walk = p.walk;
     let stopped = matches!(walk.end, End::OutOfTime { .. });
     let walk_stop = walk.resume();
@@ -368,7 +368,7 @@ fn longest_cursor(p: &Parts<'_>) -> String {
 /// coverage would take more than a quarter of the budget, only the entries of
 /// buffers with a shown non-zero count are kept, in search order, in what the
 /// counts leave of that quarter, and coverage_omitted counts the rest.
-pub fn counts_page(p: &Parts<'_>) -> Page {
+pub(crate) fn counts_page(p: &Parts<'_>) -> Page {
     let walk = p.walk;
     let stopped = matches!(walk.end, End::OutOfTime { .. });
     let stop = walk.resume();

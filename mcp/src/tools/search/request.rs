@@ -9,11 +9,11 @@ use crate::read::matcher::Mode;
 use crate::tools::spec::{ArgSpec, Choice, Flag, Integer, RequiredText, Text, Texts, NEXT_CURSOR};
 
 /// The default and largest page.
-pub const LIMIT_DEFAULT: i64 = 50;
+pub(crate) const LIMIT_DEFAULT: i64 = 50;
 /// See [`LIMIT_DEFAULT`].
-pub const LIMIT_MAX: i64 = 500;
+pub(crate) const LIMIT_MAX: i64 = 500;
 /// The most neighbours per side of a match.
-pub const CONTEXT_MAX: i64 = 10;
+pub(crate) const CONTEXT_MAX: i64 = 10;
 
 const QUERY: RequiredText = RequiredText::new(
     "query",
@@ -40,7 +40,7 @@ const CONTEXT: Integer = Integer::new(
 );
 
 /// Every argument search_messages takes, in the order they are read.
-pub const ARGUMENTS: [ArgSpec; 12] = [
+pub(crate) const ARGUMENTS: [ArgSpec; 12] = [
     QUERY.spec,
     MATCH.spec,
     SESSIONS.spec,
@@ -64,19 +64,19 @@ pub struct Request {
     pub mode: Mode,
     /// Session ids as sent, upper-cased, sorted, deduplicated; None when
     /// absent or empty.
-    pub sessions: Option<Vec<String>>,
+    pub(crate) sessions: Option<Vec<String>>,
     /// Buffer ids likewise.
-    pub buffers: Option<Vec<String>>,
+    pub(crate) buffers: Option<Vec<String>>,
     /// from, kinds, since and until.
-    pub filters: Filters,
+    pub(crate) filters: Filters,
     /// Matches per page (1…500).
-    pub limit: usize,
+    pub(crate) limit: usize,
     /// Counts only.
-    pub count_only: bool,
+    pub(crate) count_only: bool,
     /// Neighbours per side of a match (0…10).
-    pub context: usize,
+    pub(crate) context: usize,
     /// The cursor as sent.
-    pub cursor: Option<String>,
+    pub(crate) cursor: Option<String>,
 }
 
 impl Request {
@@ -164,7 +164,7 @@ impl Request {
     }
 
     /// A cursor that starts the next call at `resume`.
-    pub fn mint(&self, resume: &Resume) -> String {
+    pub(crate) fn mint(&self, resume: &Resume) -> String {
         let binding = self.binding();
         cursor::mint(
             Kind::Search,
@@ -174,7 +174,7 @@ impl Request {
     }
 
     /// The position a cursor names, when it was minted for this request.
-    pub fn open(&self, text: &str) -> Result<Resume, &'static str> {
+    pub(crate) fn open(&self, text: &str) -> Result<Resume, &'static str> {
         let binding = self.binding();
         let position = cursor::open(text, Kind::Search, &[b"search_messages", &binding])?;
         Resume::decode(&position)
@@ -192,11 +192,11 @@ fn id_list(ids: Option<Vec<&str>>) -> Option<Vec<String>> {
 
 /// Where a call starts: a buffer and the place in it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Resume {
+pub(crate) struct Resume {
     /// The buffer id.
-    pub buffer: String,
+    pub(crate) buffer: String,
     /// Where in it.
-    pub start: Start,
+    pub(crate) start: Start,
 }
 
 impl Resume {

@@ -14,20 +14,20 @@ use crate::read::matcher::{Matcher, RowMatch, Scratch};
 
 /// The work one message stands for, in bytes, when the clock is asked
 /// before it (filters, the sender and short fields).
-pub const MESSAGE_COST: usize = 64;
+pub(crate) const MESSAGE_COST: usize = 64;
 
 /// What to search for.
 #[derive(Clone, Debug)]
-pub struct Query {
+pub(crate) struct Query {
     /// How fields are matched.
-    pub matcher: Matcher,
+    pub(crate) matcher: Matcher,
     /// What a row must pass before it is matched.
-    pub filters: Filters,
+    pub(crate) filters: Filters,
 }
 
 /// What a walk is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Goal {
+pub(crate) enum Goal {
     /// A page of at most this many matches. The walk looks for one match
     /// more, so that truncated means more matches exist (or the walk was
     /// cut before it could tell).
@@ -39,16 +39,16 @@ pub enum Goal {
 /// A row in the copied buffers: `buffer` indexes the slice walked, `row`
 /// that buffer's `rows`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Pos {
+pub(crate) struct Pos {
     /// Which buffer.
-    pub buffer: usize,
+    pub(crate) buffer: usize,
     /// Which row of it.
-    pub row: usize,
+    pub(crate) row: usize,
 }
 
 /// How a walk ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum End {
+pub(crate) enum End {
     /// Every searched row was examined.
     Complete,
     /// The page is full: `next` is the first match beyond it, not counted
@@ -68,22 +68,22 @@ pub enum End {
 
 /// What a walk found.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Walk {
+pub(crate) struct Walk {
     /// The matches in search order (at most the page's limit plus one in
     /// page mode; none when counting).
-    pub hits: Vec<Pos>,
+    pub(crate) hits: Vec<Pos>,
     /// Matches per buffer walked (both modes), indexed like the buffers.
-    pub counts: Vec<u64>,
+    pub(crate) counts: Vec<u64>,
     /// Messages not fully searched (a regex field too long to try), in
     /// search order.
-    pub regex_skipped: Vec<Pos>,
+    pub(crate) regex_skipped: Vec<Pos>,
     /// How it ended.
-    pub end: End,
+    pub(crate) end: End,
 }
 
 impl Walk {
     /// The first row not examined, if the walk stopped early.
-    pub fn resume(&self) -> Option<Pos> {
+    pub(crate) fn resume(&self) -> Option<Pos> {
         match self.end {
             End::Full { next } | End::OutOfTime { next } => Some(next),
             End::Complete | End::Cancelled => None,
@@ -97,7 +97,7 @@ impl Walk {
 /// [`MESSAGE_COST`]), and by a regex before each field (told the field's
 /// length), so a clock can read the time only once enough work was done;
 /// `cancelled` is asked between buffers and messages.
-pub fn walk(
+pub(crate) fn walk(
     buffers: &[CopiedBuffer],
     query: &Query,
     goal: Goal,

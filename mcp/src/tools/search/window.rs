@@ -9,7 +9,7 @@
 //! The bound's buffer-cut rule: buffers are copied in search order until the
 //! bound is spent; the buffer that spends it keeps only its newest messages
 //! up to the bound and is marked window_truncated, and no buffer after it is
-//! copied ([`Copier::spent`] then names the first one left out, where the
+//! copied (`Copier::spent` then names the first one left out, where the
 //! next call starts). A buffer that exactly uses up the bound is complete,
 //! and the next one is still left out.
 //!
@@ -23,14 +23,14 @@ use rete_engine::row::Row;
 use std::ops::Range;
 
 /// How many of a buffer's newest messages a search covers.
-pub const WINDOW: usize = 10_000;
+pub(crate) const WINDOW: usize = 10_000;
 
 /// How many messages one call copies at most, across every buffer.
-pub const COPY_BOUND: usize = 100_000;
+pub(crate) const COPY_BOUND: usize = 100_000;
 
 /// Where a call starts in a buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Start {
+pub(crate) enum Start {
     /// At the buffer's newest message, with a whole window ahead.
     Newest,
     /// At the message with this seq (included), with `remaining` messages
@@ -47,18 +47,18 @@ pub enum Start {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct CopiedBuffer {
     /// The buffer id.
-    pub id: String,
+    pub(crate) id: String,
     /// Rows in display order, oldest first: the searched slice with up to
     /// `context` neighbours on each side.
     pub rows: Vec<Row>,
     /// Which rows are withheld (they hold a session secret); empty when
     /// none is. A withheld row is never matched or returned.
-    pub withheld: Vec<bool>,
+    pub(crate) withheld: Vec<bool>,
     /// The rows to search, as indices into `rows`.
-    pub searched: Range<usize>,
+    pub(crate) searched: Range<usize>,
     /// The window was shorter than what the buffer holds (older messages
     /// exist that this walk will not search).
-    pub window_truncated: bool,
+    pub(crate) window_truncated: bool,
 }
 
 impl CopiedBuffer {
@@ -76,14 +76,14 @@ impl CopiedBuffer {
     }
 
     /// True when row `i` is withheld.
-    pub fn is_withheld(&self, i: usize) -> bool {
+    pub(crate) fn is_withheld(&self, i: usize) -> bool {
         self.withheld.get(i).copied().unwrap_or(false)
     }
 }
 
 /// Copies buffers in search order under one call's bound.
 #[derive(Clone, Debug)]
-pub struct Copier {
+pub(crate) struct Copier {
     left: usize,
     context: usize,
     spent: Option<String>,
@@ -92,7 +92,7 @@ pub struct Copier {
 
 impl Copier {
     /// A copier with `bound` messages to copy and `context` neighbours.
-    pub fn new(bound: usize, context: usize) -> Copier {
+    pub(crate) fn new(bound: usize, context: usize) -> Copier {
         Copier {
             left: bound,
             context,
@@ -102,19 +102,20 @@ impl Copier {
     }
 
     /// The first buffer left out because the bound was spent, if any.
-    pub fn spent(&self) -> Option<&str> {
+    pub(crate) fn spent(&self) -> Option<&str> {
         self.spent.as_deref()
     }
 
     /// True once the bound is spent: later buffers are not copied.
-    pub fn is_spent(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_spent(&self) -> bool {
         self.exhausted
     }
 
     /// Copies `buffer` from `start`, or returns None (recording it as the
     /// first left out) when the bound is already spent. `withholds` screens
     /// each copied row.
-    pub fn copy(
+    pub(crate) fn copy(
         &mut self,
         buffer: &Buffer,
         start: Start,

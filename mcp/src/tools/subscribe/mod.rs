@@ -1,5 +1,5 @@
 //! subscribe: start collecting what matches the filters into a new inbox.
-//! Its arguments are declared here and read in [`parse`].
+//! Its arguments are declared here and read in `parse`.
 
 use crate::read::args::Args;
 use crate::read::result::{time, ToolOutcome};
@@ -10,12 +10,12 @@ use crate::tools::updates_call::asked;
 use serde_json::json;
 
 mod parse;
-pub use parse::{parse, MAX_COMMAND_BYTES, MAX_ENTRIES, MAX_ENTRY_BYTES, MAX_MATCH_BYTES};
+pub use parse::parse;
 
 const NAME: &str = "subscribe";
 
 /// The tool error for a 17th subscription.
-pub const TOO_MANY: &str = "too many subscriptions: unsubscribe one first (limit 16)";
+pub(crate) const TOO_MANY: &str = "too many subscriptions: unsubscribe one first (limit 16)";
 
 const DESCRIPTION: &str = "Start collecting live messages that match every filter given into a \
 new subscription's inbox; drain it with read_updates or wait_for_updates. Give at least one \
@@ -80,7 +80,7 @@ pub(super) const LOG: Object = Object::new(
 .debug_only();
 
 /// The subscribe tool, declared.
-pub const TOOL: Declared = Declared {
+pub(crate) const TOOL: Declared = Declared {
     spec: ToolSpec {
         name: NAME,
         tier: Tier::Release,

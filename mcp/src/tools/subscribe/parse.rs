@@ -44,16 +44,16 @@ use rete_engine::ids::{BufferId, SessionId};
 use rete_engine::row::Kind;
 
 /// At most this many entries in one list filter, counted as sent.
-pub const MAX_ENTRIES: usize = 50;
+pub(crate) const MAX_ENTRIES: usize = 50;
 
 /// The longest sessions, buffers or from entry, in UTF-8 bytes as sent.
-pub const MAX_ENTRY_BYTES: usize = 64;
+pub(crate) const MAX_ENTRY_BYTES: usize = 64;
 
 /// The longest match, in UTF-8 bytes.
-pub const MAX_MATCH_BYTES: usize = 256;
+pub(crate) const MAX_MATCH_BYTES: usize = 256;
 
 /// The longest raw.commands entry, in UTF-8 bytes as sent.
-pub const MAX_COMMAND_BYTES: usize = 32;
+pub(crate) const MAX_COMMAND_BYTES: usize = 32;
 
 /// Reads subscribe's filters in the order the module describes. The
 /// registry has already refused raw and log while debug is off, and any

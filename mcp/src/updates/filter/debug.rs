@@ -10,23 +10,27 @@ use rete_engine::ids::SessionId;
 use serde_json::{Map, Value};
 
 /// The lowest level a log subscription collects when min_level is absent.
-pub const DEFAULT_MIN_LEVEL: Level = Level::Warning;
+pub(crate) const DEFAULT_MIN_LEVEL: Level = Level::Warning;
 
 /// A raw subscription's filter, normalised.
 #[derive(Clone, Debug, PartialEq)]
-pub struct RawFilter {
+pub(crate) struct RawFilter {
     /// Session ids, upper case, sorted, deduplicated; empty: every session.
-    pub sessions: Vec<SessionId>,
+    pub(crate) sessions: Vec<SessionId>,
     /// Commands upper case, trimmed, blanks dropped, sorted, deduplicated;
     /// empty: every command.
-    pub commands: Vec<String>,
+    pub(crate) commands: Vec<String>,
     /// in or out; None: both.
-    pub direction: Option<Direction>,
+    pub(crate) direction: Option<Direction>,
 }
 
 impl RawFilter {
     /// The filter from checked parts.
-    pub fn new(sessions: Vec<SessionId>, commands: &[&str], dir: Option<Direction>) -> RawFilter {
+    pub(crate) fn new(
+        sessions: Vec<SessionId>,
+        commands: &[&str],
+        dir: Option<Direction>,
+    ) -> RawFilter {
         let mut commands: Vec<String> = commands
             .iter()
             .map(|c| c.trim())
@@ -43,14 +47,14 @@ impl RawFilter {
     }
 
     /// True when this session's raw tap is covered.
-    pub fn covers(&self, session: &SessionId) -> bool {
+    pub(crate) fn covers(&self, session: &SessionId) -> bool {
         self.sessions.is_empty() || self.sessions.binary_search(session).is_ok()
     }
 
     /// True when a line of a covered session passes the command and
     /// direction filters. The command is read as search_raw reads it and
     /// compared exactly after upper-casing.
-    pub fn matches(&self, line: &RawLine) -> bool {
+    pub(crate) fn matches(&self, line: &RawLine) -> bool {
         if self.direction.is_some_and(|d| d != line.dir) {
             return false;
         }
@@ -61,7 +65,7 @@ impl RawFilter {
     }
 
     /// `{"commands?","direction?","sessions?"}`, only what is present.
-    pub fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> Value {
         let mut out = Map::new();
         if !self.sessions.is_empty() {
             let ids: Vec<&str> = self.sessions.iter().map(SessionId::as_str).collect();
@@ -79,22 +83,22 @@ impl RawFilter {
 
 /// A log subscription's filter, normalised.
 #[derive(Clone, Debug, PartialEq)]
-pub struct LogFilter {
+pub(crate) struct LogFilter {
     /// The lowest level collected.
-    pub min_level: Level,
+    pub(crate) min_level: Level,
     /// The categories collected, sorted by name; empty: every category.
-    pub categories: Vec<Category>,
+    pub(crate) categories: Vec<Category>,
 }
 
 impl LogFilter {
     /// True when `line` passes the level and category filters.
-    pub fn matches(&self, line: &LogLine) -> bool {
+    pub(crate) fn matches(&self, line: &LogLine) -> bool {
         line.level >= self.min_level
             && (self.categories.is_empty() || self.categories.contains(&line.category))
     }
 
     /// `{"categories?","min_level?"}`, the default level left out.
-    pub fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> Value {
         let mut out = Map::new();
         if self.min_level != DEFAULT_MIN_LEVEL {
             out.insert("min_level".into(), Value::from(self.min_level.as_str()));

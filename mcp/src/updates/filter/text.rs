@@ -8,7 +8,7 @@ use rete_engine::row::Row;
 /// How a subscription's match is compared (regex is search-only: a
 /// subscription runs on every live row, without a time budget).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MatchMode {
+pub(crate) enum MatchMode {
     /// Case-insensitive literal substring (the default).
     Substring,
     /// IRC glob over each whole field, ignoring case.
@@ -17,7 +17,7 @@ pub enum MatchMode {
 
 impl MatchMode {
     /// The mode a match_mode argument names, matched exactly.
-    pub fn parse(name: &str) -> Option<MatchMode> {
+    pub(crate) fn parse(name: &str) -> Option<MatchMode> {
         match name {
             "substring" => Some(MatchMode::Substring),
             "glob" => Some(MatchMode::Glob),
@@ -26,7 +26,7 @@ impl MatchMode {
     }
 
     /// The argument's spelling.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         self.search_mode().as_str()
     }
 
@@ -41,7 +41,7 @@ impl MatchMode {
 /// A non-empty match, compiled once with search_messages' matcher so both
 /// tools find the same messages.
 #[derive(Clone, Debug)]
-pub struct TextMatch {
+pub(crate) struct TextMatch {
     text: String,
     mode: MatchMode,
     matcher: Matcher,
@@ -50,7 +50,7 @@ pub struct TextMatch {
 impl TextMatch {
     /// Compiles `text` in `mode`. Substring and glob always compile; the
     /// error is the matcher's tool error, kept only so this stays total.
-    pub fn new(text: &str, mode: MatchMode) -> Result<TextMatch, &'static str> {
+    pub(crate) fn new(text: &str, mode: MatchMode) -> Result<TextMatch, &'static str> {
         Ok(TextMatch {
             text: text.to_owned(),
             mode,
@@ -59,18 +59,18 @@ impl TextMatch {
     }
 
     /// The match as sent, which the filters echo back.
-    pub fn text(&self) -> &str {
+    pub(crate) fn text(&self) -> &str {
         &self.text
     }
 
     /// How it is compared.
-    pub fn mode(&self) -> MatchMode {
+    pub(crate) fn mode(&self) -> MatchMode {
         self.mode
     }
 
     /// True when the sender or a payload text field matches. Substring and
     /// glob never consult the clock, so the row is always fully tried.
-    pub fn is_in(&self, row: &Row, scratch: &mut Scratch) -> bool {
+    pub(crate) fn is_in(&self, row: &Row, scratch: &mut Scratch) -> bool {
         let mut never_late = |_| false;
         self.matcher.match_row(row, scratch, &mut never_late) == RowMatch::Match
     }

@@ -18,57 +18,57 @@ use std::time::Instant;
 /// None: from its oldest line), and the log ring after this seq (None: not
 /// read).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct PollPlan {
+pub(crate) struct PollPlan {
     /// Running sessions some raw subscription covers.
-    pub raw: Vec<(SessionId, Option<Pos>)>,
+    pub(crate) raw: Vec<(SessionId, Option<Pos>)>,
     /// The log ring, when some log subscription exists.
-    pub log: Option<u64>,
+    pub(crate) log: Option<u64>,
 }
 
 /// One session's tap as a poll read it: its secret scan, its lines, and
 /// the newest position its ring dropped at capacity.
-pub type TapRead = (Withholder, Vec<RawLine>, Option<Pos>);
+pub(crate) type TapRead = (Withholder, Vec<RawLine>, Option<Pos>);
 
 /// One planned session's tap as a poll read it.
 #[derive(Debug)]
-pub struct TapPoll {
+pub(crate) struct TapPoll {
     /// The session.
-    pub session: SessionId,
+    pub(crate) session: SessionId,
     /// The position the read began after, as planned (None: the tap's
     /// start).
-    pub after: Option<Pos>,
+    pub(crate) after: Option<Pos>,
     /// Its secret scan and lines, or None when the session or its tap did
     /// not answer.
-    pub read: Option<TapRead>,
+    pub(crate) read: Option<TapRead>,
 }
 
 /// The log ring as a poll read it.
 #[derive(Debug)]
-pub struct LogPoll {
+pub(crate) struct LogPoll {
     /// The seq the read was planned after.
-    pub planned: u64,
+    pub(crate) planned: u64,
     /// The seq it was read after: the planned one, or the capture's window
     /// start when that is later (no line of this capture is before it).
-    pub after: u64,
+    pub(crate) after: u64,
     /// What it read.
-    pub snapshot: Snapshot,
+    pub(crate) snapshot: Snapshot,
 }
 
 /// What a poll read.
 #[derive(Debug, Default)]
-pub struct PollData {
+pub(crate) struct PollData {
     /// Per planned session, its tap's read.
-    pub raw: Vec<TapPoll>,
+    pub(crate) raw: Vec<TapPoll>,
     /// The log read (None: not read).
-    pub log: Option<LogPoll>,
+    pub(crate) log: Option<LogPoll>,
     /// The capture's clear count when the poll began (see
     /// [`crate::debug::Capture::clears`]).
-    pub clears: u64,
+    pub(crate) clears: u64,
 }
 
 impl Registry {
     /// True when some subscription has a raw or log filter.
-    pub fn has_debug_subscriptions(&self) -> bool {
+    pub(crate) fn has_debug_subscriptions(&self) -> bool {
         self.subs
             .iter()
             .any(|s| s.filter.raw.is_some() || s.filter.log.is_some())
@@ -77,7 +77,7 @@ impl Registry {
     /// What the next poll reads, of the `running` sessions: None when no
     /// raw or log subscription exists (nothing is polled then). A tap is
     /// read from the oldest position any covering subscription needs.
-    pub fn poll_plan(&self, running: &[SessionId]) -> Option<PollPlan> {
+    pub(crate) fn poll_plan(&self, running: &[SessionId]) -> Option<PollPlan> {
         if !self.has_debug_subscriptions() {
             return None;
         }
@@ -124,7 +124,7 @@ impl Registry {
     /// that began past a subscription's position (planned before that
     /// subscription was made, with its start read earlier) is not its: it
     /// is left for the next poll, planned from its position.
-    pub fn apply_poll(&mut self, data: &PollData, now: Instant) {
+    pub(crate) fn apply_poll(&mut self, data: &PollData, now: Instant) {
         for sub in self.subs.iter_mut() {
             if let Some(raw) = sub.filter.raw.clone() {
                 let mut read_any = false;
@@ -197,7 +197,7 @@ impl Registry {
     /// into dropped, and every position goes back to pending (the rings were
     /// cleared). Message events stay. Cheap when there is nothing to do, so
     /// every read and list calls it.
-    pub fn debug_off(&mut self) {
+    pub(crate) fn debug_off(&mut self) {
         for sub in self.subs.iter_mut() {
             if sub.filter.raw.is_none() && sub.filter.log.is_none() {
                 continue;

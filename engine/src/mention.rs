@@ -1,7 +1,8 @@
-//! The nick-boundary rule behind `mentions: true`.
+//! The nick-boundary rule: what counts as a mention of the person's nick,
+//! for reterm's highlight and the control surface's `mentions: true`.
 //!
 //! A plain substring would make every `mrironman` a mention of `mriron`, so
-//! the contract bounds the nick: it must appear ignoring case, with the
+//! the nick is bounded (as the control surface's contract states): it must appear ignoring case, with the
 //! character just before it and just after it each the start or end of the
 //! field or not a nick character. Nick characters are letters, digits and
 //! the ten characters `-`, `[`, `]`, `\`, `` ` ``, `^`, `_`, `{`, `|` and
@@ -48,7 +49,7 @@ pub fn mentions(text: &str, nick: &str) -> bool {
 
 /// True for the characters a nick may hold: letters, digits and
 /// `- [ ] \ ` ^ _ { | }`.
-pub fn is_nick_char(c: char) -> bool {
+fn is_nick_char(c: char) -> bool {
     c.is_alphanumeric()
         || matches!(
             c,
