@@ -224,16 +224,20 @@ pub enum Setting {
 }
 
 /// `/control` subcommands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ControlCommand {
     /// `/control token [regenerate]`: show (or replace) the access token.
     Token {
         /// Replace the token, invalidating the old one.
         regenerate: bool,
     },
-    /// `/control register`: connect Claude Code with a headers helper, at
-    /// its local scope.
-    Register,
+    /// `/control register [user | local DIR]`: connect Claude Code with a
+    /// headers helper, at its user scope (every directory) or, with `local`,
+    /// at its local scope for the one directory DIR (as typed).
+    Register {
+        /// The directory of a local-scope registration; None: user scope.
+        local: Option<String>,
+    },
     /// `/control register project` (or `--scope project`): refused, never done.
     RegisterProject,
     /// `/control status`
@@ -310,7 +314,48 @@ pub fn parse_input(line: &str) -> Result<Input, InputError> {
         return Err(InputError::MissingCommand);
     }
     let (name, args) = split_word(after_slash);
-    parse_command(&name.to_lowercase(), args).map(Input::Command)
+    let name = name.to_lowercase();
+    if let Some(expansion) = builtin_alias(&name) {
+        let line = format!("{expansion} {args}");
+        let (name, args) = split_word(&line);
+        return parse_command(name, args).map(Input::Command);
+    }
+    parse_command(&name, args).map(Input::Command)
+}
+
+/// irssi's default aliases, which its users type without thinking: `/j`,
+/// `/wc`, `/win`, `/q`, `/wi`…; the name, then what it stands for (the
+/// arguments typed follow it).
+pub const ALIASES: [(&str, &str); 22] = [
+    ("b", "ban"),
+    ("bye", "quit"),
+    ("c", "clear"),
+    ("cl", "clear"),
+    ("date", "time"),
+    ("exit", "quit"),
+    ("host", "userhost"),
+    ("j", "join"),
+    ("k", "kick"),
+    ("last", "lastlog"),
+    ("leave", "part"),
+    ("m", "msg"),
+    ("n", "names"),
+    ("q", "query"),
+    ("signoff", "quit"),
+    ("t", "topic"),
+    ("w", "who"),
+    ("wc", "window close"),
+    ("wi", "whois"),
+    ("win", "window"),
+    ("ww", "whowas"),
+    ("wii", "whois"),
+];
+
+fn builtin_alias(name: &str) -> Option<&'static str> {
+    ALIASES
+        .iter()
+        .find(|(alias, _)| *alias == name)
+        .map(|(_, expansion)| *expansion)
 }
 
 /// First whitespace-separated word and the rest with leading whitespace
@@ -395,7 +440,10 @@ fn parse_command(name: &str, args: &str) -> Result<Command, InputError> {
             Command::Buffers
         }
         "buffer" => Command::Buffer(buffer_ref(one_word(args, &cmd::BUFFER)?)?),
-        "window" => Command::Buffer(buffer_ref(one_word(args, &cmd::WINDOW)?)?),
+        "window" => match one_word(args, &cmd::WINDOW)? {
+            word if word.eq_ignore_ascii_case("close") => Command::Close,
+            word => Command::Buffer(buffer_ref(word)?),
+        },
         "query" => {
             let (nick, text) = split_word(args);
             if nick.is_empty() {
@@ -590,19 +638,7 @@ fn control(args: &str) -> Result<ControlCommand, InputError> {
     let spec = &commands::spec::CONTROL;
     let (sub, rest) = split_word(args);
     if sub.eq_ignore_ascii_case("register") {
-        let scope: Vec<String> = rest.split_whitespace().map(str::to_lowercase).collect();
-        return match scope
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>()
-            .as_slice()
-        {
-            [] | ["local"] | ["--scope", "local"] => Ok(ControlCommand::Register),
-            ["project"] | ["--scope", "project"] | ["--scope=project"] => {
-                Ok(ControlCommand::RegisterProject)
-            }
-            _ => Err(usage(spec)),
-        };
+        return register(rest.trim(), spec);
     }
     let rest = optional_word(rest, spec)?.map(str::to_lowercase);
     match (sub.to_lowercase().as_str(), rest.as_deref()) {
@@ -612,6 +648,36 @@ fn control(args: &str) -> Result<ControlCommand, InputError> {
         ("log", None) => Ok(ControlCommand::Log),
         ("allow", None) => Ok(ControlCommand::Allow),
         ("deny", None) => Ok(ControlCommand::Deny),
+        _ => Err(usage(spec)),
+    }
+}
+
+/// `/control register`'s arguments: nothing or `user` (or `--scope user`),
+/// `local DIR` (or `--scope local DIR`), or the project scope, refused.
+fn register(args: &str, spec: &CommandSpec) -> Result<ControlCommand, InputError> {
+    let (first, rest) = split_word(args);
+    let (scope, rest) = if first.eq_ignore_ascii_case("--scope") {
+        split_word(rest.trim_start())
+    } else if let Some(scope) = first
+        .get(.."--scope=".len())
+        .filter(|head| head.eq_ignore_ascii_case("--scope="))
+        .and_then(|head| first.get(head.len()..))
+    {
+        (scope, rest)
+    } else {
+        (first, rest)
+    };
+    let rest = rest.trim();
+    match (scope.to_lowercase().as_str(), rest.is_empty()) {
+        ("", true) if first.is_empty() => Ok(ControlCommand::Register { local: None }),
+        ("user", true) => Ok(ControlCommand::Register { local: None }),
+        ("local", false) => Ok(ControlCommand::Register {
+            local: Some(rest.to_owned()),
+        }),
+        ("local", true) => Err(InputError::Invalid(
+            "name the directory: /control register local DIR (alone, /control register registers for every directory)",
+        )),
+        ("project", true) => Ok(ControlCommand::RegisterProject),
         _ => Err(usage(spec)),
     }
 }

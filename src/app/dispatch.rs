@@ -377,8 +377,8 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
             say(&app.control.token(regenerate).await);
             Ok(())
         }
-        Command::Control(ControlCommand::Register) => {
-            for line in app.control.register().await {
+        Command::Control(ControlCommand::Register { local }) => {
+            for line in app.control.register(local.as_deref()).await {
                 say(&line);
             }
             Ok(())
@@ -404,7 +404,9 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
             Ok(())
         }
         Command::Control(ControlCommand::Status) => {
-            say(&app.control.status());
+            for line in app.control.status() {
+                say(&line);
+            }
             Ok(())
         }
         Command::Control(ControlCommand::Log) => {

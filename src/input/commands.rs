@@ -115,8 +115,8 @@ pub(crate) mod spec {
     command!(
         WINDOW,
         "window",
-        "/window <number|name>",
-        "the same as /buffer"
+        "/window <number|name> | close",
+        "the same as /buffer; /window close (or /wc) the same as /close"
     );
     command!(
         QUERY,
@@ -253,6 +253,18 @@ pub(crate) mod spec {
         "send QUIT (with the reason, else Leaving) to every network and exit"
     );
     command!(
+        CTCP,
+        "ctcp",
+        "/ctcp <nick> <request> [arguments]",
+        "send a CTCP request (VERSION, PING, TIME, CLIENTINFO…); the reply shows in the server buffer"
+    );
+    command!(
+        SERVER,
+        "motd",
+        "/motd, /version, /info, /stats, /who…",
+        "sent to the server as typed, verb in capitals: admin info ison links lusers map motd rehash rules servlist silence stats time trace userhost users version who whowas"
+    );
+    command!(
         HELP,
         "help",
         "/help [command]",
@@ -262,13 +274,13 @@ pub(crate) mod spec {
     command!(
         CONTROL,
         "control",
-        "/control token [regenerate] | register | status | log | allow | deny",
-        "AI-access control server: show/renew its token, connect Claude Code without it, its state, its log, answer the oldest line waiting for approval"
+        "/control token [regenerate] | register [local DIR] | status | log | allow | deny",
+        "AI-access control server: show/renew its token, connect Claude Code without it (for every directory, or with local for DIR only), its state, its log, answer the oldest line waiting for approval"
     );
 }
 
 /// Every command, in the order `/help` lists them.
-pub(crate) const COMMANDS: [&CommandSpec; 43] = [
+pub(crate) const COMMANDS: [&CommandSpec; 45] = [
     &spec::CONNECT,
     &spec::DISCONNECT,
     &spec::JOIN,
@@ -301,6 +313,8 @@ pub(crate) const COMMANDS: [&CommandSpec; 43] = [
     &spec::AWAY,
     &spec::NAMES,
     &spec::LIST,
+    &spec::CTCP,
+    &spec::SERVER,
     &spec::IGNORE,
     &spec::UNIGNORE,
     &spec::RELOAD,

@@ -371,12 +371,34 @@ fn control() {
     assert_eq!(cmd("/control log"), Command::Control(ControlCommand::Log));
     for line in [
         "/control register",
-        "/control Register local",
-        "/control register --scope LOCAL",
+        "/control Register user",
+        "/control register --scope USER",
+        "/control register --scope=user",
     ] {
         assert_eq!(
             cmd(line),
-            Command::Control(ControlCommand::Register),
+            Command::Control(ControlCommand::Register { local: None }),
+            "{line}"
+        );
+    }
+    for (line, dir) in [
+        ("/control register local ~/src/rete", "~/src/rete"),
+        ("/control Register LOCAL /tmp/a dir ", "/tmp/a dir"),
+        ("/control register --scope local src", "src"),
+        ("/control register --scope=Local /x", "/x"),
+    ] {
+        assert_eq!(
+            cmd(line),
+            Command::Control(ControlCommand::Register {
+                local: Some(dir.to_owned())
+            }),
+            "{line}"
+        );
+    }
+    for line in ["/control register local", "/control register --scope local"] {
+        assert_eq!(
+            err(line),
+            "name the directory: /control register local DIR (alone, /control register registers for every directory)",
             "{line}"
         );
     }
@@ -396,8 +418,15 @@ fn control() {
         Command::Control(ControlCommand::Allow)
     );
     assert_eq!(cmd("/control DENY"), Command::Control(ControlCommand::Deny));
-    let usage = "usage: /control token [regenerate] | register | status | log | allow | deny";
-    for line in ["/control register user", "/control register --scope"] {
+    let usage =
+        "usage: /control token [regenerate] | register [local DIR] | status | log | allow | deny";
+    for line in [
+        "/control register everyone",
+        "/control register --scope",
+        "/control register user x",
+        "/control register project x",
+        "/control register --scope=",
+    ] {
         assert_eq!(err(line), usage, "{line}");
     }
     for line in [
@@ -455,7 +484,7 @@ fn client_commands() {
         cmd("/window #rete"),
         Command::Buffer(BufferRef::Name(s("#rete")))
     );
-    assert_eq!(err("/window"), "usage: /window <number|name>");
+    assert_eq!(err("/window"), "usage: /window <number|name> | close");
     assert_eq!(
         cmd("/query bob hi there"),
         Command::Query {
@@ -612,4 +641,56 @@ fn backlog_takes_a_number_of_rows_from_1_to_the_protocols_limit() {
     }
     assert_eq!(err("/backlog 5 more"), "usage: /backlog [rows]");
     assert!(help_text(Some("backlog")).contains("ReteCloud"));
+}
+
+#[test]
+fn irssi_aliases_stand_for_their_commands() {
+    for (alias, full) in [
+        ("/j #rete key", "/join #rete key"),
+        ("/J #rete", "/join #rete"),
+        ("/win 3", "/window 3"),
+        ("/win #rete", "/buffer #rete"),
+        ("/wc", "/close"),
+        ("/window close", "/close"),
+        ("/q bob hi there", "/query bob hi there"),
+        ("/wi bob", "/whois bob"),
+        ("/leave #rete bye", "/part #rete bye"),
+        ("/bye gone", "/quit gone"),
+        ("/m bob hi", "/msg bob hi"),
+        ("/t", "/topic"),
+        ("/w #rete", "/who #rete"),
+        ("/last -5 word", "/lastlog -5 word"),
+    ] {
+        assert_eq!(cmd(alias), cmd(full), "{alias}");
+    }
+    assert_eq!(err("/wc now"), "usage: /window <number|name> | close");
+    assert_eq!(err("/j"), "usage: /join <channel> [key]");
+}
+
+#[test]
+fn server_commands_and_ctcp_parse() {
+    assert_eq!(
+        cmd("/MOTD"),
+        Command::Irc(IrcCommand::Server {
+            verb: s("MOTD"),
+            args: None
+        })
+    );
+    assert_eq!(
+        cmd("/stats u"),
+        Command::Irc(IrcCommand::Server {
+            verb: s("STATS"),
+            args: Some(s("u"))
+        })
+    );
+    assert_eq!(
+        cmd("/ctcp bob version"),
+        Command::Irc(IrcCommand::Ctcp {
+            target: s("bob"),
+            verb: s("VERSION"),
+            args: None
+        })
+    );
+    // Anything else unknown is still an error that sends nothing.
+    assert_eq!(err("/frobnicate x"), "unknown command: /frobnicate");
 }
