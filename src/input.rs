@@ -146,8 +146,9 @@ pub enum Command {
     Close,
     /// `/clear`: clear the current buffer from the screen.
     Clear,
-    /// `/lastlog text`: the current buffer's rows containing text.
-    Lastlog(String),
+    /// `/lastlog [-N] [-case] text`: the current buffer's rows containing
+    /// text.
+    Lastlog(Lastlog),
     /// `/reconnect [network]`.
     Reconnect {
         /// Network name, if given.
@@ -221,6 +222,60 @@ pub enum Setting {
         /// The typed number was out of range, so the user can be told.
         clamped: bool,
     },
+}
+
+/// `/lastlog`'s search, as irssi's: options first, then the text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lastlog {
+    /// What the rows contain.
+    pub text: String,
+    /// `-N`: only the last N rows found.
+    pub last: Option<usize>,
+    /// `-case`: upper and lower case differ.
+    pub case: bool,
+}
+
+impl Lastlog {
+    /// Whether `row_text` holds the text looked for.
+    pub fn matches(&self, row_text: &str) -> bool {
+        if self.case {
+            row_text.contains(&self.text)
+        } else {
+            row_text.to_lowercase().contains(&self.text.to_lowercase())
+        }
+    }
+}
+
+/// `/lastlog [-N] [-case] [--] text`.
+fn lastlog(args: &str) -> Result<Lastlog, InputError> {
+    let spec = &commands::spec::LASTLOG;
+    let mut search = Lastlog {
+        text: String::new(),
+        last: None,
+        case: false,
+    };
+    let mut rest = args;
+    loop {
+        let (word, after) = split_word(rest);
+        let Some(option) = word.strip_prefix('-').filter(|o| !o.is_empty()) else {
+            break;
+        };
+        rest = after;
+        if option == "-" {
+            break;
+        }
+        if option.eq_ignore_ascii_case("case") {
+            search.case = true;
+        } else if let Ok(n) = option.parse::<usize>() {
+            search.last = Some(n);
+        } else {
+            return Err(InputError::Invalid(
+                "lastlog options: -N (the last N rows), -case, -- (the text starts with -)",
+            ));
+        }
+    }
+    search.text = required_text(rest, spec)?;
+    Ok(search)
 }
 
 /// `/control` subcommands.
@@ -462,7 +517,7 @@ fn parse_command(name: &str, args: &str) -> Result<Command, InputError> {
             no_args(args, &cmd::CLEAR)?;
             Command::Clear
         }
-        "lastlog" => Command::Lastlog(required_text(args, &cmd::LASTLOG)?),
+        "lastlog" => Command::Lastlog(lastlog(args)?),
         "reconnect" => Command::Reconnect {
             network: optional_word(args, &cmd::RECONNECT)?.map(str::to_string),
         },

@@ -452,3 +452,76 @@ async fn display_settings_are_saved() -> Result<()> {
         .await?;
     Ok(())
 }
+
+/// irssi's habits (issue 36): `/lastlog -N` and `-case`, the aliases `/j` and `/wc`, a server
+/// command passed as typed (`/version`) and `/ctcp`.
+#[tokio::test]
+async fn lastlog_options_aliases_server_commands_and_ctcp() -> Result<()> {
+    let Session {
+        _ircd,
+        home: _home,
+        mut reterm,
+        mut bot,
+    } = start("").await?;
+    for text in ["needle one", "Needle two", "needle three"] {
+        bot.privmsg("#rete", text).await?;
+    }
+    reterm
+        .wait_for_line(row_where("#rete", |b| b == "<bot> needle three"), WAIT)
+        .await?;
+    reterm.send("/lastlog -case needle").await?;
+    reterm
+        .wait_for_line(|l| l == "-!- lastlog: 2 rows contain needle", WAIT)
+        .await?;
+    reterm.send("/lastlog -1 NEEDLE").await?;
+    reterm
+        .wait_for_line(
+            |l| l == "-!- lastlog: the last 1 of 3 rows that contain NEEDLE",
+            WAIT,
+        )
+        .await?;
+    let shown = reterm
+        .wait_for_line(|l| parse_row(l).is_some() || l.starts_with("-!-"), WAIT)
+        .await?;
+    ensure!(shown.ends_with("<bot> needle three"), "{shown}");
+
+    reterm.send("/ctcp bot version").await?;
+    bot.wait_for(
+        |l| {
+            let m = Msg::parse(l);
+            m.command == "PRIVMSG" && m.param(1) == "\u{1}VERSION\u{1}"
+        },
+        WAIT,
+    )
+    .await?;
+    // The server's answer to VERSION (351) comes back: the line went out as typed.
+    reterm.send("/version").await?;
+    reterm
+        .wait_for_line(|l| l.contains("InspIRCd"), WAIT)
+        .await?;
+
+    bot.join("#habit").await?;
+    reterm.send("/j #habit").await?;
+    bot.wait_for(
+        |l| {
+            let m = Msg::parse(l);
+            m.command == "JOIN" && m.source_nick() == Some(NICK) && m.param(0) == "#habit"
+        },
+        WAIT,
+    )
+    .await?;
+    reterm.send("/win #habit").await?;
+    reterm.send("/wc").await?;
+    bot.wait_for(
+        |l| {
+            let m = Msg::parse(l);
+            m.command == "PART" && m.source_nick() == Some(NICK) && m.param(0) == "#habit"
+        },
+        WAIT,
+    )
+    .await?;
+    reterm
+        .wait_for_line(|l| l == "-!- closed #habit", WAIT)
+        .await?;
+    Ok(())
+}

@@ -11,7 +11,7 @@ use reterm::config::{
     mask_problem, set_control, set_display, set_ignores, time_format_problem, ControlSetting,
     DisplaySetting,
 };
-use reterm::input::{help_text, Command, ControlCommand, Input, IrcCommand, Setting};
+use reterm::input::{help_text, Command, ControlCommand, Input, IrcCommand, Lastlog, Setting};
 
 /// Runs one parsed input line.
 pub async fn dispatch(app: &mut App, input: Input) -> Result<()> {
@@ -294,7 +294,7 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
             app.cleared.insert((current.network, current.buffer), last);
             Ok(())
         }
-        Command::Lastlog(text) => lastlog(app, &text).await,
+        Command::Lastlog(search) => lastlog(app, search).await,
         Command::Reconnect { network } => {
             let i = match network {
                 Some(n) => network_named(app, &n)?,
@@ -666,14 +666,15 @@ fn note_quoted_request(app: &mut App, net: usize, line: &str) {
 
 /// `/lastlog text`: the current buffer's rows containing `text` (ignoring
 /// case), as line mode prints rows.
-async fn lastlog(app: &mut App, text: &str) -> Result<()> {
+async fn lastlog(app: &mut App, search: Lastlog) -> Result<()> {
     let current = app
         .current
         .clone()
         .filter(|_| !app.own_focused)
         .ok_or_else(|| anyhow!("/lastlog searches a network's buffer: switch to one first"))?;
     let net_name = app.networks[current.network].config.name.clone();
-    let needle = text.to_lowercase();
+    let text = search.text.clone();
+    let last = search.last;
     let found = app.networks[current.network]
         .session
         .reader()
@@ -685,8 +686,7 @@ async fn lastlog(app: &mut App, text: &str) -> Result<()> {
                 b.display()
                     .filter(|row| {
                         let mut hit = false;
-                        row.payload
-                            .for_each_text(|t| hit |= t.to_lowercase().contains(&needle));
+                        row.payload.for_each_text(|t| hit |= search.matches(t));
                         hit
                     })
                     .map(|row| {
@@ -698,13 +698,23 @@ async fn lastlog(app: &mut App, text: &str) -> Result<()> {
         })
         .await?
         .unwrap_or_default();
-    say(&format!(
-        "-!- lastlog: {} rows contain {}",
-        found.len(),
-        text.escape_debug()
-    ));
-    for line in found {
-        say(&line);
+    let skipped = last.map_or(0, |n| found.len().saturating_sub(n));
+    if skipped > 0 {
+        say(&format!(
+            "-!- lastlog: the last {} of {} rows that contain {}",
+            found.len() - skipped,
+            found.len(),
+            text.escape_debug()
+        ));
+    } else {
+        say(&format!(
+            "-!- lastlog: {} rows contain {}",
+            found.len(),
+            text.escape_debug()
+        ));
+    }
+    for line in found.iter().skip(skipped) {
+        say(line);
     }
     Ok(())
 }

@@ -231,8 +231,8 @@ pub(crate) mod spec {
     command!(
         LASTLOG,
         "lastlog",
-        "/lastlog <text>",
-        "show the current buffer's rows that contain text"
+        "/lastlog [-N] [-case] <text>",
+        "show the current buffer's rows that contain text (any case unless -case; -N: the last N)"
     );
     command!(
         RECONNECT,

@@ -503,8 +503,15 @@ fn client_commands() {
     assert_eq!(cmd("/close"), Command::Close);
     assert_eq!(err("/close now"), "usage: /close");
     assert_eq!(cmd("/clear"), Command::Clear);
-    assert_eq!(cmd("/lastlog some text"), Command::Lastlog(s("some text")));
-    assert_eq!(err("/lastlog"), "usage: /lastlog <text>");
+    assert_eq!(
+        cmd("/lastlog some text"),
+        Command::Lastlog(Lastlog {
+            text: s("some text"),
+            last: None,
+            case: false
+        })
+    );
+    assert_eq!(err("/lastlog"), "usage: /lastlog [-N] [-case] <text>");
     assert_eq!(cmd("/reconnect"), Command::Reconnect { network: None });
     assert_eq!(
         cmd("/reconnect libera"),
@@ -693,4 +700,39 @@ fn server_commands_and_ctcp_parse() {
     );
     // Anything else unknown is still an error that sends nothing.
     assert_eq!(err("/frobnicate x"), "unknown command: /frobnicate");
+}
+
+#[test]
+fn lastlog_takes_irssis_options() {
+    let search = |line: &str| match cmd(line) {
+        Command::Lastlog(search) => search,
+        other => panic!("{line}: {other:?}"),
+    };
+    assert_eq!(
+        search("/lastlog -5 -case Word up"),
+        Lastlog {
+            text: s("Word up"),
+            last: Some(5),
+            case: true
+        }
+    );
+    assert_eq!(
+        search("/lastlog -CASE -- -5"),
+        Lastlog {
+            text: s("-5"),
+            last: None,
+            case: true
+        }
+    );
+    assert_eq!(search("/lastlog - x").text, "- x");
+    assert_eq!(
+        err("/lastlog -regex a.b"),
+        "lastlog options: -N (the last N rows), -case, -- (the text starts with -)"
+    );
+    assert_eq!(err("/lastlog -3"), "usage: /lastlog [-N] [-case] <text>");
+    let any = search("/lastlog hello");
+    assert!(any.matches("say HELLO there"));
+    let case = search("/lastlog -case hello");
+    assert!(!case.matches("say HELLO there"));
+    assert!(case.matches("say hello there"));
 }
