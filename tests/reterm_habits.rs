@@ -538,3 +538,35 @@ async fn set_alone_lists_every_setting_and_a_word_finds_them() -> Result<()> {
     term.wait_exit(EXIT_WAIT).await?;
     Ok(())
 }
+
+/// Esc then a digit is Alt+digit, as irssi's meta prefix: pressed one after the other (two
+/// reads, not one escape sequence), Esc and 2 switch to buffer 2; the digit after that is typed.
+#[tokio::test]
+async fn esc_then_a_digit_switches_like_alt_and_the_digit() -> Result<()> {
+    let Setup {
+        ircd: _ircd,
+        _home,
+        mut term,
+        alice: _alice,
+    } = start(&["#one"]).await?;
+    term.keys("\x1b")?;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    term.keys("2")?;
+    term.wait_screen(
+        "the server buffer, buffer 2",
+        |r| status(r).contains(&format!("[2:{NET}/{NET}]")),
+        WAIT,
+    )
+    .await?;
+    term.keys("3")?;
+    term.wait_screen(
+        "3 typed in the input line",
+        |r| r.last().is_some_and(|l| l.trim_end().ends_with('3')),
+        WAIT,
+    )
+    .await?;
+    term.keys("\x15")?; // Ctrl-U empties the input line
+    term.line("/quit")?;
+    term.wait_exit(EXIT_WAIT).await?;
+    Ok(())
+}

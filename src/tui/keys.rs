@@ -58,6 +58,33 @@ pub const REVERSE: char = '\u{16}';
 /// mIRC underline, typed by Ctrl-_.
 pub const UNDERLINE: char = '\u{1F}';
 
+/// Keys read one after another, for irssi's meta prefix: Esc then a digit
+/// is Alt+digit (a terminal without an Alt key, or a person used to it).
+/// The Esc itself still does what Esc does.
+#[derive(Debug, Default)]
+pub struct Keys {
+    /// The last key pressed was a plain Esc.
+    after_esc: bool,
+}
+
+impl Keys {
+    /// The action bound to `key`, the keys before it taken into account.
+    pub fn action(&mut self, key: KeyEvent) -> Option<Action> {
+        if key.kind == KeyEventKind::Release {
+            return None;
+        }
+        let after_esc = std::mem::take(&mut self.after_esc);
+        match key.code {
+            KeyCode::Esc if key.modifiers.is_empty() => self.after_esc = true,
+            KeyCode::Char(c) if after_esc && key.modifiers.is_empty() && c.is_ascii_digit() => {
+                return action(KeyEvent::new(key.code, KeyModifiers::ALT));
+            }
+            _ => {}
+        }
+        action(key)
+    }
+}
+
 /// The action bound to `key`, if any. Releases and repeats of non-editing
 /// keys are ignored by the caller's terminal mode; only presses count here.
 pub fn action(key: KeyEvent) -> Option<Action> {
@@ -125,6 +152,32 @@ pub fn action(key: KeyEvent) -> Option<Action> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn esc_then_a_digit_is_alt_and_digit() {
+        let mut keys = Keys::default();
+        let press = |code| KeyEvent::new(code, KeyModifiers::NONE);
+        assert_eq!(keys.action(press(KeyCode::Esc)), Some(Action::Cancel));
+        assert_eq!(
+            keys.action(press(KeyCode::Char('3'))),
+            Some(Action::Buffer(3))
+        );
+        // Only the key right after the Esc.
+        assert_eq!(
+            keys.action(press(KeyCode::Char('3'))),
+            Some(Action::Edit(Edit::Insert("3".to_owned())))
+        );
+        assert_eq!(keys.action(press(KeyCode::Esc)), Some(Action::Cancel));
+        assert_eq!(
+            keys.action(press(KeyCode::Char('x'))),
+            Some(Action::Edit(Edit::Insert("x".to_owned())))
+        );
+        assert_eq!(keys.action(press(KeyCode::Esc)), Some(Action::Cancel));
+        assert_eq!(
+            keys.action(press(KeyCode::Char('0'))),
+            Some(Action::Buffer(10))
+        );
+    }
 
     fn key(code: KeyCode, modifiers: KeyModifiers) -> Option<Action> {
         action(KeyEvent::new(code, modifiers))

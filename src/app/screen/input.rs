@@ -13,7 +13,7 @@ use reterm::client::activity::Level;
 use reterm::client::complete::Sources;
 use reterm::client::editor::Edit;
 use reterm::client::switch::cycle;
-use reterm::tui::keys::{action, Action};
+use reterm::tui::keys::Action;
 use reterm::tui::paste::{paste, Paste};
 use std::sync::Arc;
 
@@ -34,7 +34,7 @@ pub async fn on_terminal_event(
 ) {
     match event {
         Event::Key(key) => {
-            if let Some(a) = action(key) {
+            if let Some(a) = ui.keys.action(key) {
                 on_action(app, ui, term, own, a).await;
             }
         }
