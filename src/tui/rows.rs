@@ -122,7 +122,9 @@ pub fn event_text(row: &Row) -> String {
         }
         Payload::ServerReply { command, text } => format!("{} {}", e(command), e(text)),
         Payload::ServerError { text } => format!("ERROR {}", e(text)),
-        Payload::ClientStatus { text } => e(text),
+        // reterm's own lines are said with the prefix every event gets:
+        // drawn once, not `-!- -!-`.
+        Payload::ClientStatus { text } => e(text.strip_prefix("-!- ").unwrap_or(text)),
     }
 }
 
@@ -256,6 +258,17 @@ mod tests {
 
     fn plain(line: &Line<'_>) -> String {
         line.spans.iter().map(|s| s.content.as_ref()).collect()
+    }
+
+    #[test]
+    fn reterms_own_lines_have_one_prefix() {
+        for text in ["-!- lastlog: 1 rows contain x", "lastlog: 1 rows contain x"] {
+            let r = row("", Payload::ClientStatus { text: text.into() });
+            assert_eq!(
+                plain(&row_line(&r, "me", &look())),
+                "12:00 -!- lastlog: 1 rows contain x"
+            );
+        }
     }
 
     #[test]
