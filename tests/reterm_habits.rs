@@ -570,3 +570,38 @@ async fn esc_then_a_digit_switches_like_alt_and_the_digit() -> Result<()> {
     term.wait_exit(EXIT_WAIT).await?;
     Ok(())
 }
+
+/// The status bar says when the person is away, as irssi's `(zZzZ)` beside the nick: from the
+/// server's 306 until its 305.
+#[tokio::test]
+async fn the_status_bar_says_away() -> Result<()> {
+    let Setup {
+        ircd: _ircd,
+        _home,
+        mut term,
+        alice: _alice,
+    } = start(&["#one"]).await?;
+    ensure_not_away(&term.rows())?;
+    term.line("/away lunch")?;
+    term.wait_screen(
+        "(zZzZ) in the status bar",
+        |r| status(r).contains("(zZzZ)]"),
+        WAIT,
+    )
+    .await?;
+    term.line("/away")?;
+    term.wait_screen(
+        "no (zZzZ) in the status bar",
+        |r| status(r).contains(&format!("[{NICK}")) && !status(r).contains("zZzZ"),
+        WAIT,
+    )
+    .await?;
+    term.line("/quit")?;
+    term.wait_exit(EXIT_WAIT).await?;
+    Ok(())
+}
+
+fn ensure_not_away(rows: &[String]) -> Result<()> {
+    anyhow::ensure!(!status(rows).contains("zZzZ"), "{rows:#?}");
+    Ok(())
+}

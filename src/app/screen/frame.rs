@@ -263,7 +263,12 @@ pub async fn build(app: &App, ui: &mut Ui, area: Rect) -> (Screen, Vec<Entry>) {
                 screen.lines = lines;
                 screen.nicklist = nicks;
                 screen.title = title;
-                screen.status.nick = nick;
+                // irssi's away indicator, beside the nick.
+                screen.status.nick = if app.away.contains(&current.network) {
+                    format!("{nick} (zZzZ)")
+                } else {
+                    nick
+                };
                 screen.status.state = state;
                 screen.status.label = format!("{net_name}/{name}");
                 let note = if joined { "" } else { " (not joined)" };
