@@ -605,3 +605,38 @@ fn ensure_not_away(rows: &[String]) -> Result<()> {
     anyhow::ensure!(!status(rows).contains("zZzZ"), "{rows:#?}");
     Ok(())
 }
+
+/// A time format with seconds (`%S`) makes the status bar's clock tick every second, with
+/// nothing else happening; it used to move only at the minute.
+#[tokio::test]
+async fn a_clock_with_seconds_ticks() -> Result<()> {
+    let Setup {
+        ircd: _ircd,
+        _home,
+        mut term,
+        alice: _alice,
+    } = start(&["#one"]).await?;
+    term.line("/set time_format %H:%M:%S")?;
+    term.wait_screen(
+        "seconds in the clock",
+        |r| status(r).get(9..10) == Some("]"),
+        WAIT,
+    )
+    .await?;
+    let clock = |r: &[String]| status(r).get(..10).unwrap_or("").to_owned();
+    let first = clock(&term.rows());
+    let ticked = term
+        .wait_screen(
+            "the clock moved on",
+            |r| {
+                let now = clock(r);
+                now.len() == 10 && now != first
+            },
+            Duration::from_secs(3),
+        )
+        .await;
+    anyhow::ensure!(ticked.is_ok(), "the clock stayed at {first}");
+    term.line("/quit")?;
+    term.wait_exit(EXIT_WAIT).await?;
+    Ok(())
+}
