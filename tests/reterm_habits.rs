@@ -640,3 +640,64 @@ async fn a_clock_with_seconds_ticks() -> Result<()> {
     term.wait_exit(EXIT_WAIT).await?;
     Ok(())
 }
+
+/// The unread marker sits above the first unread line that is not the person's own: a line
+/// they sent to a channel from another buffer is not news to them.
+#[tokio::test]
+async fn the_unread_marker_is_above_the_first_line_not_ones_own() -> Result<()> {
+    let Setup {
+        ircd: _ircd,
+        _home,
+        mut term,
+        mut alice,
+    } = start(&["#one", "#two"]).await?;
+    alice.privmsg("#one", "seen before").await?;
+    term.line("/buffer #one")?;
+    term.wait_screen(
+        "#one focused, its line seen",
+        |r| {
+            status(r).contains(&format!("{NET}/#one]"))
+                && r.iter().any(|l| l.contains("seen before"))
+        },
+        WAIT,
+    )
+    .await?;
+    term.line("/buffer #two")?;
+    term.wait_screen(
+        "#two focused",
+        |r| status(r).contains(&format!("{NET}/#two]")),
+        WAIT,
+    )
+    .await?;
+    term.line("/msg #one a line of my own")?;
+    alice
+        .wait_for(|l| l.contains("a line of my own"), WAIT)
+        .await?;
+    alice.privmsg("#one", "news from alice").await?;
+    term.wait_screen("#one has activity", |r| status(r).contains("[Act: "), WAIT)
+        .await?;
+    term.line("/buffer #one")?;
+    let rows = term
+        .wait_screen(
+            "#one again, with the marker",
+            |r| {
+                r.iter().any(|l| l.contains("news from alice"))
+                    && r.iter().any(|l| l.contains("unread"))
+            },
+            WAIT,
+        )
+        .await?;
+    let at = |text: &str| rows.iter().position(|l| l.contains(text));
+    let (own, marker, news) = (
+        at("a line of my own"),
+        at("── unread ──"),
+        at("news from alice"),
+    );
+    anyhow::ensure!(
+        own.is_some() && own < marker && marker < news,
+        "own {own:?}, marker {marker:?}, news {news:?}: {rows:#?}"
+    );
+    term.line("/quit")?;
+    term.wait_exit(EXIT_WAIT).await?;
+    Ok(())
+}

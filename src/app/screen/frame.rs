@@ -15,7 +15,7 @@ use rete_engine::event::ConnState;
 use rete_engine::row::{Payload, Row};
 use reterm::client::names::listed;
 use reterm::client::raw_ring::RAW_KEEP;
-use reterm::tui::lines::{visible, visible_filled, with_notes, Viewport};
+use reterm::tui::lines::{unread_marker, visible, visible_filled, with_notes, Viewport};
 use reterm::tui::model::{areas_with, InputLine, Screen};
 use reterm::tui::paste::question;
 use reterm::tui::title::{channel_title, Topic};
@@ -181,6 +181,9 @@ pub async fn build(app: &App, ui: &mut Ui, area: Rect) -> (Screen, Vec<Entry>) {
                                 !ignores.hides(r, user.as_deref(), host.as_deref())
                             })
                     };
+                    // Above the first unread row that is not the person's own.
+                    let unread =
+                        unread.and_then(|last| unread_marker(b.display().rev(), last, v.nick()));
                     let (lines, used) = visible_filled(rows, view, v.nick(), &look, unread);
                     // Scrolled up and the oldest row is on screen: nothing
                     // above it fits one more line. (After /clear the rows
