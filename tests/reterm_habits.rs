@@ -701,3 +701,59 @@ async fn the_unread_marker_is_above_the_first_line_not_ones_own() -> Result<()> 
     term.wait_exit(EXIT_WAIT).await?;
     Ok(())
 }
+
+/// A nick list longer than its pane says `+N` for the nicks cut off, and F12 / F11 scroll it.
+#[tokio::test]
+async fn a_cut_nick_list_says_how_many_more_and_scrolls() -> Result<()> {
+    let ircd = Inspircd::start(InspircdConfig::new()).await?;
+    let mut bots = Vec::new();
+    for i in 0..12 {
+        let mut bot = Bot::connect(ircd.port(), &format!("nick{i:02}")).await?;
+        bot.join("#many").await?;
+        bots.push(bot);
+    }
+    let home = home_with(ircd.port(), &["#many"], "")?;
+    // 10 rows: title, 6 body rows, approval-free status and input lines.
+    let mut term = PtyReterm::spawn(home.path(), &[], 10, 100)?;
+    wait_join(&mut bots[0], "#many").await?;
+    let pane = |r: &[String]| -> Vec<String> {
+        r.iter()
+            .filter_map(|l| {
+                l.rfind('│')
+                    .map(|at| l[at + '│'.len_utf8()..].trim().to_owned())
+            })
+            .collect()
+    };
+    let rows = term
+        .wait_screen(
+            "+N at the bottom of the nick list",
+            |r| pane(r).last().is_some_and(|l| l.starts_with('+')),
+            WAIT,
+        )
+        .await?;
+    let first = pane(&rows);
+    anyhow::ensure!(first.iter().any(|l| l.ends_with("nick00")), "{rows:#?}");
+    term.keys("\x1b[24~")?; // F12
+    let rows = term
+        .wait_screen(
+            "+N at the top of the nick list",
+            |r| pane(r).first().is_some_and(|l| l.starts_with('+')),
+            WAIT,
+        )
+        .await?;
+    anyhow::ensure!(
+        !pane(&rows).iter().any(|l| l.ends_with("nick00")),
+        "{rows:#?}"
+    );
+    term.keys("\x1b[23~")?; // F11
+    term.wait_screen(
+        "back at the top",
+        |r| pane(r).iter().any(|l| l.ends_with("nick00")),
+        WAIT,
+    )
+    .await?;
+    term.line("/quit")?;
+    term.wait_exit(EXIT_WAIT).await?;
+    drop(bots);
+    Ok(())
+}

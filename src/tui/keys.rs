@@ -33,6 +33,10 @@ pub enum Action {
     Top,
     /// Back to the end (Ctrl-End or Alt-End).
     Bottom,
+    /// Scroll the nick list up (F11, as in WeeChat).
+    NicklistUp,
+    /// Scroll the nick list down (F12).
+    NicklistDown,
     /// Show or hide the nick list (Alt+N).
     ToggleNicklist,
     /// Redraw everything (Ctrl-L).
@@ -145,6 +149,8 @@ pub fn action(key: KeyEvent) -> Option<Action> {
         KeyCode::PageUp => Some(Action::PageUp),
         KeyCode::PageDown => Some(Action::PageDown),
         KeyCode::Esc => Some(Action::Cancel),
+        KeyCode::F(11) => Some(Action::NicklistUp),
+        KeyCode::F(12) => Some(Action::NicklistDown),
         _ => None,
     }
 }

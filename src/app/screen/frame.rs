@@ -264,6 +264,11 @@ pub async fn build(app: &App, ui: &mut Ui, area: Rect) -> (Screen, Vec<Entry>) {
                 screen.status.lag_ms = lag;
                 scrolled = rows;
                 screen.lines = lines;
+                // Scrolled no further than the last nick (F12 pressed on).
+                ui.nick_scroll = ui
+                    .nick_scroll
+                    .min(nicks.as_ref().map_or(0, |n| n.len().saturating_sub(1)));
+                screen.nicklist_scroll = ui.nick_scroll;
                 screen.nicklist = nicks;
                 screen.title = title;
                 // irssi's away indicator, beside the nick.

@@ -27,6 +27,8 @@ pub struct Ui {
     pub editor: Editor,
     /// The keys as a sequence (Esc then a digit).
     pub keys: Keys,
+    /// Nicks scrolled past at the top of the nick list (F11, F12).
+    pub nick_scroll: usize,
     /// Tab completion in progress.
     pub completer: Completer,
     /// A multi-line paste waiting for Enter or Esc.
