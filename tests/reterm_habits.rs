@@ -357,10 +357,10 @@ async fn new_buffers_go_at_the_end_and_numbers_never_shift() -> Result<()> {
     .await?;
     // A private message opens a query.
     bob.privmsg(NICK, "hello there").await?;
-    // (Joined without a separator, as the raw line may wrap.)
+    // (Joined without spaces, as the raw line may wrap, its continuation indented.)
     term.wait_screen(
         "bob's message in the raw buffer",
-        |r| r.concat().contains("PRIVMSG rt :hello there"),
+        |r| r.concat().replace(' ', "").contains("PRIVMSGrt:hellothere"),
         WAIT,
     )
     .await?;
@@ -755,5 +755,55 @@ async fn a_cut_nick_list_says_how_many_more_and_scrolls() -> Result<()> {
     term.line("/quit")?;
     term.wait_exit(EXIT_WAIT).await?;
     drop(bots);
+    Ok(())
+}
+
+/// A long message wraps between words, its lines after the first indented under the text
+/// (after `HH:MM <alice> `), as irssi wraps it; no word is cut in two.
+#[tokio::test]
+async fn long_lines_wrap_at_words_under_the_text() -> Result<()> {
+    let Setup {
+        ircd: _ircd,
+        _home,
+        mut term,
+        mut alice,
+    } = start(&["#one"]).await?;
+    let words: Vec<String> = (1..=40).map(|i| format!("word{i:02}")).collect();
+    alice.privmsg("#one", &words.join(" ")).await?;
+    let rows = term
+        .wait_screen(
+            "the long line",
+            |r| r.iter().any(|l| l.contains("word40")),
+            WAIT,
+        )
+        .await?;
+    let first = rows
+        .iter()
+        .position(|l| l.contains("<alice> word01"))
+        .ok_or_else(|| anyhow::anyhow!("no first line: {rows:#?}"))?;
+    let last = rows
+        .iter()
+        .position(|l| l.contains("word40"))
+        .unwrap_or(first);
+    anyhow::ensure!(last > first, "{rows:#?}");
+    let indent = rows[first].find("word01").unwrap_or(0);
+    for row in &rows[first + 1..=last] {
+        anyhow::ensure!(
+            row.len() > indent
+                && row[..indent].trim().is_empty()
+                && row[indent..].starts_with("word"),
+            "not under the text: {row:?} in {rows:#?}"
+        );
+    }
+    let text: String = rows[first..=last]
+        .iter()
+        .map(|r| r.split('│').next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join(" ");
+    for word in &words {
+        anyhow::ensure!(text.contains(word.as_str()), "{word} cut: {rows:#?}");
+    }
+    term.line("/quit")?;
+    term.wait_exit(EXIT_WAIT).await?;
     Ok(())
 }

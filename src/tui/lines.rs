@@ -6,9 +6,10 @@
 //! Only the rows that fit are formatted, so a frame of a 50,000-row buffer
 //! costs what its 50 visible rows cost.
 
+use super::glyphs::text_width;
 use super::look::Look;
-use super::rows::row_line;
-use super::wrap::wrap;
+use super::rows::{row_line, spans_before_text};
+use super::wrap::{wrap, wrap_words};
 use ratatui::style::{Color, Style};
 use ratatui::text::Line;
 use rete_engine::row::{Payload, Row};
@@ -155,7 +156,14 @@ fn push_row<'a>(
                 *marked = true;
             }
         }
-        let mut wrapped = wrap(row_line(row, nick, look), view.width);
+        let line = row_line(row, nick, look);
+        let indent = line
+            .spans
+            .iter()
+            .take(spans_before_text(row))
+            .map(|s| text_width(&s.content))
+            .sum();
+        let mut wrapped = wrap_words(line, view.width, indent);
         while let Some(line) = wrapped.pop() {
             out.push(line);
         }

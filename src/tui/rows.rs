@@ -20,6 +20,17 @@ pub const HIGHLIGHT_TEXT: Style = Style::new().fg(Color::Yellow);
 /// A highlighted row's nick.
 pub const HIGHLIGHT: Style = Style::new().fg(Color::Red).add_modifier(Modifier::BOLD);
 
+/// How many of [`row_line`]'s spans come before the row's text: the time
+/// and `<nick> ` (or `-nick- `, `* nick `), or the time and `-!- `. A
+/// wrapped row's lines after the first start under the text.
+pub fn spans_before_text(row: &Row) -> usize {
+    match &row.payload {
+        Payload::Privmsg { .. } | Payload::Action { .. } => 4,
+        Payload::Notice { .. } if !row.from.is_empty() => 4,
+        _ => 2,
+    }
+}
+
 /// `row` as one (unwrapped) line. `nick` is our current nick, for highlights.
 pub fn row_line(row: &Row, nick: &str, look: &Look) -> Line<'static> {
     let mut spans = vec![Span::styled(
