@@ -184,6 +184,16 @@ pub enum Command {
     SetShow(Option<String>),
     /// `/control ...`
     Control(ControlCommand),
+    /// `/alias`: every alias; `/alias NAME`: that one; `/alias NAME
+    /// COMMAND`: save it.
+    Alias {
+        /// Lower-case, without `/`.
+        name: Option<String>,
+        /// What it stands for, without `/`.
+        expansion: Option<String>,
+    },
+    /// `/unalias NAME` (or `/alias -NAME`): forget it.
+    Unalias(String),
 }
 
 /// How `/buffer` names a buffer.
@@ -356,6 +366,44 @@ const SETTING_KEYS: [&str; 9] = [
 
 /// Classifies one input line (without its newline).
 pub fn parse_input(line: &str) -> Result<Input, InputError> {
+    parse_input_with(line, &std::collections::BTreeMap::new())
+}
+
+/// Classifies one input line, with the person's `/alias`es (name, in
+/// lower case, to the command it stands for without `/`): `/NAME args`
+/// runs `/EXPANSION args`, or with `$*` in the expansion, the arguments
+/// there. reterm's own commands are never shadowed by an alias.
+pub fn parse_input_with(
+    line: &str,
+    aliases: &std::collections::BTreeMap<String, String>,
+) -> Result<Input, InputError> {
+    if let Some(after_slash) = line.strip_prefix('/') {
+        let (name, args) = split_word(after_slash);
+        let name = name.to_lowercase();
+        if let Some(expansion) = aliases.get(&name).filter(|_| !is_command(&name)) {
+            let line = if expansion.contains("$*") {
+                format!("/{}", expansion.replace("$*", args.trim_end()))
+            } else if args.is_empty() {
+                format!("/{expansion}")
+            } else {
+                format!("/{expansion} {args}")
+            };
+            return parse_input(&line);
+        }
+    }
+    parse_plain(line)
+}
+
+/// Whether `name` is one of reterm's commands or its built-in aliases,
+/// which no `/alias` replaces.
+pub fn is_command(name: &str) -> bool {
+    COMMANDS.iter().any(|spec| spec.name == name)
+        || irc::SERVER_VERBS.contains(&name)
+        || builtin_alias(name).is_some()
+        || matches!(name, "window" | "alias" | "unalias")
+}
+
+fn parse_plain(line: &str) -> Result<Input, InputError> {
     if line.trim().is_empty() {
         return Ok(Input::Empty);
     }
@@ -544,6 +592,29 @@ fn parse_command(name: &str, args: &str) -> Result<Command, InputError> {
             _ => Command::Set(setting(args)?),
         },
         "control" => Command::Control(control(args)?),
+        "alias" => match split_word(args) {
+            ("", _) => Command::Alias {
+                name: None,
+                expansion: None,
+            },
+            (name, expansion) => {
+                let name = name.trim_start_matches('/').to_lowercase();
+                if let Some(name) = name.strip_prefix('-') {
+                    Command::Unalias(name.to_owned())
+                } else {
+                    Command::Alias {
+                        name: Some(name),
+                        expansion: optional_text(expansion)
+                            .map(|e| e.trim().trim_start_matches('/').to_owned()),
+                    }
+                }
+            }
+        },
+        "unalias" => Command::Unalias(
+            one_word(args, &cmd::UNALIAS)?
+                .trim_start_matches('/')
+                .to_lowercase(),
+        ),
         _ => match irc::parse(name, args) {
             Some(parsed) => Command::Irc(parsed?),
             None => return Err(InputError::UnknownCommand(name.to_string())),

@@ -525,3 +525,51 @@ async fn lastlog_options_aliases_server_commands_and_ctcp() -> Result<()> {
         .await?;
     Ok(())
 }
+
+/// `/alias NAME COMMAND` (issue 36): saved to the config's `[aliases]`, `/NAME words` runs the
+/// command with the words after it, and `/unalias` forgets it, in the file too.
+#[tokio::test]
+async fn aliases_are_saved_and_run() -> Result<()> {
+    let Session {
+        _ircd,
+        home,
+        mut reterm,
+        mut bot,
+    } = start("").await?;
+    let config = home.path().join(".rete").join("reterm.toml");
+    reterm.send("/alias hi msg #rete hello").await?;
+    reterm
+        .wait_for_line(|l| l == "-!- /hi = /msg #rete hello (saved)", WAIT)
+        .await?;
+    let text = fs::read_to_string(&config)?;
+    ensure!(
+        text.contains("[aliases]\nhi = \"msg #rete hello\"\n"),
+        "{text}"
+    );
+    reterm.send("/hi everyone").await?;
+    bot.wait_for(
+        |l| {
+            let m = Msg::parse(l);
+            m.command == "PRIVMSG" && m.param(1) == "hello everyone"
+        },
+        WAIT,
+    )
+    .await?;
+    reterm.send("/alias join part").await?;
+    reterm
+        .wait_for_line(
+            |l| l == "error: /join is a reterm command: an alias cannot replace it",
+            WAIT,
+        )
+        .await?;
+    reterm.send("/unalias hi").await?;
+    reterm
+        .wait_for_line(|l| l == "-!- /hi forgotten (saved)", WAIT)
+        .await?;
+    ensure!(!fs::read_to_string(&config)?.contains("[aliases]"));
+    reterm.send("/hi").await?;
+    reterm
+        .wait_for_line(|l| l == "error: unknown command: /hi", WAIT)
+        .await?;
+    Ok(())
+}

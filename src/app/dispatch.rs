@@ -8,8 +8,8 @@ use rete_engine::buffer::BufferKind;
 use rete_engine::event::ConnState;
 use reterm::client::ignore::full;
 use reterm::config::{
-    mask_problem, set_control, set_display, set_ignores, time_format_problem, ControlSetting,
-    DisplaySetting,
+    mask_problem, set_alias, set_control, set_display, set_ignores, time_format_problem,
+    ControlSetting, DisplaySetting,
 };
 use reterm::input::{help_text, Command, ControlCommand, Input, IrcCommand, Lastlog, Setting};
 
@@ -345,6 +345,54 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
             set_ignores(&app.loaded.path, &masks)?;
             app.set_ignores(masks);
             say(&format!("-!- ignoring {} (saved)", full(&mask)));
+            Ok(())
+        }
+        Command::Alias {
+            name: None,
+            expansion: None,
+        } => {
+            let aliases = &app.loaded.config.aliases;
+            if aliases.is_empty() {
+                say("-!- no aliases: /alias NAME COMMAND makes one");
+            }
+            for (name, expansion) in aliases {
+                say(&format!("-!- /{name} = /{expansion}"));
+            }
+            Ok(())
+        }
+        Command::Alias {
+            name: Some(name),
+            expansion: None,
+        } => {
+            match app.loaded.config.aliases.get(&name) {
+                Some(expansion) => say(&format!("-!- /{name} = /{expansion}")),
+                None => say(&format!("-!- no alias /{name}")),
+            }
+            Ok(())
+        }
+        Command::Alias {
+            name: Some(name),
+            expansion: Some(expansion),
+        } => {
+            if reterm::input::is_command(&name) {
+                bail!("/{name} is a reterm command: an alias cannot replace it");
+            }
+            set_alias(&app.loaded.path, &name, Some(&expansion))?;
+            say(&format!("-!- /{name} = /{expansion} (saved)"));
+            app.loaded.config.aliases.insert(name, expansion);
+            Ok(())
+        }
+        Command::Alias {
+            name: None,
+            expansion: Some(_),
+        } => Ok(()),
+        Command::Unalias(name) => {
+            if !app.loaded.config.aliases.contains_key(&name) {
+                bail!("no alias /{name}");
+            }
+            set_alias(&app.loaded.path, &name, None)?;
+            app.loaded.config.aliases.remove(&name);
+            say(&format!("-!- /{name} forgotten (saved)"));
             Ok(())
         }
         Command::Unignore(mask) => {

@@ -264,7 +264,7 @@ impl App {
     /// One typed line: parsed, then run; every failure is one `error:` line.
     async fn on_input(&mut self, line: &str) {
         self.typed = errors::Typed::now(self);
-        match reterm::input::parse_input(line) {
+        match reterm::input::parse_input_with(line, &self.loaded.config.aliases) {
             Ok(input) => {
                 if let Err(e) = dispatch::dispatch(self, input).await {
                     say(&format!("error: {e}"));

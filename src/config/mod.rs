@@ -7,6 +7,7 @@
 //! so the user's comments and layout survive, and always atomically so a crash
 //! never leaves half a config behind.
 
+mod aliases;
 mod control;
 mod display;
 mod error;
@@ -19,6 +20,7 @@ mod template;
 mod validate;
 mod write;
 
+pub use aliases::{alias_expansion_problem, alias_name_problem, set_alias};
 pub use control::{set_control, ControlKey, ControlSetting};
 pub use display::{set_display, time_format_problem, DisplaySetting};
 pub use error::ConfigError;

@@ -265,6 +265,18 @@ pub(crate) mod spec {
         "sent to the server as typed, verb in capitals: admin info ison links lusers map motd rehash rules servlist silence stats time trace userhost users version who whowas"
     );
     command!(
+        ALIAS,
+        "alias",
+        "/alias [name [command]]",
+        "alone: every alias; with a name and a command: /name runs the command (the words typed after it follow, or replace $*), saved to the config"
+    );
+    command!(
+        UNALIAS,
+        "unalias",
+        "/unalias <name>",
+        "forget an alias (also /alias -name)"
+    );
+    command!(
         HELP,
         "help",
         "/help [command]",
@@ -280,7 +292,7 @@ pub(crate) mod spec {
 }
 
 /// Every command, in the order `/help` lists them.
-pub(crate) const COMMANDS: [&CommandSpec; 45] = [
+pub(crate) const COMMANDS: [&CommandSpec; 47] = [
     &spec::CONNECT,
     &spec::DISCONNECT,
     &spec::JOIN,
@@ -323,6 +335,8 @@ pub(crate) const COMMANDS: [&CommandSpec; 45] = [
     &spec::RECONNECT,
     &spec::RAW,
     &spec::QUIT,
+    &spec::ALIAS,
+    &spec::UNALIAS,
     &spec::HELP,
     &spec::SET,
     &spec::CONTROL,

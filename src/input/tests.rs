@@ -757,3 +757,41 @@ fn lastlog_takes_irssis_options() {
     assert!(!case.matches("say HELLO there"));
     assert!(case.matches("say hello there"));
 }
+
+#[test]
+fn the_persons_aliases_run_their_commands() {
+    let aliases: std::collections::BTreeMap<String, String> = [
+        ("hi", "msg #rete hello"),
+        ("op2", "mode $* +o"),
+        ("join", "part"),
+    ]
+    .into_iter()
+    .map(|(a, b)| (s(a), s(b)))
+    .collect();
+    let with = |line: &str| parse_input_with(line, &aliases).unwrap();
+    assert_eq!(with("/HI"), parse_input("/msg #rete hello").unwrap());
+    assert_eq!(
+        with("/hi there"),
+        parse_input("/msg #rete hello there").unwrap()
+    );
+    assert_eq!(with("/op2 bob"), parse_input("/mode bob +o").unwrap());
+    // reterm's own commands are never replaced.
+    assert_eq!(with("/join #x"), parse_input("/join #x").unwrap());
+    assert_eq!(with("hi"), Input::Text(s("hi")));
+    assert_eq!(
+        cmd("/alias hi /msg #rete hello"),
+        Command::Alias {
+            name: Some(s("hi")),
+            expansion: Some(s("msg #rete hello"))
+        }
+    );
+    assert_eq!(
+        cmd("/alias"),
+        Command::Alias {
+            name: None,
+            expansion: None
+        }
+    );
+    assert_eq!(cmd("/alias -HI"), Command::Unalias(s("hi")));
+    assert_eq!(cmd("/unalias hi"), Command::Unalias(s("hi")));
+}
