@@ -194,6 +194,8 @@ pub enum Command {
     },
     /// `/unalias NAME` (or `/alias -NAME`): forget it.
     Unalias(String),
+    /// `/server list|add|remove` (or `/network …`).
+    Server(ServerCommand),
 }
 
 /// How `/buffer` names a buffer.
@@ -232,6 +234,78 @@ pub enum Setting {
         /// The typed number was out of range, so the user can be told.
         clamped: bool,
     },
+}
+
+/// `/server` (or `/network`) subcommands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerCommand {
+    /// `/server` or `/server list`: the networks in the config.
+    List,
+    /// `/server add [-tls] [-auto] [-nick NICK] NAME HOST [PORT]`.
+    Add {
+        /// The network's name.
+        name: String,
+        /// Server host.
+        host: String,
+        /// Port (default 6697 with -tls, else 6667).
+        port: u16,
+        /// `-tls`.
+        tls: bool,
+        /// `-nick NICK`; None: the current network's nick.
+        nick: Option<String>,
+        /// `-auto`: connect at start-up, and now.
+        autoconnect: bool,
+    },
+    /// `/server remove NAME`.
+    Remove(String),
+}
+
+/// `/server`'s arguments.
+fn server(args: &str) -> Result<ServerCommand, InputError> {
+    let spec = &commands::spec::SERVER_CMD;
+    let (sub, rest) = split_word(args);
+    match sub.to_lowercase().as_str() {
+        "" | "list" if rest.trim().is_empty() => Ok(ServerCommand::List),
+        "remove" | "rm" | "del" => Ok(ServerCommand::Remove(one_word(rest, spec)?.to_owned())),
+        "add" => {
+            let mut words = rest.split_whitespace();
+            let (mut tls, mut autoconnect, mut nick) = (false, false, None);
+            let mut plain = Vec::new();
+            while let Some(word) = words.next() {
+                match word.to_lowercase().as_str() {
+                    "-tls" | "-ssl" => tls = true,
+                    "-auto" => autoconnect = true,
+                    "-nick" => nick = Some(words.next().ok_or_else(|| usage(spec))?.to_owned()),
+                    w if w.starts_with('-') => return Err(usage(spec)),
+                    _ => plain.push(word),
+                }
+            }
+            let (name, host, port) = match plain.as_slice() {
+                [name, host] => (name, host, None),
+                [name, host, port] => (name, host, Some(port)),
+                _ => return Err(usage(spec)),
+            };
+            let port = match port {
+                Some(p) => p
+                    .trim_start_matches('+')
+                    .parse::<u16>()
+                    .ok()
+                    .filter(|p| *p > 0)
+                    .ok_or(InputError::Invalid("the port is a number from 1 to 65535"))?,
+                None if tls => 6697,
+                None => 6667,
+            };
+            Ok(ServerCommand::Add {
+                name: (*name).to_owned(),
+                host: (*host).to_owned(),
+                port,
+                tls,
+                nick,
+                autoconnect,
+            })
+        }
+        _ => Err(usage(spec)),
+    }
 }
 
 /// `/lastlog`'s search, as irssi's: options first, then the text.
@@ -400,7 +474,7 @@ pub fn is_command(name: &str) -> bool {
     COMMANDS.iter().any(|spec| spec.name == name)
         || irc::SERVER_VERBS.contains(&name)
         || builtin_alias(name).is_some()
-        || matches!(name, "window" | "alias" | "unalias")
+        || matches!(name, "window" | "alias" | "unalias" | "network")
 }
 
 fn parse_plain(line: &str) -> Result<Input, InputError> {
@@ -610,6 +684,7 @@ fn parse_command(name: &str, args: &str) -> Result<Command, InputError> {
                 }
             }
         },
+        "server" | "network" => Command::Server(server(args)?),
         "unalias" => Command::Unalias(
             one_word(args, &cmd::UNALIAS)?
                 .trim_start_matches('/')

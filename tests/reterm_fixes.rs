@@ -573,3 +573,53 @@ async fn aliases_are_saved_and_run() -> Result<()> {
         .await?;
     Ok(())
 }
+
+/// `/server add` saves a network to the config and starts it (issue 36); `/server` lists the
+/// networks; `/server remove` takes it out of the file again.
+#[tokio::test]
+async fn server_add_list_and_remove() -> Result<()> {
+    let Session {
+        _ircd,
+        home,
+        mut reterm,
+        bot: _bot,
+    } = start("").await?;
+    let config = home.path().join(".rete").join("reterm.toml");
+    let port = _ircd.port();
+    reterm
+        .send(&format!(
+            "/server add -auto -nick rt2 other 127.0.0.1 {port}"
+        ))
+        .await?;
+    reterm
+        .wait_for_line(|l| l == "-!- added network other", WAIT)
+        .await?;
+    let text = fs::read_to_string(&config)?;
+    ensure!(
+        text.contains(&format!(
+            "name = \"other\"\nhost = \"127.0.0.1\"\nport = {port}\nnick = \"rt2\"\nautoconnect = true\n"
+        )),
+        "{text}"
+    );
+    // It connects: its server buffer greets rt2.
+    reterm
+        .wait_for_line(|l| l.starts_with("[other]") && l.contains("Welcome"), WAIT)
+        .await?;
+    reterm.send("/server").await?;
+    reterm
+        .wait_for_line(
+            |l| l == format!("-!- other: 127.0.0.1:{port}, nick rt2, autoconnect"),
+            WAIT,
+        )
+        .await?;
+    reterm.send("/server add other 127.0.0.1").await?;
+    reterm
+        .wait_for_line(|l| l == "error: there is a network other already", WAIT)
+        .await?;
+    reterm.send("/server remove other").await?;
+    reterm
+        .wait_for_line(|l| l.starts_with("-!- other removed from the config"), WAIT)
+        .await?;
+    ensure!(!fs::read_to_string(&config)?.contains("\"other\""));
+    Ok(())
+}

@@ -11,7 +11,9 @@ use reterm::config::{
     mask_problem, set_alias, set_control, set_display, set_ignores, time_format_problem,
     ControlSetting, DisplaySetting,
 };
-use reterm::input::{help_text, Command, ControlCommand, Input, IrcCommand, Lastlog, Setting};
+use reterm::input::{
+    help_text, Command, ControlCommand, Input, IrcCommand, Lastlog, ServerCommand, Setting,
+};
 
 /// Runs one parsed input line.
 pub async fn dispatch(app: &mut App, input: Input) -> Result<()> {
@@ -408,6 +410,7 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
             Ok(())
         }
         Command::Reload => super::reload::reload(app).await,
+        Command::Server(command) => server(app, command).await,
         Command::Irc(irc) => irc_command(app, irc).await,
         Command::Quit { reason } => {
             app.leave(reason);
@@ -797,5 +800,79 @@ fn show_raw(app: &App, net: usize) {
             "-!- raw {name} {}",
             rete_redact::display_escape(&masked)
         ));
+    }
+}
+
+/// `/server list|add|remove`: the networks in the config, changed in the
+/// file; an added network starts at once (as a `/reload` would add it).
+async fn server(app: &mut App, command: ServerCommand) -> Result<()> {
+    match command {
+        ServerCommand::List => {
+            if app.networks.is_empty() {
+                say("-!- no networks: /server add NAME HOST [PORT]");
+            }
+            for net in &app.networks {
+                let c = &net.config;
+                let tls = if c.tls { " tls" } else { "" };
+                let auto = if c.autoconnect { ", autoconnect" } else { "" };
+                say(&format!(
+                    "-!- {}: {}:{}{tls}, nick {}{auto}",
+                    c.name, c.host, c.port, c.nick
+                ));
+            }
+            Ok(())
+        }
+        ServerCommand::Add {
+            name,
+            host,
+            port,
+            tls,
+            nick,
+            autoconnect,
+        } => {
+            if app
+                .networks
+                .iter()
+                .any(|n| n.config.name.eq_ignore_ascii_case(&name))
+            {
+                bail!("there is a network {name} already");
+            }
+            let nick = nick
+                .or_else(|| {
+                    app.current
+                        .as_ref()
+                        .and_then(|c| app.networks.get(c.network))
+                        .or_else(|| app.networks.first())
+                        .map(|n| n.config.nick.clone())
+                })
+                .unwrap_or_else(|| "reterm".to_owned());
+            let new = reterm::config::NewServer {
+                name: name.clone(),
+                host,
+                port,
+                tls,
+                nick,
+                autoconnect,
+            };
+            let path = app.loaded.path.clone();
+            let before = reterm::config::add_server(&path, &new)?;
+            if let Err(e) = super::reload::reload(app).await {
+                reterm::config::restore(&path, &before)?;
+                bail!("{e} (the file is as it was)");
+            }
+            if !autoconnect {
+                say(&format!("-!- {name} saved; /connect {name} connects it"));
+            }
+            Ok(())
+        }
+        ServerCommand::Remove(name) => {
+            if !reterm::config::remove_server(&app.loaded.path, &name)? {
+                bail!("no network {name} in {}", app.loaded.path.display());
+            }
+            say(&format!(
+                "-!- {name} removed from the config; its session stays until reterm restarts (/disconnect {name} leaves it now)"
+            ));
+            Ok(())
+        }
     }
 }

@@ -16,6 +16,7 @@ mod ignores;
 mod load;
 mod model;
 mod raw;
+mod servers;
 mod template;
 mod validate;
 mod write;
@@ -30,4 +31,5 @@ pub use model::{
     ChannelConfig, CloudNetworkConfig, Config, ControlConfig, DisplayConfig, NetworkConfig,
     SaslConfig, SaslMechanismName, DEFAULT_CONTROL_PORT, DEFAULT_TIME_FORMAT,
 };
+pub use servers::{add_server, remove_server, restore, NewServer};
 pub use template::template;

@@ -277,6 +277,12 @@ pub(crate) mod spec {
         "forget an alias (also /alias -name)"
     );
     command!(
+        SERVER_CMD,
+        "server",
+        "/server [list] | add [-tls] [-auto] [-nick NICK] <name> <host> [port] | remove <name>",
+        "the networks in the config; add one (saved, /connect NAME connects it) or remove one (saved; a running session stays until reterm restarts); also /network"
+    );
+    command!(
         HELP,
         "help",
         "/help [command]",
@@ -292,7 +298,7 @@ pub(crate) mod spec {
 }
 
 /// Every command, in the order `/help` lists them.
-pub(crate) const COMMANDS: [&CommandSpec; 47] = [
+pub(crate) const COMMANDS: [&CommandSpec; 48] = [
     &spec::CONNECT,
     &spec::DISCONNECT,
     &spec::JOIN,
@@ -335,6 +341,7 @@ pub(crate) const COMMANDS: [&CommandSpec; 47] = [
     &spec::RECONNECT,
     &spec::RAW,
     &spec::QUIT,
+    &spec::SERVER_CMD,
     &spec::ALIAS,
     &spec::UNALIAS,
     &spec::HELP,

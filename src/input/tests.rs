@@ -795,3 +795,40 @@ fn the_persons_aliases_run_their_commands() {
     assert_eq!(cmd("/alias -HI"), Command::Unalias(s("hi")));
     assert_eq!(cmd("/unalias hi"), Command::Unalias(s("hi")));
 }
+
+#[test]
+fn server_add_remove_and_list() {
+    assert_eq!(cmd("/server"), Command::Server(ServerCommand::List));
+    assert_eq!(cmd("/network list"), Command::Server(ServerCommand::List));
+    assert_eq!(
+        cmd("/server add -tls libera irc.libera.chat"),
+        Command::Server(ServerCommand::Add {
+            name: s("libera"),
+            host: s("irc.libera.chat"),
+            port: 6697,
+            tls: true,
+            nick: None,
+            autoconnect: false,
+        })
+    );
+    assert_eq!(
+        cmd("/server add oftc irc.oftc.net 6668 -nick me -auto"),
+        Command::Server(ServerCommand::Add {
+            name: s("oftc"),
+            host: s("irc.oftc.net"),
+            port: 6668,
+            tls: false,
+            nick: Some(s("me")),
+            autoconnect: true,
+        })
+    );
+    assert_eq!(
+        cmd("/server remove oftc"),
+        Command::Server(ServerCommand::Remove(s("oftc")))
+    );
+    assert!(err("/server add x").starts_with("usage: /server "));
+    assert_eq!(
+        err("/server add x h 0"),
+        "the port is a number from 1 to 65535"
+    );
+}
