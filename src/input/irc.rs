@@ -50,7 +50,7 @@ pub enum IrcCommand {
     List(Option<String>),
     /// A server's own query or operator command, sent as typed with its
     /// verb in capitals, as irssi does: `/motd`, `/version`, `/stats u`…
-    /// (see [`SERVER_VERBS`]).
+    /// (the verbs of `SERVER_VERBS`).
     Server {
         /// The verb, in capitals.
         verb: String,
