@@ -78,6 +78,7 @@ fn frame(s: &Session, terminal: &mut Terminal<TestBackend>, scroll: usize, look:
         title: "#bench: a topic for the benchmark".into(),
         lines,
         nicklist: None,
+        nicklist_scroll: 0,
         status: Status {
             clock: "12:34".into(),
             nick: view.nick().into(),

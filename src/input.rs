@@ -128,8 +128,9 @@ pub enum Command {
     Close,
     /// `/clear`: clear the current buffer from the screen.
     Clear,
-    /// `/lastlog text`: the current buffer's rows containing text.
-    Lastlog(String),
+    /// `/lastlog [-N] [-case] text`: the current buffer's rows containing
+    /// text.
+    Lastlog(Lastlog),
     /// `/reconnect [network]`.
     Reconnect {
         /// Network name, if given.
@@ -165,6 +166,18 @@ pub enum Command {
     SetShow(Option<String>),
     /// `/control ...`
     Control(ControlCommand),
+    /// `/alias`: every alias; `/alias NAME`: that one; `/alias NAME
+    /// COMMAND`: save it.
+    Alias {
+        /// Lower-case, without `/`.
+        name: Option<String>,
+        /// What it stands for, without `/`.
+        expansion: Option<String>,
+    },
+    /// `/unalias NAME` (or `/alias -NAME`): forget it.
+    Unalias(String),
+    /// `/server list|add|remove` (or `/network …`).
+    Server(ServerCommand),
 }
 
 /// How `/buffer` names a buffer.
@@ -205,17 +218,147 @@ pub enum Setting {
     },
 }
 
+/// `/server` (or `/network`) subcommands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerCommand {
+    /// `/server` or `/server list`: the networks in the config.
+    List,
+    /// `/server add [-tls] [-auto] [-nick NICK] NAME HOST [PORT]`.
+    Add {
+        /// The network's name.
+        name: String,
+        /// Server host.
+        host: String,
+        /// Port (default 6697 with -tls, else 6667).
+        port: u16,
+        /// `-tls`.
+        tls: bool,
+        /// `-nick NICK`; None: the current network's nick.
+        nick: Option<String>,
+        /// `-auto`: connect at start-up, and now.
+        autoconnect: bool,
+    },
+    /// `/server remove NAME`.
+    Remove(String),
+}
+
+/// `/server`'s arguments.
+fn server(args: &str) -> Result<ServerCommand, InputError> {
+    let spec = &commands::spec::SERVER_CMD;
+    let (sub, rest) = split_word(args);
+    match sub.to_lowercase().as_str() {
+        "" | "list" if rest.trim().is_empty() => Ok(ServerCommand::List),
+        "remove" | "rm" | "del" => Ok(ServerCommand::Remove(one_word(rest, spec)?.to_owned())),
+        "add" => {
+            let mut words = rest.split_whitespace();
+            let (mut tls, mut autoconnect, mut nick) = (false, false, None);
+            let mut plain = Vec::new();
+            while let Some(word) = words.next() {
+                match word.to_lowercase().as_str() {
+                    "-tls" | "-ssl" => tls = true,
+                    "-auto" => autoconnect = true,
+                    "-nick" => nick = Some(words.next().ok_or_else(|| usage(spec))?.to_owned()),
+                    w if w.starts_with('-') => return Err(usage(spec)),
+                    _ => plain.push(word),
+                }
+            }
+            let (name, host, port) = match plain.as_slice() {
+                [name, host] => (name, host, None),
+                [name, host, port] => (name, host, Some(port)),
+                _ => return Err(usage(spec)),
+            };
+            let port = match port {
+                Some(p) => p
+                    .trim_start_matches('+')
+                    .parse::<u16>()
+                    .ok()
+                    .filter(|p| *p > 0)
+                    .ok_or(InputError::Invalid("the port is a number from 1 to 65535"))?,
+                None if tls => 6697,
+                None => 6667,
+            };
+            Ok(ServerCommand::Add {
+                name: (*name).to_owned(),
+                host: (*host).to_owned(),
+                port,
+                tls,
+                nick,
+                autoconnect,
+            })
+        }
+        _ => Err(usage(spec)),
+    }
+}
+
+/// `/lastlog`'s search, as irssi's: options first, then the text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lastlog {
+    /// What the rows contain.
+    pub text: String,
+    /// `-N`: only the last N rows found.
+    pub last: Option<usize>,
+    /// `-case`: upper and lower case differ.
+    pub case: bool,
+}
+
+impl Lastlog {
+    /// Whether `row_text` holds the text looked for.
+    pub fn matches(&self, row_text: &str) -> bool {
+        if self.case {
+            row_text.contains(&self.text)
+        } else {
+            row_text.to_lowercase().contains(&self.text.to_lowercase())
+        }
+    }
+}
+
+/// `/lastlog [-N] [-case] [--] text`.
+fn lastlog(args: &str) -> Result<Lastlog, InputError> {
+    let spec = &commands::spec::LASTLOG;
+    let mut search = Lastlog {
+        text: String::new(),
+        last: None,
+        case: false,
+    };
+    let mut rest = args;
+    loop {
+        let (word, after) = split_word(rest);
+        let Some(option) = word.strip_prefix('-').filter(|o| !o.is_empty()) else {
+            break;
+        };
+        rest = after;
+        if option == "-" {
+            break;
+        }
+        if option.eq_ignore_ascii_case("case") {
+            search.case = true;
+        } else if let Ok(n) = option.parse::<usize>() {
+            search.last = Some(n);
+        } else {
+            return Err(InputError::Invalid(
+                "lastlog options: -N (the last N rows), -case, -- (the text starts with -)",
+            ));
+        }
+    }
+    search.text = required_text(rest, spec)?;
+    Ok(search)
+}
+
 /// `/control` subcommands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ControlCommand {
     /// `/control token [regenerate]`: show (or replace) the access token.
     Token {
         /// Replace the token, invalidating the old one.
         regenerate: bool,
     },
-    /// `/control register`: connect Claude Code with a headers helper, at
-    /// its local scope.
-    Register,
+    /// `/control register [user | local DIR]`: connect Claude Code with a
+    /// headers helper, at its user scope (every directory) or, with `local`,
+    /// at its local scope for the one directory DIR (as typed).
+    Register {
+        /// The directory of a local-scope registration; None: user scope.
+        local: Option<String>,
+    },
     /// `/control register project` (or `--scope project`): refused, never done.
     RegisterProject,
     /// `/control status`
@@ -279,6 +422,44 @@ const SETTING_KEYS: [&str; 9] = [
 
 /// Classifies one input line (without its newline).
 pub fn parse_input(line: &str) -> Result<Input, InputError> {
+    parse_input_with(line, &std::collections::BTreeMap::new())
+}
+
+/// Classifies one input line, with the person's `/alias`es (name, in
+/// lower case, to the command it stands for without `/`): `/NAME args`
+/// runs `/EXPANSION args`, or with `$*` in the expansion, the arguments
+/// there. reterm's own commands are never shadowed by an alias.
+pub fn parse_input_with(
+    line: &str,
+    aliases: &std::collections::BTreeMap<String, String>,
+) -> Result<Input, InputError> {
+    if let Some(after_slash) = line.strip_prefix('/') {
+        let (name, args) = split_word(after_slash);
+        let name = name.to_lowercase();
+        if let Some(expansion) = aliases.get(&name).filter(|_| !is_command(&name)) {
+            let line = if expansion.contains("$*") {
+                format!("/{}", expansion.replace("$*", args.trim_end()))
+            } else if args.is_empty() {
+                format!("/{expansion}")
+            } else {
+                format!("/{expansion} {args}")
+            };
+            return parse_input(&line);
+        }
+    }
+    parse_plain(line)
+}
+
+/// Whether `name` is one of reterm's commands or its built-in aliases,
+/// which no `/alias` replaces.
+pub fn is_command(name: &str) -> bool {
+    COMMANDS.iter().any(|spec| spec.name == name)
+        || irc::SERVER_VERBS.contains(&name)
+        || builtin_alias(name).is_some()
+        || matches!(name, "window" | "alias" | "unalias" | "network")
+}
+
+fn parse_plain(line: &str) -> Result<Input, InputError> {
     if line.trim().is_empty() {
         return Ok(Input::Empty);
     }
@@ -292,7 +473,48 @@ pub fn parse_input(line: &str) -> Result<Input, InputError> {
         return Err(InputError::MissingCommand);
     }
     let (name, args) = split_word(after_slash);
-    parse_command(&name.to_lowercase(), args).map(Input::Command)
+    let name = name.to_lowercase();
+    if let Some(expansion) = builtin_alias(&name) {
+        let line = format!("{expansion} {args}");
+        let (name, args) = split_word(&line);
+        return parse_command(name, args).map(Input::Command);
+    }
+    parse_command(&name, args).map(Input::Command)
+}
+
+/// irssi's default aliases, which its users type without thinking: `/j`,
+/// `/wc`, `/win`, `/q`, `/wi`…; the name, then what it stands for (the
+/// arguments typed follow it).
+pub const ALIASES: [(&str, &str); 22] = [
+    ("b", "ban"),
+    ("bye", "quit"),
+    ("c", "clear"),
+    ("cl", "clear"),
+    ("date", "time"),
+    ("exit", "quit"),
+    ("host", "userhost"),
+    ("j", "join"),
+    ("k", "kick"),
+    ("last", "lastlog"),
+    ("leave", "part"),
+    ("m", "msg"),
+    ("n", "names"),
+    ("q", "query"),
+    ("signoff", "quit"),
+    ("t", "topic"),
+    ("w", "who"),
+    ("wc", "window close"),
+    ("wi", "whois"),
+    ("win", "window"),
+    ("ww", "whowas"),
+    ("wii", "whois"),
+];
+
+fn builtin_alias(name: &str) -> Option<&'static str> {
+    ALIASES
+        .iter()
+        .find(|(alias, _)| *alias == name)
+        .map(|(_, expansion)| *expansion)
 }
 
 /// First whitespace-separated word and the rest with leading whitespace
@@ -377,7 +599,10 @@ fn parse_command(name: &str, args: &str) -> Result<Command, InputError> {
             Command::Buffers
         }
         "buffer" => Command::Buffer(buffer_ref(one_word(args, &cmd::BUFFER)?)?),
-        "window" => Command::Buffer(buffer_ref(one_word(args, &cmd::WINDOW)?)?),
+        "window" => match one_word(args, &cmd::WINDOW)? {
+            word if word.eq_ignore_ascii_case("close") => Command::Close,
+            word => Command::Buffer(buffer_ref(word)?),
+        },
         "query" => {
             let (nick, text) = split_word(args);
             if nick.is_empty() {
@@ -396,7 +621,7 @@ fn parse_command(name: &str, args: &str) -> Result<Command, InputError> {
             no_args(args, &cmd::CLEAR)?;
             Command::Clear
         }
-        "lastlog" => Command::Lastlog(required_text(args, &cmd::LASTLOG)?),
+        "lastlog" => Command::Lastlog(lastlog(args)?),
         "reconnect" => Command::Reconnect {
             network: optional_word(args, &cmd::RECONNECT)?.map(str::to_string),
         },
@@ -423,6 +648,30 @@ fn parse_command(name: &str, args: &str) -> Result<Command, InputError> {
             _ => Command::Set(setting(args)?),
         },
         "control" => Command::Control(control(args)?),
+        "alias" => match split_word(args) {
+            ("", _) => Command::Alias {
+                name: None,
+                expansion: None,
+            },
+            (name, expansion) => {
+                let name = name.trim_start_matches('/').to_lowercase();
+                if let Some(name) = name.strip_prefix('-') {
+                    Command::Unalias(name.to_owned())
+                } else {
+                    Command::Alias {
+                        name: Some(name),
+                        expansion: optional_text(expansion)
+                            .map(|e| e.trim().trim_start_matches('/').to_owned()),
+                    }
+                }
+            }
+        },
+        "server" | "network" => Command::Server(server(args)?),
+        "unalias" => Command::Unalias(
+            one_word(args, &cmd::UNALIAS)?
+                .trim_start_matches('/')
+                .to_lowercase(),
+        ),
         _ => match irc::parse(name, args) {
             Some(parsed) => Command::Irc(parsed?),
             None => return Err(InputError::UnknownCommand(name.to_string())),
@@ -572,19 +821,7 @@ fn control(args: &str) -> Result<ControlCommand, InputError> {
     let spec = &commands::spec::CONTROL;
     let (sub, rest) = split_word(args);
     if sub.eq_ignore_ascii_case("register") {
-        let scope: Vec<String> = rest.split_whitespace().map(str::to_lowercase).collect();
-        return match scope
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>()
-            .as_slice()
-        {
-            [] | ["local"] | ["--scope", "local"] => Ok(ControlCommand::Register),
-            ["project"] | ["--scope", "project"] | ["--scope=project"] => {
-                Ok(ControlCommand::RegisterProject)
-            }
-            _ => Err(usage(spec)),
-        };
+        return register(rest.trim(), spec);
     }
     let rest = optional_word(rest, spec)?.map(str::to_lowercase);
     match (sub.to_lowercase().as_str(), rest.as_deref()) {
@@ -594,6 +831,36 @@ fn control(args: &str) -> Result<ControlCommand, InputError> {
         ("log", None) => Ok(ControlCommand::Log),
         ("allow", None) => Ok(ControlCommand::Allow),
         ("deny", None) => Ok(ControlCommand::Deny),
+        _ => Err(usage(spec)),
+    }
+}
+
+/// `/control register`'s arguments: nothing or `user` (or `--scope user`),
+/// `local DIR` (or `--scope local DIR`), or the project scope, refused.
+fn register(args: &str, spec: &CommandSpec) -> Result<ControlCommand, InputError> {
+    let (first, rest) = split_word(args);
+    let (scope, rest) = if first.eq_ignore_ascii_case("--scope") {
+        split_word(rest.trim_start())
+    } else if let Some(scope) = first
+        .get(.."--scope=".len())
+        .filter(|head| head.eq_ignore_ascii_case("--scope="))
+        .and_then(|head| first.get(head.len()..))
+    {
+        (scope, rest)
+    } else {
+        (first, rest)
+    };
+    let rest = rest.trim();
+    match (scope.to_lowercase().as_str(), rest.is_empty()) {
+        ("", true) if first.is_empty() => Ok(ControlCommand::Register { local: None }),
+        ("user", true) => Ok(ControlCommand::Register { local: None }),
+        ("local", false) => Ok(ControlCommand::Register {
+            local: Some(rest.to_owned()),
+        }),
+        ("local", true) => Err(InputError::Invalid(
+            "name the directory: /control register local DIR (alone, /control register registers for every directory)",
+        )),
+        ("project", true) => Ok(ControlCommand::RegisterProject),
         _ => Err(usage(spec)),
     }
 }

@@ -167,12 +167,17 @@ impl Control {
         }
     }
 
-    /// `/control register`: Claude Code connected through the headers
-    /// file, the token on no command line (see [`super::register`]).
-    pub async fn register(&self) -> Vec<String> {
+    /// `/control register [local DIR]`: Claude Code connected through the
+    /// headers file, the token on no command line (see [`super::register`]).
+    pub async fn register(&self, local: Option<&str>) -> Vec<String> {
         match &self.state {
             State::On(server) => {
-                super::register::register(server.port(), server.token().expose()).await
+                let scope = match local.map(super::register::local_dir) {
+                    None => super::register::Scope::User,
+                    Some(Ok(dir)) => super::register::Scope::Local(dir),
+                    Some(Err(why)) => return vec![why],
+                };
+                super::register::register(server.port(), server.token().expose(), &scope).await
             }
             State::Off => vec![OFF.to_owned()],
             State::Failed(why) => vec![why.clone()],
@@ -201,12 +206,17 @@ impl Control {
             })
     }
 
-    /// `/control status`.
-    pub fn status(&self) -> String {
+    /// `/control status`: the server's state, and while it serves where
+    /// Claude Code has it registered and what that registration still needs.
+    pub fn status(&self) -> Vec<String> {
         match &self.state {
-            State::On(server) => server.status_line(),
-            State::Off => OFF.to_owned(),
-            State::Failed(why) => why.clone(),
+            State::On(server) => {
+                let mut lines = vec![server.status_line()];
+                lines.extend(super::register::status(server.port()));
+                lines
+            }
+            State::Off => vec![OFF.to_owned()],
+            State::Failed(why) => vec![why.clone()],
         }
     }
 

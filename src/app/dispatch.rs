@@ -8,10 +8,12 @@ use rete_engine::buffer::BufferKind;
 use rete_engine::event::ConnState;
 use reterm::client::ignore::full;
 use reterm::config::{
-    mask_problem, set_control, set_display, set_ignores, time_format_problem, ControlSetting,
-    DisplaySetting,
+    mask_problem, set_alias, set_control, set_display, set_ignores, time_format_problem,
+    ControlSetting, DisplaySetting,
 };
-use reterm::input::{help_text, Command, ControlCommand, Input, IrcCommand, Setting};
+use reterm::input::{
+    help_text, Command, ControlCommand, Input, IrcCommand, Lastlog, ServerCommand, Setting,
+};
 
 /// Runs one parsed input line.
 pub async fn dispatch(app: &mut App, input: Input) -> Result<()> {
@@ -294,7 +296,7 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
             app.cleared.insert((current.network, current.buffer), last);
             Ok(())
         }
-        Command::Lastlog(text) => lastlog(app, &text).await,
+        Command::Lastlog(search) => lastlog(app, search).await,
         Command::Reconnect { network } => {
             let i = match network {
                 Some(n) => network_named(app, &n)?,
@@ -347,6 +349,54 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
             say(&format!("-!- ignoring {} (saved)", full(&mask)));
             Ok(())
         }
+        Command::Alias {
+            name: None,
+            expansion: None,
+        } => {
+            let aliases = &app.loaded.config.aliases;
+            if aliases.is_empty() {
+                say("-!- no aliases: /alias NAME COMMAND makes one");
+            }
+            for (name, expansion) in aliases {
+                say(&format!("-!- /{name} = /{expansion}"));
+            }
+            Ok(())
+        }
+        Command::Alias {
+            name: Some(name),
+            expansion: None,
+        } => {
+            match app.loaded.config.aliases.get(&name) {
+                Some(expansion) => say(&format!("-!- /{name} = /{expansion}")),
+                None => say(&format!("-!- no alias /{name}")),
+            }
+            Ok(())
+        }
+        Command::Alias {
+            name: Some(name),
+            expansion: Some(expansion),
+        } => {
+            if reterm::input::is_command(&name) {
+                bail!("/{name} is a reterm command: an alias cannot replace it");
+            }
+            set_alias(&app.loaded.path, &name, Some(&expansion))?;
+            say(&format!("-!- /{name} = /{expansion} (saved)"));
+            app.loaded.config.aliases.insert(name, expansion);
+            Ok(())
+        }
+        Command::Alias {
+            name: None,
+            expansion: Some(_),
+        } => Ok(()),
+        Command::Unalias(name) => {
+            if !app.loaded.config.aliases.contains_key(&name) {
+                bail!("no alias /{name}");
+            }
+            set_alias(&app.loaded.path, &name, None)?;
+            app.loaded.config.aliases.remove(&name);
+            say(&format!("-!- /{name} forgotten (saved)"));
+            Ok(())
+        }
         Command::Unignore(mask) => {
             let mut masks = app.loaded.config.ignores.clone();
             let before = masks.len();
@@ -360,6 +410,7 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
             Ok(())
         }
         Command::Reload => super::reload::reload(app).await,
+        Command::Server(command) => server(app, command).await,
         Command::Irc(irc) => irc_command(app, irc).await,
         Command::Quit { reason } => {
             app.leave(reason);
@@ -377,8 +428,8 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
             say(&app.control.token(regenerate).await);
             Ok(())
         }
-        Command::Control(ControlCommand::Register) => {
-            for line in app.control.register().await {
+        Command::Control(ControlCommand::Register { local }) => {
+            for line in app.control.register(local.as_deref()).await {
                 say(&line);
             }
             Ok(())
@@ -404,7 +455,9 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
             Ok(())
         }
         Command::Control(ControlCommand::Status) => {
-            say(&app.control.status());
+            for line in app.control.status() {
+                say(&line);
+            }
             Ok(())
         }
         Command::Control(ControlCommand::Log) => {
@@ -664,14 +717,15 @@ fn note_quoted_request(app: &mut App, net: usize, line: &str) {
 
 /// `/lastlog text`: the current buffer's rows containing `text` (ignoring
 /// case), as line mode prints rows.
-async fn lastlog(app: &mut App, text: &str) -> Result<()> {
+async fn lastlog(app: &mut App, search: Lastlog) -> Result<()> {
     let current = app
         .current
         .clone()
         .filter(|_| !app.own_focused)
         .ok_or_else(|| anyhow!("/lastlog searches a network's buffer: switch to one first"))?;
     let net_name = app.networks[current.network].config.name.clone();
-    let needle = text.to_lowercase();
+    let text = search.text.clone();
+    let last = search.last;
     let found = app.networks[current.network]
         .session
         .reader()
@@ -683,8 +737,7 @@ async fn lastlog(app: &mut App, text: &str) -> Result<()> {
                 b.display()
                     .filter(|row| {
                         let mut hit = false;
-                        row.payload
-                            .for_each_text(|t| hit |= t.to_lowercase().contains(&needle));
+                        row.payload.for_each_text(|t| hit |= search.matches(t));
                         hit
                     })
                     .map(|row| {
@@ -696,13 +749,23 @@ async fn lastlog(app: &mut App, text: &str) -> Result<()> {
         })
         .await?
         .unwrap_or_default();
-    say(&format!(
-        "-!- lastlog: {} rows contain {}",
-        found.len(),
-        text.escape_debug()
-    ));
-    for line in found {
-        say(&line);
+    let skipped = last.map_or(0, |n| found.len().saturating_sub(n));
+    if skipped > 0 {
+        say(&format!(
+            "-!- lastlog: the last {} of {} rows that contain {}",
+            found.len() - skipped,
+            found.len(),
+            text.escape_debug()
+        ));
+    } else {
+        say(&format!(
+            "-!- lastlog: {} rows contain {}",
+            found.len(),
+            text.escape_debug()
+        ));
+    }
+    for line in found.iter().skip(skipped) {
+        say(line);
     }
     Ok(())
 }
@@ -737,5 +800,79 @@ fn show_raw(app: &App, net: usize) {
             "-!- raw {name} {}",
             rete_redact::display_escape(&masked)
         ));
+    }
+}
+
+/// `/server list|add|remove`: the networks in the config, changed in the
+/// file; an added network starts at once (as a `/reload` would add it).
+async fn server(app: &mut App, command: ServerCommand) -> Result<()> {
+    match command {
+        ServerCommand::List => {
+            if app.networks.is_empty() {
+                say("-!- no networks: /server add NAME HOST [PORT]");
+            }
+            for net in &app.networks {
+                let c = &net.config;
+                let tls = if c.tls { " tls" } else { "" };
+                let auto = if c.autoconnect { ", autoconnect" } else { "" };
+                say(&format!(
+                    "-!- {}: {}:{}{tls}, nick {}{auto}",
+                    c.name, c.host, c.port, c.nick
+                ));
+            }
+            Ok(())
+        }
+        ServerCommand::Add {
+            name,
+            host,
+            port,
+            tls,
+            nick,
+            autoconnect,
+        } => {
+            if app
+                .networks
+                .iter()
+                .any(|n| n.config.name.eq_ignore_ascii_case(&name))
+            {
+                bail!("there is a network {name} already");
+            }
+            let nick = nick
+                .or_else(|| {
+                    app.current
+                        .as_ref()
+                        .and_then(|c| app.networks.get(c.network))
+                        .or_else(|| app.networks.first())
+                        .map(|n| n.config.nick.clone())
+                })
+                .unwrap_or_else(|| "reterm".to_owned());
+            let new = reterm::config::NewServer {
+                name: name.clone(),
+                host,
+                port,
+                tls,
+                nick,
+                autoconnect,
+            };
+            let path = app.loaded.path.clone();
+            let before = reterm::config::add_server(&path, &new)?;
+            if let Err(e) = super::reload::reload(app).await {
+                reterm::config::restore(&path, &before)?;
+                bail!("{e} (the file is as it was)");
+            }
+            if !autoconnect {
+                say(&format!("-!- {name} saved; /connect {name} connects it"));
+            }
+            Ok(())
+        }
+        ServerCommand::Remove(name) => {
+            if !reterm::config::remove_server(&app.loaded.path, &name)? {
+                bail!("no network {name} in {}", app.loaded.path.display());
+            }
+            say(&format!(
+                "-!- {name} removed from the config; its session stays until reterm restarts (/disconnect {name} leaves it now)"
+            ));
+            Ok(())
+        }
     }
 }

@@ -138,13 +138,24 @@ pub async fn on_event(app: &mut App, event: SessionEvent) -> Noted {
                         }
                         _ => None,
                     };
+                    // RPL_NOWAWAY and RPL_UNAWAY: the away indicator.
+                    let away = match &row.payload {
+                        Payload::ServerReply { command, .. } if !row.history => {
+                            match command.as_ref() {
+                                "306" => Some(true),
+                                "305" => Some(false),
+                                _ => None,
+                            }
+                        }
+                        _ => None,
+                    };
                     Some((
                         line,
                         target,
                         level,
                         highlight,
                         own_join,
-                        (label, row.time, rows_after, error),
+                        (label, row.time, rows_after, error, away),
                         v.secrets().clone(),
                     ))
                 })
@@ -155,12 +166,21 @@ pub async fn on_event(app: &mut App, event: SessionEvent) -> Noted {
                 level,
                 highlight,
                 own_join,
-                (label, time, rows_after, error),
+                (label, time, rows_after, error, away),
                 secrets,
             ))) = seen
             else {
                 return Noted::Nothing;
             };
+            match away {
+                Some(true) => {
+                    app.away.insert(index);
+                }
+                Some(false) => {
+                    app.away.remove(&index);
+                }
+                None => {}
+            }
             // Masked with the secrets the engine held when it gave the row
             // (every credential sent so far among them), kept for what is
             // drawn outside a read.
@@ -208,6 +228,10 @@ pub async fn on_event(app: &mut App, event: SessionEvent) -> Noted {
             }
         }
         Event::State(state) => {
+            // A new connection starts back.
+            if state != ConnState::Connected {
+                app.away.remove(&index);
+            }
             let retry_in = if state == ConnState::Reconnecting {
                 app.networks[index]
                     .session

@@ -102,6 +102,9 @@ pub struct App {
     raw_focused: Option<usize>,
     /// Full screen: networks whose raw buffer `/raw` opened.
     raw_open: std::collections::BTreeSet<usize>,
+    /// Networks where the server said we are away (306), until it says we
+    /// are back (305) or the connection ends: the status bar says so.
+    away: HashSet<usize>,
     mode: Mode,
     /// A channel the person just joined: focus it when its buffer opens.
     focus_next: Option<(usize, String)>,
@@ -189,6 +192,7 @@ impl App {
             own_focused: false,
             raw_focused: None,
             raw_open: Default::default(),
+            away: HashSet::new(),
             mode,
             focus_next: None,
             asked_topic: HashSet::new(),
@@ -260,7 +264,7 @@ impl App {
     /// One typed line: parsed, then run; every failure is one `error:` line.
     async fn on_input(&mut self, line: &str) {
         self.typed = errors::Typed::now(self);
-        match reterm::input::parse_input(line) {
+        match reterm::input::parse_input_with(line, &self.loaded.config.aliases) {
             Ok(input) => {
                 if let Err(e) = dispatch::dispatch(self, input).await {
                     say(&format!("error: {e}"));

@@ -11,14 +11,19 @@
 //! holds it either. A regenerated token rewrites the file, so the
 //! registration keeps working.
 //!
-//! The server is registered at Claude Code's local scope (this user, this
-//! directory), never the project scope, whose `.mcp.json` is meant to be
-//! committed and shared.
+//! The server is registered at Claude Code's user scope (this user, every
+//! directory), or with `local DIR` at its local scope (this user, that
+//! directory only), never the project scope, whose `.mcp.json` is meant to
+//! be committed and shared. Claude Code 2.1.332 and later run the headers
+//! helper of a local-scope server only in a directory the person has
+//! trusted (accepted the trust prompt of `claude` there); a user-scope
+//! server's helper runs everywhere. So a local registration, and
+//! `/control status`, say what to do while the directory is not trusted.
 
 use reterm::secrets::private_file::{self, FileMode};
 use serde_json::json;
 use std::io;
-use std::os::unix::fs::DirBuilderExt as _;
+use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
@@ -28,7 +33,7 @@ pub const NAME: &str = "rete";
 
 /// The refusal for `/control register project`.
 pub const NO_PROJECT_SCOPE: &str =
-    "not at project scope: .mcp.json is shared with everyone who has the project; /control register registers at local scope";
+    "not at project scope: .mcp.json is shared with everyone who has the project; /control register registers at user scope, /control register local DIR for DIR only";
 
 /// How long one `claude` command may take.
 const CLAUDE_TIMEOUT: Duration = Duration::from_secs(60);
@@ -72,10 +77,62 @@ fn shell_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
 }
 
-/// Registers the server on `port` with Claude Code; the lines to print.
-/// The headers file is written first, so a registration never points at a
-/// missing or stale file.
-pub async fn register(port: u16, token: &str) -> Vec<String> {
+/// Where a registration goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// Claude Code's user scope: every directory.
+    User,
+    /// Claude Code's local scope for this directory (absolute, resolved).
+    Local(PathBuf),
+}
+
+impl Scope {
+    /// `claude mcp`'s name for the scope.
+    fn flag(&self) -> &'static str {
+        match self {
+            Scope::User => "user",
+            Scope::Local(_) => "local",
+        }
+    }
+}
+
+/// The directory of `/control register local DIR`: `~` is HOME, a relative
+/// path is taken from reterm's working directory, links are resolved (Claude
+/// Code keys its local scope by the directory it runs in). Err is the line
+/// to print.
+pub fn local_dir(typed: &str) -> Result<PathBuf, String> {
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty());
+    let path = match (typed.strip_prefix('~'), home) {
+        (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
+            PathBuf::from(home).join(rest.trim_start_matches('/'))
+        }
+        _ => PathBuf::from(typed),
+    };
+    let path = if path.is_absolute() {
+        path
+    } else {
+        std::env::current_dir()
+            .map_err(|e| format!("cannot register for {typed}: {}", e.kind()))?
+            .join(path)
+    };
+    match std::fs::canonicalize(&path) {
+        Ok(dir) if dir.is_dir() => Ok(dir),
+        Ok(_) => Err(format!(
+            "cannot register for {}: not a directory",
+            path.display()
+        )),
+        Err(e) => Err(format!(
+            "cannot register for {}: {}",
+            path.display(),
+            e.kind()
+        )),
+    }
+}
+
+/// Registers the server on `port` with Claude Code at `scope`; the lines to
+/// print. The headers file is written first, so a registration never points
+/// at a missing or stale file.
+pub async fn register(port: u16, token: &str, scope: &Scope) -> Vec<String> {
     let Some(path) = headers_path() else {
         return vec!["cannot register: HOME is not set".to_owned()];
     };
@@ -83,25 +140,170 @@ pub async fn register(port: u16, token: &str) -> Vec<String> {
         return vec![format!("cannot write {}: {}", path.display(), e.kind())];
     }
     let entry = entry(port, &path);
+    let Some(program) = find_claude() else {
+        return by_hand(&path, &entry);
+    };
+    // Local scope is the directory claude runs in; user scope is any, so
+    // it runs in HOME rather than wherever reterm was started.
+    let cwd = match scope {
+        Scope::Local(dir) => dir.clone(),
+        Scope::User => std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .filter(|home| home.is_dir())
+            .unwrap_or_else(|| PathBuf::from("/")),
+    };
+    let flag = scope.flag();
     // An earlier registration under the name would make add-json fail; its
     // absence is not an error.
-    match claude(&["mcp", "remove", "--scope", "local", NAME]).await {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return by_hand(&path, &entry),
-        _ => {}
+    if let Err(e) = claude(&program, &cwd, &["mcp", "remove", "--scope", flag, NAME]).await {
+        return vec![cannot_run(&program, &e)];
     }
-    match claude(&["mcp", "add-json", "--scope", "local", NAME, &entry]).await {
-        Ok(out) if out.status.success() => vec![format!(
-            "registered {NAME} with Claude Code (local scope); it reads the token from {}",
-            path.display()
-        )],
+    match claude(
+        &program,
+        &cwd,
+        &["mcp", "add-json", "--scope", flag, NAME, &entry],
+    )
+    .await
+    {
+        Ok(out) if out.status.success() => registered(scope, &path),
+        Ok(out) if matches!(out.status.code(), Some(126 | 127)) => {
+            let why = String::from_utf8_lossy(&out.stderr);
+            let why = why.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+            vec![format!("cannot run {}: {why}", program.display())]
+        }
         Ok(out) => {
             let why = String::from_utf8_lossy(&out.stderr);
             let why = why.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
             vec![format!("claude mcp add-json failed: {why}")]
         }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => by_hand(&path, &entry),
-        Err(e) => vec![format!("claude mcp add-json failed: {e}")],
+        Err(e) => vec![cannot_run(&program, &e)],
     }
+}
+
+/// The answer to a registration done: where, and for a directory not
+/// trusted yet what the person has to do.
+fn registered(scope: &Scope, headers: &Path) -> Vec<String> {
+    match scope {
+        Scope::User => vec![format!(
+            "registered {NAME} with Claude Code at user scope ({}), for every directory; it reads the token from {}",
+            claude_config().map_or_else(|| "~/.claude.json".to_owned(), |p| p.display().to_string()),
+            headers.display()
+        )],
+        Scope::Local(dir) => {
+            let mut lines = vec![format!(
+                "registered {NAME} with Claude Code at local scope, for {} only; it reads the token from {}",
+                dir.display(),
+                headers.display()
+            )];
+            let config = read_claude_config();
+            lines.extend(trust_advice(dir, config.as_ref()));
+            lines
+        }
+    }
+}
+
+/// What to do while `dir` is not a workspace Claude Code trusts; nothing
+/// when it is.
+fn trust_advice(dir: &Path, config: Option<&serde_json::Value>) -> Option<String> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    if home.as_deref() == Some(dir) {
+        return Some(format!(
+            "Claude Code trusts your home directory for one session at a time, so it will not send the token from {}: register at user scope (/control register) or for a project directory",
+            dir.display()
+        ));
+    }
+    if trusted(config, dir) {
+        return None;
+    }
+    Some(format!(
+        "Claude Code sends the token only from a directory you trust: run claude once in {} and accept the trust prompt (until then claude mcp list there says it needs authentication)",
+        dir.display()
+    ))
+}
+
+/// Whether Claude Code's configuration records `dir` as trusted.
+fn trusted(config: Option<&serde_json::Value>, dir: &Path) -> bool {
+    config
+        .and_then(|c| {
+            c.get("projects")?
+                .get(dir.to_str()?)?
+                .get("hasTrustDialogAccepted")
+        })
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false)
+}
+
+/// Claude Code's configuration file: `$CLAUDE_CONFIG_DIR/.claude.json`, else
+/// `~/.claude.json`.
+fn claude_config() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir).join(".claude.json"));
+    }
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty())?;
+    Some(PathBuf::from(home).join(".claude.json"))
+}
+
+fn read_claude_config() -> Option<serde_json::Value> {
+    let text = std::fs::read(claude_config()?).ok()?;
+    serde_json::from_slice(&text).ok()
+}
+
+/// `/control status`'s lines about Claude Code: where the server is
+/// registered, whether that registration reaches the server on `port`, and
+/// what to do for a directory not trusted. Nothing when it is registered
+/// nowhere.
+pub fn status(port: u16) -> Vec<String> {
+    let config = read_claude_config();
+    status_from(config.as_ref(), port, headers_path().as_deref())
+}
+
+fn status_from(
+    config: Option<&serde_json::Value>,
+    port: u16,
+    headers: Option<&Path>,
+) -> Vec<String> {
+    let Some(config) = config else {
+        return Vec::new();
+    };
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let stale = |server: &serde_json::Value| {
+        let theirs = server.get("url").and_then(serde_json::Value::as_str);
+        (theirs != Some(url.as_str())).then(|| {
+            format!(
+                " — but it points at {}, not port {port}: /control register again",
+                theirs.unwrap_or("no URL")
+            )
+        })
+    };
+    let mut lines = Vec::new();
+    if let Some(server) = config.get("mcpServers").and_then(|s| s.get(NAME)) {
+        lines.push(format!(
+            "Claude Code: registered at user scope, for every directory{}",
+            stale(server).unwrap_or_default()
+        ));
+    }
+    if let Some(projects) = config
+        .get("projects")
+        .and_then(serde_json::Value::as_object)
+    {
+        for (dir, project) in projects {
+            let Some(server) = project.get("mcpServers").and_then(|s| s.get(NAME)) else {
+                continue;
+            };
+            lines.push(format!(
+                "Claude Code: registered at local scope, for {dir} only{}",
+                stale(server).unwrap_or_default()
+            ));
+            lines.extend(trust_advice(Path::new(dir), Some(config)));
+        }
+    }
+    if let Some(headers) = headers.filter(|h| !lines.is_empty() && !h.exists()) {
+        lines.push(format!(
+            "{} is missing, so Claude Code has no token: /control register again",
+            headers.display()
+        ));
+    }
+    lines
 }
 
 /// The answer when `claude` is not installed: the entry to add by hand.
@@ -115,10 +317,107 @@ fn by_hand(path: &Path, entry: &str) -> Vec<String> {
     ]
 }
 
-/// Runs `claude` with `args`, its output captured, stdin closed.
-async fn claude(args: &[&str]) -> io::Result<std::process::Output> {
-    let child = tokio::process::Command::new("claude")
+/// The first `claude` on PATH, as the shell would find it: a file, not a
+/// directory, executable or not (running it says why it cannot run).
+fn find_claude() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| {
+            if dir.as_os_str().is_empty() {
+                PathBuf::from(".").join("claude")
+            } else {
+                dir.join("claude")
+            }
+        })
+        .find(|candidate| std::fs::symlink_metadata(candidate).is_ok() && !candidate.is_dir())
+}
+
+/// Why `program` could not be run, naming the file at fault.
+fn cannot_run(program: &Path, e: &io::Error) -> String {
+    let target = std::fs::canonicalize(program).ok();
+    let shown = match &target {
+        Some(t) if t != program => format!("{} (a link to {})", program.display(), t.display()),
+        _ => program.display().to_string(),
+    };
+    let why = match e.kind() {
+        io::ErrorKind::TimedOut => {
+            format!("it did not answer within {}s", CLAUDE_TIMEOUT.as_secs())
+        }
+        _ => why_not(target.as_deref().unwrap_or(program), e),
+    };
+    format!("cannot run {shown}: {why}")
+}
+
+/// The reason behind a failed exec of `file` (links resolved).
+fn why_not(file: &Path, e: &io::Error) -> String {
+    let me = std::fs::metadata("/proc/self").ok().map(|m| m.uid());
+    match e.kind() {
+        io::ErrorKind::PermissionDenied => {
+            let mut dirs: Vec<&Path> = file.ancestors().skip(1).collect();
+            dirs.reverse();
+            if let Some(dir) = dirs.into_iter().find(|dir| !can(dir, 0o1, me)) {
+                let mode = std::fs::metadata(dir).map_or(0, |m| m.mode() & 0o7777);
+                return format!(
+                    "the directory {} (mode {mode:04o}) does not let this user reach it",
+                    dir.display()
+                );
+            }
+            match std::fs::metadata(file) {
+                Ok(meta) if !can(file, 0o1, me) => format!(
+                    "it is not executable by this user (mode {:04o})",
+                    meta.mode() & 0o7777
+                ),
+                _ => "permission denied (is its file system mounted noexec?)".to_owned(),
+            }
+        }
+        io::ErrorKind::NotFound if std::fs::metadata(file).is_err() => {
+            "it is a link to a file that does not exist".to_owned()
+        }
+        io::ErrorKind::NotFound => match interpreter(file) {
+            Some(program) => format!("its interpreter {program} is missing"),
+            None => "a program it needs is missing".to_owned(),
+        },
+        _ if e.raw_os_error() == Some(8) => {
+            "it is not a program this system can run (exec format error)".to_owned()
+        }
+        _ => e.to_string(),
+    }
+}
+
+/// Whether the permission `bit` (1 execute/search) of `path` is granted to
+/// the user `me`, by the owner's or the others' bits (the group's are
+/// taken as granted: reterm does not know its groups).
+fn can(path: &Path, bit: u32, me: Option<u32>) -> bool {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return true;
+    };
+    let mode = meta.mode();
+    match me {
+        Some(0) => true,
+        Some(uid) if uid == meta.uid() => mode & (bit << 6) != 0,
+        _ => mode & (bit | bit << 3) != 0,
+    }
+}
+
+/// The program named on a script's `#!` line.
+fn interpreter(file: &Path) -> Option<String> {
+    use std::io::Read as _;
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(file).ok()?.read(&mut head).ok()?;
+    let line = head.get(..n)?.strip_prefix(b"#!")?;
+    let line = line.split(|b| *b == b'\n').next()?;
+    let program = String::from_utf8_lossy(line)
+        .split_whitespace()
+        .next()?
+        .to_owned();
+    Some(program)
+}
+
+/// Runs `program` with `args` in `cwd`, its output captured, stdin closed.
+async fn claude(program: &Path, cwd: &Path, args: &[&str]) -> io::Result<std::process::Output> {
+    let child = tokio::process::Command::new(program)
         .args(args)
+        .current_dir(cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -165,5 +464,80 @@ mod tests {
         assert_eq!(dir_mode & 0o777, 0o700);
         let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
         assert_eq!(v, json!({"Authorization": "Bearer second"}));
+    }
+
+    #[test]
+    fn status_says_where_and_what_is_missing() {
+        let dir = tempfile::tempdir().unwrap();
+        let headers = dir.path().join("claude-headers.json");
+        std::fs::write(&headers, "{}").unwrap();
+        let server = json!({"type": "http", "url": "http://127.0.0.1:7421/mcp"});
+        let config = json!({
+            "mcpServers": {"rete": server},
+            "projects": {
+                "/src/a": {"mcpServers": {"rete": server}, "hasTrustDialogAccepted": true},
+                "/src/b": {"mcpServers": {"rete": {"url": "http://127.0.0.1:9/mcp"}}},
+                "/src/c": {"mcpServers": {}},
+            },
+        });
+        assert_eq!(
+            status_from(Some(&config), 7421, Some(&headers)),
+            [
+                "Claude Code: registered at user scope, for every directory",
+                "Claude Code: registered at local scope, for /src/a only",
+                "Claude Code: registered at local scope, for /src/b only — but it points at http://127.0.0.1:9/mcp, not port 7421: /control register again",
+                "Claude Code sends the token only from a directory you trust: run claude once in /src/b and accept the trust prompt (until then claude mcp list there says it needs authentication)",
+            ]
+        );
+        std::fs::remove_file(&headers).unwrap();
+        let lines = status_from(Some(&config), 7421, Some(&headers));
+        assert_eq!(
+            lines.last().unwrap(),
+            &format!(
+                "{} is missing, so Claude Code has no token: /control register again",
+                headers.display()
+            )
+        );
+        assert!(status_from(Some(&json!({})), 7421, Some(&headers)).is_empty());
+        assert!(status_from(None, 7421, Some(&headers)).is_empty());
+    }
+
+    #[test]
+    fn a_program_that_cannot_run_is_explained() {
+        let dir = tempfile::tempdir().unwrap();
+        let program = dir.path().join("claude");
+        std::fs::write(&program, "#!/nonexistent/node\n").unwrap();
+        std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let e = std::process::Command::new(&program).spawn().unwrap_err();
+        assert_eq!(
+            cannot_run(&program, &e),
+            format!(
+                "cannot run {}: its interpreter /nonexistent/node is missing",
+                program.display()
+            )
+        );
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(dir.path().join("gone"), &link).unwrap();
+        let e = std::process::Command::new(&link).spawn().unwrap_err();
+        assert_eq!(
+            cannot_run(&link, &e),
+            format!(
+                "cannot run {}: it is a link to a file that does not exist",
+                link.display()
+            )
+        );
+    }
+
+    #[test]
+    fn a_local_directory_is_resolved_and_must_exist() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = std::fs::canonicalize(dir.path()).unwrap();
+        assert_eq!(local_dir(&dir.path().to_string_lossy()).unwrap(), real);
+        let file = dir.path().join("f");
+        std::fs::write(&file, "").unwrap();
+        assert_eq!(
+            local_dir(&file.to_string_lossy()).unwrap_err(),
+            format!("cannot register for {}: not a directory", file.display())
+        );
     }
 }

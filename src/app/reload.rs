@@ -1,6 +1,6 @@
 //! `/reload`: the config file read again. Networks new in the file are added
-//! (and connected when `autoconnect`); the ignore list and the display
-//! settings are applied. What
+//! (and connected when `autoconnect`); the ignore list, the display
+//! settings and the aliases are applied. What
 //! cannot change under a running session (a network's server, nick,
 //! credentials; logging; the control settings) is reported, to be applied
 //! by restarting reterm, so nothing is half-changed.
@@ -36,6 +36,7 @@ pub async fn reload(app: &mut App) -> Result<()> {
     app.look = super::look_of(&fresh.config.display);
     app.look.masks = masks;
     app.loaded.config.display = fresh.config.display.clone();
+    app.loaded.config.aliases = fresh.config.aliases.clone();
     if !changed.is_empty() {
         say(&format!(
             "-!- changed in the file, applied when reterm restarts: {}",

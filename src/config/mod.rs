@@ -7,6 +7,7 @@
 //! so the user's comments and layout survive, and always atomically so a crash
 //! never leaves half a config behind.
 
+mod aliases;
 mod control;
 mod display;
 mod error;
@@ -15,10 +16,12 @@ mod ignores;
 mod load;
 mod model;
 mod raw;
+mod servers;
 mod template;
 mod validate;
 mod write;
 
+pub use aliases::{alias_expansion_problem, alias_name_problem, set_alias};
 pub use control::{set_control, ControlKey, ControlSetting};
 pub use display::{set_display, time_format_problem, DisplaySetting};
 pub use error::ConfigError;
@@ -28,4 +31,5 @@ pub use model::{
     ChannelConfig, CloudNetworkConfig, Config, ControlConfig, DisplayConfig, NetworkConfig,
     SaslConfig, SaslMechanismName, DEFAULT_CONTROL_PORT, DEFAULT_TIME_FORMAT,
 };
+pub use servers::{add_server, remove_server, restore, NewServer};
 pub use template::template;

@@ -29,6 +29,9 @@ pub struct Config {
     pub ignores: Vec<String>,
     /// How the full screen draws.
     pub display: DisplayConfig,
+    /// `[aliases]`: `/NAME args` runs `/EXPANSION args` (`/alias` saves
+    /// them); names lower-case.
+    pub aliases: std::collections::BTreeMap<String, String>,
 }
 
 /// `[display]`: what `/set time_format|mirc_colours|nicklist|highlights`

@@ -26,6 +26,8 @@ pub(super) struct RawConfig {
     pub ignores: Vec<String>,
     #[serde(default)]
     pub display: RawDisplay,
+    #[serde(default)]
+    pub aliases: std::collections::BTreeMap<String, String>,
 }
 
 /// `[display]`; every key optional.

@@ -72,10 +72,28 @@ pub(super) fn validate(
             networks,
             ignores: ignores(raw.ignores).map_err(|m| ConfigError::invalid(ctx.path, m))?,
             display: display(raw.display).map_err(|m| ConfigError::invalid(ctx.path, m))?,
+            aliases: aliases(raw.aliases).map_err(|m| ConfigError::invalid(ctx.path, m))?,
         },
         generated_ids,
         notices,
     })
+}
+
+/// `[aliases]`: one-word names (kept lower-case) for commands.
+fn aliases(
+    raw: std::collections::BTreeMap<String, String>,
+) -> Result<std::collections::BTreeMap<String, String>, String> {
+    raw.into_iter()
+        .map(|(name, expansion)| {
+            if let Some(problem) = super::aliases::alias_name_problem(&name)
+                .or_else(|| super::aliases::alias_expansion_problem(&expansion))
+            {
+                return Err(format!("aliases: {problem}"));
+            }
+            let expansion = expansion.trim().trim_start_matches('/').to_owned();
+            Ok((name.to_lowercase(), expansion))
+        })
+        .collect()
 }
 
 /// `ignores`: each a non-empty mask without spaces.

@@ -115,8 +115,8 @@ pub(crate) mod spec {
     command!(
         WINDOW,
         "window",
-        "/window <number|name>",
-        "the same as /buffer"
+        "/window <number|name> | close",
+        "the same as /buffer; /window close (or /wc) the same as /close"
     );
     command!(
         QUERY,
@@ -231,8 +231,8 @@ pub(crate) mod spec {
     command!(
         LASTLOG,
         "lastlog",
-        "/lastlog <text>",
-        "show the current buffer's rows that contain text"
+        "/lastlog [-N] [-case] <text>",
+        "show the current buffer's rows that contain text (any case unless -case; -N: the last N)"
     );
     command!(
         RECONNECT,
@@ -253,6 +253,36 @@ pub(crate) mod spec {
         "send QUIT (with the reason, else Leaving) to every network and exit"
     );
     command!(
+        CTCP,
+        "ctcp",
+        "/ctcp <nick> <request> [arguments]",
+        "send a CTCP request (VERSION, PING, TIME, CLIENTINFO…); the reply shows in the server buffer"
+    );
+    command!(
+        SERVER,
+        "motd",
+        "/motd, /version, /info, /stats, /who…",
+        "sent to the server as typed, verb in capitals: admin info ison links lusers map motd rehash rules servlist silence stats time trace userhost users version who whowas"
+    );
+    command!(
+        ALIAS,
+        "alias",
+        "/alias [name [command]]",
+        "alone: every alias; with a name and a command: /name runs the command (the words typed after it follow, or replace $*), saved to the config"
+    );
+    command!(
+        UNALIAS,
+        "unalias",
+        "/unalias <name>",
+        "forget an alias (also /alias -name)"
+    );
+    command!(
+        SERVER_CMD,
+        "server",
+        "/server [list] | add [-tls] [-auto] [-nick NICK] <name> <host> [port] | remove <name>",
+        "the networks in the config; add one (saved, /connect NAME connects it) or remove one (saved; a running session stays until reterm restarts); also /network"
+    );
+    command!(
         HELP,
         "help",
         "/help [command]",
@@ -262,13 +292,13 @@ pub(crate) mod spec {
     command!(
         CONTROL,
         "control",
-        "/control token [regenerate] | register | status | log | allow | deny",
-        "AI-access control server: show/renew its token, connect Claude Code without it, its state, its log, answer the oldest line waiting for approval"
+        "/control token [regenerate] | register [local DIR] | status | log | allow | deny",
+        "AI-access control server: show/renew its token, connect Claude Code without it (for every directory, or with local for DIR only), its state, its log, answer the oldest line waiting for approval"
     );
 }
 
 /// Every command, in the order `/help` lists them.
-pub(crate) const COMMANDS: [&CommandSpec; 43] = [
+pub(crate) const COMMANDS: [&CommandSpec; 48] = [
     &spec::CONNECT,
     &spec::DISCONNECT,
     &spec::JOIN,
@@ -301,6 +331,8 @@ pub(crate) const COMMANDS: [&CommandSpec; 43] = [
     &spec::AWAY,
     &spec::NAMES,
     &spec::LIST,
+    &spec::CTCP,
+    &spec::SERVER,
     &spec::IGNORE,
     &spec::UNIGNORE,
     &spec::RELOAD,
@@ -309,13 +341,176 @@ pub(crate) const COMMANDS: [&CommandSpec; 43] = [
     &spec::RECONNECT,
     &spec::RAW,
     &spec::QUIT,
+    &spec::SERVER_CMD,
+    &spec::ALIAS,
+    &spec::UNALIAS,
     &spec::HELP,
     &spec::SET,
     &spec::CONTROL,
 ];
 
+/// Examples `/help CMD` shows under the command's line: what is typed, and
+/// what it does.
+pub(crate) const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
+    (
+        "connect",
+        &[(
+            "/connect libera",
+            "connect to the network named libera in the config",
+        )],
+    ),
+    (
+        "disconnect",
+        &[("/disconnect", "leave the current buffer's network (QUIT)")],
+    ),
+    (
+        "join",
+        &[
+            ("/join #rete", "join #rete"),
+            ("/j #secret hunter2", "join a channel with its key"),
+        ],
+    ),
+    (
+        "part",
+        &[
+            ("/part", "leave the current channel"),
+            ("/part #rete bye all", "leave #rete saying why"),
+        ],
+    ),
+    (
+        "msg",
+        &[(
+            "/msg alice hello",
+            "a private message; the line shows in alice's query",
+        )],
+    ),
+    ("me", &[("/me waves", "* rt waves")]),
+    (
+        "query",
+        &[
+            ("/query alice", "open (and switch to) a query with alice"),
+            ("/q alice hi", "open it and say hi"),
+        ],
+    ),
+    (
+        "close",
+        &[(
+            "/close",
+            "leave the channel or query and close its buffer (also /wc)",
+        )],
+    ),
+    (
+        "window",
+        &[
+            ("/win 3", "switch to buffer 3 (Alt+3, or Esc then 3)"),
+            ("/window close", "the same as /close"),
+        ],
+    ),
+    (
+        "buffer",
+        &[
+            ("/buffer 2", "switch to buffer 2"),
+            ("/buffer #rete", "switch by name"),
+        ],
+    ),
+    (
+        "whois",
+        &[(
+            "/whois alice",
+            "who alice is; the answer shows where you typed it",
+        )],
+    ),
+    (
+        "topic",
+        &[
+            ("/topic", "show the channel's topic"),
+            ("/topic release on Friday", "set it"),
+        ],
+    ),
+    (
+        "kick",
+        &[(
+            "/kick spammer go away",
+            "kick from the current channel, saying why",
+        )],
+    ),
+    (
+        "mode",
+        &[
+            ("/mode +m", "moderate the current channel"),
+            ("/mode alice +i", "a mode on a nick"),
+        ],
+    ),
+    (
+        "away",
+        &[
+            (
+                "/away lunch",
+                "away, with a message; the status bar shows (zZzZ)",
+            ),
+            ("/away", "back"),
+        ],
+    ),
+    (
+        "ctcp",
+        &[
+            ("/ctcp alice VERSION", "ask alice's client what it is"),
+            ("/ctcp alice PING", "measure the round trip"),
+        ],
+    ),
+    (
+        "motd",
+        &[
+            ("/motd", "the server's message of the day"),
+            ("/stats u", "the server's uptime"),
+            ("/version", "the server's version"),
+        ],
+    ),
+    (
+        "lastlog",
+        &[
+            (
+                "/lastlog alice",
+                "the rows of this buffer that mention alice",
+            ),
+            ("/lastlog -5 -case Error", "the last five, case counting"),
+        ],
+    ),
+    (
+        "ignore",
+        &[
+            ("/ignore spammer", "hide spammer (spammer!*@*)"),
+            ("/ignore *!*@bad.host", "hide a host"),
+        ],
+    ),
+    (
+        "set",
+        &[
+            ("/set", "every setting"),
+            ("/set time", "the settings named time…"),
+            ("/set time_format %H:%M:%S", "a clock with seconds"),
+        ],
+    ),
+    (
+        "control",
+        &[
+            (
+                "/control register",
+                "connect Claude Code, for every directory",
+            ),
+            ("/control register local ~/src/app", "for ~/src/app only"),
+            ("/control status", "AI access and where Claude Code has it"),
+        ],
+    ),
+    (
+        "quit",
+        &[("/quit see you", "QUIT with a reason, then exit")],
+    ),
+];
+
 /// Help for `/help`: every command, one per line, or only `cmd` (with or
-/// without `/`, any case). An unknown `cmd` yields one line saying so.
+/// without `/`, any case) with its aliases and examples. An unknown `cmd`
+/// yields one line saying so.
 pub fn help_text(cmd: Option<&str>) -> String {
     match cmd {
         None => COMMANDS
@@ -328,7 +523,7 @@ pub fn help_text(cmd: Option<&str>) -> String {
             COMMANDS
                 .iter()
                 .find(|spec| spec.name == name)
-                .map(|spec| line(spec))
+                .map(|spec| full_help(spec))
                 .unwrap_or_else(|| format!("unknown command: /{}", name.escape_debug()))
         }
     }
@@ -337,6 +532,30 @@ pub fn help_text(cmd: Option<&str>) -> String {
 /// Every command's name, for tab completion.
 pub fn command_names() -> Vec<String> {
     COMMANDS.iter().map(|spec| spec.name.to_owned()).collect()
+}
+
+/// The command's line, then its aliases and examples, each on a line.
+fn full_help(spec: &CommandSpec) -> String {
+    let mut text = line(spec);
+    let aliases: Vec<String> = super::ALIASES
+        .iter()
+        .filter(|(_, expansion)| expansion.split_whitespace().next() == Some(spec.name))
+        .map(|(alias, expansion)| match expansion.split_once(' ') {
+            Some((_, rest)) => format!("/{alias} (/{} {rest})", spec.name),
+            None => format!("/{alias}"),
+        })
+        .collect();
+    if !aliases.is_empty() {
+        text.push_str(&format!("\n  also: {}", aliases.join(", ")));
+    }
+    let examples = EXAMPLES
+        .iter()
+        .find(|(name, _)| *name == spec.name)
+        .map_or(&[][..], |(_, examples)| *examples);
+    for (typed, does) in examples {
+        text.push_str(&format!("\n  {typed:<34} {does}"));
+    }
+    text
 }
 
 fn line(spec: &CommandSpec) -> String {

@@ -48,7 +48,34 @@ pub enum IrcCommand {
     Names(Option<String>),
     /// `/list [arguments]`.
     List(Option<String>),
+    /// A server's own query or operator command, sent as typed with its
+    /// verb in capitals, as irssi does: `/motd`, `/version`, `/stats u`…
+    /// (the verbs of `SERVER_VERBS`).
+    Server {
+        /// The verb, in capitals.
+        verb: String,
+        /// The rest of the line, as typed.
+        args: Option<String>,
+    },
+    /// `/ctcp nick VERB [args]`: a CTCP request (`PING` without an argument
+    /// carries the time, which the reply echoes).
+    Ctcp {
+        /// To whom (a nick or a channel).
+        target: String,
+        /// The request, in capitals.
+        verb: String,
+        /// Its argument.
+        args: Option<String>,
+    },
 }
+
+/// The server commands passed to the server as typed, as irssi passes them;
+/// any other unknown command is an error that sends nothing, so a typo never
+/// reaches the server.
+pub const SERVER_VERBS: [&str; 19] = [
+    "admin", "info", "ison", "links", "lusers", "map", "motd", "rehash", "rules", "servlist",
+    "silence", "stats", "time", "trace", "userhost", "users", "version", "who", "whowas",
+];
 
 /// Parses `/name args` for the commands of this module.
 pub fn parse(name: &str, args: &str) -> Option<Result<IrcCommand, InputError>> {
@@ -114,6 +141,23 @@ pub fn parse(name: &str, args: &str) -> Option<Result<IrcCommand, InputError>> {
             }
         }
         "list" => Ok(IrcCommand::List(text())),
+        _ if SERVER_VERBS.contains(&name) => Ok(IrcCommand::Server {
+            verb: name.to_uppercase(),
+            args: text(),
+        }),
+        "ctcp" => {
+            let (target, rest) = split_word(args);
+            let (verb, rest) = split_word(rest);
+            if verb.is_empty() {
+                Err(usage(&cmd::CTCP))
+            } else {
+                Ok(IrcCommand::Ctcp {
+                    target: target.to_string(),
+                    verb: verb.to_uppercase(),
+                    args: (!rest.trim().is_empty()).then(|| rest.trim_end().to_string()),
+                })
+            }
+        }
         _ => return None,
     };
     Some(parsed)
@@ -169,6 +213,24 @@ impl IrcCommand {
             IrcCommand::Names(None) => format!("NAMES {}", here()?),
             IrcCommand::List(Some(args)) => format!("LIST {args}"),
             IrcCommand::List(None) => "LIST".to_string(),
+            IrcCommand::Server {
+                verb,
+                args: Some(args),
+            } => format!("{verb} {args}"),
+            IrcCommand::Server { verb, args: None } => verb.clone(),
+            IrcCommand::Ctcp { target, verb, args } => {
+                let args = match (args, verb.as_str()) {
+                    (Some(args), _) => Some(args.clone()),
+                    (None, "PING") => {
+                        Some((rete_actors::wall_clock::now().unsigned() / 1_000).to_string())
+                    }
+                    (None, _) => None,
+                };
+                match args {
+                    Some(args) => format!("PRIVMSG {target} :\u{1}{verb} {args}\u{1}"),
+                    None => format!("PRIVMSG {target} :\u{1}{verb}\u{1}"),
+                }
+            }
         })
     }
 }
@@ -210,6 +272,43 @@ mod tests {
         assert_eq!(line("away", None).unwrap(), "AWAY");
         assert_eq!(line("names", c).unwrap(), "NAMES #rete");
         assert_eq!(line("list >10", None).unwrap(), "LIST >10");
+    }
+
+    #[test]
+    fn server_commands_go_to_the_server_as_typed() {
+        assert_eq!(line("motd", None).unwrap(), "MOTD");
+        assert_eq!(line("version", None).unwrap(), "VERSION");
+        assert_eq!(line("info", None).unwrap(), "INFO");
+        assert_eq!(line("stats u", None).unwrap(), "STATS u");
+        assert_eq!(line("who #rete o", None).unwrap(), "WHO #rete o");
+        assert_eq!(line("whowas bob", None).unwrap(), "WHOWAS bob");
+        assert_eq!(
+            line("version irc.example.net", None).unwrap(),
+            "VERSION irc.example.net"
+        );
+        assert!(parse("frobnicate", "").is_none());
+    }
+
+    #[test]
+    fn ctcp_sends_a_request() {
+        assert_eq!(
+            line("ctcp bob version", None).unwrap(),
+            "PRIVMSG bob :\u{1}VERSION\u{1}"
+        );
+        assert_eq!(
+            line("ctcp #rete CLIENTINFO x y", None).unwrap(),
+            "PRIVMSG #rete :\u{1}CLIENTINFO x y\u{1}"
+        );
+        let ping = line("ctcp bob ping", None).unwrap();
+        let stamp = ping
+            .strip_prefix("PRIVMSG bob :\u{1}PING ")
+            .and_then(|s| s.strip_suffix('\u{1}'))
+            .unwrap();
+        assert!(stamp.parse::<u64>().unwrap() > 1_700_000_000, "{ping}");
+        assert_eq!(
+            line("ctcp bob", None).unwrap_err(),
+            "usage: /ctcp <nick> <request> [arguments]"
+        );
     }
 
     #[test]

@@ -371,12 +371,34 @@ fn control() {
     assert_eq!(cmd("/control log"), Command::Control(ControlCommand::Log));
     for line in [
         "/control register",
-        "/control Register local",
-        "/control register --scope LOCAL",
+        "/control Register user",
+        "/control register --scope USER",
+        "/control register --scope=user",
     ] {
         assert_eq!(
             cmd(line),
-            Command::Control(ControlCommand::Register),
+            Command::Control(ControlCommand::Register { local: None }),
+            "{line}"
+        );
+    }
+    for (line, dir) in [
+        ("/control register local ~/src/rete", "~/src/rete"),
+        ("/control Register LOCAL /tmp/a dir ", "/tmp/a dir"),
+        ("/control register --scope local src", "src"),
+        ("/control register --scope=Local /x", "/x"),
+    ] {
+        assert_eq!(
+            cmd(line),
+            Command::Control(ControlCommand::Register {
+                local: Some(dir.to_owned())
+            }),
+            "{line}"
+        );
+    }
+    for line in ["/control register local", "/control register --scope local"] {
+        assert_eq!(
+            err(line),
+            "name the directory: /control register local DIR (alone, /control register registers for every directory)",
             "{line}"
         );
     }
@@ -396,8 +418,15 @@ fn control() {
         Command::Control(ControlCommand::Allow)
     );
     assert_eq!(cmd("/control DENY"), Command::Control(ControlCommand::Deny));
-    let usage = "usage: /control token [regenerate] | register | status | log | allow | deny";
-    for line in ["/control register user", "/control register --scope"] {
+    let usage =
+        "usage: /control token [regenerate] | register [local DIR] | status | log | allow | deny";
+    for line in [
+        "/control register everyone",
+        "/control register --scope",
+        "/control register user x",
+        "/control register project x",
+        "/control register --scope=",
+    ] {
         assert_eq!(err(line), usage, "{line}");
     }
     for line in [
@@ -419,11 +448,11 @@ fn every_listed_command_is_parsed_and_helped() {
             panic!("/{name} is in the table but not parsed");
         }
         let help = help_text(Some(spec.name));
+        let first = help.lines().next().unwrap_or_default();
         assert!(
-            help.starts_with(spec.usage) && help.contains(spec.summary),
+            first.starts_with(spec.usage) && first.contains(spec.summary),
             "{help}"
         );
-        assert!(!help.contains('\n'));
     }
 }
 
@@ -437,6 +466,27 @@ fn help_text_lists_one_line_per_command() {
     assert_eq!(help_text(Some("/JOIN")), help_text(Some("join")));
     assert!(help_text(Some("join")).starts_with("/join <channel> [key] "));
     assert_eq!(help_text(Some("frob")), "unknown command: /frob");
+}
+
+#[test]
+fn help_for_a_command_gives_its_aliases_and_examples() {
+    let join = help_text(Some("join"));
+    let lines: Vec<&str> = join.lines().collect();
+    assert!(lines[0].starts_with("/join <channel> [key] "), "{join}");
+    assert_eq!(lines[1], "  also: /j");
+    assert!(lines[2].starts_with("  /join #rete "), "{join}");
+    assert!(lines[2].ends_with(" join #rete"), "{join}");
+    let window = help_text(Some("window"));
+    assert!(
+        window.contains("also: /wc (/window close), /win"),
+        "{window}"
+    );
+    // Every example parses.
+    for (_, examples) in super::commands::EXAMPLES {
+        for (typed, _) in *examples {
+            assert!(parse_input(typed).is_ok(), "{typed}");
+        }
+    }
 }
 
 #[test]
@@ -455,7 +505,7 @@ fn client_commands() {
         cmd("/window #rete"),
         Command::Buffer(BufferRef::Name(s("#rete")))
     );
-    assert_eq!(err("/window"), "usage: /window <number|name>");
+    assert_eq!(err("/window"), "usage: /window <number|name> | close");
     assert_eq!(
         cmd("/query bob hi there"),
         Command::Query {
@@ -474,8 +524,15 @@ fn client_commands() {
     assert_eq!(cmd("/close"), Command::Close);
     assert_eq!(err("/close now"), "usage: /close");
     assert_eq!(cmd("/clear"), Command::Clear);
-    assert_eq!(cmd("/lastlog some text"), Command::Lastlog(s("some text")));
-    assert_eq!(err("/lastlog"), "usage: /lastlog <text>");
+    assert_eq!(
+        cmd("/lastlog some text"),
+        Command::Lastlog(Lastlog {
+            text: s("some text"),
+            last: None,
+            case: false
+        })
+    );
+    assert_eq!(err("/lastlog"), "usage: /lastlog [-N] [-case] <text>");
     assert_eq!(cmd("/reconnect"), Command::Reconnect { network: None });
     assert_eq!(
         cmd("/reconnect libera"),
@@ -612,4 +669,166 @@ fn backlog_takes_a_number_of_rows_from_1_to_the_protocols_limit() {
     }
     assert_eq!(err("/backlog 5 more"), "usage: /backlog [rows]");
     assert!(help_text(Some("backlog")).contains("ReteCloud"));
+}
+
+#[test]
+fn irssi_aliases_stand_for_their_commands() {
+    for (alias, full) in [
+        ("/j #rete key", "/join #rete key"),
+        ("/J #rete", "/join #rete"),
+        ("/win 3", "/window 3"),
+        ("/win #rete", "/buffer #rete"),
+        ("/wc", "/close"),
+        ("/window close", "/close"),
+        ("/q bob hi there", "/query bob hi there"),
+        ("/wi bob", "/whois bob"),
+        ("/leave #rete bye", "/part #rete bye"),
+        ("/bye gone", "/quit gone"),
+        ("/m bob hi", "/msg bob hi"),
+        ("/t", "/topic"),
+        ("/w #rete", "/who #rete"),
+        ("/last -5 word", "/lastlog -5 word"),
+    ] {
+        assert_eq!(cmd(alias), cmd(full), "{alias}");
+    }
+    assert_eq!(err("/wc now"), "usage: /window <number|name> | close");
+    assert_eq!(err("/j"), "usage: /join <channel> [key]");
+}
+
+#[test]
+fn server_commands_and_ctcp_parse() {
+    assert_eq!(
+        cmd("/MOTD"),
+        Command::Irc(IrcCommand::Server {
+            verb: s("MOTD"),
+            args: None
+        })
+    );
+    assert_eq!(
+        cmd("/stats u"),
+        Command::Irc(IrcCommand::Server {
+            verb: s("STATS"),
+            args: Some(s("u"))
+        })
+    );
+    assert_eq!(
+        cmd("/ctcp bob version"),
+        Command::Irc(IrcCommand::Ctcp {
+            target: s("bob"),
+            verb: s("VERSION"),
+            args: None
+        })
+    );
+    // Anything else unknown is still an error that sends nothing.
+    assert_eq!(err("/frobnicate x"), "unknown command: /frobnicate");
+}
+
+#[test]
+fn lastlog_takes_irssis_options() {
+    let search = |line: &str| match cmd(line) {
+        Command::Lastlog(search) => search,
+        other => panic!("{line}: {other:?}"),
+    };
+    assert_eq!(
+        search("/lastlog -5 -case Word up"),
+        Lastlog {
+            text: s("Word up"),
+            last: Some(5),
+            case: true
+        }
+    );
+    assert_eq!(
+        search("/lastlog -CASE -- -5"),
+        Lastlog {
+            text: s("-5"),
+            last: None,
+            case: true
+        }
+    );
+    assert_eq!(search("/lastlog - x").text, "- x");
+    assert_eq!(
+        err("/lastlog -regex a.b"),
+        "lastlog options: -N (the last N rows), -case, -- (the text starts with -)"
+    );
+    assert_eq!(err("/lastlog -3"), "usage: /lastlog [-N] [-case] <text>");
+    let any = search("/lastlog hello");
+    assert!(any.matches("say HELLO there"));
+    let case = search("/lastlog -case hello");
+    assert!(!case.matches("say HELLO there"));
+    assert!(case.matches("say hello there"));
+}
+
+#[test]
+fn the_persons_aliases_run_their_commands() {
+    let aliases: std::collections::BTreeMap<String, String> = [
+        ("hi", "msg #rete hello"),
+        ("op2", "mode $* +o"),
+        ("join", "part"),
+    ]
+    .into_iter()
+    .map(|(a, b)| (s(a), s(b)))
+    .collect();
+    let with = |line: &str| parse_input_with(line, &aliases).unwrap();
+    assert_eq!(with("/HI"), parse_input("/msg #rete hello").unwrap());
+    assert_eq!(
+        with("/hi there"),
+        parse_input("/msg #rete hello there").unwrap()
+    );
+    assert_eq!(with("/op2 bob"), parse_input("/mode bob +o").unwrap());
+    // reterm's own commands are never replaced.
+    assert_eq!(with("/join #x"), parse_input("/join #x").unwrap());
+    assert_eq!(with("hi"), Input::Text(s("hi")));
+    assert_eq!(
+        cmd("/alias hi /msg #rete hello"),
+        Command::Alias {
+            name: Some(s("hi")),
+            expansion: Some(s("msg #rete hello"))
+        }
+    );
+    assert_eq!(
+        cmd("/alias"),
+        Command::Alias {
+            name: None,
+            expansion: None
+        }
+    );
+    assert_eq!(cmd("/alias -HI"), Command::Unalias(s("hi")));
+    assert_eq!(cmd("/unalias hi"), Command::Unalias(s("hi")));
+}
+
+#[test]
+fn server_add_remove_and_list() {
+    assert_eq!(cmd("/server"), Command::Server(ServerCommand::List));
+    assert_eq!(cmd("/network list"), Command::Server(ServerCommand::List));
+    assert_eq!(
+        cmd("/server add -tls libera irc.libera.chat"),
+        Command::Server(ServerCommand::Add {
+            name: s("libera"),
+            host: s("irc.libera.chat"),
+            port: 6697,
+            tls: true,
+            nick: None,
+            autoconnect: false,
+        })
+    );
+    assert_eq!(
+        cmd("/server add oftc irc.oftc.net 6668 -nick me -auto"),
+        Command::Server(ServerCommand::Add {
+            name: s("oftc"),
+            host: s("irc.oftc.net"),
+            port: 6668,
+            tls: false,
+            nick: Some(s("me")),
+            autoconnect: true,
+        })
+    );
+    assert_eq!(
+        cmd("/server remove oftc"),
+        Command::Server(ServerCommand::Remove(s("oftc")))
+    );
+    assert!(err("/server add x").starts_with("usage: /server "));
+    assert_eq!(
+        err("/server add x h 0"),
+        "the port is a number from 1 to 65535"
+    );
 }

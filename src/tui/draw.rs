@@ -3,6 +3,7 @@
 use super::glyphs::{cell_width, cells};
 use super::model::{areas_with, InputLine, Screen, Status};
 use crate::client::activity::Level;
+use crate::client::names::Listed;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -45,17 +46,8 @@ pub fn draw(frame: &mut Frame<'_>, screen: &Screen) {
         draw_cells(line, area, buf);
     }
     if let (Some(area), Some(nicks)) = (a.nicks, &screen.nicklist) {
-        let lines: Vec<Line<'_>> = nicks
-            .iter()
-            .take(area.height as usize)
-            .map(|m| {
-                Line::from(vec![
-                    Span::raw("│"),
-                    Span::styled(format!("{:>1}", m.prefix), Style::new().fg(Color::Green)),
-                    Span::raw(m.nick.as_str()),
-                ])
-            })
-            .collect();
+        let lines: Vec<Line<'_>> =
+            nicklist_lines(nicks, screen.nicklist_scroll, area.height as usize);
         Paragraph::new(lines).render(area, buf);
     }
     Paragraph::new(status_line(&screen.status))
@@ -71,6 +63,47 @@ pub fn draw(frame: &mut Frame<'_>, screen: &Screen) {
     if let Some(x) = cursor {
         frame.set_cursor_position(Position::new(a.input.x + x as u16, a.input.y));
     }
+}
+
+/// The nick list pane's `height` rows, from the `scroll`th nick: a list
+/// that does not fit gives its first or last row to `+N`, the count of
+/// nicks above or below what is shown.
+fn nicklist_lines(nicks: &[Listed], scroll: usize, height: usize) -> Vec<Line<'_>> {
+    let more = |n: usize| {
+        Line::from(vec![
+            Span::raw("│"),
+            Span::styled(format!("+{n}"), Style::new().fg(Color::DarkGray)),
+        ])
+    };
+    if height == 0 {
+        return Vec::new();
+    }
+    if nicks.len() <= height {
+        return nicks.iter().map(nick_line).collect();
+    }
+    // The scroll stops where the last nick is on the last row.
+    let scroll = scroll.min(nicks.len() - (height - 1));
+    let mut lines = Vec::new();
+    let mut room = height;
+    if scroll > 0 {
+        lines.push(more(scroll));
+        room -= 1;
+    }
+    let left = nicks.len() - scroll;
+    let shown = if left > room { room - 1 } else { room };
+    lines.extend(nicks.iter().skip(scroll).take(shown).map(nick_line));
+    if left > shown {
+        lines.push(more(left - shown));
+    }
+    lines
+}
+
+fn nick_line(m: &Listed) -> Line<'_> {
+    Line::from(vec![
+        Span::raw("│"),
+        Span::styled(format!("{:>1}", m.prefix), Style::new().fg(Color::Green)),
+        Span::raw(m.nick.as_str()),
+    ])
 }
 
 /// Draws `line` on the one-row `area` from its left, cell by cell as
@@ -439,6 +472,29 @@ mod tests {
         let text = screen_text(&t);
         // "12:00 <bob> " is 12 columns: four ideographs fit, four wrap.
         assert_eq!(&text[2..4], ["12:00 <bob> 漢字漢字", "漢字漢字"]);
+    }
+
+    #[test]
+    fn a_nick_list_too_long_says_how_many_more() {
+        let nicks: Vec<Listed> = (1..=10)
+            .map(|i| Listed {
+                prefix: "".into(),
+                nick: format!("n{i}"),
+                rank: 2,
+            })
+            .collect();
+        let text = |scroll| -> Vec<String> {
+            nicklist_lines(&nicks, scroll, 4)
+                .iter()
+                .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+                .collect()
+        };
+        assert_eq!(text(0), ["│ n1", "│ n2", "│ n3", "│+7"]);
+        assert_eq!(text(3), ["│+3", "│ n4", "│ n5", "│+5"]);
+        assert_eq!(text(7), ["│+7", "│ n8", "│ n9", "│ n10"]);
+        // Past the end it stops at the last nick.
+        assert_eq!(text(50), text(7));
+        assert_eq!(nicklist_lines(&nicks[..4], 2, 4).len(), 4);
     }
 
     #[test]

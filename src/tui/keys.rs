@@ -33,6 +33,10 @@ pub enum Action {
     Top,
     /// Back to the end (Ctrl-End or Alt-End).
     Bottom,
+    /// Scroll the nick list up (F11, as in WeeChat).
+    NicklistUp,
+    /// Scroll the nick list down (F12).
+    NicklistDown,
     /// Show or hide the nick list (Alt+N).
     ToggleNicklist,
     /// Redraw everything (Ctrl-L).
@@ -57,6 +61,33 @@ pub const RESET: char = '\u{0F}';
 pub const REVERSE: char = '\u{16}';
 /// mIRC underline, typed by Ctrl-_.
 pub const UNDERLINE: char = '\u{1F}';
+
+/// Keys read one after another, for irssi's meta prefix: Esc then a digit
+/// is Alt+digit (a terminal without an Alt key, or a person used to it).
+/// The Esc itself still does what Esc does.
+#[derive(Debug, Default)]
+pub struct Keys {
+    /// The last key pressed was a plain Esc.
+    after_esc: bool,
+}
+
+impl Keys {
+    /// The action bound to `key`, the keys before it taken into account.
+    pub fn action(&mut self, key: KeyEvent) -> Option<Action> {
+        if key.kind == KeyEventKind::Release {
+            return None;
+        }
+        let after_esc = std::mem::take(&mut self.after_esc);
+        match key.code {
+            KeyCode::Esc if key.modifiers.is_empty() => self.after_esc = true,
+            KeyCode::Char(c) if after_esc && key.modifiers.is_empty() && c.is_ascii_digit() => {
+                return action(KeyEvent::new(key.code, KeyModifiers::ALT));
+            }
+            _ => {}
+        }
+        action(key)
+    }
+}
 
 /// The action bound to `key`, if any. Releases and repeats of non-editing
 /// keys are ignored by the caller's terminal mode; only presses count here.
@@ -118,6 +149,8 @@ pub fn action(key: KeyEvent) -> Option<Action> {
         KeyCode::PageUp => Some(Action::PageUp),
         KeyCode::PageDown => Some(Action::PageDown),
         KeyCode::Esc => Some(Action::Cancel),
+        KeyCode::F(11) => Some(Action::NicklistUp),
+        KeyCode::F(12) => Some(Action::NicklistDown),
         _ => None,
     }
 }
@@ -125,6 +158,32 @@ pub fn action(key: KeyEvent) -> Option<Action> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn esc_then_a_digit_is_alt_and_digit() {
+        let mut keys = Keys::default();
+        let press = |code| KeyEvent::new(code, KeyModifiers::NONE);
+        assert_eq!(keys.action(press(KeyCode::Esc)), Some(Action::Cancel));
+        assert_eq!(
+            keys.action(press(KeyCode::Char('3'))),
+            Some(Action::Buffer(3))
+        );
+        // Only the key right after the Esc.
+        assert_eq!(
+            keys.action(press(KeyCode::Char('3'))),
+            Some(Action::Edit(Edit::Insert("3".to_owned())))
+        );
+        assert_eq!(keys.action(press(KeyCode::Esc)), Some(Action::Cancel));
+        assert_eq!(
+            keys.action(press(KeyCode::Char('x'))),
+            Some(Action::Edit(Edit::Insert("x".to_owned())))
+        );
+        assert_eq!(keys.action(press(KeyCode::Esc)), Some(Action::Cancel));
+        assert_eq!(
+            keys.action(press(KeyCode::Char('0'))),
+            Some(Action::Buffer(10))
+        );
+    }
 
     fn key(code: KeyCode, modifiers: KeyModifiers) -> Option<Action> {
         action(KeyEvent::new(code, modifiers))

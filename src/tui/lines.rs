@@ -6,9 +6,10 @@
 //! Only the rows that fit are formatted, so a frame of a 50,000-row buffer
 //! costs what its 50 visible rows cost.
 
+use super::glyphs::text_width;
 use super::look::Look;
-use super::rows::row_line;
-use super::wrap::wrap;
+use super::rows::{row_line, spans_before_text};
+use super::wrap::{wrap, wrap_words};
 use ratatui::style::{Color, Style};
 use ratatui::text::Line;
 use rete_engine::row::{Payload, Row};
@@ -104,6 +105,33 @@ where
     out
 }
 
+/// Where the unread marker goes, given the last row the person saw
+/// (`last_seen`): below the last row that is not unread for them, so above
+/// the first row after `last_seen` that is not their own (their own lines,
+/// sent from elsewhere, are not news). None when every row after it is
+/// theirs. `newest_first` are the buffer's rows.
+pub fn unread_marker<'a>(
+    newest_first: impl Iterator<Item = &'a Row>,
+    last_seen: u64,
+    nick: &str,
+) -> Option<u64> {
+    let mut after: Vec<(u64, bool)> = newest_first
+        .take_while(|r| r.seq > last_seen)
+        .map(|r| {
+            (
+                r.seq,
+                !r.from.is_empty() && r.from.eq_ignore_ascii_case(nick),
+            )
+        })
+        .collect();
+    after.reverse();
+    let first_news = after.iter().position(|(_, own)| !own)?;
+    match first_news.checked_sub(1) {
+        None => Some(last_seen),
+        Some(before) => after.get(before).map(|(seq, _)| *seq),
+    }
+}
+
 /// Appends one row (with the day-changed line and unread marker above the
 /// newer row, as needed); `newer` is the row below it.
 #[allow(clippy::too_many_arguments)]
@@ -128,7 +156,14 @@ fn push_row<'a>(
                 *marked = true;
             }
         }
-        let mut wrapped = wrap(row_line(row, nick, look), view.width);
+        let line = row_line(row, nick, look);
+        let indent = line
+            .spans
+            .iter()
+            .take(spans_before_text(row))
+            .map(|s| text_width(&s.content))
+            .sum();
+        let mut wrapped = wrap_words(line, view.width, indent);
         while let Some(line) = wrapped.pop() {
             out.push(line);
         }
@@ -437,6 +472,27 @@ mod tests {
         assert!(is_netsplit("irc.a.net irc.b.net"));
         assert!(!is_netsplit("Quit: bye now"));
         assert!(!is_netsplit("a.b"));
+    }
+
+    #[test]
+    fn the_unread_marker_skips_the_persons_own_lines() {
+        let mut all = rows(5);
+        all[1].from = "Me".into();
+        all[2].from = "me".into();
+        // Seen up to m1; m2 and m3 are the person's own: the marker goes above m4.
+        assert_eq!(unread_marker(all.iter().rev(), 1, "me"), Some(3));
+        let v = Viewport {
+            width: 60,
+            height: 10,
+            scroll: 0,
+        };
+        let got = text(&visible(all.iter().rev(), v, "me", &look(), Some(3)));
+        assert_eq!(got.get(3).map(String::as_str), Some(UNREAD), "{got:?}");
+        // Seen up to m3: m4 is news at once.
+        assert_eq!(unread_marker(all.iter().rev(), 3, "me"), Some(3));
+        // Only the person's own lines after it: nothing is unread.
+        assert_eq!(unread_marker(all.iter().take(3).rev(), 1, "me"), None);
+        assert_eq!(unread_marker(all.iter().rev(), 5, "me"), None);
     }
 
     #[test]

@@ -62,6 +62,25 @@ impl Look {
         &self.time_format
     }
 
+    /// Whether the time format shows seconds (`%S`, `%T`, `%s`…): the
+    /// status bar's clock then ticks every second, not every minute.
+    pub fn shows_seconds(&self) -> bool {
+        use std::fmt::Write as _;
+        let format = |at: i64| {
+            let mut text = String::new();
+            let time = DateTime::from_timestamp(at, 0).map(|t| t.naive_utc());
+            match time {
+                Some(t) => write!(text, "{}", t.format(&self.time_format)).map(|()| text),
+                None => Err(std::fmt::Error),
+            }
+        };
+        // Two instants a second apart, in the same minute.
+        match (format(1_790_769_601), format(1_790_769_602)) {
+            (Ok(a), Ok(b)) => a != b,
+            _ => false,
+        }
+    }
+
     /// `time` in the look's zone and format.
     pub fn clock(&self, time: UnixMillis) -> String {
         match self.zone {
@@ -105,5 +124,19 @@ mod tests {
         assert!(look.set_time_format("%Q").is_err());
         assert_eq!(look.time_format(), "%H:%M:%S");
         assert_eq!(look.day(t).to_string(), "2026-09-30");
+    }
+
+    #[test]
+    fn a_format_with_seconds_ticks_every_second() {
+        let mut look = Look::in_fixed_zone(0);
+        assert!(!look.shows_seconds());
+        for format in ["%H:%M:%S", "%T", "%s", "%X", "[%H:%M:%S]"] {
+            look.set_time_format(format).unwrap();
+            assert!(look.shows_seconds(), "{format}");
+        }
+        for format in ["%H:%M", "%a %H:%M", "%R"] {
+            look.set_time_format(format).unwrap();
+            assert!(!look.shows_seconds(), "{format}");
+        }
     }
 }

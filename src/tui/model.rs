@@ -20,6 +20,9 @@ pub struct Screen {
     pub lines: Vec<Line<'static>>,
     /// The nick list pane, when shown for this buffer.
     pub nicklist: Option<Vec<Listed>>,
+    /// Nicks of the list scrolled past at its top (F11 and F12, as in
+    /// WeeChat); the pane says how many more there are above and below.
+    pub nicklist_scroll: usize,
     /// The status bar.
     pub status: Status,
     /// The approval prompt (an agent's line waiting for the person), drawn

@@ -20,6 +20,17 @@ pub const HIGHLIGHT_TEXT: Style = Style::new().fg(Color::Yellow);
 /// A highlighted row's nick.
 pub const HIGHLIGHT: Style = Style::new().fg(Color::Red).add_modifier(Modifier::BOLD);
 
+/// How many of [`row_line`]'s spans come before the row's text: the time
+/// and `<nick> ` (or `-nick- `, `* nick `), or the time and `-!- `. A
+/// wrapped row's lines after the first start under the text.
+pub fn spans_before_text(row: &Row) -> usize {
+    match &row.payload {
+        Payload::Privmsg { .. } | Payload::Action { .. } => 4,
+        Payload::Notice { .. } if !row.from.is_empty() => 4,
+        _ => 2,
+    }
+}
+
 /// `row` as one (unwrapped) line. `nick` is our current nick, for highlights.
 pub fn row_line(row: &Row, nick: &str, look: &Look) -> Line<'static> {
     let mut spans = vec![Span::styled(
@@ -122,7 +133,9 @@ pub fn event_text(row: &Row) -> String {
         }
         Payload::ServerReply { command, text } => format!("{} {}", e(command), e(text)),
         Payload::ServerError { text } => format!("ERROR {}", e(text)),
-        Payload::ClientStatus { text } => e(text),
+        // reterm's own lines are said with the prefix every event gets:
+        // drawn once, not `-!- -!-`.
+        Payload::ClientStatus { text } => e(text.strip_prefix("-!- ").unwrap_or(text)),
     }
 }
 
@@ -256,6 +269,17 @@ mod tests {
 
     fn plain(line: &Line<'_>) -> String {
         line.spans.iter().map(|s| s.content.as_ref()).collect()
+    }
+
+    #[test]
+    fn reterms_own_lines_have_one_prefix() {
+        for text in ["-!- lastlog: 1 rows contain x", "lastlog: 1 rows contain x"] {
+            let r = row("", Payload::ClientStatus { text: text.into() });
+            assert_eq!(
+                plain(&row_line(&r, "me", &look())),
+                "12:00 -!- lastlog: 1 rows contain x"
+            );
+        }
     }
 
     #[test]

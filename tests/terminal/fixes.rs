@@ -455,3 +455,174 @@ async fn display_settings_are_saved() -> Result<()> {
         .await?;
     Ok(())
 }
+
+/// irssi's habits (issue 36): `/lastlog -N` and `-case`, the aliases `/j` and `/wc`, a server
+/// command passed as typed (`/version`) and `/ctcp`.
+#[tokio::test]
+async fn lastlog_options_aliases_server_commands_and_ctcp() -> Result<()> {
+    let Session {
+        _ircd,
+        home: _home,
+        mut reterm,
+        mut bot,
+    } = start("").await?;
+    for text in ["needle one", "Needle two", "needle three"] {
+        bot.privmsg("#rete", text).await?;
+    }
+    reterm
+        .wait_for_line(row_where("#rete", |b| b == "<bot> needle three"), WAIT)
+        .await?;
+    reterm.send("/lastlog -case needle").await?;
+    reterm
+        .wait_for_line(|l| l == "-!- lastlog: 2 rows contain needle", WAIT)
+        .await?;
+    reterm.send("/lastlog -1 NEEDLE").await?;
+    reterm
+        .wait_for_line(
+            |l| l == "-!- lastlog: the last 1 of 3 rows that contain NEEDLE",
+            WAIT,
+        )
+        .await?;
+    let shown = reterm
+        .wait_for_line(|l| parse_row(l).is_some() || l.starts_with("-!-"), WAIT)
+        .await?;
+    ensure!(shown.ends_with("<bot> needle three"), "{shown}");
+
+    reterm.send("/ctcp bot version").await?;
+    bot.wait_for(
+        |l| {
+            let m = Msg::parse(l);
+            m.command == "PRIVMSG" && m.param(1) == "\u{1}VERSION\u{1}"
+        },
+        WAIT,
+    )
+    .await?;
+    // The server's answer to VERSION (351) comes back: the line went out as typed.
+    reterm.send("/version").await?;
+    reterm
+        .wait_for_line(|l| l.contains("InspIRCd"), WAIT)
+        .await?;
+
+    bot.join("#habit").await?;
+    reterm.send("/j #habit").await?;
+    bot.wait_for(
+        |l| {
+            let m = Msg::parse(l);
+            m.command == "JOIN" && m.source_nick() == Some(NICK) && m.param(0) == "#habit"
+        },
+        WAIT,
+    )
+    .await?;
+    reterm.send("/win #habit").await?;
+    reterm.send("/wc").await?;
+    bot.wait_for(
+        |l| {
+            let m = Msg::parse(l);
+            m.command == "PART" && m.source_nick() == Some(NICK) && m.param(0) == "#habit"
+        },
+        WAIT,
+    )
+    .await?;
+    reterm
+        .wait_for_line(|l| l == "-!- closed #habit", WAIT)
+        .await?;
+    Ok(())
+}
+
+/// `/alias NAME COMMAND` (issue 36): saved to the config's `[aliases]`, `/NAME words` runs the
+/// command with the words after it, and `/unalias` forgets it, in the file too.
+#[tokio::test]
+async fn aliases_are_saved_and_run() -> Result<()> {
+    let Session {
+        _ircd,
+        home,
+        mut reterm,
+        mut bot,
+    } = start("").await?;
+    let config = home.path().join(".rete").join("reterm.toml");
+    reterm.send("/alias hi msg #rete hello").await?;
+    reterm
+        .wait_for_line(|l| l == "-!- /hi = /msg #rete hello (saved)", WAIT)
+        .await?;
+    let text = fs::read_to_string(&config)?;
+    ensure!(
+        text.contains("[aliases]\nhi = \"msg #rete hello\"\n"),
+        "{text}"
+    );
+    reterm.send("/hi everyone").await?;
+    bot.wait_for(
+        |l| {
+            let m = Msg::parse(l);
+            m.command == "PRIVMSG" && m.param(1) == "hello everyone"
+        },
+        WAIT,
+    )
+    .await?;
+    reterm.send("/alias join part").await?;
+    reterm
+        .wait_for_line(
+            |l| l == "error: /join is a reterm command: an alias cannot replace it",
+            WAIT,
+        )
+        .await?;
+    reterm.send("/unalias hi").await?;
+    reterm
+        .wait_for_line(|l| l == "-!- /hi forgotten (saved)", WAIT)
+        .await?;
+    ensure!(!fs::read_to_string(&config)?.contains("[aliases]"));
+    reterm.send("/hi").await?;
+    reterm
+        .wait_for_line(|l| l == "error: unknown command: /hi", WAIT)
+        .await?;
+    Ok(())
+}
+
+/// `/server add` saves a network to the config and starts it (issue 36); `/server` lists the
+/// networks; `/server remove` takes it out of the file again.
+#[tokio::test]
+async fn server_add_list_and_remove() -> Result<()> {
+    let Session {
+        _ircd,
+        home,
+        mut reterm,
+        bot: _bot,
+    } = start("").await?;
+    let config = home.path().join(".rete").join("reterm.toml");
+    let port = _ircd.port();
+    reterm
+        .send(&format!(
+            "/server add -auto -nick rt2 other 127.0.0.1 {port}"
+        ))
+        .await?;
+    reterm
+        .wait_for_line(|l| l == "-!- added network other", WAIT)
+        .await?;
+    let text = fs::read_to_string(&config)?;
+    ensure!(
+        text.contains(&format!(
+            "name = \"other\"\nhost = \"127.0.0.1\"\nport = {port}\nnick = \"rt2\"\nautoconnect = true\n"
+        )),
+        "{text}"
+    );
+    // It connects: its server buffer greets rt2.
+    reterm
+        .wait_for_line(|l| l.starts_with("[other]") && l.contains("Welcome"), WAIT)
+        .await?;
+    reterm.send("/server").await?;
+    reterm
+        .wait_for_line(
+            |l| l == format!("-!- other: 127.0.0.1:{port}, nick rt2, autoconnect"),
+            WAIT,
+        )
+        .await?;
+    reterm.send("/server add other 127.0.0.1").await?;
+    reterm
+        .wait_for_line(|l| l == "error: there is a network other already", WAIT)
+        .await?;
+    reterm.send("/server remove other").await?;
+    reterm
+        .wait_for_line(|l| l.starts_with("-!- other removed from the config"), WAIT)
+        .await?;
+    ensure!(!fs::read_to_string(&config)?.contains("\"other\""));
+    Ok(())
+}

@@ -351,10 +351,10 @@ async fn new_buffers_go_at_the_end_and_numbers_never_shift() -> Result<()> {
     .await?;
     // A private message opens a query.
     bob.privmsg(NICK, "hello there").await?;
-    // (Joined without a separator, as the raw line may wrap.)
+    // (Joined without spaces, as the raw line may wrap, its continuation indented.)
     term.wait_screen(
         "bob's message in the raw buffer",
-        |r| r.concat().contains("PRIVMSG rt :hello there"),
+        |r| r.concat().replace(' ', "").contains("PRIVMSGrt:hellothere"),
         WAIT,
     )
     .await?;
@@ -528,6 +528,275 @@ async fn set_alone_lists_every_setting_and_a_word_finds_them() -> Result<()> {
     }
     term.line("/set zzz")?;
     term.wait_text("no setting's name holds zzz", WAIT).await?;
+    term.line("/quit")?;
+    term.wait_exit(EXIT_WAIT).await?;
+    Ok(())
+}
+
+/// Esc then a digit is Alt+digit, as irssi's meta prefix: pressed one after the other (two
+/// reads, not one escape sequence), Esc and 2 switch to buffer 2; the digit after that is typed.
+#[tokio::test]
+async fn esc_then_a_digit_switches_like_alt_and_the_digit() -> Result<()> {
+    let Setup {
+        ircd: _ircd,
+        _home,
+        mut term,
+        alice: _alice,
+    } = start(&["#one"]).await?;
+    term.keys("\x1b")?;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    term.keys("2")?;
+    term.wait_screen(
+        "the server buffer, buffer 2",
+        |r| status(r).contains(&format!("[2:{NET}/{NET}]")),
+        WAIT,
+    )
+    .await?;
+    term.keys("3")?;
+    term.wait_screen(
+        "3 typed in the input line",
+        |r| r.last().is_some_and(|l| l.trim_end().ends_with('3')),
+        WAIT,
+    )
+    .await?;
+    term.keys("\x15")?; // Ctrl-U empties the input line
+    term.line("/quit")?;
+    term.wait_exit(EXIT_WAIT).await?;
+    Ok(())
+}
+
+/// The status bar says when the person is away, as irssi's `(zZzZ)` beside the nick: from the
+/// server's 306 until its 305.
+#[tokio::test]
+async fn the_status_bar_says_away() -> Result<()> {
+    let Setup {
+        ircd: _ircd,
+        _home,
+        mut term,
+        alice: _alice,
+    } = start(&["#one"]).await?;
+    ensure_not_away(&term.rows())?;
+    term.line("/away lunch")?;
+    term.wait_screen(
+        "(zZzZ) in the status bar",
+        |r| status(r).contains("(zZzZ)]"),
+        WAIT,
+    )
+    .await?;
+    term.line("/away")?;
+    term.wait_screen(
+        "no (zZzZ) in the status bar",
+        |r| status(r).contains(&format!("[{NICK}")) && !status(r).contains("zZzZ"),
+        WAIT,
+    )
+    .await?;
+    term.line("/quit")?;
+    term.wait_exit(EXIT_WAIT).await?;
+    Ok(())
+}
+
+fn ensure_not_away(rows: &[String]) -> Result<()> {
+    anyhow::ensure!(!status(rows).contains("zZzZ"), "{rows:#?}");
+    Ok(())
+}
+
+/// A time format with seconds (`%S`) makes the status bar's clock tick every second, with
+/// nothing else happening; it used to move only at the minute.
+#[tokio::test]
+async fn a_clock_with_seconds_ticks() -> Result<()> {
+    let Setup {
+        ircd: _ircd,
+        _home,
+        mut term,
+        alice: _alice,
+    } = start(&["#one"]).await?;
+    term.line("/set time_format %H:%M:%S")?;
+    term.wait_screen(
+        "seconds in the clock",
+        |r| status(r).get(9..10) == Some("]"),
+        WAIT,
+    )
+    .await?;
+    let clock = |r: &[String]| status(r).get(..10).unwrap_or("").to_owned();
+    let first = clock(&term.rows());
+    let ticked = term
+        .wait_screen(
+            "the clock moved on",
+            |r| {
+                let now = clock(r);
+                now.len() == 10 && now != first
+            },
+            Duration::from_secs(3),
+        )
+        .await;
+    anyhow::ensure!(ticked.is_ok(), "the clock stayed at {first}");
+    term.line("/quit")?;
+    term.wait_exit(EXIT_WAIT).await?;
+    Ok(())
+}
+
+/// The unread marker sits above the first unread line that is not the person's own: a line
+/// they sent to a channel from another buffer is not news to them.
+#[tokio::test]
+async fn the_unread_marker_is_above_the_first_line_not_ones_own() -> Result<()> {
+    let Setup {
+        ircd: _ircd,
+        _home,
+        mut term,
+        mut alice,
+    } = start(&["#one", "#two"]).await?;
+    alice.privmsg("#one", "seen before").await?;
+    term.line("/buffer #one")?;
+    term.wait_screen(
+        "#one focused, its line seen",
+        |r| {
+            status(r).contains(&format!("{NET}/#one]"))
+                && r.iter().any(|l| l.contains("seen before"))
+        },
+        WAIT,
+    )
+    .await?;
+    term.line("/buffer #two")?;
+    term.wait_screen(
+        "#two focused",
+        |r| status(r).contains(&format!("{NET}/#two]")),
+        WAIT,
+    )
+    .await?;
+    term.line("/msg #one a line of my own")?;
+    alice
+        .wait_for(|l| l.contains("a line of my own"), WAIT)
+        .await?;
+    alice.privmsg("#one", "news from alice").await?;
+    term.wait_screen("#one has activity", |r| status(r).contains("[Act: "), WAIT)
+        .await?;
+    term.line("/buffer #one")?;
+    let rows = term
+        .wait_screen(
+            "#one again, with the marker",
+            |r| {
+                r.iter().any(|l| l.contains("news from alice"))
+                    && r.iter().any(|l| l.contains("unread"))
+            },
+            WAIT,
+        )
+        .await?;
+    let at = |text: &str| rows.iter().position(|l| l.contains(text));
+    let (own, marker, news) = (
+        at("a line of my own"),
+        at("── unread ──"),
+        at("news from alice"),
+    );
+    anyhow::ensure!(
+        own.is_some() && own < marker && marker < news,
+        "own {own:?}, marker {marker:?}, news {news:?}: {rows:#?}"
+    );
+    term.line("/quit")?;
+    term.wait_exit(EXIT_WAIT).await?;
+    Ok(())
+}
+
+/// A nick list longer than its pane says `+N` for the nicks cut off, and F12 / F11 scroll it.
+#[tokio::test]
+async fn a_cut_nick_list_says_how_many_more_and_scrolls() -> Result<()> {
+    let ircd = Inspircd::start(InspircdConfig::new()).await?;
+    let mut bots = Vec::new();
+    for i in 0..12 {
+        let mut bot = Bot::connect(ircd.port(), &format!("nick{i:02}")).await?;
+        bot.join("#many").await?;
+        bots.push(bot);
+    }
+    let home = home_with(ircd.port(), &["#many"], "")?;
+    // 10 rows: title, 6 body rows, approval-free status and input lines.
+    let mut term = PtyReterm::spawn(RETERM, home.path(), &[], 10, 100)?;
+    wait_join(&mut bots[0], "#many").await?;
+    let pane = |r: &[String]| -> Vec<String> {
+        r.iter()
+            .filter_map(|l| {
+                l.rfind('│')
+                    .map(|at| l[at + '│'.len_utf8()..].trim().to_owned())
+            })
+            .collect()
+    };
+    let rows = term
+        .wait_screen(
+            "+N at the bottom of the nick list",
+            |r| pane(r).last().is_some_and(|l| l.starts_with('+')),
+            WAIT,
+        )
+        .await?;
+    let first = pane(&rows);
+    anyhow::ensure!(first.iter().any(|l| l.ends_with("nick00")), "{rows:#?}");
+    term.keys("\x1b[24~")?; // F12
+    let rows = term
+        .wait_screen(
+            "+N at the top of the nick list",
+            |r| pane(r).first().is_some_and(|l| l.starts_with('+')),
+            WAIT,
+        )
+        .await?;
+    anyhow::ensure!(
+        !pane(&rows).iter().any(|l| l.ends_with("nick00")),
+        "{rows:#?}"
+    );
+    term.keys("\x1b[23~")?; // F11
+    term.wait_screen(
+        "back at the top",
+        |r| pane(r).iter().any(|l| l.ends_with("nick00")),
+        WAIT,
+    )
+    .await?;
+    term.line("/quit")?;
+    term.wait_exit(EXIT_WAIT).await?;
+    drop(bots);
+    Ok(())
+}
+
+/// A long message wraps between words, its lines after the first indented under the text
+/// (after `HH:MM <alice> `), as irssi wraps it; no word is cut in two.
+#[tokio::test]
+async fn long_lines_wrap_at_words_under_the_text() -> Result<()> {
+    let Setup {
+        ircd: _ircd,
+        _home,
+        mut term,
+        mut alice,
+    } = start(&["#one"]).await?;
+    let words: Vec<String> = (1..=40).map(|i| format!("word{i:02}")).collect();
+    alice.privmsg("#one", &words.join(" ")).await?;
+    let rows = term
+        .wait_screen(
+            "the long line",
+            |r| r.iter().any(|l| l.contains("word40")),
+            WAIT,
+        )
+        .await?;
+    let first = rows
+        .iter()
+        .position(|l| l.contains("<alice> word01"))
+        .ok_or_else(|| anyhow::anyhow!("no first line: {rows:#?}"))?;
+    let last = rows
+        .iter()
+        .position(|l| l.contains("word40"))
+        .unwrap_or(first);
+    anyhow::ensure!(last > first, "{rows:#?}");
+    let indent = rows[first].find("word01").unwrap_or(0);
+    for row in &rows[first + 1..=last] {
+        anyhow::ensure!(
+            row.len() > indent
+                && row[..indent].trim().is_empty()
+                && row[indent..].starts_with("word"),
+            "not under the text: {row:?} in {rows:#?}"
+        );
+    }
+    let text: String = rows[first..=last]
+        .iter()
+        .map(|r| r.split('│').next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join(" ");
+    for word in &words {
+        anyhow::ensure!(text.contains(word.as_str()), "{word} cut: {rows:#?}");
+    }
     term.line("/quit")?;
     term.wait_exit(EXIT_WAIT).await?;
     Ok(())

@@ -15,7 +15,7 @@ use rete_engine::event::ConnState;
 use rete_engine::row::{Payload, Row};
 use reterm::client::names::listed;
 use reterm::client::raw_ring::RAW_KEEP;
-use reterm::tui::lines::{visible, visible_filled, with_notes, Viewport};
+use reterm::tui::lines::{unread_marker, visible, visible_filled, with_notes, Viewport};
 use reterm::tui::model::{areas_with, InputLine, Screen};
 use reterm::tui::paste::question;
 use reterm::tui::title::{channel_title, Topic};
@@ -181,6 +181,9 @@ pub async fn build(app: &App, ui: &mut Ui, area: Rect) -> (Screen, Vec<Entry>) {
                                 !ignores.hides(r, user.as_deref(), host.as_deref())
                             })
                     };
+                    // Above the first unread row that is not the person's own.
+                    let unread =
+                        unread.and_then(|last| unread_marker(b.display().rev(), last, v.nick()));
                     let (lines, used) = visible_filled(rows, view, v.nick(), &look, unread);
                     // Scrolled up and the oldest row is on screen: nothing
                     // above it fits one more line. (After /clear the rows
@@ -261,9 +264,19 @@ pub async fn build(app: &App, ui: &mut Ui, area: Rect) -> (Screen, Vec<Entry>) {
                 screen.status.lag_ms = lag;
                 scrolled = rows;
                 screen.lines = lines;
+                // Scrolled no further than the last nick (F12 pressed on).
+                ui.nick_scroll = ui
+                    .nick_scroll
+                    .min(nicks.as_ref().map_or(0, |n| n.len().saturating_sub(1)));
+                screen.nicklist_scroll = ui.nick_scroll;
                 screen.nicklist = nicks;
                 screen.title = title;
-                screen.status.nick = nick;
+                // irssi's away indicator, beside the nick.
+                screen.status.nick = if app.away.contains(&current.network) {
+                    format!("{nick} (zZzZ)")
+                } else {
+                    nick
+                };
                 screen.status.state = state;
                 screen.status.label = format!("{net_name}/{name}");
                 let note = if joined { "" } else { " (not joined)" };

@@ -13,13 +13,16 @@ use reterm::client::activity::Level;
 use reterm::client::complete::Sources;
 use reterm::client::editor::Edit;
 use reterm::client::switch::cycle;
-use reterm::tui::keys::{action, Action};
+use reterm::tui::keys::Action;
 use reterm::tui::paste::{paste, Paste};
 use std::sync::Arc;
 
 /// How many of a command's answer lines show under a network buffer's rows;
 /// a longer answer (`/help`) moves the focus to reterm's buffer.
 const ANSWER_LINES: usize = 3;
+
+/// Nicks F11 and F12 scroll the nick list by.
+const NICKS_PER_KEY: usize = 10;
 
 /// Rows scanned for the most recent speakers when completing a nick.
 const RECENT_ROWS: usize = 500;
@@ -34,7 +37,7 @@ pub async fn on_terminal_event(
 ) {
     match event {
         Event::Key(key) => {
-            if let Some(a) = action(key) {
+            if let Some(a) = ui.keys.action(key) {
                 on_action(app, ui, term, own, a).await;
             }
         }
@@ -147,6 +150,8 @@ async fn on_action(app: &mut App, ui: &mut Ui, term: &mut Term, own: &Arc<Notice
         Action::Top => ui.of(&focused).scroll = usize::MAX,
         Action::Bottom => ui.of(&focused).scroll = 0,
         Action::ToggleNicklist => app.look.nicklist = !app.look.nicklist,
+        Action::NicklistUp => ui.nick_scroll = ui.nick_scroll.saturating_sub(NICKS_PER_KEY),
+        Action::NicklistDown => ui.nick_scroll += NICKS_PER_KEY,
         Action::Redraw => term.repaint(),
         Action::Cancel | Action::Allow | Action::Deny => {}
     }

@@ -1,9 +1,9 @@
 //! The full-screen frontend: a title line, the focused buffer's rows with
 //! their own scrollback, a status bar with the activity list, and an input
 //! line. It redraws only when something happened (a key, an event, the
-//! clock's minute), and at most one frame per 33 ms under a flood
-//! (`reterm::tui::pace`); idle, it waits in `select!` without a timer but
-//! the minute's.
+//! clock's minute, or its second with a time format showing seconds), and
+//! at most one frame per 33 ms under a flood (`reterm::tui::pace`); idle, it
+//! waits in `select!` without a timer but the clock's.
 //!
 //! # Layout
 //! - `terminal.rs`: taking the terminal over and giving it back; key input.
@@ -74,7 +74,7 @@ pub async fn run(mut app: App) -> anyhow::Result<()> {
             }
         }
         let redraw_at = pacer.wake_at().map(Instant::from_std);
-        let minute = next_minute();
+        let minute = next_tick(app.look.shows_seconds());
         tokio::select! {
             key = keys.recv() => match key {
                 Some(event) => {
@@ -216,8 +216,10 @@ async fn sleep_until(at: Option<Instant>) {
     }
 }
 
-/// The next change of the clock's minute, for the status bar's time.
-fn next_minute() -> Instant {
-    let into = rete_actors::wall_clock::now().unsigned() % 60_000;
-    Instant::now() + Duration::from_millis(60_000 - into + 5)
+/// The next change of the status bar's clock: its second when the time
+/// format shows seconds (`%S`), else its minute.
+fn next_tick(seconds: bool) -> Instant {
+    let period: u64 = if seconds { 1_000 } else { 60_000 };
+    let into = rete_actors::wall_clock::now().unsigned() % period;
+    Instant::now() + Duration::from_millis(period - into + 5)
 }

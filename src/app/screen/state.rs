@@ -5,6 +5,7 @@ use super::super::buffers::Key;
 use reterm::client::activity::{raise, Level};
 use reterm::client::complete::Completer;
 use reterm::client::editor::Editor;
+use reterm::tui::keys::Keys;
 use std::collections::HashMap;
 
 /// Per-buffer view state.
@@ -24,6 +25,10 @@ pub struct Ui {
     buffers: HashMap<Key, BufferUi>,
     /// The input line.
     pub editor: Editor,
+    /// The keys as a sequence (Esc then a digit).
+    pub keys: Keys,
+    /// Nicks scrolled past at the top of the nick list (F11, F12).
+    pub nick_scroll: usize,
     /// Tab completion in progress.
     pub completer: Completer,
     /// A multi-line paste waiting for Enter or Esc.
