@@ -12,11 +12,12 @@
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use rand::RngCore as _;
-use std::fmt;
+use rete_redact::Secret;
 
-/// The control server's bearer token. Its `Debug` is masked.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Token(String);
+/// The control server's bearer token, held in the project's one secret
+/// wrapper: its `Debug` is `Token(Secret(********))`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Token(Secret);
 
 /// A stored token's length: 32 bytes, base64url without padding.
 const TOKEN_LEN: usize = 43;
@@ -26,25 +27,19 @@ impl Token {
     pub fn generate() -> Token {
         let mut bytes = [0u8; 32];
         rand::rng().fill_bytes(&mut bytes);
-        Token(URL_SAFE_NO_PAD.encode(bytes))
+        Token(Secret::new(URL_SAFE_NO_PAD.encode(bytes)))
     }
 
     /// A token as a [`TokenStore`] kept it, or None when what it kept is not
     /// one (not 43 characters long): the store then keeps a fresh one.
     pub fn from_stored(stored: String) -> Option<Token> {
-        (stored.len() == TOKEN_LEN).then_some(Token(stored))
+        (stored.len() == TOKEN_LEN).then(|| Token(Secret::new(stored)))
     }
 
     /// The token itself, for the gate's comparison, the connect command and
     /// the host's store.
     pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Token {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Token(********)")
+        self.0.expose()
     }
 }
 
@@ -81,7 +76,7 @@ mod tests {
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
         assert_ne!(t, Token::generate());
-        assert_eq!(format!("{t:?}"), "Token(********)");
+        assert_eq!(format!("{t:?}"), "Token(Secret(********))");
     }
 
     #[test]
