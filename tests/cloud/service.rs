@@ -1960,3 +1960,21 @@ async fn a_restart_leaves_an_away_marker_in_each_buffer() -> Result<()> {
     );
     Ok(())
 }
+
+/// A message past even the transport's limit is refused with its real size
+/// (issue 32, item 9: it said 65,537 bytes whatever was sent).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_message_is_refused_with_its_real_size() -> Result<()> {
+    let w = world(&[]).await?;
+    let mut c = Client::open(&w.service.addr).await?;
+    c.send_text("x".repeat(300_000)).await?;
+    let (frames, status) = c.until_closed().await?;
+    assert_eq!(frames[0]["code"], "frame_too_large", "{frames:?}");
+    let message = frames[0]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("the message is 300000 bytes"),
+        "{message}"
+    );
+    assert_eq!(status, 1009);
+    Ok(())
+}

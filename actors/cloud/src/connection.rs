@@ -32,6 +32,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::{broadcast, watch};
+use tokio_tungstenite::tungstenite::error::CapacityError;
 use tokio_tungstenite::tungstenite::Message;
 
 /// Rows read from the store per step of a replay.
@@ -125,11 +126,15 @@ pub async fn serve(
                 Some(Ok(Message::Text(t))) => conn.gate.handle_text(conn.now(), t.as_str()),
                 Some(Ok(Message::Binary(_))) => conn.gate.handle_binary(conn.now()),
                 Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => {}
-                Some(Err(tokio_tungstenite::tungstenite::Error::Capacity(_))) => {
-                    // Past even the transport's hard limit: answer as the
-                    // codec would for a message over the frame limit.
-                    let big = "x".repeat(MAX_FRAME_BYTES + 1);
-                    conn.gate.handle_text(conn.now(), &big);
+                Some(Err(tokio_tungstenite::tungstenite::Error::Capacity(e))) => {
+                    // Past even the transport's hard limit: answered as the
+                    // codec answers a message over the frame limit, with the
+                    // size the transport saw.
+                    let size = match e {
+                        CapacityError::MessageTooLong { size, .. } => size,
+                        CapacityError::TooManyHeaders => MAX_FRAME_BYTES + 1,
+                    };
+                    conn.gate.handle_too_large(conn.now(), size);
                 }
                 Some(Ok(Message::Close(_)) | Err(_)) | None => {
                     conn.gate.handle_closed();

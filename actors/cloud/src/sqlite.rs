@@ -605,6 +605,9 @@ impl CloudStore for SqliteStore {
         limit: u32,
     ) -> Result<Vec<StoredRow>, StoreError> {
         let limit = i64::from(limit);
+        // SQLite's integers are signed: a bound past i64::MAX (the protocol
+        // allows any u64) is the same as no bound, not a negative one.
+        let bound = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
         match end {
             BacklogEnd::Newest => self.read_rows(
                 "SELECT seq, time, line FROM rows WHERE user_id = ?1 AND network = ?2 AND buffer = ?3 ORDER BY seq DESC LIMIT ?4",
@@ -612,11 +615,11 @@ impl CloudStore for SqliteStore {
             ),
             BacklogEnd::Seq(s) => self.read_rows(
                 "SELECT seq, time, line FROM rows WHERE user_id = ?1 AND network = ?2 AND buffer = ?3 AND seq < ?5 ORDER BY seq DESC LIMIT ?4",
-                &[&user.0, &network.0, &buffer, &limit, &(s as i64)],
+                &[&user.0, &network.0, &buffer, &limit, &bound(s)],
             ),
             BacklogEnd::Time(t) => self.read_rows(
                 "SELECT seq, time, line FROM rows WHERE user_id = ?1 AND network = ?2 AND buffer = ?3 AND time < ?5 ORDER BY seq DESC LIMIT ?4",
-                &[&user.0, &network.0, &buffer, &limit, &(t as i64)],
+                &[&user.0, &network.0, &buffer, &limit, &bound(t)],
             ),
         }
     }

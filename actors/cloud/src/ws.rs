@@ -223,3 +223,22 @@ async fn open(tcp: TcpStream, tls: Option<tokio_rustls::TlsAcceptor>) -> Result<
         .await
         .map_err(|e| e.to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_accept_short_of_a_resource_waits_longer_each_time_up_to_a_second() {
+        let mut pause = AcceptPause::default();
+        let emfile = std::io::Error::from_raw_os_error(libc::EMFILE);
+        let waits: Vec<u64> = (0..9)
+            .map(|_| pause.after_error(&emfile).unwrap().as_millis() as u64)
+            .collect();
+        assert_eq!(waits, [10, 20, 40, 80, 160, 320, 640, 1_000, 1_000]);
+        let aborted = std::io::Error::from_raw_os_error(libc::ECONNABORTED);
+        assert_eq!(pause.after_error(&aborted), None, "one connection's error");
+        pause.reset();
+        assert_eq!(pause.after_error(&emfile), Some(AcceptPause::FIRST));
+    }
+}

@@ -152,6 +152,14 @@ fn encode<T: serde::Serialize>(frame: &T, problem: Option<Problem>) -> Result<St
     Ok(text)
 }
 
+/// The answer to a text message of `size` bytes, over [`MAX_FRAME_BYTES`].
+pub(crate) fn message_too_large(size: usize) -> FrameError {
+    FrameError::new(
+        ErrorCode::FrameTooLarge,
+        format!("the message is {size} bytes; the limit is {MAX_FRAME_BYTES}"),
+    )
+}
+
 fn decode<T: DeserializeOwned>(
     text: &str,
     ours: &[&'static str],
@@ -160,13 +168,7 @@ fn decode<T: DeserializeOwned>(
     problem: fn(&T) -> Option<Problem>,
 ) -> Result<T, FrameError> {
     if text.len() > MAX_FRAME_BYTES {
-        return Err(FrameError::new(
-            ErrorCode::FrameTooLarge,
-            format!(
-                "the message is {} bytes; the limit is {MAX_FRAME_BYTES}",
-                text.len()
-            ),
-        ));
+        return Err(message_too_large(text.len()));
     }
     let value: Value = serde_json::from_str(text).map_err(|e| {
         FrameError::new(

@@ -20,7 +20,7 @@
 //! the service keeps across connections, so a resent line goes to IRC once.
 
 use crate::allowance::Allowance;
-use crate::codec::{binary_message_error, decode_client};
+use crate::codec::{binary_message_error, decode_client, message_too_large};
 use crate::error_code::ErrorCode;
 use crate::frame::{
     Auth, ClientFrame, ErrorFrame, Hello, Ping, Pong, RequestId, ServerFrame, TokenRotate,
@@ -261,6 +261,17 @@ impl ServerConnection {
         if self.phase != Phase::Closed {
             self.last_received = now;
             let error = binary_message_error().to_error_frame(self.phase == Phase::Open);
+            self.answer_error(now, error);
+        }
+    }
+
+    /// A text message of `size` bytes arrived that the transport would not
+    /// even read whole (past its own, larger limit): answered as one over
+    /// the frame limit is, with its real size.
+    pub fn handle_too_large(&mut self, now: u64, size: usize) {
+        if self.phase != Phase::Closed {
+            self.last_received = now;
+            let error = message_too_large(size).to_error_frame(self.phase == Phase::Open);
             self.answer_error(now, error);
         }
     }

@@ -312,3 +312,32 @@ fn a_batch_appends_to_several_streams_in_one_go() {
     assert_eq!(held(&a), ["a2", "a3"], "two kept");
     assert_eq!(held(&b), ["b1"]);
 }
+
+/// A backlog `before` past i64::MAX (the protocol allows any u64) is no
+/// bound at all: the newest rows, not none (issue 32, item 9).
+#[test]
+fn a_backlog_before_the_largest_number_gives_the_newest_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = SqliteStore::open(&dir.path().join("cloud.db")).unwrap();
+    let user = s
+        .add_user(
+            "alice",
+            &TokenChain::new(&Token::from_random([4; 32]), 1_000),
+            0,
+        )
+        .unwrap();
+    let net = NetworkId("local".into());
+    s.add_network(user, &net, &settings()).unwrap();
+    for l in ["a", "b", "c"] {
+        s.append_row(user, &net, row(l), 10).unwrap();
+    }
+    for end in [BacklogEnd::Seq(u64::MAX), BacklogEnd::Time(u64::MAX)] {
+        let got: Vec<String> = s
+            .backlog(user, &net, "#rete", end, 2)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.line)
+            .collect();
+        assert_eq!(got, ["c", "b"], "{end:?}");
+    }
+}
