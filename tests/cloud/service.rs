@@ -1978,3 +1978,40 @@ async fn a_huge_message_is_refused_with_its_real_size() -> Result<()> {
     assert_eq!(status, 1009);
     Ok(())
 }
+
+/// A send that a server would cut is refused, not acknowledged: past the
+/// tags an IRC line holds 510 bytes (issue 32, item 9: an 8,703-byte send
+/// was acknowledged and cut to 512 bytes without a word). One that fits,
+/// tags and all, is sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_send_longer_than_irc_takes_is_refused_not_cut() -> Result<()> {
+    let mut w = world(&[]).await?;
+    let (mut c, _, _) = Client::attach(&w.service.addr, &w.token, json!([])).await?;
+    let long = format!("PRIVMSG #rete :{}", "y".repeat(500));
+    c.send(json!({"type":"send","id":"long-1","network":"local","line":long}))
+        .await?;
+    let refused = c.until(|f| f["type"] == "error").await?;
+    let error = refused.last().context("error")?;
+    assert_eq!(error["code"], "bad_line", "{error}");
+    assert_eq!(error["id"], "long-1");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("510"),
+        "{error}"
+    );
+    let fits = format!(
+        "@+draft/x={} PRIVMSG #rete :{}",
+        "t".repeat(600),
+        "z".repeat(400)
+    );
+    c.send(json!({"type":"send","id":"fits-1","network":"local","line":fits}))
+        .await?;
+    c.until(|f| f["type"] == "send_ack" && f["id"] == "fits-1")
+        .await?;
+    w.bob
+        .wait_for(|l| l.ends_with(&"z".repeat(400)), WAIT)
+        .await?;
+    Ok(())
+}

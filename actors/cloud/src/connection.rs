@@ -75,6 +75,10 @@ struct Conn {
     rotate_at: Option<Instant>,
 }
 
+/// The most bytes of a line after its tags that a server reads: 512 with
+/// the CR LF the connection adds.
+const MAX_BODY_BYTES: usize = 510;
+
 /// The protocol gate's settings for this service.
 pub fn server_config(options: &HubOptions) -> ServerConfig {
     ServerConfig {
@@ -792,6 +796,23 @@ impl Conn {
             Err(e) => return self.send(ServerFrame::Error(internal(&e))),
         }
         let line = s.line.as_str().to_owned();
+        // A server reads at most 512 bytes past the tags (CR LF included) and
+        // cuts the rest without a word: refuse rather than acknowledge a line
+        // that would not reach IRC whole.
+        let body = match line.strip_prefix('@') {
+            Some(tagged) => tagged.split_once(' ').map_or("", |(_, rest)| rest),
+            None => line.as_str(),
+        };
+        if body.len() > MAX_BODY_BYTES {
+            return self.refuse(
+                &s.id,
+                ErrorCode::BadLine,
+                format!(
+                    "send: the line is {} bytes after its tags; IRC takes at most {MAX_BODY_BYTES}",
+                    body.len()
+                ),
+            );
+        }
         // Queued in the engine's outbox: its flood throttler paces it.
         match session.sender().command(move |c| c.quote(&line)).await {
             Ok(()) => {
