@@ -135,7 +135,14 @@ fn describe_certificate_error(err: &rustls::CertificateError) -> String {
     match err {
         rustls::CertificateError::UnknownIssuer => {
             "it is not signed by an authority the system trusts (if the server is self-signed, pin its SHA-256 \
-             fingerprint)"
+             fingerprint with tls_fingerprint)"
+                .to_owned()
+        }
+        // webpki's name for a certificate that says it is an authority's, sent as the server's own: what
+        // `openssl req -x509` makes by default, so a self-signed server's usual certificate.
+        rustls::CertificateError::Other(other) if other.to_string() == "CaUsedAsEndEntity" => {
+            "it is an authority's certificate used as the server's own, as a self-signed certificate often is (if \
+             you trust this server, pin its SHA-256 fingerprint with tls_fingerprint)"
                 .to_owned()
         }
         rustls::CertificateError::Other(other) => other.to_string(),

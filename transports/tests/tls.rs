@@ -6,7 +6,10 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{client_ca_and_cert, config, self_signed_server, server_config, spawn_tls_server};
+use common::{
+    client_ca_and_cert, config, self_signed_ca_server, self_signed_server, server_config,
+    spawn_tls_server,
+};
 use rete_transports::{connect, ConnectError};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
@@ -121,6 +124,28 @@ async fn self_signed_without_pin_is_refused_by_system_roots() {
         }
         other => panic!("expected a certificate error, got {other:?}"),
     }
+}
+
+/// The usual self-signed certificate (made as an authority's) is refused with a hint at the fix, not webpki's
+/// bare `CaUsedAsEndEntity` (issue 32, item 9); pinned, it is accepted.
+#[tokio::test]
+async fn a_self_signed_authority_certificate_is_refused_with_the_pin_named() {
+    let server = self_signed_ca_server();
+    let (port, _accepted) = spawn_tls_server(server_config(&server, None)).await;
+    let mut cfg = config("localhost", port, true);
+    match connect(&cfg).await.unwrap_err() {
+        ConnectError::Certificate(msg) => {
+            assert!(
+                msg.contains("tls_fingerprint") && !msg.contains("CaUsedAsEndEntity"),
+                "{msg}"
+            )
+        }
+        other => panic!("expected a certificate error, got {other:?}"),
+    }
+    let (port, _accepted) = spawn_tls_server(server_config(&server, None)).await;
+    cfg.port = port;
+    cfg.tls_fingerprint = Some(server.sha256_hex());
+    connect(&cfg).await.unwrap();
 }
 
 #[tokio::test]

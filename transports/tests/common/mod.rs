@@ -47,6 +47,20 @@ pub fn self_signed_server() -> Identity {
     }
 }
 
+/// A self-signed server certificate that says it is an authority's (CA:TRUE), as `openssl req -x509` makes.
+pub fn self_signed_ca_server() -> Identity {
+    let key = KeyPair::generate().unwrap();
+    let mut params =
+        CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()]).unwrap();
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let cert = params.self_signed(&key).unwrap();
+    Identity {
+        pem: format!("{}{}", cert.pem(), key.serialize_pem()),
+        cert: cert.der().clone(),
+        key_pkcs8_der: key.serialize_der(),
+    }
+}
+
 /// A client CA and a client certificate it issued, as used for CertFP / SASL EXTERNAL.
 pub fn client_ca_and_cert() -> (CertificateDer<'static>, Identity) {
     let ca_key = KeyPair::generate().unwrap();
