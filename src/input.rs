@@ -299,18 +299,68 @@ pub struct Lastlog {
     pub last: Option<usize>,
     /// `-case`: upper and lower case differ.
     pub case: bool,
+    /// `-regex`: the text is a regular expression (the `regex` crate's
+    /// syntax), checked when the command is read.
+    pub regex: bool,
 }
 
-impl Lastlog {
-    /// Whether `row_text` holds the text looked for.
+/// What a [`Lastlog`] looks for, ready to test rows against.
+pub enum LastlogMatcher {
+    /// Plain text.
+    Text {
+        /// What a row must hold, lower-cased unless `case`.
+        text: String,
+        /// `-case`: upper and lower case differ.
+        case: bool,
+    },
+    /// A compiled `-regex`.
+    Regex(regex::Regex),
+}
+
+impl LastlogMatcher {
+    /// Whether `row_text` holds what is looked for.
     pub fn matches(&self, row_text: &str) -> bool {
-        if self.case {
-            row_text.contains(&self.text)
-        } else {
-            row_text.to_lowercase().contains(&self.text.to_lowercase())
+        match self {
+            LastlogMatcher::Text { text, case: true } => row_text.contains(text.as_str()),
+            LastlogMatcher::Text { text, case: false } => {
+                row_text.to_lowercase().contains(text.as_str())
+            }
+            LastlogMatcher::Regex(re) => re.is_match(row_text),
         }
     }
 }
+
+impl Lastlog {
+    /// The matcher for this search, or why the `-regex` text is not one.
+    pub fn matcher(&self) -> Result<LastlogMatcher, String> {
+        if self.regex {
+            regex::RegexBuilder::new(&self.text)
+                .case_insensitive(!self.case)
+                .size_limit(LASTLOG_REGEX_SIZE)
+                .build()
+                .map(LastlogMatcher::Regex)
+                .map_err(|e| format!("lastlog: not a regular expression: {e}"))
+        } else if self.case {
+            Ok(LastlogMatcher::Text {
+                text: self.text.clone(),
+                case: true,
+            })
+        } else {
+            Ok(LastlogMatcher::Text {
+                text: self.text.to_lowercase(),
+                case: false,
+            })
+        }
+    }
+
+    /// Whether `row_text` holds the text looked for.
+    pub fn matches(&self, row_text: &str) -> bool {
+        self.matcher().is_ok_and(|m| m.matches(row_text))
+    }
+}
+
+/// The most memory a `/lastlog -regex` pattern may compile to.
+const LASTLOG_REGEX_SIZE: usize = 1 << 20;
 
 /// `/lastlog [-N] [-case] [--] text`.
 fn lastlog(args: &str) -> Result<Lastlog, InputError> {
@@ -319,6 +369,7 @@ fn lastlog(args: &str) -> Result<Lastlog, InputError> {
         text: String::new(),
         last: None,
         case: false,
+        regex: false,
     };
     let mut rest = args;
     loop {
@@ -332,15 +383,22 @@ fn lastlog(args: &str) -> Result<Lastlog, InputError> {
         }
         if option.eq_ignore_ascii_case("case") {
             search.case = true;
+        } else if option.eq_ignore_ascii_case("regex") {
+            search.regex = true;
         } else if let Ok(n) = option.parse::<usize>() {
             search.last = Some(n);
         } else {
             return Err(InputError::Invalid(
-                "lastlog options: -N (the last N rows), -case, -- (the text starts with -)",
+                "lastlog options: -N (the last N rows), -case, -regex, -- (the text starts with -)",
             ));
         }
     }
     search.text = required_text(rest, spec)?;
+    if search.regex && search.matcher().is_err() {
+        return Err(InputError::Invalid(
+            "lastlog: the -regex text is not a regular expression",
+        ));
+    }
     Ok(search)
 }
 

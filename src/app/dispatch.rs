@@ -726,6 +726,7 @@ async fn lastlog(app: &mut App, search: Lastlog) -> Result<()> {
     let net_name = app.networks[current.network].config.name.clone();
     let text = search.text.clone();
     let last = search.last;
+    let matcher = search.matcher().map_err(|e| anyhow!(e))?;
     let found = app.networks[current.network]
         .session
         .reader()
@@ -737,7 +738,7 @@ async fn lastlog(app: &mut App, search: Lastlog) -> Result<()> {
                 b.display()
                     .filter(|row| {
                         let mut hit = false;
-                        row.payload.for_each_text(|t| hit |= search.matches(t));
+                        row.payload.for_each_text(|t| hit |= matcher.matches(t));
                         hit
                     })
                     .map(|row| {

@@ -231,8 +231,8 @@ pub(crate) mod spec {
     command!(
         LASTLOG,
         "lastlog",
-        "/lastlog [-N] [-case] <text>",
-        "show the current buffer's rows that contain text (any case unless -case; -N: the last N)"
+        "/lastlog [-N] [-case] [-regex] <text>",
+        "show the current buffer's rows that contain text (any case unless -case; -N: the last N; -regex: text is a regular expression)"
     );
     command!(
         RECONNECT,

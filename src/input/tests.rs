@@ -529,10 +529,11 @@ fn client_commands() {
         Command::Lastlog(Lastlog {
             text: s("some text"),
             last: None,
-            case: false
+            case: false,
+            regex: false
         })
     );
-    assert_eq!(err("/lastlog"), "usage: /lastlog [-N] [-case] <text>");
+    assert_eq!(err("/lastlog"), "usage: /lastlog [-N] [-case] [-regex] <text>");
     assert_eq!(cmd("/reconnect"), Command::Reconnect { network: None });
     assert_eq!(
         cmd("/reconnect libera"),
@@ -734,7 +735,8 @@ fn lastlog_takes_irssis_options() {
         Lastlog {
             text: s("Word up"),
             last: Some(5),
-            case: true
+            case: true,
+            regex: false
         }
     );
     assert_eq!(
@@ -742,15 +744,26 @@ fn lastlog_takes_irssis_options() {
         Lastlog {
             text: s("-5"),
             last: None,
-            case: true
+            case: true,
+            regex: false
         }
     );
     assert_eq!(search("/lastlog - x").text, "- x");
     assert_eq!(
-        err("/lastlog -regex a.b"),
-        "lastlog options: -N (the last N rows), -case, -- (the text starts with -)"
+        err("/lastlog -bogus a.b"),
+        "lastlog options: -N (the last N rows), -case, -regex, -- (the text starts with -)"
     );
-    assert_eq!(err("/lastlog -3"), "usage: /lastlog [-N] [-case] <text>");
+    assert_eq!(err("/lastlog -3"), "usage: /lastlog [-N] [-case] [-regex] <text>");
+    // -regex: the text is a regular expression, any case unless -case.
+    let re = search("/lastlog -regex ^say h.llo");
+    assert!(re.regex && re.matches("say HeLLo there"));
+    assert!(!re.matches("they say hello"), "anchored");
+    let re_case = search("/lastlog -regex -case h[ae]llo");
+    assert!(re_case.matches("hallo") && !re_case.matches("HALLO"));
+    assert_eq!(
+        err("/lastlog -regex (unclosed"),
+        "lastlog: the -regex text is not a regular expression"
+    );
     let any = search("/lastlog hello");
     assert!(any.matches("say HELLO there"));
     let case = search("/lastlog -case hello");
