@@ -47,6 +47,11 @@ pub enum Priority {
     Urgent,
     /// Everything else: paced by the token bucket, in order.
     Normal,
+    /// Answers nobody waits on (CTCP replies): they go only from spare
+    /// capacity, with no normal line waiting and more than half the burst
+    /// in the bucket, so they never delay a person's line nor take the
+    /// tokens it would need.
+    Spare,
 }
 
 /// The throttle: queued lines plus the token bucket.
@@ -63,6 +68,8 @@ pub struct FloodThrottle<T> {
     latest: Mono,
     urgent: VecDeque<T>,
     normal: VecDeque<T>,
+    #[serde(default)]
+    spare: VecDeque<T>,
 }
 
 impl<T> FloodThrottle<T> {
@@ -76,6 +83,7 @@ impl<T> FloodThrottle<T> {
             latest: Mono(0),
             urgent: VecDeque::new(),
             normal: VecDeque::new(),
+            spare: VecDeque::new(),
         }
     }
 
@@ -84,7 +92,14 @@ impl<T> FloodThrottle<T> {
         match prio {
             Priority::Urgent => self.urgent.push_back(item),
             Priority::Normal => self.normal.push_back(item),
+            Priority::Spare => self.spare.push_back(item),
         }
+    }
+
+    /// Tokens a spare line leaves in the bucket at least: half the burst,
+    /// which stays the person's.
+    fn reserve(&self) -> u32 {
+        self.burst() / 2
     }
 
     /// Next item allowed to go now, or None (nothing queued or no token yet).
@@ -101,7 +116,14 @@ impl<T> FloodThrottle<T> {
         if self.tokens == 0 {
             return None;
         }
-        let item = self.normal.pop_front()?;
+        if let Some(item) = self.normal.pop_front() {
+            self.tokens -= 1;
+            return Some(item);
+        }
+        if self.tokens <= self.reserve() {
+            return None;
+        }
+        let item = self.spare.pop_front()?;
         self.tokens -= 1;
         Some(item)
     }
@@ -110,14 +132,17 @@ impl<T> FloodThrottle<T> {
     /// connection that is closing, where holding lines back only loses them.
     #[must_use]
     pub fn pop_unpaced(&mut self) -> Option<T> {
-        self.urgent.pop_front().or_else(|| self.normal.pop_front())
+        self.urgent
+            .pop_front()
+            .or_else(|| self.normal.pop_front())
+            .or_else(|| self.spare.pop_front())
     }
 
     /// Takes every queued item `pick` chooses out of the queue, urgent ones
     /// first, each queue's order kept; the rest stay queued as they were.
     pub fn take_where(&mut self, mut pick: impl FnMut(&T) -> bool) -> Vec<T> {
         let mut taken = Vec::new();
-        for queue in [&mut self.urgent, &mut self.normal] {
+        for queue in [&mut self.urgent, &mut self.normal, &mut self.spare] {
             let mut kept = VecDeque::with_capacity(queue.len());
             for item in queue.drain(..) {
                 if pick(&item) {
@@ -140,21 +165,27 @@ impl<T> FloodThrottle<T> {
         if !self.urgent.is_empty() {
             return Some(now);
         }
-        if self.normal.is_empty() {
-            return None;
-        }
         let (tokens, from) = self.bucket_at(now);
-        if tokens > 0 {
+        // Tokens a waiting line needs before it may go.
+        let needed = if !self.normal.is_empty() {
+            1
+        } else if !self.spare.is_empty() {
+            self.reserve() + 1
+        } else {
+            return None;
+        };
+        if tokens >= needed {
             Some(now)
         } else {
-            Some(from.plus_ms(self.cfg.interval_ms))
+            let missing = u64::from(needed - tokens);
+            Some(from.plus_ms(self.cfg.interval_ms.saturating_mul(missing)))
         }
     }
 
-    /// Number of lines waiting, both priorities.
+    /// Number of lines waiting, every priority.
     #[must_use]
     pub fn queued(&self) -> usize {
-        self.urgent.len() + self.normal.len()
+        self.urgent.len() + self.normal.len() + self.spare.len()
     }
 
     /// The pacing limits in force.
@@ -195,6 +226,7 @@ impl<T> FloodThrottle<T> {
     pub fn clear(&mut self) {
         self.urgent.clear();
         self.normal.clear();
+        self.spare.clear();
         self.refill();
     }
 
@@ -298,6 +330,28 @@ mod tests {
         burst: 3,
         interval_ms: 1000,
     };
+
+    /// A spare line (a CTCP reply) goes behind every normal line and only
+    /// while the bucket holds more than half the burst (3 → reserve 1).
+    #[test]
+    fn spare_lines_take_only_spare_capacity_behind_normal_ones() {
+        use Priority::Spare;
+        #[rustfmt::skip]
+        run(CFG, &[
+            Push("r1", Spare), Push("r2", Spare), Push("r3", Spare),
+            Push("mine", Normal), Queued(4),
+            // The person's line first, then replies down to the reserve.
+            Send(0, Some("mine")), Send(0, Some("r1")), Send(0, None),
+            // One token in the bucket is the reserve: the next reply waits
+            // for a second one.
+            Wake(0, Some(1000)), Send(999, None), Send(1000, Some("r2")),
+            // A normal line may take the reserve; a spare one then waits
+            // until two tokens are back.
+            Push("again", Normal), Send(1000, Some("again")),
+            Wake(1000, Some(3000)), Send(2999, None), Send(3000, Some("r3")),
+            RoundTrip, Queued(0), Wake(3000, None),
+        ]);
+    }
 
     #[test]
     fn default_config_is_five_lines_then_one_per_two_seconds() {

@@ -533,7 +533,10 @@ fn client_commands() {
             regex: false
         })
     );
-    assert_eq!(err("/lastlog"), "usage: /lastlog [-N] [-case] [-regex] <text>");
+    assert_eq!(
+        err("/lastlog"),
+        "usage: /lastlog [-N] [-case] [-regex] <text>"
+    );
     assert_eq!(cmd("/reconnect"), Command::Reconnect { network: None });
     assert_eq!(
         cmd("/reconnect libera"),
@@ -753,7 +756,10 @@ fn lastlog_takes_irssis_options() {
         err("/lastlog -bogus a.b"),
         "lastlog options: -N (the last N rows), -case, -regex, -- (the text starts with -)"
     );
-    assert_eq!(err("/lastlog -3"), "usage: /lastlog [-N] [-case] [-regex] <text>");
+    assert_eq!(
+        err("/lastlog -3"),
+        "usage: /lastlog [-N] [-case] [-regex] <text>"
+    );
     // -regex: the text is a regular expression, any case unless -case.
     let re = search("/lastlog -regex ^say h.llo");
     assert!(re.regex && re.matches("say HeLLo there"));

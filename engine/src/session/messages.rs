@@ -133,6 +133,8 @@ impl Session {
 
     /// The protocol's own answers: CTCP VERSION and PING. Nothing else that
     /// arrives from IRC ever causes a line to be sent (see ARCHITECTURE.md).
+    /// A reply goes from spare capacity only (`Priority::Spare`), behind
+    /// every line of the person's, so a CTCP flood never delays theirs.
     fn answer_ctcp(&mut self, nick: &str, command: &str, args: &str) {
         if self.queued_lines() >= MAX_QUEUED_FOR_CTCP {
             return;
@@ -146,7 +148,7 @@ impl Session {
         } else {
             return;
         };
-        self.send(OutLine::new("NOTICE").param(nick).param(reply));
+        self.send_spare(OutLine::new("NOTICE").param(nick).param(reply));
     }
 }
 

@@ -593,6 +593,11 @@ impl Session {
         self.queue(line, Priority::Urgent);
     }
 
+    /// Queues a line that goes only from spare capacity (CTCP replies).
+    fn send_spare(&mut self, line: OutLine) {
+        self.queue(line, Priority::Spare);
+    }
+
     fn queue(&mut self, line: OutLine, prio: Priority) {
         if self.config.bridged {
             return;

@@ -597,6 +597,35 @@ fn ctcp_version_and_ping_are_answered_nothing_else_is() {
     assert_eq!(sent[1], "NOTICE alice :\u{1}PING 12345\u{1}");
 }
 
+/// A CTCP flood never makes the person's own line wait: replies come from
+/// spare capacity only, behind the person's lines and leaving half the
+/// burst (issue 32, item 9: after a flood the user's line waited 8 s
+/// behind paced replies).
+#[test]
+fn a_ctcp_flood_leaves_the_person_their_burst() {
+    let mut t = T::new(config());
+    t.register(OFFER);
+    t.tick(60_000);
+    t.sent();
+    t.tick(60_000);
+    let mut replies = 0;
+    for i in 0..50 {
+        t.feed(&format!(":alice!a@h PRIVMSG rete :\u{1}PING {i}\u{1}"));
+        while let Some(l) = t.s.poll_transmit(t.now.mono) {
+            assert!(l.starts_with("NOTICE alice :\u{1}PING"), "{l}");
+            replies += 1;
+        }
+    }
+    let burst = crate::flood::FloodConfig::default().burst;
+    assert_eq!(replies, burst - burst / 2, "replies stop at half the burst");
+    t.s.commands().privmsg("#rete", "mine").unwrap();
+    assert_eq!(
+        t.s.poll_transmit(t.now.mono).as_deref(),
+        Some("PRIVMSG #rete mine"),
+        "the person's line goes at once"
+    );
+}
+
 /// A CTCP request is the protocol's, not a conversation: it is kept in the server buffer and
 /// opens no query (which renumbered the person's buffers), even when one is open; an ACTION
 /// is a message and opens one.
