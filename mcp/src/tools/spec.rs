@@ -8,10 +8,7 @@
 //! its value. So a tool cannot read an argument its schema does not declare,
 //! or read it as another type than the schema says:
 //!
-//! ```
-//! use rete_mcp::tools::spec::{Effect, Integer, RequiredText, ToolSpec};
-//! use rete_mcp::tools::Tier;
-//!
+//! ```text
 //! const BUFFER: RequiredText = RequiredText::new("buffer", "A buffer id from list_buffers.");
 //! const LIMIT: Integer = Integer::limit(50, 500, "How many messages.");
 //! const SPEC: ToolSpec = ToolSpec {
@@ -21,8 +18,10 @@
 //!     effect: Effect::ReadOnly,
 //!     args: &[BUFFER.spec, LIMIT.spec],
 //! };
-//! assert_eq!(SPEC.descriptor(false)["inputSchema"]["required"][0], "buffer");
 //! ```
+//!
+//! (The module is the crate's own; the unit test
+//! `a_declared_spec_makes_the_schema_it_is_read_by` runs this example.)
 //!
 //! A tool file pairs its spec with its run as a
 //! `Declared` named `TOOL`, and the
@@ -432,6 +431,24 @@ pub(crate) const NEXT_CURSOR: Text = Text::new("cursor", "A previous next_cursor
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The module doc's example, run.
+    #[test]
+    fn a_declared_spec_makes_the_schema_it_is_read_by() {
+        const BUFFER: RequiredText = RequiredText::new("buffer", "A buffer id from list_buffers.");
+        const LIMIT: Integer = Integer::limit(50, 500, "How many messages.");
+        const SPEC: ToolSpec = ToolSpec {
+            name: "read_since",
+            tier: Tier::Release,
+            description: "…",
+            effect: Effect::ReadOnly,
+            args: &[BUFFER.spec, LIMIT.spec],
+        };
+        assert_eq!(
+            SPEC.descriptor(false)["inputSchema"]["required"][0],
+            "buffer"
+        );
+    }
 
     const NAME: RequiredText = RequiredText::new("name", "A name.");
     const MODE: Choice = Choice::new("mode", "fast", "fast or slow.");
