@@ -27,6 +27,7 @@ use rete_cloud_protocol::replay::{plan_resume, NextRead, ResumePlan, StreamFeed}
 use rete_cloud_protocol::server::{ServerAction, ServerConfig, ServerConnection};
 use rete_cloud_protocol::token_chain::{AuthOutcome, TokenChain, TokenHash};
 use rete_cloud_protocol::{ErrorCode, IrcLine};
+use rete_engine::line::{message_part, MAX_MESSAGE_BYTES};
 use rete_engine::session::CommandError;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -74,10 +75,6 @@ struct Conn {
     /// rotation is in flight (see [`ATTACHED_ROTATE_FLOOR_MS`]).
     rotate_at: Option<Instant>,
 }
-
-/// The most bytes of a line after its tags that a server reads: 512 with
-/// the CR LF the connection adds.
-const MAX_BODY_BYTES: usize = 510;
 
 /// The protocol gate's settings for this service.
 pub fn server_config(options: &HubOptions) -> ServerConfig {
@@ -799,16 +796,13 @@ impl Conn {
         // A server reads at most 512 bytes past the tags (CR LF included) and
         // cuts the rest without a word: refuse rather than acknowledge a line
         // that would not reach IRC whole.
-        let body = match line.strip_prefix('@') {
-            Some(tagged) => tagged.split_once(' ').map_or("", |(_, rest)| rest),
-            None => line.as_str(),
-        };
-        if body.len() > MAX_BODY_BYTES {
+        let body = message_part(&line).unwrap_or_default();
+        if body.len() > MAX_MESSAGE_BYTES {
             return self.refuse(
                 &s.id,
                 ErrorCode::BadLine,
                 format!(
-                    "send: the line is {} bytes after its tags; IRC takes at most {MAX_BODY_BYTES}",
+                    "send: the line is {} bytes after its tags; IRC takes at most {MAX_MESSAGE_BYTES}",
                     body.len()
                 ),
             );

@@ -25,8 +25,9 @@ pub(crate) enum LineRefused {
     TagsNeedCapability,
 }
 
-/// The longest message after the tags, in UTF-8 bytes.
-pub(crate) const MAX_MESSAGE: usize = 510;
+/// The longest message after the tags, in UTF-8 bytes (the engine's
+/// wire limit).
+pub(crate) const MAX_MESSAGE: usize = rete_engine::line::MAX_MESSAGE_BYTES;
 /// The longest tag data (between `@` and the space), in UTF-8 bytes.
 pub(crate) const MAX_TAGS: usize = 4094;
 
