@@ -358,6 +358,19 @@ async fn new_buffers_go_at_the_end_and_numbers_never_shift() -> Result<()> {
         WAIT,
     )
     .await?;
+    // The raw line and the query come by different paths (the raw tap, the event stream):
+    // the query must exist before #new is joined, or the order checked below is a race.
+    term.line("/buffers")?;
+    term.wait_screen(
+        "the buffer list with bob's query",
+        |r| {
+            last_buffer_list(r)
+                .iter()
+                .any(|l| l.contains("bob (query)"))
+        },
+        WAIT,
+    )
+    .await?;
     term.line("/join #new")?;
     term.wait_screen(
         "#new joined",
