@@ -1,6 +1,8 @@
 //! An agent's line (send_raw) from its queueing to the wire: the session
 //! actor keeps who waits for each ticket, and answers once the writer has
-//! written the line, or says why it was not sent.
+//! written the line, or says why it was not sent. A host relaying another
+//! client's line (the ReteCloud service) waits the same way, without the
+//! audit row ([`Record::Relayed`]).
 //!
 //! The answer and the audit row come from the actor, not the caller: a line
 //! handed over is still sent, and still leaves its row, when the caller has
@@ -53,12 +55,31 @@ enum Stage {
     Written,
 }
 
+/// What a line leaves once sent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Record {
+    /// An agent's line: its audit row and log line show this (the line
+    /// masked and display-escaped).
+    Audited(String),
+    /// A line relayed for a client of the host (a ReteCloud `send`): no
+    /// audit row, as the person's own lines have none.
+    Relayed,
+}
+
+impl Record {
+    /// The audit row's text, if the line has one.
+    pub(crate) fn audited(self) -> Option<String> {
+        match self {
+            Record::Audited(shown) => Some(shown),
+            Record::Relayed => None,
+        }
+    }
+}
+
 /// One line waiting for the wire.
 struct Pending {
     reply: AgentReply,
-    /// The line as recorded (masked and display-escaped), for the audit row
-    /// and the log line.
-    shown: String,
+    record: Record,
     stage: Stage,
 }
 
@@ -76,7 +97,7 @@ pub(crate) struct PendingAgentLines {
 
 impl PendingAgentLines {
     /// Waits for `ticket`'s line; answers at once when the session is gone.
-    pub(crate) fn insert(&mut self, ticket: Ticket, reply: AgentReply, shown: String) {
+    pub(crate) fn insert(&mut self, ticket: Ticket, reply: AgentReply, record: Record) {
         if self.closed {
             let _ = reply.send(Err(AgentLineError::NotSent));
             return;
@@ -86,7 +107,7 @@ impl PendingAgentLines {
             ticket,
             Pending {
                 reply,
-                shown,
+                record,
                 stage,
             },
         );
@@ -151,17 +172,17 @@ impl PendingAgentLines {
 
     /// The line was sent (written to the socket, or acknowledged by the
     /// ReteCloud service): answers the caller and returns what to record.
-    pub(crate) fn written(&mut self, ticket: Ticket) -> Option<String> {
+    pub(crate) fn written(&mut self, ticket: Ticket) -> Option<Record> {
         let pending = self.by_ticket.remove(&ticket)?;
         // A caller that is gone still had its line sent; nothing to tell.
         let _ = pending.reply.send(Ok(()));
-        Some(pending.shown)
+        Some(pending.record)
     }
 
     /// The line will not be sent (vetoed, or never handed to a writer):
     /// answers the caller and returns what it was. A line the writer has
     /// started is not the actor's to fail; its writer answers it.
-    pub(crate) fn not_sent(&mut self, ticket: Ticket) -> Option<String> {
+    pub(crate) fn not_sent(&mut self, ticket: Ticket) -> Option<Record> {
         if self
             .by_ticket
             .get(&ticket)
@@ -172,18 +193,18 @@ impl PendingAgentLines {
         self.answer_not_sent(ticket)
     }
 
-    fn answer_not_sent(&mut self, ticket: Ticket) -> Option<String> {
+    fn answer_not_sent(&mut self, ticket: Ticket) -> Option<Record> {
         let pending = self.by_ticket.remove(&ticket)?;
         let _ = pending.reply.send(Err(AgentLineError::NotSent));
-        Some(pending.shown)
+        Some(pending.record)
     }
 
     /// The connection is gone: every line not yet written was not sent
     /// (answered here), except those `kept` says will still be answered (a
     /// ReteCloud send handed to the client, whose outcome the service tells
-    /// after a reconnect). Lines already on the socket are answered sent and
-    /// returned, for the caller to write their rows; a line being written is
-    /// left to its writer.
+    /// after a reconnect). Lines already on the socket are answered sent, and
+    /// the audit rows of those that have one returned, for the caller to
+    /// write; a line being written is left to its writer.
     pub(crate) fn settle(&mut self, kept: impl Fn(Ticket) -> bool) -> Vec<String> {
         let mut tickets: Vec<(Ticket, Stage)> = self
             .by_ticket
@@ -200,7 +221,7 @@ impl PendingAgentLines {
                     self.answer_not_sent(t);
                 }
                 Stage::Writing => {}
-                Stage::Written => sent.extend(self.written(t)),
+                Stage::Written => sent.extend(self.written(t).and_then(Record::audited)),
             }
         }
         sent
@@ -211,15 +232,19 @@ impl PendingAgentLines {
 mod tests {
     use super::*;
 
+    fn audited(shown: &str) -> Record {
+        Record::Audited(shown.into())
+    }
+
     #[tokio::test]
     async fn closing_answers_the_lines_waiting_and_every_later_one() {
         let mut pending = PendingAgentLines::default();
         let (a, a_rx) = oneshot::channel();
-        pending.insert(1, a, "PING :a".into());
+        pending.insert(1, a, audited("PING :a"));
         pending.close();
         assert_eq!(a_rx.await, Ok(Err(AgentLineError::NotSent)));
         let (b, b_rx) = oneshot::channel();
-        pending.insert(2, b, "PING :b".into());
+        pending.insert(2, b, audited("PING :b"));
         assert_eq!(b_rx.await, Ok(Err(AgentLineError::NotSent)));
         assert_eq!(pending.written(2), None, "nothing left to record");
     }
@@ -230,12 +255,12 @@ mod tests {
         let (a, a_rx) = oneshot::channel();
         let (b, b_rx) = oneshot::channel();
         let (c, c_rx) = oneshot::channel();
-        pending.insert(1, a, "PING :a".into());
-        pending.insert(2, b, "PASS :********".into());
-        pending.insert(3, c, "PING :c".into());
-        assert_eq!(pending.written(2).as_deref(), Some("PASS :********"));
+        pending.insert(1, a, audited("PING :a"));
+        pending.insert(2, b, audited("PASS :********"));
+        pending.insert(3, c, audited("PING :c"));
+        assert_eq!(pending.written(2), Some(audited("PASS :********")));
         assert_eq!(pending.written(2), None, "answered once");
-        assert_eq!(pending.not_sent(1).as_deref(), Some("PING :a"));
+        assert_eq!(pending.not_sent(1), Some(audited("PING :a")));
         assert!(pending.settle(|_| false).is_empty());
         assert_eq!(b_rx.await, Ok(Ok(())));
         assert_eq!(a_rx.await, Ok(Err(AgentLineError::NotSent)));
@@ -247,12 +272,12 @@ mod tests {
         let mut pending = PendingAgentLines::default();
         let (a, mut a_rx) = oneshot::channel();
         let (b, b_rx) = oneshot::channel();
-        pending.insert(1, a, "PING :a".into());
-        pending.insert(2, b, "PING :b".into());
+        pending.insert(1, a, audited("PING :a"));
+        pending.insert(2, b, audited("PING :b"));
         assert!(pending.settle(|t| t == 1).is_empty());
         assert_eq!(b_rx.await, Ok(Err(AgentLineError::NotSent)));
         assert!(a_rx.try_recv().is_err(), "still waiting");
-        assert_eq!(pending.written(1).as_deref(), Some("PING :a"));
+        assert_eq!(pending.written(1), Some(audited("PING :a")));
         assert_eq!(a_rx.await, Ok(Ok(())));
     }
 
@@ -262,9 +287,9 @@ mod tests {
         let (a, a_rx) = oneshot::channel();
         let (b, mut b_rx) = oneshot::channel();
         let (c, c_rx) = oneshot::channel();
-        pending.insert(1, a, "PING :written".into());
-        pending.insert(2, b, "PING :writing".into());
-        pending.insert(3, c, "PING :queued".into());
+        pending.insert(1, a, audited("PING :written"));
+        pending.insert(2, b, audited("PING :writing"));
+        pending.insert(3, c, audited("PING :queued"));
         assert!(pending.start_writing(1));
         assert!(!pending.start_writing(1), "started once");
         pending.wrote(1);
@@ -284,10 +309,30 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_relayed_line_is_answered_and_leaves_no_row() {
+        let mut pending = PendingAgentLines::default();
+        let (a, a_rx) = oneshot::channel();
+        let (b, b_rx) = oneshot::channel();
+        pending.insert(1, a, Record::Relayed);
+        pending.insert(2, b, audited("PING :b"));
+        assert!(pending.start_writing(1));
+        pending.wrote(1);
+        assert!(pending.start_writing(2));
+        pending.wrote(2);
+        assert_eq!(
+            pending.settle(|_| false),
+            ["PING :b"],
+            "only the agent's row"
+        );
+        assert_eq!(a_rx.await, Ok(Ok(())));
+        assert_eq!(b_rx.await, Ok(Ok(())));
+    }
+
+    #[tokio::test]
     async fn a_line_written_after_the_session_is_gone_is_answered_sent() {
         let mut pending = PendingAgentLines::default();
         let (a, a_rx) = oneshot::channel();
-        pending.insert(1, a, "PING :a".into());
+        pending.insert(1, a, audited("PING :a"));
         assert!(pending.start_writing(1));
         pending.close();
         assert!(pending.wrote(1).is_none(), "no actor to tell");

@@ -495,14 +495,49 @@ impl SessionSender {
         line: String,
         shown: String,
     ) -> Result<(), crate::AgentLineError> {
-        let actor = self
-            .actor()
-            .map_err(|_| crate::AgentLineError::NotConnected)?;
+        self.ticketed_line(line, crate::agent_line::Record::Audited(shown))
+            .await
+    }
+
+    /// Sends a line a client of the host handed over (the ReteCloud
+    /// service's `send`), paced like any command, and resolves once the
+    /// writer has written it, or with why it was not sent — as
+    /// [`agent_line`](Self::agent_line), without the audit row: the line is
+    /// the person's own. The caller checks it is one IRC line first.
+    ///
+    /// The line is queued by this call, not when the future is first
+    /// polled, so lines relayed one after another go out in that order
+    /// whichever task awaits them; once called, the line goes out even if
+    /// the returned future is dropped.
+    pub fn relayed_line(
+        &self,
+        line: String,
+    ) -> impl std::future::Future<Output = Result<(), crate::AgentLineError>> + Send + 'static {
+        self.ticketed_line(line, crate::agent_line::Record::Relayed)
+    }
+
+    /// Queues the line now; the future is its outcome.
+    fn ticketed_line(
+        &self,
+        line: String,
+        record: crate::agent_line::Record,
+    ) -> impl std::future::Future<Output = Result<(), crate::AgentLineError>> + Send + 'static {
         let (reply, answer) = tokio::sync::oneshot::channel();
-        actor
-            .cast(SessionMsg::AgentLine { line, shown, reply })
-            .map_err(|_| crate::AgentLineError::NotConnected)?;
-        answer.await.unwrap_or(Err(crate::AgentLineError::NotSent))
+        let queued = self.actor().ok().and_then(|actor| {
+            actor
+                .cast(SessionMsg::AgentLine {
+                    line,
+                    record,
+                    reply,
+                })
+                .ok()
+        });
+        async move {
+            match queued {
+                Some(()) => answer.await.unwrap_or(Err(crate::AgentLineError::NotSent)),
+                None => Err(crate::AgentLineError::NotConnected),
+            }
+        }
     }
 
     /// Changes the settings the ReteCloud service keeps for this session's

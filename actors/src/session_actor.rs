@@ -17,7 +17,7 @@
 //!   bookkeeping of its requests, fed frames and time.
 //! - `older`: each buffer's oldest row known, for fetches of older rows.
 
-use crate::agent_line::{AgentReply, SharedAgentLines};
+use crate::agent_line::{AgentReply, Record, SharedAgentLines};
 use crate::connection::{ConnectionTasks, LinePermit, Outgoing};
 use crate::hook::{RawOutHook, Verdict};
 use parking_lot::Mutex;
@@ -188,13 +188,14 @@ pub enum SessionMsg {
         /// The result.
         salted: SaltedPassword,
     },
-    /// Queue an agent's line (send_raw). MUST be answered through `reply`:
-    /// once the line is written, or with why it was not sent.
+    /// Queue an agent's line (send_raw), or a line relayed for the host's
+    /// client. MUST be answered through `reply`: once the line is written,
+    /// or with why it was not sent.
     AgentLine {
-        /// The line as the agent sent it.
+        /// The line as the agent (or the relayed client) sent it.
         line: String,
-        /// The line as recorded (masked, display-escaped).
-        shown: String,
+        /// What it leaves once sent: an agent's audit row, or nothing.
+        record: Record,
         /// Where the outcome goes.
         reply: AgentReply,
     },
@@ -350,10 +351,12 @@ impl SessionState {
     /// acknowledged by the ReteCloud service): its audit row and log line.
     /// True when the ticket was still waited for.
     fn agent_written(&mut self, ticket: rete_engine::session::Ticket) -> bool {
-        let Some(shown) = self.shared.agent.lock().written(ticket) else {
+        let Some(record) = self.shared.agent.lock().written(ticket) else {
             return false;
         };
-        self.record_agent_line_sent(&shown);
+        if let Some(shown) = record.audited() {
+            self.record_agent_line_sent(&shown);
+        }
         true
     }
 
@@ -475,11 +478,15 @@ impl SessionState {
                     .handle_key_derived(now, id, &salted);
                 state.drain(myself);
             }
-            SessionMsg::AgentLine { line, shown, reply } => {
+            SessionMsg::AgentLine {
+                line,
+                record,
+                reply,
+            } => {
                 let queued = state.shared.engine.lock().commands().agent_line(&line);
                 match queued {
                     Ok(ticket) => {
-                        state.shared.agent.lock().insert(ticket, reply, shown);
+                        state.shared.agent.lock().insert(ticket, reply, record);
                         state.drain(myself);
                     }
                     Err(CommandError::NotConnected) => {
@@ -648,14 +655,16 @@ impl SessionState {
                 .as_ref()
                 .is_none_or(|h| h.on_raw_out(&self.shared.id, &line) == Verdict::Allow);
             if !allowed {
-                match ticket.and_then(|t| self.shared.agent.lock().not_sent(t)) {
+                let record = ticket.and_then(|t| self.shared.agent.lock().not_sent(t));
+                match record {
                     // An agent's vetoed line leaves no row, only a log line.
-                    Some(shown) => tracing::info!(
+                    Some(Record::Audited(shown)) => tracing::info!(
                         target: "rete::network",
                         "AI access line on {} was not sent: {shown}",
                         engine.view().name()
                     ),
-                    None => engine.note_vetoed_line(),
+                    // A person's line, here or relayed from a client.
+                    Some(Record::Relayed) | None => engine.note_vetoed_line(),
                 }
                 continue;
             }
@@ -664,7 +673,8 @@ impl SessionState {
         // Agent lines still queued when the person quit: never hurried out
         // unpaced behind their lines, so not sent.
         while let Some(t) = engine.poll_unsent_agent_line() {
-            if let Some(shown) = self.shared.agent.lock().not_sent(t) {
+            let record = self.shared.agent.lock().not_sent(t);
+            if let Some(Record::Audited(shown)) = record {
                 tracing::info!(
                     target: "rete::network",
                     "AI access line on {} was not sent: {shown}",

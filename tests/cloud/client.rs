@@ -662,9 +662,12 @@ async fn an_agent_line_unacknowledged_at_an_actor_restart_is_answered_once_the_s
 /// fifty a second) are held back by the client, in order, and none is
 /// refused `rate_limited`: each wave here fits the client's queue of
 /// unacknowledged sends, and all of them come well past the service's burst.
+/// (The service's flood throttler is off: it acknowledges a send once the
+/// line is written, and at its default pace these 400 lines would take
+/// thirteen minutes.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lines_past_the_services_request_allowance_are_paced_not_refused() -> Result<()> {
-    let w = CloudWorld::start(&[]).await?;
+    let w = CloudWorld::start(&["--flood-interval-ms", "0"]).await?;
     let (live, _rec) = attach_recorded(&w).await?;
     let sender = live.handle.sender();
     for wave in 0..2 {

@@ -550,6 +550,77 @@ async fn a_send_acknowledged_before_a_restart_is_a_duplicate_after_it() -> Resul
     Ok(())
 }
 
+/// Bug (issue 32, 4): a `send_ack` went out as the line entered the flood
+/// throttler's queue, so `kill -9` lost the acknowledged lines still queued,
+/// and their resends after the restart were answered as duplicates. Now the
+/// ack waits until the line is written: what was acknowledged reached IRC,
+/// what was not is sent by its resend, and each line reaches IRC once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acknowledged_sends_survive_a_kill_and_each_reaches_irc_once() -> Result<()> {
+    const LINES: usize = 8;
+    // Past the throttler's burst of five the lines go two seconds apart:
+    // the kill, right after the sixth ack, falls between two writes.
+    const ACKED_BEFORE_KILL: usize = 6;
+    let mut w = world(&[]).await?;
+    let send = |i: usize| json!({"type":"send","id":format!("k-{i}"),"network":"local","line":format!("PRIVMSG #rete :kill test {i}")});
+    let (mut a, _, _) = Client::attach(&w.service.addr, &w.token, json!([])).await?;
+    for i in 0..LINES {
+        a.send(send(i)).await?;
+    }
+    let mut acked = Vec::new();
+    while acked.len() < ACKED_BEFORE_KILL {
+        let f = a.recv().await?;
+        if f["type"] == "send_ack" {
+            acked.push(f["id"].as_str().unwrap().to_owned());
+        }
+    }
+    restart(&mut w, "alice").await?;
+
+    // The client resends every line it sent, acknowledged or not, and the
+    // last one twice more at once (on its way already, or written: either
+    // way a duplicate).
+    let (mut b, _, _) = Client::attach(&w.service.addr, &w.token, json!([])).await?;
+    for i in (0..LINES).chain([LINES - 1, LINES - 1]) {
+        b.send(send(i)).await?;
+    }
+    let mut answers: std::collections::HashMap<String, Vec<Value>> = Default::default();
+    for _ in 0..LINES + 2 {
+        let f = b.until(|f| f["type"] != "line").await?.pop().unwrap();
+        let id = f["id"].as_str().unwrap_or_default().to_owned();
+        answers.entry(id).or_default().push(f);
+    }
+    for i in 0..LINES {
+        let id = format!("k-{i}");
+        let mut duplicates: Vec<bool> = answers[&id]
+            .iter()
+            .map(|f| {
+                assert_eq!(f["type"], "send_ack", "{f}");
+                f["duplicate"].as_bool().unwrap_or(false)
+            })
+            .collect();
+        duplicates.sort_unstable();
+        let want = match (acked.contains(&id), i == LINES - 1) {
+            (true, _) => vec![true],
+            (false, false) => vec![false],
+            (false, true) => vec![false, true, true],
+        };
+        assert_eq!(duplicates, want, "{id}: {:?}", answers[&id]);
+    }
+    let last = format!(" :kill test {}", LINES - 1);
+    w.bob.wait_for(|l| l.ends_with(&last), WAIT).await?;
+    for i in 0..LINES {
+        let text = format!("PRIVMSG #rete :kill test {i}");
+        let seen = w.bob.lines().iter().filter(|l| l.ends_with(&text)).count();
+        assert_eq!(
+            seen,
+            1,
+            "IRC saw line {i} {seen} times: {:?}",
+            w.bob.lines()
+        );
+    }
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn token_rotation_grace_and_reuse() -> Result<()> {
     let w = world(&["--rotate-after-ms", "0", "--grace-ms", "1500"]).await?;

@@ -9,24 +9,29 @@
 
 use crate::admission::Seat;
 use crate::hub::{sasl_of, Hub, HubOptions, Live};
+use crate::sends::{Outcome, Relay};
 use crate::store::{BacklogEnd, ChainId, FoundChain, StoreError, UserId};
 use crate::sync_lines::sync_lines;
 use crate::tokens::new_token;
 use crate::ws::{close_message, Ws};
+use futures_util::future::BoxFuture;
+use futures_util::stream::FuturesUnordered;
 use futures_util::{SinkExt, StreamExt};
 use rete_actors::wall_clock;
+use rete_cloud_protocol::client::MAX_UNACKED_SENDS;
 use rete_cloud_protocol::codec::{encode_server, MAX_FRAME_BYTES};
 use rete_cloud_protocol::config::ConfigEntry;
 use rete_cloud_protocol::cursor::Offer;
 use rete_cloud_protocol::frame::{
     Auth, Backlog, BacklogRow, Before, ClientFrame, Config, ConfigUpdate, ErrorFrame, Fetch, Hello,
-    LineFrame, NetworkId, NetworkInfo, NetworkState, NetworkUpdate, Ready, Send, SendAck,
-    ServerFrame, StreamId, Sync,
+    LineFrame, NetworkId, NetworkInfo, NetworkState, NetworkUpdate, Ready, RequestId, Send,
+    SendAck, ServerFrame, StreamId, Sync,
 };
 use rete_cloud_protocol::replay::{plan_resume, NextRead, ResumePlan, StreamFeed};
 use rete_cloud_protocol::server::{ServerAction, ServerConfig, ServerConnection};
 use rete_cloud_protocol::token_chain::{AuthOutcome, TokenChain, TokenHash};
 use rete_cloud_protocol::{ErrorCode, IrcLine};
+use rete_engine::line::Line;
 use rete_engine::line::{message_part, MAX_MESSAGE_BYTES};
 use rete_engine::session::CommandError;
 use std::collections::HashMap;
@@ -74,6 +79,18 @@ struct Conn {
     /// authentication and at each acknowledged rotation, unset while a
     /// rotation is in flight (see [`ATTACHED_ROTATE_FLOOR_MS`]).
     rotate_at: Option<Instant>,
+    /// This connection's sends not yet written, each resolving to its
+    /// answer (see [`crate::sends`]).
+    sends: FuturesUnordered<BoxFuture<'static, SendDone>>,
+}
+
+/// A send's end, as its connection answers it.
+struct SendDone {
+    id: RequestId,
+    network: NetworkId,
+    /// A repeat of an id that was on its way already.
+    duplicate: bool,
+    outcome: Outcome,
 }
 
 /// The protocol gate's settings for this service.
@@ -109,6 +126,7 @@ pub async fn serve(
         bound: None,
         feeds: HashMap::new(),
         rotate_at: None,
+        sends: FuturesUnordered::new(),
     };
     let mut live: Option<broadcast::Receiver<Live>> = None;
     loop {
@@ -151,6 +169,7 @@ pub async fn serve(
             },
             _ = sleep => conn.gate.handle_timeout(conn.now()),
             _ = sleep_until_some(conn.rotate_at) => conn.rotate_while_attached(),
+            Some(done) = conn.sends.next(), if !conn.sends.is_empty() => conn.send_done(done),
             _ = shutdown.changed() => conn.gate.shut_down(conn.now()),
         }
     }
@@ -781,17 +800,6 @@ impl Conn {
                 "send: this account has no such network".into(),
             );
         };
-        match self.hub.was_sent(chain, &s.id) {
-            Ok(true) => {
-                return self.send(ServerFrame::SendAck(SendAck {
-                    id: s.id,
-                    duplicate: true,
-                }))
-            }
-            Ok(false) => {}
-            // Not knowing whether it went out, send nothing.
-            Err(e) => return self.send(ServerFrame::Error(internal(&e))),
-        }
         let line = s.line.as_str().to_owned();
         // A server reads at most 512 bytes past the tags (CR LF included) and
         // cuts the rest without a word: refuse rather than acknowledge a line
@@ -807,24 +815,71 @@ impl Conn {
                 ),
             );
         }
-        // Queued in the engine's outbox: its flood throttler paces it.
-        match session.sender().command(move |c| c.quote(&line)).await {
-            Ok(()) => {
-                self.hub.record_sent(chain, &s.id);
-                self.send(ServerFrame::SendAck(SendAck {
-                    id: s.id,
-                    duplicate: false,
-                }));
-            }
-            Err(rete_actors::ReteError::Command(CommandError::Invalid(_))) => self.refuse(
+        if Line::parse(&line).is_err() {
+            return self.refuse(
                 &s.id,
                 ErrorCode::BadLine,
                 "send: the line is not an IRC line".into(),
-            ),
-            Err(_) => self.refuse(
+            );
+        }
+        if self.sends.len() >= MAX_UNACKED_SENDS {
+            return self.refuse(
                 &s.id,
+                ErrorCode::RateLimited,
+                format!("send: {MAX_UNACKED_SENDS} sends of this connection are waiting for IRC already"),
+            );
+        }
+        // Queued in the engine's outbox, paced by its flood throttler, and
+        // acknowledged once written (`send_done`).
+        let relay = match self.hub.relay(chain, &s.id, &session, line) {
+            Ok(r) => r,
+            // Not knowing whether it went out, send nothing.
+            Err(e) => return self.send(ServerFrame::Error(internal(&e))),
+        };
+        let (waiting, duplicate) = match relay {
+            Relay::AlreadySent => {
+                return self.send(ServerFrame::SendAck(SendAck {
+                    id: s.id,
+                    duplicate: true,
+                }))
+            }
+            Relay::Joined(w) => (w, true),
+            Relay::Started(w) => (w, false),
+        };
+        let (id, network) = (s.id, s.network);
+        self.sends.push(Box::pin(async move {
+            SendDone {
+                id,
+                network,
+                duplicate,
+                outcome: waiting.await,
+            }
+        }));
+    }
+
+    /// A line this connection sent reached its end: written (acknowledged),
+    /// or not sent (refused, and not to be sent again).
+    fn send_done(&mut self, done: SendDone) {
+        let SendDone {
+            id,
+            network,
+            duplicate,
+            outcome,
+        } = done;
+        match outcome {
+            Outcome::Sent => self.send(ServerFrame::SendAck(SendAck { id, duplicate })),
+            Outcome::NotConnected => self.refuse(
+                &id,
                 ErrorCode::SendRefused,
-                format!("{} is not connected", s.network.0),
+                format!("{} is not connected", network.0),
+            ),
+            Outcome::NotSent => self.refuse(
+                &id,
+                ErrorCode::SendRefused,
+                format!(
+                    "{}: the connection to IRC ended before the line was written",
+                    network.0
+                ),
             ),
         }
     }

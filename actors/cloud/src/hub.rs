@@ -13,6 +13,7 @@ use crate::admission::{Admission, Limits};
 use crate::buffer_of::{buffer_of, msgid_of};
 use crate::echo::Identity;
 use crate::ingest::{Ingest, Ingested, DEFAULT_INGEST_CAPACITY};
+use crate::sends::{self, InFlight, Outcome, Relay};
 use crate::store::{
     Append, ChainId, CloudStore, NetworkRecord, NetworkSettings, NewRow, StoreError, UserId,
 };
@@ -26,6 +27,7 @@ use rete_cloud_protocol::frame::{
 use rete_cloud_protocol::server::{SentIds, SENT_IDS_CAPACITY, SENT_ID_TTL_MS};
 use rete_engine::clock::UnixMillis;
 use rete_engine::event::{ConnState, Event};
+use rete_engine::flood::FloodConfig;
 use rete_engine::ids::SessionId;
 use rete_engine::sasl::{Credentials, Mechanism};
 use rete_engine::session::{ChannelSpec, SaslSettings, SessionConfig};
@@ -107,6 +109,9 @@ pub struct HubOptions {
     pub admin_poll_ms: u64,
     /// The connection budget (see [`crate::admission`]).
     pub limits: Limits,
+    /// How every network paces the lines it sends (clients' sends are
+    /// acknowledged as they are written, so this paces the acks too).
+    pub flood: FloodConfig,
 }
 
 impl Default for HubOptions {
@@ -119,6 +124,7 @@ impl Default for HubOptions {
             ingest_capacity: DEFAULT_INGEST_CAPACITY,
             admin_poll_ms: 2_000,
             limits: Limits::default(),
+            flood: FloodConfig::default(),
         }
     }
 }
@@ -168,6 +174,8 @@ pub struct Hub {
     handles: Mutex<HashMap<(UserId, NetworkId), SessionHandle>>,
     live: Mutex<HashMap<UserId, broadcast::Sender<Live>>>,
     sent: Mutex<HashMap<ChainId, SentIds>>,
+    /// Sends written to nobody yet (see [`crate::sends`]).
+    in_flight: Mutex<InFlight>,
     /// The options.
     pub options: HubOptions,
     /// The connection budget every connection takes its seat in.
@@ -208,7 +216,7 @@ pub(super) fn sasl_of(s: &NetworkSettings) -> Option<SaslSettings> {
 }
 
 /// The engine configuration of a stored network.
-fn session_spec(record: &NetworkRecord) -> Result<SessionSpec, StoreError> {
+fn session_spec(record: &NetworkRecord, flood: FloodConfig) -> Result<SessionSpec, StoreError> {
     let s = &record.settings;
     let id = SessionId::parse(&record.session).map_err(|_| {
         StoreError::Backend(format!("network {}: bad session id", record.network.0))
@@ -226,6 +234,7 @@ fn session_spec(record: &NetworkRecord) -> Result<SessionSpec, StoreError> {
         })
         .collect();
     config.sasl = sasl_of(s);
+    config.flood = flood;
     Ok(SessionSpec {
         config,
         transport: Transport::Irc(ConnectConfig {
@@ -265,6 +274,7 @@ impl Hub {
             handles: Mutex::new(HashMap::new()),
             live: Mutex::new(HashMap::new()),
             sent: Mutex::new(HashMap::new()),
+            in_flight: Mutex::new(InFlight::default()),
             admission: Arc::new(Mutex::new(Admission::new(options.limits))),
             started: Instant::now(),
             ingest: ingest.clone(),
@@ -296,7 +306,7 @@ impl Hub {
     /// Starts the engine session of a stored network (routed before it
     /// starts, so its first line already has a stream).
     async fn start_network(&self, user: UserId, record: &NetworkRecord) -> Result<(), String> {
-        let spec = session_spec(record).map_err(|e| e.to_string())?;
+        let spec = session_spec(record, self.options.flood).map_err(|e| e.to_string())?;
         self.routes.lock().insert(
             spec.config.id.clone(),
             Route {
@@ -447,10 +457,41 @@ impl Hub {
         self.handles.lock().get(&(user, network.clone())).cloned()
     }
 
+    /// Sends `line` for the send `id` of `chain`, unless that id was sent
+    /// already or is on its way (see [`crate::sends`]): the line goes once,
+    /// and its id is stored as sent before anyone hears it was.
+    pub(crate) fn relay(
+        self: &Arc<Self>,
+        chain: ChainId,
+        id: &RequestId,
+        session: &SessionHandle,
+        line: String,
+    ) -> Result<Relay, StoreError> {
+        // Held while deciding, so two connections sending one id at once
+        // cannot both start it; the task's own removal waits for it.
+        let mut in_flight = self.in_flight.lock();
+        if let Some(waiting) = in_flight.get(chain, id) {
+            return Ok(Relay::Joined(waiting));
+        }
+        if self.was_sent(chain, id)? {
+            return Ok(Relay::AlreadySent);
+        }
+        let hub = Arc::clone(self);
+        let sent_id = id.clone();
+        let waiting = sends::start(&session.sender(), line, move |outcome| {
+            if outcome == Outcome::Sent {
+                hub.record_sent(chain, &sent_id);
+            }
+            hub.in_flight.lock().remove(chain, &sent_id);
+        });
+        in_flight.insert(chain, id.clone(), waiting.clone());
+        Ok(Relay::Started(waiting))
+    }
+
     /// Whether the send `id` was acknowledged on this chain within the time
     /// remembered, in this run or before a restart: a chain's ids are read
     /// from the store at its first send of the run, then kept in memory.
-    pub fn was_sent(&self, chain: ChainId, id: &RequestId) -> Result<bool, StoreError> {
+    fn was_sent(&self, chain: ChainId, id: &RequestId) -> Result<bool, StoreError> {
         let now = wall_clock::now().unsigned();
         if let Some(ids) = self.sent.lock().get_mut(&chain) {
             return Ok(ids.was_sent(now, id));
@@ -471,7 +512,7 @@ impl Hub {
     /// The send `id` went to IRC: remembered in memory and in the store
     /// (before its `send_ack` goes out, so an acknowledged id survives a
     /// restart). A store that fails leaves it in memory only, and says so.
-    pub fn record_sent(&self, chain: ChainId, id: &RequestId) {
+    fn record_sent(&self, chain: ChainId, id: &RequestId) {
         let now = wall_clock::now().unsigned();
         self.sent
             .lock()

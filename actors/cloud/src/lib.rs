@@ -23,6 +23,8 @@
 //!   gap a full queue leaves; `echo`: our own messages stored when the
 //!   server does not echo them.
 //! - [`serve_lock`]: one `serve` per database.
+//! - `sends`: a client's lines on their way to IRC, each acknowledged once
+//!   written, a repeat of its id sharing the first one's outcome.
 //! - `sync_lines`, `buffer_of`, [`tokens`]: small helpers.
 #![deny(missing_docs)]
 
@@ -32,6 +34,7 @@ mod connection;
 mod echo;
 pub mod hub;
 mod ingest;
+mod sends;
 pub mod serve_lock;
 pub mod sqlite;
 pub mod store;

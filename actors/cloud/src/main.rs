@@ -25,6 +25,7 @@ use rete_cloud::ws::{tls_acceptor, Listener};
 use rete_cloud_protocol::config::ConfigEntry;
 use rete_cloud_protocol::frame::NetworkId;
 use rete_cloud_protocol::token_chain::TokenChain;
+use rete_engine::flood::FloodConfig;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -227,6 +228,16 @@ fn cli() -> Command {
                 .arg(num(
                     "admin-poll-ms",
                     "how often to look for networks added while running",
+                    "2000",
+                ))
+                .arg(num(
+                    "flood-burst",
+                    "lines each network may send back to back (its IRC server's flood limit)",
+                    "5",
+                ))
+                .arg(num(
+                    "flood-interval-ms",
+                    "milliseconds per line past the burst (0: no pacing)",
                     "2000",
                 ))
                 .arg(limit(
@@ -547,6 +558,10 @@ async fn serve(m: &ArgMatches) -> Result<(), String> {
         ingest_capacity: usize::try_from(n("ingest-queue").max(1)).unwrap_or(usize::MAX),
         admin_poll_ms: n("admin-poll-ms").max(100),
         limits: limits(m),
+        flood: FloodConfig {
+            burst: u32::try_from(n("flood-burst")).unwrap_or(u32::MAX),
+            interval_ms: n("flood-interval-ms"),
+        },
     };
     let scheme = if tls.is_some() { "wss" } else { "ws" };
     // Refuse a plain non-loopback address before anything connects to IRC.
