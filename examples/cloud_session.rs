@@ -41,6 +41,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 tls_fingerprint: None,
                 connect_timeout: Duration::from_secs(15),
                 token_store: Arc::new(MemoryTokens(Mutex::new((Token::new(token), None)))),
+                // In memory: a restarted example starts live.
+                resume_store: None,
             }),
             autoconnect: true,
             reconnect: Backoff::new(Duration::from_secs(1), Duration::from_secs(60)),

@@ -324,6 +324,8 @@ impl Actor for SessionActor {
         if let Some(t) = state.tasks.take() {
             t.abort();
         }
+        // A host stopping (reterm's /quit) resumes here next run.
+        state.store_resume(true);
         Ok(())
     }
 

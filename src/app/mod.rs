@@ -26,6 +26,7 @@
 
 mod approval;
 mod buffers;
+mod cloud_resume;
 mod cloud_token;
 mod control;
 mod dispatch;

@@ -54,6 +54,7 @@ pub fn session_spec(net: &NetworkConfig) -> anyhow::Result<SessionSpec> {
         },
     });
     if let Some(cloud) = &net.cloud {
+        let session = config.id.to_string();
         let path = reterm::secrets::secrets_path()?;
         let store = super::cloud_token::SecretsFileToken {
             path,
@@ -68,6 +69,18 @@ pub fn session_spec(net: &NetworkConfig) -> anyhow::Result<SessionSpec> {
                 tls_fingerprint: net.tls_fingerprint.clone(),
                 connect_timeout: CONNECT_TIMEOUT,
                 token_store: std::sync::Arc::new(store),
+                // Without a home the points live in memory: a restart
+                // starts live, with each channel's newest rows.
+                resume_store: std::env::var_os("HOME")
+                    .filter(|h| !h.is_empty())
+                    .map(|home| {
+                        let file = super::cloud_resume::ResumeFile::of(
+                            std::path::Path::new(&home),
+                            &session,
+                        );
+                        std::sync::Arc::new(file)
+                            as std::sync::Arc<dyn rete_transports::CloudResumeStore>
+                    }),
             }),
             autoconnect: net.autoconnect,
             reconnect: Backoff::new(RECONNECT_BASE, RECONNECT_MAX),

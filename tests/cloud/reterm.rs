@@ -168,14 +168,37 @@ async fn reterm_on_retecloud_token_rows_smsg_refused_and_rotation_across_a_resta
         "the /smsg reached IRC"
     );
 
+    // Said while reterm is away: more than the 50 rows a channel's first
+    // fetch brings, so only a resume point kept on disk shows them all.
+    const MISSED: u32 = 120;
+    for i in 1..=MISSED {
+        w.bob.privmsg("#rete", &format!("missed {i}")).await?;
+    }
+
     // Past the first token's grace (so presenting it again would be reuse,
-    // revoking the chain): a restarted reterm attaches with the stored one.
+    // revoking the chain): a restarted reterm attaches with the stored one,
+    // and resumes where the first run stopped.
     tokio::time::sleep(Duration::from_millis(1200)).await;
     let mut reterm = RetermProcess::spawn(RETERM, home.path(), &[])?;
     reterm
         .wait_for_line(|l| state_of(l, NET) == Some("connected"), WAIT)
         .await
         .with_context(|| reterm.stderr_text())?;
+    let last = format!("missed {MISSED}");
+    reterm
+        .wait_for_line(|l| l.ends_with(&last), WAIT)
+        .await
+        .with_context(|| reterm.stderr_text())?;
+    let shown: Vec<u32> = reterm
+        .lines()
+        .iter()
+        .filter_map(|l| l.rsplit_once("missed ").and_then(|(_, n)| n.parse().ok()))
+        .collect();
+    ensure!(
+        shown == (1..=MISSED).collect::<Vec<_>>(),
+        "the restarted reterm showed {} of the {MISSED} rows missed: {shown:?}",
+        shown.len()
+    );
     w.bob.privmsg("#rete", "after the restart").await?;
     reterm
         .wait_for_line(|l| l.contains("after the restart"), WAIT)

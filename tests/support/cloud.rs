@@ -309,5 +309,6 @@ pub fn transport(url: &str, tokens: Arc<dyn CloudTokenStore>) -> rete_transports
         tls_fingerprint: None,
         connect_timeout: Duration::from_secs(5),
         token_store: tokens,
+        resume_store: None,
     })
 }

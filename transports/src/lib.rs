@@ -33,4 +33,6 @@ pub use connect::{connect, ConnectConfig, ConnectError, Connection};
 pub use lines::{LineReader, LineWriter, MAX_LINE_LEN};
 pub use tls::{parse_fingerprint, TlsInfo};
 pub use transport::{Transport, TransportKind};
-pub use websocket::{CloudConfig, CloudTokenStore, TokenStoreError, TokenStored};
+pub use websocket::{
+    CloudConfig, CloudResumeStore, CloudTokenStore, ResumeStoreError, TokenStoreError, TokenStored,
+};

@@ -86,6 +86,7 @@ mod tests {
             tls_fingerprint: None,
             connect_timeout: Duration::from_secs(5),
             token_store: std::sync::Arc::new(NoStore),
+            resume_store: None,
         });
         assert_eq!(t.kind().as_str(), "retecloud");
     }

@@ -24,6 +24,7 @@ use tokio_tungstenite::WebSocketStream;
 use crate::connect::{connect_tcp, ConnectConfig, ConnectError};
 use crate::tls::{self, TlsInfo};
 use rete_cloud_protocol::codec::MAX_FRAME_BYTES;
+use rete_cloud_protocol::frame::ResumePoint;
 use rete_cloud_protocol::Token;
 
 /// Messages above this are dropped by the WebSocket layer itself; those
@@ -64,6 +65,24 @@ pub enum TokenStored {
 #[error("{0}")]
 pub struct TokenStoreError(pub String);
 
+/// Where a ReteCloud session keeps its resume points between runs of the
+/// host, so a restarted client replays exactly the rows it missed instead
+/// of only the newest. Read once, when the session first connects; written
+/// as rows arrive (at most every few seconds) and when a connection ends.
+/// A point written late only means rows shown again after a restart;
+/// none is ever written ahead of the rows the session took.
+pub trait CloudResumeStore: Send + Sync + 'static {
+    /// The points stored (empty when none were).
+    fn load(&self) -> Result<Vec<ResumePoint>, ResumeStoreError>;
+    /// Replaces the stored points with `points`.
+    fn store(&self, points: &[ResumePoint]) -> Result<(), ResumeStoreError>;
+}
+
+/// Why resume points could not be read or written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ResumeStoreError(pub String);
+
 /// A ReteCloud session's transport settings.
 #[derive(Clone)]
 pub struct CloudConfig {
@@ -79,6 +98,9 @@ pub struct CloudConfig {
     pub connect_timeout: Duration,
     /// Where the token is read from and a rotated one written to.
     pub token_store: Arc<dyn CloudTokenStore>,
+    /// Where resume points outlive the process; `None`: in memory only,
+    /// so a restarted host starts live with the recent rows of each channel.
+    pub resume_store: Option<Arc<dyn CloudResumeStore>>,
 }
 
 impl fmt::Debug for CloudConfig {
@@ -99,6 +121,10 @@ impl PartialEq for CloudConfig {
             && self.tls_fingerprint == other.tls_fingerprint
             && self.connect_timeout == other.connect_timeout
             && Arc::ptr_eq(&self.token_store, &other.token_store)
+            && match (&self.resume_store, &other.resume_store) {
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                (a, b) => a.is_none() && b.is_none(),
+            }
     }
 }
 

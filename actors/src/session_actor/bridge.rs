@@ -41,7 +41,9 @@ use crate::cloud_backlog::{BacklogReply, CloudBacklogError, OlderRows, MAX_BACKL
 use crate::cloud_settings::{shown_text, CloudSettingsError, SettingsReply};
 use rete_cloud_protocol::client::{ClientConfig, CloseReason, Reconnect};
 use rete_cloud_protocol::config::ConfigEntry;
-use rete_cloud_protocol::frame::{Backlog, Before, NetworkId, NetworkState, RequestId, StreamId};
+use rete_cloud_protocol::frame::{
+    Backlog, Before, NetworkId, NetworkState, RequestId, ResumePoint, StreamId,
+};
 use rete_cloud_protocol::{
     decode_server, encode_client, Action, CloudClient, ErrorCode, IrcLine, Token,
 };
@@ -54,6 +56,11 @@ const AUTH_TIMEOUT_MS: u64 = 15_000;
 
 /// Rows of each channel fetched at a stream's first attach in a run.
 const FIRST_FETCH_ROWS: u32 = 50;
+
+/// The least time between two stores of the resume points while rows
+/// arrive (a connection's end and `ready` store them at once): a host
+/// killed meanwhile shows at most this much again after its restart.
+pub(super) const RESUME_STORE_INTERVAL_MS: u64 = 5_000;
 
 /// A ReteCloud session's bridge (see the module doc); empty for IRC.
 #[derive(Default)]
@@ -83,6 +90,8 @@ pub(crate) struct Bridge {
     settings: HashMap<RequestId, SettingsReply>,
     /// Outputs made from the client's last action, before its next one.
     outputs: VecDeque<Output>,
+    /// The resume points last handed out to be stored, and when.
+    stored_resume: Option<(u64, Vec<ResumePoint>)>,
 }
 
 /// A fetch in flight.
@@ -405,12 +414,18 @@ impl Bridge {
     /// reterm) may have stored a later token, and the one to present is the
     /// one stored (PROTOCOL §9 rule 1). An explicit connect sets it even
     /// when unchanged, which also lifts a stop.
+    ///
+    /// `resume` reads the resume points a host kept from an earlier run; it
+    /// is called once, when the client is made at the first connection. A
+    /// stream resumed from one replays exactly the rows missed, so its
+    /// recent history is not fetched as well.
     pub(super) fn handle_open(
         &mut self,
         now: u64,
         network: &str,
         stored: Result<Option<Token>, String>,
         id_prefix: u64,
+        resume: impl FnOnce() -> Vec<ResumePoint>,
     ) -> Opened {
         network.clone_into(&mut self.network);
         let reload = std::mem::take(&mut self.reload_token);
@@ -420,9 +435,12 @@ impl Bridge {
                     Some(c) if reload || c.token() != &token => c.set_token(token),
                     Some(_) => {}
                     None => {
+                        let resume = resume();
+                        self.fetched.extend(resume.iter().map(|p| p.stream.clone()));
+                        self.stored_resume = Some((now, resume.clone()));
                         self.client = Some(CloudClient::new(
                             token,
-                            [],
+                            resume,
                             ClientConfig {
                                 client: format!("rete/{}", env!("CARGO_PKG_VERSION")),
                                 auth_timeout_ms: AUTH_TIMEOUT_MS,
@@ -473,6 +491,28 @@ impl Bridge {
         }
         // The requests of that connection get no answer on a later one.
         self.settle_requests();
+    }
+
+    /// The resume points to store now, if they moved since last stored and
+    /// `RESUME_STORE_INTERVAL_MS` passed since (or at once when `now_due`:
+    /// a connection's end, a `ready`). Taken after the rows that moved
+    /// them were handed to the engine.
+    pub(super) fn resume_to_store(&mut self, now: u64, now_due: bool) -> Option<Vec<ResumePoint>> {
+        let c = self.client.as_ref()?;
+        if let Some((at, points)) = &self.stored_resume {
+            if !now_due && now < at.saturating_add(RESUME_STORE_INTERVAL_MS) {
+                return None;
+            }
+            let current = c.resume_points();
+            if &current == points {
+                return None;
+            }
+            self.stored_resume = Some((now, current.clone()));
+            return Some(current);
+        }
+        let current = c.resume_points();
+        self.stored_resume = Some((now, current.clone()));
+        Some(current)
     }
 
     /// Time passed: the client's heartbeat and deadlines.

@@ -138,11 +138,26 @@ impl SessionState {
         };
         let now = self.shared.now();
         let stored = cfg.token_store.load().map_err(|e| e.to_string());
-        let opened =
-            self.shared
-                .cloud
-                .lock()
-                .handle_open(now.mono.0, &cfg.network, stored, rand::random());
+        let id = &self.shared.id;
+        let resume = || match cfg.resume_store.as_ref().map(|s| s.load()) {
+            Some(Ok(points)) => points,
+            Some(Err(e)) => {
+                tracing::warn!(
+                    target: "rete::network",
+                    session = %id,
+                    "the stored ReteCloud resume points could not be read ({e}); starting live"
+                );
+                Vec::new()
+            }
+            None => Vec::new(),
+        };
+        let opened = self.shared.cloud.lock().handle_open(
+            now.mono.0,
+            &cfg.network,
+            stored,
+            rand::random(),
+            resume,
+        );
         match opened {
             Opened::Authenticating => {}
             Opened::WithHeldToken => tracing::warn!(
@@ -253,6 +268,35 @@ impl SessionState {
     pub(super) fn link_closed(&mut self) {
         if let Link::ReteCloud(_) = &self.link {
             self.shared.cloud.lock().handle_closed();
+            self.store_resume(true);
+        }
+    }
+
+    /// Stores the ReteCloud client's resume points where the host keeps
+    /// them, when they moved (see `Bridge::resume_to_store`). A small
+    /// write, done here on the actor so that the points stored never run
+    /// ahead of the rows handed to the engine.
+    pub(super) fn store_resume(&self, now_due: bool) {
+        let Link::ReteCloud(cfg) = &self.link else {
+            return;
+        };
+        let Some(store) = &cfg.resume_store else {
+            return;
+        };
+        let now = self.shared.now();
+        let points = self
+            .shared
+            .cloud
+            .lock()
+            .resume_to_store(now.mono.0, now_due);
+        if let Some(points) = points {
+            if let Err(e) = store.store(&points) {
+                tracing::warn!(
+                    target: "rete::network",
+                    session = %self.shared.id,
+                    "the ReteCloud resume points could not be stored: {e}"
+                );
+            }
         }
     }
 
@@ -306,9 +350,13 @@ impl SessionState {
             return false;
         }
         let mut fed = false;
+        let mut ready = false;
         loop {
             let output = self.shared.cloud.lock().poll_output();
             let Some(output) = output else {
+                if fed || ready {
+                    self.store_resume(ready);
+                }
                 return fed;
             };
             let now = self.shared.now();
@@ -359,6 +407,7 @@ impl SessionState {
                     fed = true;
                 }
                 Output::Ready => {
+                    ready = true;
                     // Attached; the delays start over once it stays up a
                     // while (`HEALTHY_AFTER`), as for a registered IRC link.
                     self.shared.backoff.lock().proven(now.mono.0);

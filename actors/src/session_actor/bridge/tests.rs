@@ -95,7 +95,7 @@ fn carry_out(b: &mut Bridge) -> Vec<String> {
 
 /// Opens, authenticates and takes `ready`: attached and live.
 fn attach(b: &mut Bridge, now: u64) -> Vec<String> {
-    let opened = b.handle_open(now, NET, Ok(Some(Token::new("rct1_first"))), 7);
+    let opened = b.handle_open(now, NET, Ok(Some(Token::new("rct1_first"))), 7, Vec::new);
     assert_eq!(opened, Opened::Authenticating);
     feed(b, now + 1, hello_on(NET, NetworkState::Connected));
     feed(b, now + 2, ServerFrame::Ready(Ready {}));
@@ -537,7 +537,7 @@ fn rows_sync_and_news_of_other_streams_are_not_fed() {
 #[test]
 fn a_network_the_service_does_not_list_stops_the_session() {
     let mut b = Bridge::default();
-    let _ = b.handle_open(0, "oftc", Ok(Some(Token::new("rct1_first"))), 7);
+    let _ = b.handle_open(0, "oftc", Ok(Some(Token::new("rct1_first"))), 7, Vec::new);
     feed(&mut b, 1, hello_on(NET, NetworkState::Connected));
     assert_eq!(
         outputs(&mut b),
@@ -551,7 +551,7 @@ fn a_network_the_service_does_not_list_stops_the_session() {
 #[test]
 fn an_upstream_down_at_attach_is_said() {
     let mut b = Bridge::default();
-    let _ = b.handle_open(0, NET, Ok(Some(Token::new("rct1_first"))), 7);
+    let _ = b.handle_open(0, NET, Ok(Some(Token::new("rct1_first"))), 7, Vec::new);
     feed(&mut b, 1, hello_on(NET, NetworkState::Connecting));
     assert_eq!(
         outputs(&mut b),
@@ -570,7 +570,7 @@ fn a_refused_token_stops_and_the_lines_held_are_not_sent() {
     let _ = b.send_line(10, "PRIVMSG #rete :person".into(), None);
     let _ = outputs(&mut b);
     b.handle_closed();
-    let _ = b.handle_open(100, NET, Ok(Some(Token::new("rct1_first"))), 7);
+    let _ = b.handle_open(100, NET, Ok(Some(Token::new("rct1_first"))), 7, Vec::new);
     let mut fatal = ErrorFrame::new(ErrorCode::AuthFailed, "no");
     fatal.fatal = true;
     feed(&mut b, 101, ServerFrame::Error(fatal));
@@ -610,13 +610,16 @@ fn a_lost_connection_is_retried() {
 #[test]
 fn no_token_to_present_refuses_and_a_held_one_is_presented() {
     let mut b = Bridge::default();
-    assert_eq!(b.handle_open(0, NET, Ok(None), 7), Opened::Refused);
+    assert_eq!(
+        b.handle_open(0, NET, Ok(None), 7, Vec::new),
+        Opened::Refused
+    );
     assert_eq!(
         outputs(&mut b),
         ["close refused=true: no ReteCloud token is set for this session; set one with reterm retecloud-token"]
     );
     assert_eq!(
-        b.handle_open(0, NET, Err("permission denied".into()), 7),
+        b.handle_open(0, NET, Err("permission denied".into()), 7, Vec::new),
         Opened::Refused
     );
     assert_eq!(
@@ -626,14 +629,17 @@ fn no_token_to_present_refuses_and_a_held_one_is_presented() {
     let _ = attach(&mut b, 10);
     b.handle_closed();
     assert_eq!(
-        b.handle_open(100, NET, Err("permission denied".into()), 7),
+        b.handle_open(100, NET, Err("permission denied".into()), 7, Vec::new),
         Opened::WithHeldToken
     );
     assert_eq!(outputs(&mut b), ["send auth resume=1"]);
     // After an explicit connect, the held token is not enough.
     b.handle_closed();
     b.reload_token();
-    assert_eq!(b.handle_open(200, NET, Ok(None), 7), Opened::Refused);
+    assert_eq!(
+        b.handle_open(200, NET, Ok(None), 7, Vec::new),
+        Opened::Refused
+    );
 }
 
 #[test]
@@ -718,4 +724,67 @@ fn a_services_message_is_escaped_before_it_reaches_a_host() {
     let shown = shown_message("no such network\u{1b}[2J\r\nfake line");
     assert_eq!(shown, "no such network\\u{1B}[2J\\r\\nfake line");
     assert_eq!(shown_message("plain text"), "plain text");
+}
+
+fn live_row(seq: u64) -> ServerFrame {
+    ServerFrame::Line(LineFrame {
+        stream: stream(),
+        seq,
+        time: 1_764_644_400_000,
+        line: IrcLine::new(":bob!b@h PRIVMSG #rete :hi"),
+        replay: false,
+    })
+}
+
+fn point(after: u64) -> ResumePoint {
+    ResumePoint {
+        stream: stream(),
+        after,
+    }
+}
+
+/// Bug (issue 32, 9): a restarted reterm showed 50 of 120 rows missed,
+/// since its resume points lived in memory only. Points kept from an
+/// earlier run are offered at the first `auth`, and the stream they resume
+/// is not fetched as if new.
+#[test]
+fn resume_points_from_an_earlier_run_are_offered_and_not_fetched_again() {
+    let mut b = Bridge::default();
+    let mut read = 0;
+    let opened = b.handle_open(0, NET, Ok(Some(Token::new("rct1_first"))), 7, || {
+        read += 1;
+        vec![point(30)]
+    });
+    assert_eq!(opened, Opened::Authenticating);
+    assert_eq!(outputs(&mut b), ["send auth resume=1"]);
+    feed(&mut b, 1, hello_on(NET, NetworkState::Connected));
+    feed(&mut b, 2, ServerFrame::Ready(Ready {}));
+    let _ = outputs(&mut b);
+    b.fetch_first_history(3, vec!["#rete".into()]);
+    assert!(outputs(&mut b).is_empty(), "resumed exactly: not fetched");
+    // The store is read once, at the client's making.
+    b.handle_closed();
+    let _ = b.handle_open(10, NET, Ok(Some(Token::new("rct1_first"))), 7, || {
+        read += 1;
+        Vec::new()
+    });
+    assert_eq!(read, 1);
+}
+
+#[test]
+fn resume_points_are_stored_when_they_moved_at_most_every_interval() {
+    let mut b = attached();
+    // At `ready`: the point the attach set (the stream's latest).
+    assert_eq!(b.resume_to_store(3, true), Some(vec![point(100)]));
+    assert_eq!(b.resume_to_store(4, true), None, "unchanged");
+    feed(&mut b, 10, live_row(101));
+    let _ = outputs(&mut b);
+    assert_eq!(b.resume_to_store(11, false), None, "too soon");
+    let due = 3 + RESUME_STORE_INTERVAL_MS;
+    assert_eq!(b.resume_to_store(due, false), Some(vec![point(101)]));
+    feed(&mut b, due + 1, live_row(102));
+    let _ = outputs(&mut b);
+    // A connection's end stores at once.
+    b.handle_closed();
+    assert_eq!(b.resume_to_store(due + 2, true), Some(vec![point(102)]));
 }
