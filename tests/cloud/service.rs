@@ -1201,6 +1201,60 @@ async fn sync_carries_isupport_prefixed_names_the_topic_and_the_modes() -> Resul
     Ok(())
 }
 
+/// `network set` took effect only at the service's next start (issue 32,
+/// 6). Now a running network reconnects with the new settings, on the same
+/// stream; a client's own change (channels here) is the session's to apply
+/// and reconnects nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn network_set_reconnects_a_running_network_with_its_new_settings() -> Result<()> {
+    let mut w = world(&["--admin-poll-ms", "200"]).await?;
+    w.bob.join("#more").await?;
+    let (mut a, _, _) = Client::attach(&w.service.addr, &w.token, json!([])).await?;
+    a.send(
+        json!({"type":"config_update","id":"c1","network":"local","entries":[
+        {"key":"channels","value":["#rete","#more"]}]}),
+    )
+    .await?;
+    a.until(|f| f["type"] == "config").await?;
+    w.bob
+        .wait_for(
+            |l| l.starts_with(":alice!") && l.contains("JOIN") && l.contains("#more"),
+            WAIT,
+        )
+        .await?;
+
+    let second = Inspircd::start(InspircdConfig::new()).await?;
+    let mut carol = Bot::connect(second.port(), "carol").await?;
+    carol.join("#rete").await?;
+    let server = format!("127.0.0.1:{}", second.port());
+    cli(
+        &w.db,
+        &["network", "set", "alice", "local", "--server", &server],
+    )?;
+    w.bob
+        .wait_for(|l| l.starts_with(":alice!") && l.contains(" QUIT "), WAIT)
+        .await?;
+    carol
+        .wait_for(
+            |l| l.starts_with(":alice!") && l.contains("JOIN") && l.contains("#rete"),
+            WAIT,
+        )
+        .await?;
+    carol.privmsg("#rete", "on the new server").await?;
+    a.until(|f| says(f, "on the new server")).await?;
+    let quits: Vec<&String> = w
+        .bob
+        .lines()
+        .iter()
+        .filter(|l| l.starts_with(":alice!") && l.contains(" QUIT "))
+        .collect();
+    assert!(
+        quits.len() == 1 && quits[0].contains("Reconnecting"),
+        "alice left the first server once, for the admin's change: {quits:?}"
+    );
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn admin_changes_apply_while_running() -> Result<()> {
     let mut w = world(&["--admin-poll-ms", "200"]).await?;

@@ -124,7 +124,7 @@ fn cli() -> Command {
                     Command::new("set")
                         .about(
                             "changes a network's server, TLS, nick or channels (only what is \
-                             given); the service uses them from its next start",
+                             given); a running service reconnects the network with them",
                         )
                         .arg(Arg::new("user").required(true))
                         .arg(Arg::new("network").required(true))
@@ -415,7 +415,7 @@ fn network_set(m: &ArgMatches) -> Result<(), String> {
         .save_settings(user, &network, &record.settings)
         .map_err(|e| e.to_string())?;
     println!(
-        "network {} changed; the service uses it from its next start",
+        "network {} changed; a running service reconnects it with the new settings",
         network.0
     );
     Ok(())
