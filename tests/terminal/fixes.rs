@@ -626,3 +626,84 @@ async fn server_add_list_and_remove() -> Result<()> {
     ensure!(!fs::read_to_string(&config)?.contains("\"other\""));
     Ok(())
 }
+
+/// Issue 36: `/reload` reported a changed nick, channel list or realname as
+/// "applied when reterm restarts". Now it asks for the nick at once, joins
+/// and parts at once, and registers with the new realname at the next
+/// connection; a changed server still waits for a restart, and says so.
+#[tokio::test]
+async fn reload_applies_nick_channels_and_login_to_the_running_network() -> Result<()> {
+    let Session {
+        _ircd,
+        home,
+        mut reterm,
+        mut bot,
+    } = start("").await?;
+    bot.join("#more").await?;
+    let path = home.path().join(".rete/reterm.toml");
+    let text = fs::read_to_string(&path)?;
+    let edited = text
+        .replace(
+            &format!("nick = \"{NICK}\""),
+            "nick = \"rt2\"\nrealname = \"New Name\"",
+        )
+        .replace(
+            "channels = [\"#rete\"]",
+            "channels = [\"#rete\", \"#more\"]",
+        )
+        .replace("host = \"127.0.0.1\"", "host = \"localhost\"");
+    ensure!(
+        edited.matches("rt2").count() == 1
+            && edited.contains("#more")
+            && edited.contains("localhost"),
+        "{text}"
+    );
+    fs::write(&path, &edited)?;
+    reterm.send("/reload").await?;
+    // The channels are set before the nick.
+    bot.wait_for(
+        |l| {
+            let m = Msg::parse(l);
+            m.command == "JOIN" && m.source_nick() == Some(NICK) && m.param(0) == "#more"
+        },
+        WAIT,
+    )
+    .await?;
+    bot.wait_for(
+        |l| {
+            let m = Msg::parse(l);
+            m.command == "NICK" && m.source_nick() == Some(NICK) && m.param(0) == "rt2"
+        },
+        WAIT,
+    )
+    .await?;
+    let said = reterm
+        .collect_until(|l| l.starts_with("-!- reloaded "), WAIT)
+        .await?;
+    ensure!(
+        said.iter().any(|l| l
+            == "-!- test: applied the nick, the channels, the login (from the next connection)"),
+        "{said:#?}"
+    );
+    ensure!(
+        said.iter()
+            .any(|l| l == "-!- changed in the file, applied when reterm restarts: test (server)"),
+        "{said:#?}"
+    );
+    // The realname is the next connection's.
+    reterm.send("/reconnect").await?;
+    reterm
+        .wait_for_line(
+            row_where("#more", |b| {
+                b.starts_with("--> rt2 ") && b.ends_with(" joined")
+            }),
+            WAIT,
+        )
+        .await?;
+    bot.send("WHOIS rt2").await?;
+    let whois = bot
+        .wait_for(|l| Msg::parse(l).command == "311", WAIT)
+        .await?;
+    ensure!(Msg::parse(&whois).param(5) == "New Name", "{whois}");
+    Ok(())
+}

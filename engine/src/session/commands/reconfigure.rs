@@ -49,13 +49,33 @@ impl Commands<'_> {
     /// new ones are joined and the others parted at once; either way a
     /// reconnect joins exactly these. Nothing changes when one name is bad.
     pub fn set_channels(&mut self, channels: &[&str]) -> Result<(), CommandError> {
+        let specs: Vec<ChannelSpec> = channels
+            .iter()
+            .map(|c| ChannelSpec {
+                name: (*c).to_owned(),
+                key: None,
+            })
+            .collect();
+        self.set_channel_specs(&specs)
+    }
+
+    /// [`set_channels`](Self::set_channels) with each channel's key (the
+    /// new ones are joined with it). Nothing changes when one name or key
+    /// is bad.
+    pub fn set_channel_specs(&mut self, channels: &[ChannelSpec]) -> Result<(), CommandError> {
         for c in channels {
-            check_word("channel", c)?;
-            if !self.s.isupport.is_channel(c) {
-                return Err(CommandError::Invalid(format!("{c} is not a channel name")));
+            check_word("channel", &c.name)?;
+            if let Some(k) = &c.key {
+                check_word("key", k)?;
+            }
+            if !self.s.isupport.is_channel(&c.name) {
+                return Err(CommandError::Invalid(format!(
+                    "{} is not a channel name",
+                    c.name
+                )));
             }
         }
-        let wanted: Vec<String> = channels.iter().map(|c| self.s.fold(c)).collect();
+        let wanted: Vec<String> = channels.iter().map(|c| self.s.fold(&c.name)).collect();
         let gone: Vec<String> = self
             .s
             .wanted_channels
@@ -71,17 +91,24 @@ impl Commands<'_> {
             }
         }
         for c in channels {
-            if !self.s.wanted_channels.contains_key(&self.s.fold(c)) {
-                self.join(c, None)?;
+            if !self.s.wanted_channels.contains_key(&self.s.fold(&c.name)) {
+                self.join(&c.name, c.key.as_deref())?;
             }
         }
-        self.s.config.channels = channels
-            .iter()
-            .map(|c| ChannelSpec {
-                name: (*c).to_owned(),
-                key: None,
-            })
-            .collect();
+        self.s.config.channels = channels.to_vec();
+        Ok(())
+    }
+
+    /// Makes `nick` the nick registrations ask for first (over one taken
+    /// with `/nick` before), and when connected or registering asks the
+    /// server for it now.
+    pub fn set_nick(&mut self, nick: &str) -> Result<(), CommandError> {
+        check_word("nick", nick)?;
+        if self.connected().is_ok() || self.s.registering() {
+            self.nick(nick)?;
+        }
+        self.s.config.nick = nick.to_owned();
+        self.s.preferred_nick = None;
         Ok(())
     }
 }
@@ -176,5 +203,53 @@ mod tests {
             .filter(|l| l.starts_with("JOIN"))
             .collect();
         assert_eq!(joins, ["JOIN #new"]);
+    }
+
+    #[test]
+    fn a_nick_set_is_asked_for_now_and_first_at_the_next_registration() {
+        let mut s = session();
+        let mut at = 1_000;
+        s.handle_connected(now(at), "127.0.0.1:6667", None, [7; 18]);
+        sent(&mut s, &mut at);
+        s.handle_line(now(at), ":srv 001 rete :Welcome");
+        sent(&mut s, &mut at);
+        // A nick taken with /nick, which the next connection would try first.
+        s.commands().nick("other").unwrap();
+        sent(&mut s, &mut at);
+        s.handle_line(now(at), ":rete!r@h NICK :other");
+        assert!(s.commands().set_nick("a b").is_err());
+        s.commands().set_nick("renamed").unwrap();
+        let out = sent(&mut s, &mut at);
+        assert!(out.iter().any(|l| l == "NICK renamed"), "{out:?}");
+        s.handle_disconnected(now(at), "gone");
+        s.handle_connected(now(at), "127.0.0.1:6667", None, [7; 18]);
+        let out = sent(&mut s, &mut at);
+        assert!(out.iter().any(|l| l == "NICK renamed"), "{out:?}");
+    }
+
+    #[test]
+    fn channels_set_with_a_key_are_joined_with_it() {
+        let mut s = session();
+        let mut at = 1_000;
+        s.handle_connected(now(at), "127.0.0.1:6667", None, [7; 18]);
+        sent(&mut s, &mut at);
+        s.handle_line(now(at), ":srv 001 rete :Welcome");
+        sent(&mut s, &mut at);
+        s.handle_line(now(at), ":rete!r@h JOIN #old");
+        let specs = [
+            ChannelSpec {
+                name: "#old".into(),
+                key: None,
+            },
+            ChannelSpec {
+                name: "#locked".into(),
+                key: Some("sesame".into()),
+            },
+        ];
+        s.commands().set_channel_specs(&specs).unwrap();
+        let out = sent(&mut s, &mut at);
+        assert!(out.iter().any(|l| l == "JOIN #locked sesame"), "{out:?}");
+        assert!(!out.iter().any(|l| l.starts_with("PART")), "{out:?}");
+        assert!(s.view().secrets().contains_secret("a sesame b"));
     }
 }
