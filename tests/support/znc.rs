@@ -49,9 +49,18 @@ pub struct ZncConfig {
     channels: Vec<String>,
     auto_clear_chan_buffer: bool,
     buffer_size: u32,
+    /// One network per channel (`test`, `test1`, …), the i-th as `{nick}{i}`
+    /// in the i-th channel only, instead of one network in them all.
+    network_per_channel: bool,
 }
 
 impl ZncConfig {
+    /// One network per channel instead of one in them all (see the field).
+    pub fn network_per_channel(mut self) -> Self {
+        self.network_per_channel = true;
+        self
+    }
+
     /// ZNC for the server on `upstream_port`, on IRC as `nick`.
     pub fn new(upstream_port: u16, nick: &str) -> Self {
         Self {
@@ -61,6 +70,7 @@ impl ZncConfig {
             channels: Vec::new(),
             auto_clear_chan_buffer: true,
             buffer_size: 500,
+            network_per_channel: false,
         }
     }
 
@@ -130,6 +140,11 @@ impl Znc {
     /// The client port.
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// ZNC's process id (for its memory).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(ManagedChild::pid)
     }
 
     /// The `PASS` a client logs in with: `user/network:password`.
@@ -246,20 +261,40 @@ fn render_config(config: &ZncConfig, port: u16, password: &str) -> String {
     let _ = writeln!(c, "    AutoClearQueryBuffer = {clear}");
     let _ = writeln!(c, "    ChanBufferSize = {size}");
     let _ = writeln!(c, "    QueryBufferSize = {size}");
-    let _ = writeln!(c, "    <Network {NETWORK}>");
-    let _ = writeln!(
-        c,
-        "        Server = 127.0.0.1 {} {server_pass}",
-        config.upstream_port
-    );
-    // ZNC's own pacing towards the server: off, the test servers have no flood limits.
-    let _ = writeln!(c, "        FloodBurst = 1000");
-    let _ = writeln!(c, "        FloodRate = 1000");
-    for chan in &config.channels {
-        let _ = writeln!(c, "        <Chan {chan}>");
-        let _ = writeln!(c, "        </Chan>");
+    let networks: Vec<(String, Option<String>, Vec<&String>)> = if config.network_per_channel {
+        (config.channels.iter().enumerate())
+            .map(|(i, chan)| {
+                let name = if i == 0 {
+                    NETWORK.to_owned()
+                } else {
+                    format!("{NETWORK}{i}")
+                };
+                (name, Some(format!("{nick}{i}")), vec![chan])
+            })
+            .collect()
+    } else {
+        vec![(NETWORK.to_owned(), None, config.channels.iter().collect())]
+    };
+    for (name, own_nick, channels) in networks {
+        let _ = writeln!(c, "    <Network {name}>");
+        if let Some(n) = own_nick {
+            let _ = writeln!(c, "        Nick = {n}");
+            let _ = writeln!(c, "        AltNick = {n}_");
+        }
+        let _ = writeln!(
+            c,
+            "        Server = 127.0.0.1 {} {server_pass}",
+            config.upstream_port
+        );
+        // ZNC's own pacing towards the server: off, the test servers have no flood limits.
+        let _ = writeln!(c, "        FloodBurst = 1000");
+        let _ = writeln!(c, "        FloodRate = 1000");
+        for chan in channels {
+            let _ = writeln!(c, "        <Chan {chan}>");
+            let _ = writeln!(c, "        </Chan>");
+        }
+        let _ = writeln!(c, "    </Network>");
     }
-    let _ = writeln!(c, "    </Network>");
     let _ = writeln!(c, "</User>");
     c
 }

@@ -210,6 +210,12 @@ impl AcceptPause {
     }
 }
 
+/// Each connection's read buffer, allocated up front. Tungstenite's default
+/// (128 KiB) suits a few busy sockets; a client's frames are small and its
+/// requests few, and the service holds many idle clients
+/// (`benches/cloud_memory.rs`: 177 KiB per attached client with the default).
+const READ_BUFFER_BYTES: usize = 8 * 1024;
+
 async fn open(tcp: TcpStream, tls: Option<tokio_rustls::TlsAcceptor>) -> Result<Ws, String> {
     let _ = tcp.set_nodelay(true);
     let io: Pin<Box<dyn Io>> = match tls {
@@ -217,6 +223,7 @@ async fn open(tcp: TcpStream, tls: Option<tokio_rustls::TlsAcceptor>) -> Result<
         None => Box::pin(tcp),
     };
     let config = WebSocketConfig::default()
+        .read_buffer_size(READ_BUFFER_BYTES)
         .max_message_size(Some(TRANSPORT_LIMIT))
         .max_frame_size(Some(TRANSPORT_LIMIT));
     tokio_tungstenite::accept_async_with_config(io, Some(config))
