@@ -39,6 +39,18 @@ fn row_where<'a>(
     row_matching(NET, buffer, body)
 }
 
+/// Waits until `bot` sees us send `command` with `param` first.
+async fn ours(bot: &mut Bot, command: &str, param: &str) -> Result<String> {
+    bot.wait_for(
+        |l| {
+            let m = Msg::parse(l);
+            m.command == command && m.source_nick() == Some(NICK) && m.param(0) == param
+        },
+        WAIT,
+    )
+    .await
+}
+
 struct Session {
     _ircd: Inspircd,
     home: TempDir,
@@ -505,24 +517,10 @@ async fn lastlog_options_aliases_server_commands_and_ctcp() -> Result<()> {
 
     bot.join("#habit").await?;
     reterm.send("/j #habit").await?;
-    bot.wait_for(
-        |l| {
-            let m = Msg::parse(l);
-            m.command == "JOIN" && m.source_nick() == Some(NICK) && m.param(0) == "#habit"
-        },
-        WAIT,
-    )
-    .await?;
+    ours(&mut bot, "JOIN", "#habit").await?;
     reterm.send("/win #habit").await?;
     reterm.send("/wc").await?;
-    bot.wait_for(
-        |l| {
-            let m = Msg::parse(l);
-            m.command == "PART" && m.source_nick() == Some(NICK) && m.param(0) == "#habit"
-        },
-        WAIT,
-    )
-    .await?;
+    ours(&mut bot, "PART", "#habit").await?;
     reterm
         .wait_for_line(|l| l == "-!- closed #habit", WAIT)
         .await?;
@@ -661,22 +659,8 @@ async fn reload_applies_nick_channels_and_login_to_the_running_network() -> Resu
     fs::write(&path, &edited)?;
     reterm.send("/reload").await?;
     // The channels are set before the nick.
-    bot.wait_for(
-        |l| {
-            let m = Msg::parse(l);
-            m.command == "JOIN" && m.source_nick() == Some(NICK) && m.param(0) == "#more"
-        },
-        WAIT,
-    )
-    .await?;
-    bot.wait_for(
-        |l| {
-            let m = Msg::parse(l);
-            m.command == "NICK" && m.source_nick() == Some(NICK) && m.param(0) == "rt2"
-        },
-        WAIT,
-    )
-    .await?;
+    ours(&mut bot, "JOIN", "#more").await?;
+    ours(&mut bot, "NICK", "rt2").await?;
     let said = reterm
         .collect_until(|l| l.starts_with("-!- reloaded "), WAIT)
         .await?;

@@ -139,6 +139,17 @@ mod tests {
         out
     }
 
+    /// A session connected and past 001, its lines so far taken.
+    fn registered() -> (Session, u64) {
+        let mut s = session();
+        let mut at = 1_000;
+        s.handle_connected(now(at), "127.0.0.1:6667", None, [7; 18]);
+        sent(&mut s, &mut at);
+        s.handle_line(now(at), ":srv 001 rete :Welcome");
+        sent(&mut s, &mut at);
+        (s, at)
+    }
+
     fn session() -> Session {
         let id = SessionId::parse("6f0c3c2e-8d1a-4a51-9b7e-4d2f5a6b7c8d").unwrap();
         let mut c = SessionConfig::new(id, "test", "rete");
@@ -207,12 +218,7 @@ mod tests {
 
     #[test]
     fn a_nick_set_is_asked_for_now_and_first_at_the_next_registration() {
-        let mut s = session();
-        let mut at = 1_000;
-        s.handle_connected(now(at), "127.0.0.1:6667", None, [7; 18]);
-        sent(&mut s, &mut at);
-        s.handle_line(now(at), ":srv 001 rete :Welcome");
-        sent(&mut s, &mut at);
+        let (mut s, mut at) = registered();
         // A nick taken with /nick, which the next connection would try first.
         s.commands().nick("other").unwrap();
         sent(&mut s, &mut at);
@@ -229,12 +235,7 @@ mod tests {
 
     #[test]
     fn channels_set_with_a_key_are_joined_with_it() {
-        let mut s = session();
-        let mut at = 1_000;
-        s.handle_connected(now(at), "127.0.0.1:6667", None, [7; 18]);
-        sent(&mut s, &mut at);
-        s.handle_line(now(at), ":srv 001 rete :Welcome");
-        sent(&mut s, &mut at);
+        let (mut s, mut at) = registered();
         s.handle_line(now(at), ":rete!r@h JOIN #old");
         let specs = [
             ChannelSpec {
