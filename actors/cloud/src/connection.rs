@@ -31,8 +31,7 @@ use rete_cloud_protocol::replay::{plan_resume, NextRead, ResumePlan, StreamFeed}
 use rete_cloud_protocol::server::{ServerAction, ServerConfig, ServerConnection};
 use rete_cloud_protocol::token_chain::{AuthOutcome, TokenChain, TokenHash};
 use rete_cloud_protocol::{ErrorCode, IrcLine};
-use rete_engine::line::Line;
-use rete_engine::line::{message_part, MAX_MESSAGE_BYTES};
+use rete_engine::line::{message_part, Line, MAX_MESSAGE_BYTES};
 use rete_engine::session::CommandError;
 use std::collections::HashMap;
 use std::sync::Arc;

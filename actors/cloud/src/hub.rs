@@ -80,9 +80,9 @@ pub const FLUSH_LIMIT: Duration = Duration::from_secs(5);
 /// Most messages the writer takes from its queue for one transaction.
 /// A batch dirties a few pages at each network's end of each b-tree, so
 /// rows spread over many networks cost far fewer bytes per row in larger
-/// batches (`benches/store_rows.rs`: 2.9 KB a row at 1,000 over 50
-/// networks, under 1 KB at 5,000); it only fills when rows come faster
-/// than they are written, so a quiet service still writes each at once.
+/// batches (`benches/store_rows.rs` measures it); a batch only fills when
+/// rows come faster than they are written, so a quiet service still
+/// writes each at once.
 pub const WRITE_BATCH: usize = 5_000;
 
 /// A row waiting for its batch's transaction.
