@@ -120,7 +120,15 @@ pub struct HubOptions {
     /// How every network paces the lines it sends (clients' sends are
     /// acknowledged as they are written, so this paces the acks too).
     pub flood: FloodConfig,
+    /// Rows each of a session's in-memory buffers keeps. Every row is in
+    /// the store, which is what clients read; the engine's own buffers
+    /// serve nothing here, so they are kept small and the service's memory
+    /// under load stays bounded by this.
+    pub buffer_rows: usize,
 }
+
+/// [`HubOptions::buffer_rows`] unless `serve --buffer-rows` says otherwise.
+pub const DEFAULT_BUFFER_ROWS: usize = 100;
 
 impl Default for HubOptions {
     fn default() -> Self {
@@ -133,6 +141,7 @@ impl Default for HubOptions {
             admin_poll_ms: 2_000,
             limits: Limits::default(),
             flood: FloodConfig::default(),
+            buffer_rows: DEFAULT_BUFFER_ROWS,
         }
     }
 }
@@ -251,7 +260,7 @@ pub(super) fn sasl_of(s: &NetworkSettings) -> Option<SaslSettings> {
 }
 
 /// The engine configuration of a stored network.
-fn session_spec(record: &NetworkRecord, flood: FloodConfig) -> Result<SessionSpec, StoreError> {
+fn session_spec(record: &NetworkRecord, options: &HubOptions) -> Result<SessionSpec, StoreError> {
     let s = &record.settings;
     let id = SessionId::parse(&record.session).map_err(|_| {
         StoreError::Backend(format!("network {}: bad session id", record.network.0))
@@ -269,7 +278,8 @@ fn session_spec(record: &NetworkRecord, flood: FloodConfig) -> Result<SessionSpe
         })
         .collect();
     config.sasl = sasl_of(s);
-    config.flood = flood;
+    config.flood = options.flood;
+    config.buffer_capacity = options.buffer_rows.max(1);
     Ok(SessionSpec {
         config,
         transport: Transport::Irc(ConnectConfig {
@@ -341,7 +351,7 @@ impl Hub {
     /// Starts the engine session of a stored network (routed before it
     /// starts, so its first line already has a stream).
     async fn start_network(&self, user: UserId, record: &NetworkRecord) -> Result<(), String> {
-        let spec = session_spec(record, self.options.flood).map_err(|e| e.to_string())?;
+        let spec = session_spec(record, &self.options).map_err(|e| e.to_string())?;
         self.routes.lock().insert(
             spec.config.id.clone(),
             Route {

@@ -16,7 +16,7 @@
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use rete_actors::wall_clock;
 use rete_cloud::admission::{self, Limits};
-use rete_cloud::hub::{Hub, HubOptions};
+use rete_cloud::hub::{self, Hub, HubOptions};
 use rete_cloud::serve_lock::ServeLock;
 use rete_cloud::sqlite::SqliteStore;
 use rete_cloud::store::{CloudStore, NetworkSettings, StoreError, UserId};
@@ -229,6 +229,11 @@ fn cli() -> Command {
                     "admin-poll-ms",
                     "how often to look for networks added while running",
                     "2000",
+                ))
+                .arg(limit(
+                    "buffer-rows",
+                    "rows each in-memory buffer keeps (clients read the store, which keeps every row)",
+                    hub::DEFAULT_BUFFER_ROWS,
                 ))
                 .arg(num(
                     "flood-burst",
@@ -558,6 +563,11 @@ async fn serve(m: &ArgMatches) -> Result<(), String> {
         ingest_capacity: usize::try_from(n("ingest-queue").max(1)).unwrap_or(usize::MAX),
         admin_poll_ms: n("admin-poll-ms").max(100),
         limits: limits(m),
+        buffer_rows: m
+            .get_one::<u64>("buffer-rows")
+            .map_or(hub::DEFAULT_BUFFER_ROWS, |&r| {
+                usize::try_from(r).unwrap_or(usize::MAX)
+            }),
         flood: FloodConfig {
             burst: u32::try_from(n("flood-burst")).unwrap_or(u32::MAX),
             interval_ms: n("flood-interval-ms"),
