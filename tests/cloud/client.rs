@@ -19,13 +19,9 @@ use std::time::Duration;
 use support::cloud::{transport, CloudWorld, MemoryTokens};
 use support::eventually::eventually;
 
-use rete_mcp::access_log::AccessLog;
-use rete_mcp::debug::raw::RawTaps;
-use rete_mcp::debug::Capture;
-use rete_mcp::tools::{Args, Settings, ToolBox, ToolContext, ToolOutcome};
+use rete_mcp::tools::{Args, ToolBox, ToolContext, ToolOutcome};
 use serde_json::{json, Value};
 use support::live_tests_session::{session_config, Live, WAIT};
-use tokio_util::sync::CancellationToken;
 
 fn spec(url: &str, tokens: Arc<MemoryTokens>) -> SessionSpec {
     SessionSpec {
@@ -916,24 +912,13 @@ impl Tools {
 async fn list_sessions_read_tools_and_raw_since_on_a_retecloud_session() -> Result<()> {
     let mut w = CloudWorld::start(&[]).await?;
     let rete = Arc::new(rete_actors::Rete::start(Default::default()).await?);
-    let taps = RawTaps::start(rete.debug_raw_slot())
-        .await
-        .map_err(anyhow::Error::msg)?;
-    let capture = Capture::with_raw_tap(taps);
-    capture.switch(true);
+    let capture = support::debug_tools::capture(&rete, true).await?;
     let tools = Tools {
-        ctx: ToolContext {
-            sessions: rete_actors::ReadOnlySessions::new(rete.clone()),
-            send: None,
-            cancel: CancellationToken::new(),
-            settings: Settings {
-                debug: true,
-                send: false,
-            },
-            access_log: Arc::new(AccessLog::new()),
-            updates: rete_mcp::updates::Updates::unstarted(),
-            capture: capture.clone(),
-        },
+        ctx: support::debug_tools::debug_context(
+            &rete,
+            capture.clone(),
+            rete_mcp::updates::Updates::unstarted(),
+        ),
     };
     let handle = rete
         .add_session(spec(&w.service.url(), MemoryTokens::holding(&w.token)))

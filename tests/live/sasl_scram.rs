@@ -235,37 +235,15 @@ async fn server_challenges_are_withheld_from_the_raw_view() -> Result<()> {
 
     use anyhow::{bail, ensure, Context};
     use rete_actors::{Rete, ReteOptions, SessionSpec};
-    use rete_mcp::access_log::AccessLog;
-    use rete_mcp::debug::raw::RawTaps;
-    use rete_mcp::debug::Capture;
-    use rete_mcp::tools::{Args, Settings, ToolBox, ToolContext, ToolOutcome};
-    use rete_mcp::updates::{SystemClock, Updates};
+
+    use rete_mcp::tools::{Args, ToolBox, ToolOutcome};
+
     use serde_json::{json, Value};
-    use tokio_util::sync::CancellationToken;
 
     let rete = Arc::new(Rete::start(ReteOptions::default()).await?);
-    let taps = RawTaps::start(rete.debug_raw_slot())
-        .await
-        .map_err(anyhow::Error::msg)?;
-    let capture = Capture::with_raw_tap(taps);
-    capture.switch(true);
-    let sessions = rete_actors::ReadOnlySessions::new(rete.clone());
-    let updates =
-        Updates::start_with_capture(sessions.clone(), Arc::new(SystemClock), capture.clone())
-            .await
-            .map_err(anyhow::Error::msg)?;
-    let ctx = ToolContext {
-        sessions,
-        send: None,
-        cancel: CancellationToken::new(),
-        settings: Settings {
-            debug: true,
-            send: false,
-        },
-        access_log: Arc::new(AccessLog::new()),
-        updates,
-        capture,
-    };
+    let capture = support::debug_tools::capture(&rete, true).await?;
+    let updates = support::debug_tools::updates(&rete, &capture).await?;
+    let ctx = support::debug_tools::debug_context(&rete, capture, updates);
     let call = |tool: &'static str, args: Value| {
         let ctx = &ctx;
         async move {

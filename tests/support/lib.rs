@@ -37,6 +37,7 @@ pub mod atheme;
 pub mod bot;
 pub mod cli_tests_reterm;
 pub mod cloud;
+pub mod debug_tools;
 pub mod eventually;
 pub mod faults;
 pub mod inspircd;

@@ -31,15 +31,13 @@ use rete_engine::flood::FloodConfig;
 use rete_engine::ids::SessionId;
 use rete_engine::session::ChannelSpec;
 use rete_mcp::access_log::AccessLog;
-use rete_mcp::debug::raw::RawTaps;
-use rete_mcp::debug::Capture;
 use rete_mcp::send::{limiter, Sending};
 use rete_mcp::tools::args::Args;
 use rete_mcp::tools::result::{encode, BUDGET};
 use rete_mcp::tools::spec::{ArgSpec, Shape};
 use rete_mcp::tools::{Settings, ToolBox, ToolContext, ToolOutcome, TOOLS};
-use rete_mcp::updates::{SystemClock, Updates};
 use serde_json::{json, Map, Number, Value};
+use support::debug_tools;
 use support::live_tests_session::{eventually, plain, session_config, spec};
 use support::{Bot, BotConfig, Inspircd, InspircdConfig};
 use tokio_util::sync::CancellationToken;
@@ -174,11 +172,7 @@ async fn build() -> Result<Built> {
         })
         .await?,
     );
-    let taps = RawTaps::start(rete.debug_raw_slot())
-        .await
-        .map_err(anyhow::Error::msg)?;
-    let capture = Capture::with_raw_tap(taps);
-    capture.switch(true);
+    let capture = debug_tools::capture(&rete, true).await?;
 
     let mut config = session_config("gen");
     // No pacing, so a generated send_raw is answered at once (the caps still hold).
@@ -234,13 +228,9 @@ async fn build() -> Result<Built> {
     .await?;
 
     keep.armed.store(true, Ordering::Release);
-    let sessions = rete_actors::ReadOnlySessions::new(rete.clone());
-    let updates =
-        Updates::start_with_capture(sessions.clone(), Arc::new(SystemClock), capture.clone())
-            .await
-            .map_err(anyhow::Error::msg)?;
+    let updates = debug_tools::updates(&rete, &capture).await?;
     let ctx = ToolContext {
-        sessions,
+        sessions: rete_actors::ReadOnlySessions::new(rete.clone()),
         send: Some(Sending {
             sessions: rete_actors::SendingSessions::new(rete.clone()),
             limiter: limiter::start().await.map_err(anyhow::Error::msg)?,

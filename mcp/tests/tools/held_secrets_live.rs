@@ -21,13 +21,11 @@ use anyhow::{bail, ensure, Context, Result};
 use rete_actors::Rete;
 use rete_engine::buffer::BufferKind;
 use rete_mcp::access_log::{wall_now, AccessLog, CallOutcome};
-use rete_mcp::debug::raw::RawTaps;
-use rete_mcp::debug::Capture;
 use rete_mcp::send::{limiter, Sending};
 use rete_mcp::tools::args::SentNumbers;
 use rete_mcp::tools::{Args, Settings, ToolBox, ToolContext, ToolOutcome};
-use rete_mcp::updates::{SystemClock, Updates};
 use serde_json::{json, Value};
+use support::debug_tools;
 use support::live_tests_session::{eventually, plain, session_config, spec, WAIT};
 use support::tool_results::strings;
 use support::tool_results::withheld;
@@ -114,16 +112,8 @@ async fn every_credential_sent_is_held_and_never_comes_back() -> Result<()> {
     watcher.join("#rete").await?;
 
     let rete = Arc::new(Rete::start(Default::default()).await?);
-    let taps = RawTaps::start(rete.debug_raw_slot())
-        .await
-        .map_err(anyhow::Error::msg)?;
-    let capture = Capture::with_raw_tap(taps);
-    capture.switch(true);
-    let sessions = rete_actors::ReadOnlySessions::new(rete.clone());
-    let updates =
-        Updates::start_with_capture(sessions.clone(), Arc::new(SystemClock), capture.clone())
-            .await
-            .map_err(anyhow::Error::msg)?;
+    let capture = debug_tools::capture(&rete, true).await?;
+    let updates = debug_tools::updates(&rete, &capture).await?;
     let mut config = session_config(ME);
     config.channels = vec![rete_engine::session::ChannelSpec {
         name: "#rete".into(),
@@ -148,7 +138,7 @@ async fn every_credential_sent_is_held_and_never_comes_back() -> Result<()> {
     .await?;
     let f = Fixture {
         ctx: ToolContext {
-            sessions,
+            sessions: rete_actors::ReadOnlySessions::new(rete.clone()),
             send: Some(Sending {
                 sessions: rete_actors::SendingSessions::new(rete.clone()),
                 limiter: limiter::start().await.map_err(anyhow::Error::msg)?,

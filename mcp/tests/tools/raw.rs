@@ -14,17 +14,15 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use rete_actors::{Direction, Rete, ReteOptions, SessionHandle};
 use rete_engine::session::{ChannelSpec, SessionConfig};
-use rete_mcp::access_log::AccessLog;
-use rete_mcp::debug::raw::RawTaps;
 use rete_mcp::debug::Capture;
 use rete_mcp::tools::result::{encode, BUDGET};
-use rete_mcp::tools::{Args, Settings, ToolBox, ToolContext, ToolOutcome};
+use rete_mcp::tools::{Args, ToolBox, ToolContext, ToolOutcome};
 use serde_json::{json, Value};
 use support::bot::sees_join;
+use support::debug_tools;
 use support::live_tests_session::{eventually, plain, session_config, spec, WAIT};
 use support::tool_results::cursor_of;
 use support::{Bot, BotConfig, Inspircd, InspircdConfig, DEFAULT_TIMEOUT};
-use tokio_util::sync::CancellationToken;
 
 const SERVER_PASSWORD: &str = "srvpass-1234";
 const CHANNEL_KEY: &str = "chankey-9999";
@@ -42,22 +40,12 @@ impl Fixture {
     /// An engine with no session yet and a capture that is off.
     async fn start() -> Result<Fixture> {
         let rete = Arc::new(Rete::start(ReteOptions::default()).await?);
-        let taps = RawTaps::start(rete.debug_raw_slot())
-            .await
-            .map_err(anyhow::Error::msg)?;
-        let capture = Capture::with_raw_tap(taps);
-        let ctx = ToolContext {
-            sessions: rete_actors::ReadOnlySessions::new(rete.clone()),
-            send: None,
-            cancel: CancellationToken::new(),
-            settings: Settings {
-                debug: true,
-                send: false,
-            },
-            access_log: Arc::new(AccessLog::new()),
-            updates: rete_mcp::updates::Updates::unstarted(),
-            capture: capture.clone(),
-        };
+        let capture = debug_tools::capture(&rete, false).await?;
+        let ctx = debug_tools::debug_context(
+            &rete,
+            capture.clone(),
+            rete_mcp::updates::Updates::unstarted(),
+        );
         Ok(Fixture { rete, capture, ctx })
     }
 

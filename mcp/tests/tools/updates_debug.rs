@@ -16,16 +16,13 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use rete_actors::{Direction, Rete, ReteOptions, SessionHandle};
 use rete_engine::session::SessionConfig;
-use rete_mcp::access_log::AccessLog;
-use rete_mcp::debug::raw::RawTaps;
 use rete_mcp::debug::Capture;
-use rete_mcp::tools::{Args, Settings, ToolBox, ToolContext, ToolOutcome};
-use rete_mcp::updates::{SystemClock, Updates};
+use rete_mcp::tools::{Args, ToolBox, ToolContext, ToolOutcome};
 use serde_json::{json, Value};
+use support::debug_tools;
 use support::live_tests_session::{eventually, plain, session_config, spec, WAIT};
 use support::updates_tests_tools::{channels, joined};
 use support::{Bot, BotConfig, Inspircd, InspircdConfig, DEFAULT_TIMEOUT};
-use tokio_util::sync::CancellationToken;
 
 const SERVER_PASSWORD: &str = "srvpass-sub-4321";
 
@@ -39,28 +36,9 @@ struct Fixture {
 impl Fixture {
     async fn start() -> Result<Fixture> {
         let rete = Arc::new(Rete::start(ReteOptions::default()).await?);
-        let taps = RawTaps::start(rete.debug_raw_slot())
-            .await
-            .map_err(anyhow::Error::msg)?;
-        let capture = Capture::with_raw_tap(taps);
-        capture.switch(true);
-        let sessions = rete_actors::ReadOnlySessions::new(rete.clone());
-        let updates =
-            Updates::start_with_capture(sessions.clone(), Arc::new(SystemClock), capture.clone())
-                .await
-                .map_err(anyhow::Error::msg)?;
-        let ctx = ToolContext {
-            sessions,
-            send: None,
-            cancel: CancellationToken::new(),
-            settings: Settings {
-                debug: true,
-                send: false,
-            },
-            access_log: Arc::new(AccessLog::new()),
-            updates,
-            capture: capture.clone(),
-        };
+        let capture = debug_tools::capture(&rete, true).await?;
+        let updates = debug_tools::updates(&rete, &capture).await?;
+        let ctx = debug_tools::debug_context(&rete, capture.clone(), updates);
         Ok(Fixture { rete, capture, ctx })
     }
 
