@@ -8,5 +8,7 @@ extern crate rete_test_support as support;
 const RETERM: &str = env!("CARGO_BIN_EXE_reterm");
 
 mod client;
+mod postgres;
 mod reterm;
 mod service;
+mod ws_client;

@@ -5,12 +5,15 @@
 //!
 //! The binary (`src/main.rs`) is the command line: `serve` and the admin
 //! subcommands, on top of this library. Only this crate depends on SQLite,
-//! the WebSocket server, clap and tracing-subscriber; the protocol's
-//! service side comes from `rete-cloud-protocol`'s `service` feature.
+//! PostgreSQL, the WebSocket server, clap and tracing-subscriber; the
+//! protocol's service side comes from `rete-cloud-protocol`'s `service`
+//! feature.
 //!
 //! # Layout
 //! - [`store`]: the [`CloudStore`](store::CloudStore) trait; [`sqlite`] its
-//!   default implementation.
+//!   default implementation, [`postgres`] the same on PostgreSQL;
+//!   [`location`] which of them `--db` names; [`copy`] a whole store into
+//!   another (`migrate`, a PostgreSQL store's backup).
 //! - [`hub`]: the shared state: the store, the engine, per-user broadcast;
 //!   the writer that stores each received line, then broadcasts it.
 //! - `connection`: one client connection behind the protocol's gate,
@@ -31,9 +34,12 @@
 pub mod admission;
 mod buffer_of;
 mod connection;
+pub mod copy;
 mod echo;
 pub mod hub;
 mod ingest;
+pub mod location;
+pub mod postgres;
 mod sends;
 pub mod serve_lock;
 pub mod sqlite;

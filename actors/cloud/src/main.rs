@@ -17,9 +17,10 @@ use clap::{Arg, ArgAction, ArgMatches, Command};
 use rete_actors::wall_clock;
 use rete_cloud::admission::{self, Limits};
 use rete_cloud::hub::{self, Hub, HubOptions};
+use rete_cloud::location::Location;
+use rete_cloud::postgres::PostgresStore;
 use rete_cloud::serve_lock::ServeLock;
-use rete_cloud::sqlite::SqliteStore;
-use rete_cloud::store::{CloudStore, NetworkSettings, StoreError, UserId};
+use rete_cloud::store::{CloudStore, NetworkSettings, StoreError, StoreItem, UserId};
 use rete_cloud::tokens::new_token;
 use rete_cloud::ws::{tls_acceptor, Listener};
 use rete_cloud_protocol::config::ConfigEntry;
@@ -34,8 +35,7 @@ fn db_arg() -> Arg {
     Arg::new("db")
         .long("db")
         .required(true)
-        .value_parser(clap::value_parser!(PathBuf))
-        .help("the SQLite database")
+        .help("the database: a SQLite file, or a postgresql://user@host:port/db URL")
 }
 
 fn num(name: &'static str, help: &'static str, default: &'static str) -> Arg {
@@ -159,9 +159,9 @@ fn cli() -> Command {
         .subcommand(
             Command::new("backup")
                 .about(
-                    "writes a consistent copy of the database to --to (a new file), while a \
-                     service may be running; a plain copy of the file can miss what is still \
-                     in its write-ahead log",
+                    "writes a consistent copy of the database to --to (a new SQLite file), \
+                     while a service may be running; a plain copy of a SQLite file can miss \
+                     what is still in its write-ahead log",
                 )
                 .arg(db_arg())
                 .arg(
@@ -169,6 +169,26 @@ fn cli() -> Command {
                         .long("to")
                         .required(true)
                         .value_parser(clap::value_parser!(PathBuf)),
+                ),
+        )
+        .subcommand(
+            Command::new("migrate")
+                .about(
+                    "copies a whole database into another that holds no user yet (a SQLite \
+                     file into PostgreSQL, or back), in one transaction of the target; stop \
+                     the service first, or rows it stores meanwhile are not copied",
+                )
+                .arg(
+                    Arg::new("from")
+                        .long("from")
+                        .required(true)
+                        .help("the database to copy: a SQLite file or a postgresql:// URL"),
+                )
+                .arg(
+                    Arg::new("to")
+                        .long("to")
+                        .required(true)
+                        .help("the database to fill: a SQLite file or a postgresql:// URL"),
                 ),
         )
         .subcommand(
@@ -263,9 +283,13 @@ fn cli() -> Command {
         )
 }
 
-fn open(m: &ArgMatches) -> Result<SqliteStore, String> {
-    let path = m.get_one::<PathBuf>("db").ok_or("--db is required")?;
-    SqliteStore::open(path).map_err(|e| e.to_string())
+fn location(m: &ArgMatches, name: &str) -> Result<Location, String> {
+    Ok(Location::parse(arg(m, name)?))
+}
+
+fn open(m: &ArgMatches) -> Result<Box<dyn CloudStore>, String> {
+    let at = location(m, "db")?;
+    at.open().map_err(|e| format!("{at}: {e}"))
 }
 
 fn arg<'a>(m: &'a ArgMatches, name: &str) -> Result<&'a String, String> {
@@ -274,11 +298,11 @@ fn arg<'a>(m: &'a ArgMatches, name: &str) -> Result<&'a String, String> {
 }
 
 /// The user the `user` argument names, or `no user NAME`.
-fn named_user(store: &SqliteStore, m: &ArgMatches) -> Result<UserId, String> {
+fn named_user(store: &dyn CloudStore, m: &ArgMatches) -> Result<UserId, String> {
     user_named(store, arg(m, "user")?)
 }
 
-fn user_named(store: &SqliteStore, name: &str) -> Result<UserId, String> {
+fn user_named(store: &dyn CloudStore, name: &str) -> Result<UserId, String> {
     store
         .user_by_name(name)
         .map_err(|e| e.to_string())?
@@ -330,7 +354,7 @@ fn user_list(m: &ArgMatches) -> Result<(), String> {
 
 fn user_token(m: &ArgMatches) -> Result<(), String> {
     let mut store = open(m)?;
-    let user = user_named(&store, arg(m, "name")?)?;
+    let user = user_named(store.as_ref(), arg(m, "name")?)?;
     let token = new_token();
     let chain = TokenChain::new(&token, HubOptions::default().grace_ms);
     store
@@ -343,7 +367,7 @@ fn user_token(m: &ArgMatches) -> Result<(), String> {
 fn user_remove(m: &ArgMatches) -> Result<(), String> {
     let mut store = open(m)?;
     let name = arg(m, "name")?;
-    let user = user_named(&store, name)?;
+    let user = user_named(store.as_ref(), name)?;
     store.remove_user(user).map_err(|e| e.to_string())?;
     println!("user {name} removed");
     Ok(())
@@ -351,7 +375,7 @@ fn user_remove(m: &ArgMatches) -> Result<(), String> {
 
 fn network_list(m: &ArgMatches) -> Result<(), String> {
     let store = open(m)?;
-    let user = named_user(&store, m)?;
+    let user = named_user(store.as_ref(), m)?;
     for n in store.networks(user).map_err(|e| e.to_string())? {
         let s = &n.settings;
         println!(
@@ -389,7 +413,7 @@ fn network_set(m: &ArgMatches) -> Result<(), String> {
         return Err("give --server, --tls, --nick or --channel; nothing changed".into());
     }
     let mut store = open(m)?;
-    let user = named_user(&store, m)?;
+    let user = named_user(store.as_ref(), m)?;
     let mut record = store
         .networks(user)
         .map_err(|e| e.to_string())?
@@ -434,6 +458,34 @@ fn backup(m: &ArgMatches) -> Result<(), String> {
     Ok(())
 }
 
+fn migrate(m: &ArgMatches) -> Result<(), String> {
+    let (from, to) = (location(m, "from")?, location(m, "to")?);
+    if from == to {
+        return Err(format!("--from and --to are both {from}; nothing changed"));
+    }
+    let source = from.open().map_err(|e| format!("{from}: {e}"))?;
+    let mut target = to.open().map_err(|e| format!("{to}: {e}"))?;
+    let (mut users, mut networks, mut rows) = (0u64, 0u64, 0u64);
+    target
+        .import(&mut |sink| {
+            source.export(&mut |item| {
+                match &item {
+                    StoreItem::User { .. } => users += 1,
+                    StoreItem::Network { .. } => networks += 1,
+                    StoreItem::Row { .. } => rows += 1,
+                    _ => {}
+                }
+                sink(item)
+            })
+        })
+        .map_err(|e| match e {
+            StoreError::Exists(_) => format!("{to} holds users already; nothing changed"),
+            e => format!("{e}; nothing changed in {to}"),
+        })?;
+    println!("copied {users} user(s), {networks} network(s) and {rows} row(s) from {from} to {to}");
+    Ok(())
+}
+
 /// `HOST:PORT`, a port from 1.
 fn host_port(server: &str) -> Result<(String, u16), String> {
     server
@@ -457,7 +509,7 @@ fn network_add(m: &ArgMatches) -> Result<(), String> {
     refuse(ConfigEntry::Nick(nick.clone()).problem())?;
     refuse(ConfigEntry::Channels(channels.clone()).problem())?;
     let mut store = open(m)?;
-    let user = named_user(&store, m)?;
+    let user = named_user(store.as_ref(), m)?;
     let settings = NetworkSettings {
         name: network.0.clone(),
         host,
@@ -481,7 +533,7 @@ fn network_add(m: &ArgMatches) -> Result<(), String> {
 
 fn network_remove(m: &ArgMatches) -> Result<(), String> {
     let mut store = open(m)?;
-    let user = named_user(&store, m)?;
+    let user = named_user(store.as_ref(), m)?;
     let network = NetworkId(arg(m, "network")?.clone());
     match store.remove_network(user, &network) {
         Ok(()) => {
@@ -499,7 +551,7 @@ fn network_remove(m: &ArgMatches) -> Result<(), String> {
 
 fn rows_prune(m: &ArgMatches) -> Result<(), String> {
     let mut store = open(m)?;
-    let user = named_user(&store, m)?;
+    let user = named_user(store.as_ref(), m)?;
     let network = NetworkId(arg(m, "network")?.clone());
     let before = *m.get_one::<u64>("before").ok_or("--before is required")?;
     store
@@ -542,11 +594,24 @@ async fn stop_signal() {
 }
 
 async fn serve(m: &ArgMatches) -> Result<(), String> {
-    let db = m.get_one::<PathBuf>("db").ok_or("--db is required")?;
     // Before anything connects to IRC: a second service on this database
     // would connect every network again and store every line twice.
-    let _lock = ServeLock::take(db)?;
-    let store = open(m)?;
+    let at = location(m, "db")?;
+    let (store, _lock): (Box<dyn CloudStore>, _) = match &at {
+        Location::Sqlite(path) => {
+            let lock = ServeLock::take(path)?;
+            (open(m)?, Some(lock))
+        }
+        Location::Postgres(url) => {
+            let store = PostgresStore::open(url).map_err(|e| format!("{at}: {e}"))?;
+            if !store.take_serve_lock().map_err(|e| format!("{at}: {e}"))? {
+                return Err(format!(
+                    "{at}: another `rete-cloud serve` is using this database; stop it first"
+                ));
+            }
+            (Box::new(store), None)
+        }
+    };
     let listen = *m
         .get_one::<SocketAddr>("listen")
         .ok_or("--listen is required")?;
@@ -579,7 +644,7 @@ async fn serve(m: &ArgMatches) -> Result<(), String> {
         .await
         .map_err(|e| e.to_string())?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    let hub = Hub::start(Box::new(store), options).await?;
+    let hub = Hub::start(store, options).await?;
     let (stop, stopped) = tokio::sync::watch::channel(false);
     println!("rete-cloud listening on {scheme}://{addr}");
     let accept = tokio::spawn(listener.run(hub.clone(), stopped));
@@ -620,6 +685,7 @@ fn main() -> ExitCode {
             None => Err("network: add, list, set or remove".into()),
         },
         Some(("backup", m)) => backup(m),
+        Some(("migrate", m)) => migrate(m),
         Some(("rows", m)) => rows_prune(m.subcommand().map_or(m, |(_, m)| m)),
         Some(("serve", m)) => match tokio::runtime::Runtime::new() {
             Ok(rt) => rt.block_on(serve(m)),

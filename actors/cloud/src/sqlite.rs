@@ -8,12 +8,13 @@
 //! chain (`n`), so the newest `keep` are one index seek away.
 
 use crate::store::{
-    Append, BacklogEnd, ChainId, CloudStore, FoundChain, NetworkRecord, NetworkSettings,
-    StoreError, StoredRow, UserId, UserSummary,
+    fresh_stream_id, standing_columns, standing_from, Append, BacklogEnd, ChainId, CloudStore,
+    FoundChain, ItemSink, NetworkRecord, NetworkSettings, StoreError, StoredRow, UserId,
+    UserSummary,
 };
 use rete_cloud_protocol::frame::{NetworkId, RequestId, StreamId};
 use rete_cloud_protocol::replay::StoreExtent;
-use rete_cloud_protocol::token_chain::{ChainEntry, Standing, TokenChain, TokenHash};
+use rete_cloud_protocol::token_chain::{ChainEntry, TokenChain, TokenHash};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::collections::HashMap;
 use std::ops::RangeInclusive;
@@ -69,6 +70,41 @@ fn insert_chain(
     Ok(())
 }
 
+/// Chain `chain`'s tokens, read from its entries.
+fn load_chain(
+    db: &Connection,
+    chain: i64,
+    revoked: bool,
+    grace_ms: i64,
+) -> Result<TokenChain, StoreError> {
+    let mut st = db
+        .prepare_cached("SELECT hash, generation, standing, until_ms FROM chain_entries WHERE chain_id = ?1 ORDER BY generation")
+        .map_err(backend)?;
+    let raw = st
+        .query_map(params![chain], |r| {
+            Ok((
+                r.get::<_, Vec<u8>>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, Option<i64>>(3)?,
+            ))
+        })
+        .map_err(backend)?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(backend)?;
+    let bad = || StoreError::Backend(format!("chain {chain} is inconsistent"));
+    let mut entries = Vec::with_capacity(raw.len());
+    for (h, generation, s, until) in raw {
+        let bytes: [u8; 32] = h.try_into().map_err(|_| bad())?;
+        entries.push(ChainEntry {
+            generation: generation as u64,
+            hash: TokenHash::from_bytes(bytes),
+            standing: standing_from(&s, until).ok_or_else(bad)?,
+        });
+    }
+    TokenChain::from_entries(entries, revoked, grace_ms as u64).map_err(|_| bad())
+}
+
 /// The SQLite store.
 pub struct SqliteStore {
     db: Connection,
@@ -76,29 +112,6 @@ pub struct SqliteStore {
 
 fn backend(e: rusqlite::Error) -> StoreError {
     StoreError::Backend(e.to_string())
-}
-
-fn standing_columns(s: Standing) -> (&'static str, Option<i64>) {
-    match s {
-        Standing::Current => ("current", None),
-        Standing::Pending => ("pending", None),
-        Standing::Grace { until_ms } => ("grace", Some(until_ms as i64)),
-        Standing::Retired => ("retired", None),
-        Standing::Abandoned => ("abandoned", None),
-    }
-}
-
-fn standing_from(name: &str, until: Option<i64>) -> Option<Standing> {
-    Some(match name {
-        "current" => Standing::Current,
-        "pending" => Standing::Pending,
-        "grace" => Standing::Grace {
-            until_ms: until? as u64,
-        },
-        "retired" => Standing::Retired,
-        "abandoned" => Standing::Abandoned,
-        _ => return None,
-    })
 }
 
 impl SqliteStore {
@@ -308,33 +321,7 @@ impl CloudStore for SqliteStore {
         let Some((chain, user, user_name, revoked, grace, since)) = head else {
             return Ok(None);
         };
-        let mut st = self
-            .db
-            .prepare("SELECT hash, generation, standing, until_ms FROM chain_entries WHERE chain_id = ?1 ORDER BY generation")
-            .map_err(backend)?;
-        let raw = st
-            .query_map(params![chain], |r| {
-                Ok((
-                    r.get::<_, Vec<u8>>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, Option<i64>>(3)?,
-                ))
-            })
-            .map_err(backend)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(backend)?;
-        let bad = || StoreError::Backend(format!("chain {chain} is inconsistent"));
-        let mut entries = Vec::with_capacity(raw.len());
-        for (h, generation, s, until) in raw {
-            let bytes: [u8; 32] = h.try_into().map_err(|_| bad())?;
-            entries.push(ChainEntry {
-                generation: generation as u64,
-                hash: TokenHash::from_bytes(bytes),
-                standing: standing_from(&s, until).ok_or_else(bad)?,
-            });
-        }
-        let tokens = TokenChain::from_entries(entries, revoked, grace as u64).map_err(|_| bad())?;
+        let tokens = load_chain(&self.db, chain, revoked, grace)?;
         Ok(Some(FoundChain {
             chain: ChainId(chain),
             user: UserId(user),
@@ -395,13 +382,7 @@ impl CloudStore for SqliteStore {
         // a removed network's id is retired, so a network added again under
         // its name never draws it.
         let stream = loop {
-            let epoch: u32 = rand::random();
-            let stream = format!("{}.{epoch:x}", network.0);
-            let stream = if stream.len() > 64 {
-                format!("n.{epoch:x}")
-            } else {
-                stream
-            };
+            let stream = fresh_stream_id(network);
             let taken: Option<i64> = self
                 .db
                 .query_row(
@@ -710,7 +691,19 @@ impl CloudStore for SqliteStore {
         ids.reverse();
         Ok(ids)
     }
+
+    fn export(&self, sink: &mut ItemSink<'_>) -> Result<(), StoreError> {
+        self.export_items(sink)
+    }
+
+    fn import(
+        &mut self,
+        export: &mut dyn FnMut(&mut ItemSink<'_>) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        self.import_items(export)
+    }
 }
 
+mod export;
 #[cfg(test)]
 mod tests;

@@ -10,10 +10,13 @@
 use rete_cloud_protocol::config::SaslMechanism;
 use rete_cloud_protocol::frame::{NetworkId, RequestId, StreamId};
 use rete_cloud_protocol::replay::StoreExtent;
-use rete_cloud_protocol::token_chain::{TokenChain, TokenHash};
+use rete_cloud_protocol::token_chain::{Standing, TokenChain, TokenHash};
 use rete_cloud_protocol::Secret;
 use serde::{Deserialize, Serialize};
 use std::ops::RangeInclusive;
+
+#[cfg(test)]
+pub(crate) mod suite;
 
 /// A user's key in the store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -294,4 +297,123 @@ pub trait CloudStore: Send {
         alive_after_ms: u64,
         limit: usize,
     ) -> Result<Vec<(u64, RequestId)>, StoreError>;
+    /// Gives every item of the store to `sink`, in [`StoreItem`]'s order,
+    /// all as of one moment (one read transaction) while the store stays in
+    /// use.
+    fn export(&self, sink: &mut ItemSink<'_>) -> Result<(), StoreError>;
+    /// Fills this store, which must hold no user yet, with the items
+    /// `export` gives its sink, in one transaction: when anything fails,
+    /// nothing was written.
+    fn import(
+        &mut self,
+        export: &mut dyn FnMut(&mut ItemSink<'_>) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError>;
 }
+
+/// How a token's standing is kept: a name, and a time for a grace period.
+pub(crate) fn standing_columns(s: Standing) -> (&'static str, Option<i64>) {
+    match s {
+        Standing::Current => ("current", None),
+        Standing::Pending => ("pending", None),
+        Standing::Grace { until_ms } => ("grace", Some(until_ms as i64)),
+        Standing::Retired => ("retired", None),
+        Standing::Abandoned => ("abandoned", None),
+    }
+}
+
+/// The standing kept as [`standing_columns`] wrote it (None: not one of ours).
+pub(crate) fn standing_from(name: &str, until: Option<i64>) -> Option<Standing> {
+    Some(match name {
+        "current" => Standing::Current,
+        "pending" => Standing::Pending,
+        "grace" => Standing::Grace {
+            until_ms: until? as u64,
+        },
+        "retired" => Standing::Retired,
+        "abandoned" => Standing::Abandoned,
+        _ => return None,
+    })
+}
+
+/// A stream id for a network's fresh numbering: its name and a random
+/// epoch, so a resume point from an older numbering of the same name can
+/// never match (each backend also retires removed ids, so a name added
+/// again never draws one).
+pub(crate) fn fresh_stream_id(network: &NetworkId) -> String {
+    let epoch: u32 = rand::random();
+    let stream = format!("{}.{epoch:x}", network.0);
+    if stream.len() > 64 {
+        format!("n.{epoch:x}")
+    } else {
+        stream
+    }
+}
+
+/// One item of a whole store, as [`CloudStore::export`] gives them: every
+/// user before their chains and networks, every chain before its sent ids,
+/// every network before its rows. Ids are the source's, so an import keeps
+/// each chain's sent ids and each network's stream, session and numbering.
+#[derive(Clone, Debug)]
+pub enum StoreItem {
+    /// A user.
+    User {
+        /// Its key.
+        id: UserId,
+        /// Its name.
+        name: String,
+    },
+    /// A token chain (revoked or not: the chain says).
+    Chain {
+        /// Its key.
+        id: ChainId,
+        /// Its user.
+        user: UserId,
+        /// The chain.
+        tokens: TokenChain,
+        /// When its current token became current (wall-clock ms).
+        current_since_ms: u64,
+    },
+    /// An acknowledged send id of a chain.
+    SentId {
+        /// The chain.
+        chain: ChainId,
+        /// Its place in the chain's numbering.
+        n: u64,
+        /// The id.
+        id: RequestId,
+        /// When it was acknowledged (wall-clock ms).
+        at_ms: u64,
+    },
+    /// A network and its stream's last number given out.
+    Network {
+        /// Its user.
+        user: UserId,
+        /// The network.
+        record: NetworkRecord,
+        /// The stream's last sequence number given out.
+        latest: u64,
+    },
+    /// A stream id a removed network had, never to be given out again.
+    RetiredStream {
+        /// Its user.
+        user: UserId,
+        /// The stream id.
+        stream: StreamId,
+    },
+    /// A row still held.
+    Row {
+        /// Its user.
+        user: UserId,
+        /// Its network.
+        network: NetworkId,
+        /// Its buffer (case-folded) and msgid, as appended.
+        buffer: String,
+        /// Its IRCv3 msgid, if tagged.
+        msgid: Option<String>,
+        /// The row.
+        row: StoredRow,
+    },
+}
+
+/// Where an export sends each item; an error stops the export.
+pub type ItemSink<'a> = dyn FnMut(StoreItem) -> Result<(), StoreError> + 'a;

@@ -1,0 +1,93 @@
+use super::*;
+use crate::copy::copy_store;
+use crate::sqlite::SqliteStore;
+use crate::store::suite::{self, Databases, Opener};
+use rete_test_support::{Postgres, PostgresConfig};
+
+/// Databases of one test cluster.
+struct Cluster(Postgres);
+
+impl Databases for Cluster {
+    fn fresh(&mut self) -> Opener {
+        let url = self.0.create_database().unwrap();
+        Box::new(move || Box::new(PostgresStore::open(&url).unwrap()))
+    }
+}
+
+fn cluster() -> Cluster {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    Cluster(
+        runtime
+            .block_on(Postgres::start(PostgresConfig::new()))
+            .unwrap(),
+    )
+}
+
+/// One cluster for the whole suite (each case makes its own databases).
+#[test]
+fn the_store_suite_passes_on_postgres() {
+    let mut pg = cluster();
+    suite::run_all(&mut pg);
+
+    // SQLite to PostgreSQL and back: the same items, and a PostgreSQL
+    // store's backup is a SQLite file holding them too.
+    let dir = tempfile::tempdir().unwrap();
+    let mut sqlite = SqliteStore::open(&dir.path().join("from.db")).unwrap();
+    let user = sqlite
+        .add_user(
+            "alice",
+            &TokenChain::new(&rete_cloud_protocol::Token::from_random([1; 32]), 10),
+            0,
+        )
+        .unwrap();
+    let net = NetworkId("n".into());
+    sqlite.add_network(user, &net, &suite::settings()).unwrap();
+    sqlite
+        .append_row(
+            user,
+            &net,
+            crate::store::NewRow {
+                time: 1,
+                buffer: "#a",
+                msgid: Some("x"),
+                line: "PRIVMSG #a :hi",
+            },
+            10,
+        )
+        .unwrap();
+    let mut postgres = pg.fresh()();
+    copy_store(&sqlite, postgres.as_mut()).unwrap();
+    let backup = dir.path().join("backup.db");
+    postgres.backup(&backup).unwrap();
+    assert!(matches!(
+        postgres.backup(&backup),
+        Err(StoreError::Exists(_))
+    ));
+    let back = SqliteStore::open(&backup).unwrap();
+    let all = |s: &dyn CloudStore| {
+        let mut items = Vec::new();
+        s.export(&mut |i| {
+            items.push(format!("{i:?}"));
+            Ok(())
+        })
+        .unwrap();
+        items
+    };
+    assert_eq!(all(&back), all(&sqlite));
+    assert_eq!(all(postgres.as_ref()), all(&sqlite));
+}
+
+#[test]
+fn a_bad_url_or_an_unreachable_server_is_a_clear_error_without_the_password() {
+    let Err(StoreError::Backend(e)) = PostgresStore::open("postgresql://u:hunter2@[::1") else {
+        panic!("a malformed URL must fail");
+    };
+    assert!(!e.contains("hunter2"), "{e}");
+    let port = rete_test_support::ports::free_port().unwrap();
+    let url = format!("postgresql://u:hunter2@127.0.0.1:{port}/db");
+    let Err(StoreError::Backend(e)) = PostgresStore::open(&url) else {
+        panic!("nothing listens there");
+    };
+    assert!(!e.contains("hunter2"), "{e}");
+    assert!(!e.is_empty());
+}
