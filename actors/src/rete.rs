@@ -483,6 +483,17 @@ impl SessionSender {
         }
     }
 
+    /// Closes the connection at once without a QUIT or any other line,
+    /// and stops reconnecting: for a host that no longer owns the network
+    /// (a rete-cloud node whose lease ended), where a parting line would
+    /// come from a second client of the same person.
+    pub fn abandon(&self) {
+        *self.shared.wants_connection.lock() = false;
+        if let Ok(actor) = self.actor() {
+            let _ = actor.cast(SessionMsg::Abandon);
+        }
+    }
+
     /// Sends an agent's line (send_raw) where `/quote` sends, paced like any
     /// command, and resolves once the writer has written it — or with why it
     /// was not sent (not connected; vetoed by the raw-out hook; the

@@ -143,6 +143,9 @@ pub enum SessionMsg {
         /// The QUIT reason.
         reason: Option<String>,
     },
+    /// Close the connection at once, writing nothing more (no QUIT), and
+    /// stay disconnected.
+    Abandon,
     /// The connection task connected.
     Connected {
         /// Which attempt.
@@ -404,6 +407,10 @@ impl SessionState {
                 }
             }
             SessionMsg::Disconnect { reason } => state.disconnect(myself, reason),
+            SessionMsg::Abandon => {
+                *state.shared.wants_connection.lock() = false;
+                state.close(myself, "abandoned");
+            }
             SessionMsg::Connected {
                 generation,
                 peer,

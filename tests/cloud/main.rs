@@ -8,6 +8,7 @@ extern crate rete_test_support as support;
 const RETERM: &str = env!("CARGO_BIN_EXE_reterm");
 
 mod client;
+mod nodes;
 mod postgres;
 mod reterm;
 mod service;

@@ -1851,7 +1851,7 @@ fn network_list_and_set() -> Result<()> {
     let listed = cli(&db, &["network", "list", "alice"])?;
     assert_eq!(
         listed,
-        format!("local server=127.0.0.1:6667 tls=false nick=alice channels=#rete stream={stream}")
+        format!("local server=127.0.0.1:6667 tls=false nick=alice channels=#rete stream={stream} node=-")
     );
     let set = [
         "network",
@@ -1871,7 +1871,7 @@ fn network_list_and_set() -> Result<()> {
     ];
     cli(&db, &set)?;
     let changed = format!(
-        "local server=irc.example:6697 tls=true nick=alice2 channels=#a,#b stream={stream}"
+        "local server=irc.example:6697 tls=true nick=alice2 channels=#a,#b stream={stream} node=-"
     );
     assert_eq!(cli(&db, &["network", "list", "alice"])?, changed);
     for bad in [

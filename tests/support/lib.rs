@@ -44,6 +44,7 @@ pub mod inspircd;
 pub mod live_tests_session;
 pub mod msg;
 pub mod ngircd;
+pub mod pause_proxy;
 pub mod ports;
 pub mod postgres;
 pub mod process;

@@ -83,6 +83,7 @@ fn run(rows: usize, per_tx: usize) -> (f64, f64) {
                     msgid: None,
                     line,
                 },
+                epoch: None,
             })
             .collect();
         store.append_rows(&batch, 1_000_000).unwrap();

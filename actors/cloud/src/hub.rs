@@ -13,9 +13,11 @@ use crate::admission::{Admission, Limits};
 use crate::buffer_of::{buffer_of, msgid_of};
 use crate::echo::Identity;
 use crate::ingest::{Ingest, Ingested, DEFAULT_INGEST_CAPACITY};
+use crate::ownership::Fence;
 use crate::sends::{self, InFlight, Outcome, Relay};
 use crate::store::{
-    Append, ChainId, CloudStore, NetworkRecord, NetworkSettings, NewRow, StoreError, UserId,
+    Append, Appended, ChainId, CloudStore, NetworkRecord, NetworkSettings, NewRow, Node,
+    StoreError, UserId,
 };
 use parking_lot::Mutex;
 use rete_actors::wall_clock;
@@ -34,6 +36,7 @@ use rete_engine::session::{ChannelSpec, SaslSettings, SessionConfig};
 use rete_engine::timefmt::iso_seconds;
 use rete_transports::{Backoff, ConnectConfig, Transport};
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -69,6 +72,8 @@ const REMOVED_QUIT: &str = "Leaving";
 
 /// The QUIT reason of a network starting again with what `network set` gave it.
 const MOVED_QUIT: &str = "Reconnecting";
+
+mod leases;
 
 /// How many live frames a slow connection may fall behind before it reads
 /// from the store instead (nothing is lost: the store holds every row).
@@ -185,6 +190,9 @@ struct Route {
     /// stored ones that differ were changed by the admin, and the network
     /// starts again with them.
     admin: AdminSettings,
+    /// The epoch of this node's lease on the network: its rows are stored
+    /// only while the network's epoch is still this one.
+    epoch: u64,
 }
 
 /// Server, TLS, nick and channels: what `network set` changes.
@@ -208,6 +216,10 @@ enum Stop {
     /// `network set` changed its settings: it starts again with them, on
     /// the same stream.
     Moved,
+    /// Another node holds it now (or may, past this node's deadline): the
+    /// connection is closed without a word, since any line would come from
+    /// a second client of the same person.
+    Lost,
 }
 
 /// The shared state (see the module doc).
@@ -228,6 +240,12 @@ pub struct Hub {
     started: Instant,
     /// The recorder the sessions hand lines to, and the writer's queue.
     ingest: Arc<Ingest>,
+    /// This node, as its leases name it.
+    node: Node,
+    /// Silences the node's sessions past its lease (see [`crate::ownership`]).
+    fence: Arc<Fence>,
+    /// Set by `shutdown`: the lease loop starts nothing more.
+    stopping: AtomicBool,
 }
 
 fn state_of(s: ConnState) -> NetworkState {
@@ -302,15 +320,20 @@ impl Hub {
         u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
 
-    /// Starts the engine and connects every stored network.
+    /// Starts the engine as `node` and connects the networks it claims:
+    /// every stored network when the database is this node's alone, its
+    /// share of those nobody holds when nodes share it.
     pub async fn start(
         store: Box<dyn CloudStore>,
         options: HubOptions,
+        node: Node,
     ) -> Result<Arc<Hub>, String> {
-        let rete = Rete::start(ReteOptions::default())
-            .await
-            .map_err(|e| e.to_string())?;
-        let networks = store.all_networks().map_err(|e| e.to_string())?;
+        let fence = Arc::new(Fence::new(store.shared()));
+        let rete = Rete::start(ReteOptions {
+            raw_out_hook: Some(fence.clone()),
+        })
+        .await
+        .map_err(|e| e.to_string())?;
         let (ingest, rx) = Ingest::new(options.ingest_capacity);
         let hub = Arc::new(Hub {
             store: Mutex::new(store),
@@ -324,6 +347,9 @@ impl Hub {
             started: Instant::now(),
             ingest: ingest.clone(),
             options,
+            node,
+            fence,
+            stopping: AtomicBool::new(false),
         });
         hub.rete.set_raw_recorder(Some(ingest.clone()));
         let writer = hub.clone();
@@ -332,25 +358,33 @@ impl Hub {
             .spawn(move || writer.write_rows(&ingest, &rx))
             .map_err(|e| e.to_string())?;
         hub.clone().watch_states();
-        // A network that cannot start (settings the engine refuses) is
-        // skipped with its reason: the other users are served.
-        for (user, record) in networks {
-            if let Err(e) = hub.start_network(user, &record).await {
-                tracing::error!(
-                    target: "rete::cloud",
-                    "network {} of user {}: not started: {e}",
-                    record.network.0,
-                    user.0
-                );
-            }
-        }
-        hub.clone().watch_store();
+        hub.first_look().await;
+        hub.clone().keep_leases();
+        hub.clone().watch_deadline();
         Ok(hub)
     }
 
-    /// Starts the engine session of a stored network (routed before it
-    /// starts, so its first line already has a stream).
-    async fn start_network(&self, user: UserId, record: &NetworkRecord) -> Result<(), String> {
+    /// Starts the engine session of a network this node holds with
+    /// `epoch` (routed before it starts, so its first line already has a
+    /// stream). A network that cannot start (settings the engine refuses)
+    /// is logged with its reason: the other users are served.
+    async fn start_network(&self, user: UserId, record: &NetworkRecord, epoch: u64) {
+        if let Err(e) = self.try_start_network(user, record, epoch).await {
+            tracing::error!(
+                target: "rete::cloud",
+                "network {} of user {}: not started: {e}",
+                record.network.0,
+                user.0
+            );
+        }
+    }
+
+    async fn try_start_network(
+        &self,
+        user: UserId,
+        record: &NetworkRecord,
+        epoch: u64,
+    ) -> Result<(), String> {
         let spec = session_spec(record, &self.options).map_err(|e| e.to_string())?;
         self.routes.lock().insert(
             spec.config.id.clone(),
@@ -359,6 +393,7 @@ impl Hub {
                 network: record.network.clone(),
                 stream: record.stream.clone(),
                 admin: admin_settings(&record.settings),
+                epoch,
             },
         );
         let id = spec.config.id.clone();
@@ -375,107 +410,10 @@ impl Hub {
         Ok(())
     }
 
-    /// Looks in the store every `admin_poll_ms` for networks added by
-    /// `rete-cloud network add` while the service runs, and connects them,
-    /// and for networks `rete-cloud network remove` took away, and stops
-    /// them: the store is the admin channel (the command writes it, WAL
-    /// lets both processes use it), so there is no socket to secure and
-    /// nothing to lose when the service is down. A network removed and
-    /// added again between two looks has a new stream: the old session
-    /// stops and the new one starts.
-    fn watch_store(self: Arc<Self>) {
-        let every = Duration::from_millis(self.options.admin_poll_ms.max(100));
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(every);
-            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                tick.tick().await;
-                let all = match self.store(|s| s.all_networks()) {
-                    Ok(a) => a,
-                    Err(e) => {
-                        tracing::warn!(target: "rete::cloud", "looking for new networks: {e}");
-                        continue;
-                    }
-                };
-                let wanted: HashMap<(UserId, NetworkId), StreamId> = all
-                    .iter()
-                    .map(|(u, r)| ((*u, r.network.clone()), r.stream.clone()))
-                    .collect();
-                for (user, network) in self.gone_networks(&wanted) {
-                    self.stop_network(user, &network, Stop::Removed).await;
-                    tracing::info!(
-                        target: "rete::cloud",
-                        "network {} removed while running: disconnected",
-                        network.0
-                    );
-                }
-                for (user, network) in self.moved_networks(&all) {
-                    self.stop_network(user, &network, Stop::Moved).await;
-                    tracing::info!(
-                        target: "rete::cloud",
-                        "network {} changed by the admin: reconnecting with its new settings",
-                        network.0
-                    );
-                }
-                for (user, record) in all {
-                    if self.session_of(user, &record.network).is_some() {
-                        continue;
-                    }
-                    match self.start_network(user, &record).await {
-                        Ok(()) => tracing::info!(
-                            target: "rete::cloud",
-                            "network {} added while running: connecting",
-                            record.network.0
-                        ),
-                        Err(e) => tracing::warn!(
-                            target: "rete::cloud",
-                            "network {} could not start: {e}",
-                            record.network.0
-                        ),
-                    }
-                }
-            }
-        });
-    }
-
-    /// The running networks the store no longer holds (or holds with
-    /// another stream: removed and added again).
-    fn gone_networks(
-        &self,
-        wanted: &HashMap<(UserId, NetworkId), StreamId>,
-    ) -> Vec<(UserId, NetworkId)> {
-        let routes = self.routes.lock();
-        self.handles
-            .lock()
-            .iter()
-            .filter(|(key, handle)| {
-                let running = routes.get(handle.id()).map(|r| &r.stream);
-                wanted.get(*key) != running
-            })
-            .map(|(key, _)| key.clone())
-            .collect()
-    }
-
-    /// Stops a removed network's session: unrouted first, so nothing more
-    /// is stored or broadcast for it; attached clients told; QUIT sent (the
-    /// engine sends it when registered), then the session forgotten.
-    /// The running networks whose stored server, TLS, nick or channels are
-    /// not the ones their session has: `network set` changed them.
-    fn moved_networks(&self, all: &[(UserId, NetworkRecord)]) -> Vec<(UserId, NetworkId)> {
-        // Locked in the order `gone_networks` takes them.
-        let routes = self.routes.lock();
-        let handles = self.handles.lock();
-        all.iter()
-            .filter(|(user, record)| {
-                handles
-                    .get(&(*user, record.network.clone()))
-                    .and_then(|h| routes.get(h.id()))
-                    .is_some_and(|r| r.admin != admin_settings(&record.settings))
-            })
-            .map(|(user, record)| (*user, record.network.clone()))
-            .collect()
-    }
-
+    /// Stops a network's session: unrouted first, so nothing more is
+    /// stored or broadcast for it; then, as `why` says, attached clients
+    /// told and QUIT sent (the engine sends it when registered), or the
+    /// connection closed without a word; then the session forgotten.
     async fn stop_network(&self, user: UserId, network: &NetworkId, why: Stop) {
         let Some(handle) = self.handles.lock().remove(&(user, network.clone())) else {
             return;
@@ -487,6 +425,14 @@ impl Hub {
                 REMOVED_QUIT
             }
             Stop::Moved => MOVED_QUIT,
+            Stop::Lost => {
+                handle.sender().abandon();
+                if let Err(e) = self.rete.remove_session(handle.id()).await {
+                    tracing::warn!(target: "rete::cloud", "network {}: stopping its session: {e}", network.0);
+                }
+                self.fence.forget(handle.id());
+                return;
+            }
         };
         let mut events = self.rete.subscribe();
         handle.sender().disconnect(Some(reason.into()));
@@ -504,9 +450,12 @@ impl Hub {
         }
     }
 
-    /// Runs `f` on the store.
+    /// Runs `f` on the store. A database call can block for long (a
+    /// PostgreSQL that stopped answering), so on a runtime worker the
+    /// worker's other tasks move to another thread meanwhile: the deadline
+    /// watch and the sessions keep running while the store does not.
     pub fn store<R>(&self, f: impl FnOnce(&mut dyn CloudStore) -> R) -> R {
-        f(self.store.lock().as_mut())
+        tokio::task::block_in_place(|| f(self.store.lock().as_mut()))
     }
 
     /// The user's live channel (made on first use).
@@ -632,6 +581,7 @@ impl Hub {
     /// every line the sessions received before they stopped, so a stop loses
     /// none of them.
     pub async fn shutdown(&self) {
+        self.stopping.store(true, Ordering::SeqCst);
         self.rete.shutdown(Duration::from_secs(2)).await;
         let ingest = self.ingest.clone();
         let flushed = tokio::task::spawn_blocking(move || ingest.flush(FLUSH_LIMIT))
@@ -642,6 +592,10 @@ impl Hub {
                 target: "rete::cloud",
                 "stopping: lines received just before the stop may not all be stored"
             );
+        }
+        // Off IRC and stored: other nodes may claim them at once.
+        if let Err(e) = self.store(|s| s.release_leases(&self.node)) {
+            tracing::warn!(target: "rete::cloud", "stopping: leases not given up ({e}): other nodes claim them once they expire");
         }
     }
 
@@ -818,6 +772,7 @@ impl Hub {
                     msgid: r.msgid.as_deref(),
                     line: &r.line,
                 },
+                epoch: Some(r.route.epoch),
             })
             .collect();
         let keep = self.options.keep_rows;
@@ -830,9 +785,8 @@ impl Hub {
         };
         drop(appends);
         for (row, seq) in rows.into_iter().zip(seqs) {
-            // None: removed by `rete-cloud network remove` meanwhile.
-            if let Some(seq) = seq {
-                self.broadcast(
+            match seq {
+                Appended::Stored(seq) => self.broadcast(
                     row.route.user,
                     Live::Row {
                         stream: row.route.stream,
@@ -840,7 +794,21 @@ impl Hub {
                         time: row.time,
                         line: row.line,
                     },
-                );
+                ),
+                // Removed by `rete-cloud network remove` meanwhile.
+                Appended::Gone => {}
+                // Another node claimed it: this one says nothing more there
+                // (the lease loop closes the connection).
+                Appended::Fenced => {
+                    if !self.fence.is_fenced(&row.session) {
+                        tracing::warn!(
+                            target: "rete::cloud",
+                            "network {}: another node holds it now; this node's connection is silenced",
+                            row.route.network.0
+                        );
+                        self.fence.fence(&row.session);
+                    }
+                }
             }
         }
         Vec::new()

@@ -25,7 +25,9 @@
 //! - `ingest`: the bounded queue from the raw tap to the writer, and the
 //!   gap a full queue leaves; `echo`: our own messages stored when the
 //!   server does not echo them.
-//! - [`serve_lock`]: one `serve` per database.
+//! - [`ownership`]: one owner per network: lease arithmetic and the fence
+//!   that silences a node past its lease.
+//! - [`serve_lock`]: one `serve` per SQLite file.
 //! - `sends`: a client's lines on their way to IRC, each acknowledged once
 //!   written, a repeat of its id sharing the first one's outcome.
 //! - `sync_lines`, `buffer_of`, [`tokens`]: small helpers.
@@ -39,6 +41,7 @@ mod echo;
 pub mod hub;
 mod ingest;
 pub mod location;
+pub mod ownership;
 pub mod postgres;
 mod sends;
 pub mod serve_lock;

@@ -18,9 +18,8 @@ use rete_actors::wall_clock;
 use rete_cloud::admission::{self, Limits};
 use rete_cloud::hub::{self, Hub, HubOptions};
 use rete_cloud::location::Location;
-use rete_cloud::postgres::PostgresStore;
 use rete_cloud::serve_lock::ServeLock;
-use rete_cloud::store::{CloudStore, NetworkSettings, StoreError, StoreItem, UserId};
+use rete_cloud::store::{CloudStore, NetworkSettings, Node, StoreError, StoreItem, UserId};
 use rete_cloud::tokens::new_token;
 use rete_cloud::ws::{tls_acceptor, Listener};
 use rete_cloud_protocol::config::ConfigEntry;
@@ -210,6 +209,9 @@ fn cli() -> Command {
             Command::new("serve")
                 .about("runs the service")
                 .arg(db_arg())
+                .arg(Arg::new("node").long("node").help(
+                    "this node's name, when several serve one PostgreSQL database (default: the host name)",
+                ))
                 .arg(
                     Arg::new("listen")
                         .long("listen")
@@ -378,15 +380,19 @@ fn network_list(m: &ArgMatches) -> Result<(), String> {
     let user = named_user(store.as_ref(), m)?;
     for n in store.networks(user).map_err(|e| e.to_string())? {
         let s = &n.settings;
+        let lease = store
+            .lease_of(user, &n.network)
+            .map_err(|e| e.to_string())?;
         println!(
-            "{} server={}:{} tls={} nick={} channels={} stream={}",
+            "{} server={}:{} tls={} nick={} channels={} stream={} node={}",
             n.network.0,
             s.host,
             s.port,
             s.tls,
             s.nick,
             s.channels.join(","),
-            n.stream.0
+            n.stream.0,
+            lease.node.as_deref().unwrap_or("-")
         );
     }
     Ok(())
@@ -593,6 +599,15 @@ async fn stop_signal() {
     }
 }
 
+/// This machine's host name (the default `--node`), or `rete-cloud`.
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_owned())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "rete-cloud".into())
+}
+
 async fn serve(m: &ArgMatches) -> Result<(), String> {
     // Before anything connects to IRC: a second service on this database
     // would connect every network again and store every line twice.
@@ -602,15 +617,15 @@ async fn serve(m: &ArgMatches) -> Result<(), String> {
             let lock = ServeLock::take(path)?;
             (open(m)?, Some(lock))
         }
-        Location::Postgres(url) => {
-            let store = PostgresStore::open(url).map_err(|e| format!("{at}: {e}"))?;
-            if !store.take_serve_lock().map_err(|e| format!("{at}: {e}"))? {
-                return Err(format!(
-                    "{at}: another `rete-cloud serve` is using this database; stop it first"
-                ));
-            }
-            (Box::new(store), None)
-        }
+        // Nodes share it: each network is owned through a lease.
+        Location::Postgres(_) => (open(m)?, None),
+    };
+    let node = Node {
+        name: match m.get_one::<String>("node") {
+            Some(name) => name.clone(),
+            None => host_name(),
+        },
+        instance: rete_cloud::tokens::new_uuid(),
     };
     let listen = *m
         .get_one::<SocketAddr>("listen")
@@ -644,7 +659,7 @@ async fn serve(m: &ArgMatches) -> Result<(), String> {
         .await
         .map_err(|e| e.to_string())?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    let hub = Hub::start(store, options).await?;
+    let hub = Hub::start(store, options, node).await?;
     let (stop, stopped) = tokio::sync::watch::channel(false);
     println!("rete-cloud listening on {scheme}://{addr}");
     let accept = tokio::spawn(listener.run(hub.clone(), stopped));

@@ -8,10 +8,11 @@
 //! chain (`n`), so the newest `keep` are one index seek away.
 
 use crate::store::{
-    fresh_stream_id, standing_columns, standing_from, Append, BacklogEnd, ChainId, CloudStore,
-    FoundChain, ItemSink, NetworkRecord, NetworkSettings, StoreError, StoredRow, UserId,
-    UserSummary,
+    fresh_stream_id, standing_columns, standing_from, Append, Appended, BacklogEnd, ChainId,
+    CloudStore, FoundChain, Held, ItemSink, LeaseView, NetworkRecord, NetworkSettings, Node,
+    StoreError, StoredRow, UserId, UserSummary,
 };
+use rete_actors::wall_clock;
 use rete_cloud_protocol::frame::{NetworkId, RequestId, StreamId};
 use rete_cloud_protocol::replay::StoreExtent;
 use rete_cloud_protocol::token_chain::{ChainEntry, TokenChain, TokenHash};
@@ -45,6 +46,44 @@ CREATE TABLE IF NOT EXISTS sent_ids (chain_id INTEGER NOT NULL REFERENCES chains
   id TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (chain_id, n)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS sent_ids_by_time ON sent_ids (chain_id, at);
 ";
+
+/// Columns newer than the first schema, added to a file that lacks them
+/// (`ALTER TABLE … ADD COLUMN` has no `IF NOT EXISTS` in SQLite).
+const ADDED_COLUMNS: &[(&str, &str)] = &[
+    ("owner", "ALTER TABLE networks ADD COLUMN owner TEXT"),
+    (
+        "owner_node",
+        "ALTER TABLE networks ADD COLUMN owner_node TEXT",
+    ),
+    (
+        "epoch",
+        "ALTER TABLE networks ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0",
+    ),
+    (
+        "lease_until",
+        "ALTER TABLE networks ADD COLUMN lease_until INTEGER NOT NULL DEFAULT 0",
+    ),
+];
+
+fn add_missing_columns(db: &Connection) -> Result<(), StoreError> {
+    // One writer at a time, so two commands opening an old file at once
+    // do not both add a column.
+    db.execute_batch("BEGIN IMMEDIATE").map_err(backend)?;
+    let added = ADDED_COLUMNS.iter().try_for_each(|(column, alter)| {
+        let present: bool = db.query_row(
+            "SELECT count(*) > 0 FROM pragma_table_info('networks') WHERE name = ?1",
+            params![column],
+            |r| r.get(0),
+        )?;
+        if !present {
+            db.execute_batch(alter)?;
+        }
+        Ok(())
+    });
+    let end = if added.is_ok() { "COMMIT" } else { "ROLLBACK" };
+    db.execute_batch(end).map_err(backend)?;
+    added.map_err(backend)
+}
 
 /// Inserts `chain` as a new, unrevoked chain of `user`.
 fn insert_chain(
@@ -128,6 +167,7 @@ impl SqliteStore {
         db.busy_timeout(std::time::Duration::from_secs(5))
             .map_err(backend)?;
         db.execute_batch(SCHEMA).map_err(backend)?;
+        add_missing_columns(&db)?;
         Ok(Self { db })
     }
 
@@ -480,34 +520,47 @@ impl CloudStore for SqliteStore {
         )
     }
 
-    fn append_rows(
-        &mut self,
-        rows: &[Append<'_>],
-        keep: u64,
-    ) -> Result<Vec<Option<u64>>, StoreError> {
+    fn append_rows(&mut self, rows: &[Append<'_>], keep: u64) -> Result<Vec<Appended>, StoreError> {
         let keep = keep.max(1) as i64;
         let tx = self.db.transaction().map_err(backend)?;
         let mut seqs = Vec::with_capacity(rows.len());
         // The newest row appended per stream, to evict once per batch.
         let mut newest: HashMap<(i64, &str), i64> = HashMap::new();
         {
+            // Numbered only while the network's epoch is the append's.
             let mut next = tx
                 .prepare_cached(
-                    "UPDATE networks SET latest = latest + 1 WHERE user_id = ?1 AND network = ?2 RETURNING latest",
+                    "UPDATE networks SET latest = latest + 1
+                     WHERE user_id = ?1 AND network = ?2 AND (?3 IS NULL OR epoch = ?3) RETURNING latest",
                 )
+                .map_err(backend)?;
+            let mut exists = tx
+                .prepare_cached("SELECT 1 FROM networks WHERE user_id = ?1 AND network = ?2")
                 .map_err(backend)?;
             let mut insert = tx
                 .prepare_cached(
                     "INSERT INTO rows (user_id, network, seq, time, buffer, msgid, line) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 )
                 .map_err(backend)?;
-            for Append { user, network, row } in rows {
+            for Append {
+                user,
+                network,
+                row,
+                epoch,
+            } in rows
+            {
+                let epoch = epoch.map(|e| e as i64);
                 let seq: Option<i64> = next
-                    .query_row(params![user.0, network.0], |r| r.get(0))
+                    .query_row(params![user.0, network.0, epoch], |r| r.get(0))
                     .optional()
                     .map_err(backend)?;
                 let Some(seq) = seq else {
-                    seqs.push(None);
+                    let found = exists.exists(params![user.0, network.0]).map_err(backend)?;
+                    seqs.push(if found {
+                        Appended::Fenced
+                    } else {
+                        Appended::Gone
+                    });
                     continue;
                 };
                 insert
@@ -522,7 +575,7 @@ impl CloudStore for SqliteStore {
                     ])
                     .map_err(backend)?;
                 newest.insert((user.0, network.0.as_str()), seq);
-                seqs.push(Some(seq as u64));
+                seqs.push(Appended::Stored(seq as u64));
             }
         }
         for ((user, network), seq) in newest {
@@ -536,6 +589,113 @@ impl CloudStore for SqliteStore {
         }
         tx.commit().map_err(backend)?;
         Ok(seqs)
+    }
+
+    fn claim_networks(
+        &mut self,
+        node: &Node,
+        lease_ms: u64,
+        max: usize,
+    ) -> Result<Vec<Held>, StoreError> {
+        let until = wall_clock::now().unsigned().saturating_add(lease_ms) as i64;
+        let mut st = self
+            .db
+            .prepare_cached(
+                "UPDATE networks SET owner = ?1, owner_node = ?2, epoch = epoch + 1, lease_until = ?3
+                 WHERE (user_id, network) IN
+                   (SELECT user_id, network FROM networks WHERE owner IS NOT ?1 ORDER BY user_id, network LIMIT ?4)
+                 RETURNING user_id, network, stream, session, settings, epoch",
+            )
+            .map_err(backend)?;
+        let raw = st
+            .query_map(params![node.instance, node.name, until, max as i64], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, i64>(5)?,
+                ))
+            })
+            .map_err(backend)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(backend)?;
+        raw.into_iter()
+            .map(|(user, network, stream, session, settings, epoch)| {
+                Ok(Held {
+                    user: UserId(user),
+                    record: Self::record(network, stream, session, settings)?,
+                    epoch: epoch as u64,
+                })
+            })
+            .collect()
+    }
+
+    fn renew_leases(
+        &mut self,
+        node: &Node,
+        lease_ms: u64,
+    ) -> Result<Vec<(UserId, NetworkId, u64)>, StoreError> {
+        let until = wall_clock::now().unsigned().saturating_add(lease_ms) as i64;
+        let mut st = self
+            .db
+            .prepare_cached(
+                "UPDATE networks SET lease_until = ?2 WHERE owner = ?1 RETURNING user_id, network, epoch",
+            )
+            .map_err(backend)?;
+        let held = st
+            .query_map(params![node.instance, until], |r| {
+                Ok((
+                    UserId(r.get(0)?),
+                    NetworkId(r.get(1)?),
+                    r.get::<_, i64>(2)? as u64,
+                ))
+            })
+            .map_err(backend)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(backend);
+        held
+    }
+
+    fn release_leases(&mut self, node: &Node) -> Result<(), StoreError> {
+        self.db
+            .execute(
+                "UPDATE networks SET owner = NULL, owner_node = NULL, lease_until = 0 WHERE owner = ?1",
+                params![node.instance],
+            )
+            .map(drop)
+            .map_err(backend)
+    }
+
+    fn lease_census(&self, _node: &Node) -> Result<(u64, u64), StoreError> {
+        let networks: i64 = self
+            .db
+            .query_row("SELECT count(*) FROM networks", [], |r| r.get(0))
+            .map_err(backend)?;
+        Ok((0, networks as u64))
+    }
+
+    fn shared(&self) -> bool {
+        false
+    }
+
+    fn lease_of(&self, user: UserId, network: &NetworkId) -> Result<LeaseView, StoreError> {
+        let now = wall_clock::now().unsigned() as i64;
+        self.db
+            .query_row(
+                "SELECT CASE WHEN lease_until > ?3 THEN owner_node END, epoch FROM networks WHERE user_id = ?1 AND network = ?2",
+                params![user.0, network.0, now],
+                |r| {
+                    Ok(LeaseView {
+                        node: r.get(0)?,
+                        epoch: r.get::<_, i64>(1)? as u64,
+                    })
+                },
+            )
+            .optional()
+            .map_err(backend)?
+            .ok_or_else(|| StoreError::Unknown(format!("network {}", network.0)))
     }
 
     fn newest_time(&self, user: UserId, network: &NetworkId) -> Result<Option<u64>, StoreError> {

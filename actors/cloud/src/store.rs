@@ -128,6 +128,54 @@ pub struct Append<'a> {
     pub network: &'a NetworkId,
     /// The row.
     pub row: NewRow<'a>,
+    /// The lease epoch the appending node holds the network with: the row
+    /// is stored only while the network's epoch is still this one (the
+    /// fencing token). None appends unconditionally, for a single writer
+    /// that holds no lease (the admin's tools, tests, benchmarks).
+    pub epoch: Option<u64>,
+}
+
+/// What became of one appended row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Appended {
+    /// Stored with this sequence number.
+    Stored(u64),
+    /// The user has no such network (removed meanwhile): skipped.
+    Gone,
+    /// The network was claimed since the append's epoch: skipped, as is
+    /// everything a node that lost a network tries to write to it.
+    Fenced,
+}
+
+/// A service node: its name (`serve --node`, shown to the admin) and this
+/// run's id. A node started again is a new holder: the leases of its
+/// previous run expire before anyone, itself included, claims them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Node {
+    /// The name.
+    pub name: String,
+    /// This run's id (a UUID).
+    pub instance: String,
+}
+
+/// A network a node holds: what to run, and the epoch its appends carry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Held {
+    /// Whose.
+    pub user: UserId,
+    /// The network.
+    pub record: NetworkRecord,
+    /// The lease's epoch (one more than the network's previous one).
+    pub epoch: u64,
+}
+
+/// A network's lease as the admin sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeaseView {
+    /// The holding node's name (None: nobody holds it).
+    pub node: Option<String>,
+    /// The epoch of the latest claim.
+    pub epoch: u64,
 }
 
 /// Where a backlog read ends (exclusive).
@@ -226,21 +274,54 @@ pub trait CloudStore: Send {
         row: NewRow<'_>,
         keep: u64,
     ) -> Result<u64, StoreError> {
-        let rows = [Append { user, network, row }];
-        match self.append_rows(&rows, keep)?.pop().flatten() {
-            Some(seq) => Ok(seq),
-            None => Err(StoreError::Unknown(format!("network {}", network.0))),
+        let rows = [Append {
+            user,
+            network,
+            row,
+            epoch: None,
+        }];
+        match self.append_rows(&rows, keep)?.pop() {
+            Some(Appended::Stored(seq)) => Ok(seq),
+            _ => Err(StoreError::Unknown(format!("network {}", network.0))),
         }
     }
     /// Appends rows in order, each to its stream as [`CloudStore::append_row`]
     /// does, in one transaction: all of them are stored or none is (the
-    /// error). Each answer is the row's sequence number, or None when its
-    /// user has no such network (removed meanwhile: that row is skipped).
-    fn append_rows(
+    /// error). Each answer says what became of its row.
+    fn append_rows(&mut self, rows: &[Append<'_>], keep: u64) -> Result<Vec<Appended>, StoreError>;
+    /// Claims up to `max` networks no live node holds (never held, given
+    /// up, or past their lease), for `node`: each gets the next epoch and a
+    /// lease of `lease_ms`. PostgreSQL times leases by its own clock, which
+    /// every node shares. SQLite has one `serve` per file (its lock), so
+    /// every network not held by this run is free there.
+    fn claim_networks(
         &mut self,
-        rows: &[Append<'_>],
-        keep: u64,
-    ) -> Result<Vec<Option<u64>>, StoreError>;
+        node: &Node,
+        lease_ms: u64,
+        max: usize,
+    ) -> Result<Vec<Held>, StoreError>;
+    /// Extends every lease `node` still holds to `lease_ms` from now, in
+    /// one statement, and answers those it holds, each with its epoch: a
+    /// network missing was claimed by another node or removed. It also
+    /// marks the node alive for as long (see [`CloudStore::lease_census`]).
+    fn renew_leases(
+        &mut self,
+        node: &Node,
+        lease_ms: u64,
+    ) -> Result<Vec<(UserId, NetworkId, u64)>, StoreError>;
+    /// Gives up every lease of `node` (a clean stop), and its place among
+    /// the live nodes: others claim them at once instead of after the lease.
+    fn release_leases(&mut self, node: &Node) -> Result<(), StoreError>;
+    /// How many other nodes than `node` are alive (renewed within a lease),
+    /// and how many networks there are: a node claims no more than its
+    /// share. (SQLite: no other node, by its one `serve` per file.)
+    fn lease_census(&self, node: &Node) -> Result<(u64, u64), StoreError>;
+    /// Whether other nodes may use this database at once (PostgreSQL):
+    /// then a node that cannot renew its leases in time stops speaking for
+    /// its networks, since another may claim them.
+    fn shared(&self) -> bool;
+    /// Who holds a user's network, for the admin.
+    fn lease_of(&self, user: UserId, network: &NetworkId) -> Result<LeaseView, StoreError>;
     /// When the newest row of a stream was received (None: no row held).
     fn newest_time(&self, user: UserId, network: &NetworkId) -> Result<Option<u64>, StoreError>;
     /// The rows held of a stream.
@@ -384,7 +465,8 @@ pub enum StoreItem {
         /// When it was acknowledged (wall-clock ms).
         at_ms: u64,
     },
-    /// A network and its stream's last number given out.
+    /// A network, its stream's last number given out and its lease's
+    /// epoch (copied, so epochs never go back; nobody holds it in a copy).
     Network {
         /// Its user.
         user: UserId,
@@ -392,6 +474,8 @@ pub enum StoreItem {
         record: NetworkRecord,
         /// The stream's last sequence number given out.
         latest: u64,
+        /// The epoch of its latest claim.
+        epoch: u64,
     },
     /// A stream id a removed network had, never to be given out again.
     RetiredStream {

@@ -117,7 +117,7 @@ impl PostgresStore {
         )?;
         each_row(
             c,
-            "SELECT user_id, network, stream, session, settings, latest FROM networks ORDER BY user_id, network",
+            "SELECT user_id, network, stream, session, settings, latest, epoch FROM networks ORDER BY user_id, network",
             |r| {
                 let network: String = r.get(1);
                 let settings = serde_json::from_str(r.get(4)).map_err(|e| {
@@ -132,6 +132,7 @@ impl PostgresStore {
                         settings,
                     },
                     latest: r.get::<_, i64>(5) as u64,
+                    epoch: r.get::<_, i64>(6) as u64,
                 })
             },
         )?;
@@ -212,12 +213,13 @@ impl PostgresStore {
                 user,
                 record,
                 latest,
+                epoch,
             } => {
                 let json = serde_json::to_string(&record.settings)
                     .map_err(|e| StoreError::Backend(e.to_string()))?;
                 run(
-                    "INSERT INTO networks (user_id, network, stream, session, settings, latest) VALUES ($1, $2, $3, $4, $5, $6)",
-                    &[&user.0, &record.network.0, &record.stream.0, &record.session, &json, &(latest as i64)],
+                    "INSERT INTO networks (user_id, network, stream, session, settings, latest, epoch) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                    &[&user.0, &record.network.0, &record.stream.0, &record.session, &json, &(latest as i64), &(epoch as i64)],
                 )
             }
             StoreItem::RetiredStream { user, stream } => run(

@@ -56,7 +56,7 @@ impl SqliteStore {
             })?;
         }
         let mut networks = tx
-            .prepare("SELECT user_id, network, stream, session, settings, latest FROM networks ORDER BY user_id, network")
+            .prepare("SELECT user_id, network, stream, session, settings, latest, epoch FROM networks ORDER BY user_id, network")
             .map_err(backend)?;
         let mut rows = networks.query([]).map_err(backend)?;
         while let Some(r) = rows.next().map_err(backend)? {
@@ -73,6 +73,7 @@ impl SqliteStore {
                     settings,
                 },
                 latest: r.get::<_, i64>(5).map_err(backend)? as u64,
+                epoch: r.get::<_, i64>(6).map_err(backend)? as u64,
             })?;
         }
         let mut retired = tx
@@ -155,12 +156,13 @@ impl SqliteStore {
                     user,
                     record,
                     latest,
+                    epoch,
                 } => {
                     let json = serde_json::to_string(&record.settings)
                         .map_err(|e| StoreError::Backend(e.to_string()))?;
                     insert(
-                        "INSERT INTO networks (user_id, network, stream, session, settings, latest) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                        &[&user.0, &record.network.0, &record.stream.0, &record.session, &json, &(latest as i64)],
+                        "INSERT INTO networks (user_id, network, stream, session, settings, latest, epoch) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                        &[&user.0, &record.network.0, &record.stream.0, &record.session, &json, &(latest as i64), &(epoch as i64)],
                     )
                 }
                 StoreItem::RetiredStream { user, stream } => insert(

@@ -61,6 +61,10 @@ pub(crate) const CASES: &[(&str, Case)] = &[
         "a_copy_into_a_store_with_users_or_a_failed_copy_changes_nothing",
         a_copy_into_a_store_with_users_or_a_failed_copy_changes_nothing,
     ),
+    (
+        "one_node_holds_a_network_and_the_previous_holder_writes_nothing",
+        one_node_holds_a_network_and_the_previous_holder_writes_nothing,
+    ),
 ];
 
 /// Runs every case, each on databases of its own.
@@ -366,6 +370,7 @@ fn a_batch_appends_to_several_streams_in_one_go(dbs: &mut dyn Databases) {
         user,
         network,
         row: row(line),
+        epoch: None,
     };
     let batch = [
         append(&a, "a1"),
@@ -376,7 +381,13 @@ fn a_batch_appends_to_several_streams_in_one_go(dbs: &mut dyn Databases) {
     ];
     assert_eq!(
         s.append_rows(&batch, 2).unwrap(),
-        [Some(1), Some(1), None, Some(2), Some(3)]
+        [
+            Appended::Stored(1),
+            Appended::Stored(1),
+            Appended::Gone,
+            Appended::Stored(2),
+            Appended::Stored(3)
+        ]
     );
     assert_eq!(
         lines(s.rows(user, &a, 1..=10).unwrap()),
@@ -529,4 +540,112 @@ fn a_copy_into_a_store_with_users_or_a_failed_copy_changes_nothing(dbs: &mut dyn
     assert!(matches!(failed, Err(StoreError::Backend(_))));
     assert!(everything(target.as_ref()).is_empty());
     assert!(target.users().unwrap().is_empty());
+}
+
+fn node(name: &str) -> Node {
+    Node {
+        name: name.into(),
+        instance: format!("{name}-instance"),
+    }
+}
+
+fn keys(held: &[Held]) -> Vec<(i64, String, u64)> {
+    let mut k: Vec<_> = held
+        .iter()
+        .map(|h| (h.user.0, h.record.network.0.clone(), h.epoch))
+        .collect();
+    k.sort();
+    k
+}
+
+/// Leases: a claim takes networks nobody holds, each with the next epoch;
+/// while held, another node gets none (on SQLite, where one `serve` holds
+/// the file, a new run takes them all); once the lease ends, another node
+/// claims it with a higher epoch and every append of the old epoch is
+/// refused (`Fenced`) and stores nothing.
+fn one_node_holds_a_network_and_the_previous_holder_writes_nothing(dbs: &mut dyn Databases) {
+    let mut s = dbs.fresh()();
+    let user = s.add_user("alice", &chain(30), 0).unwrap();
+    let (a, b) = (NetworkId("a".into()), NetworkId("b".into()));
+    s.add_network(user, &a, &settings()).unwrap();
+    s.add_network(user, &b, &settings()).unwrap();
+    let (one, two) = (node("one"), node("two"));
+    assert_eq!(s.lease_census(&one).unwrap(), (0, 2));
+    let first = s.claim_networks(&one, 60_000, 1).unwrap();
+    assert_eq!(keys(&first), [(user.0, "a".to_owned(), 1)], "one at most");
+    let rest = s.claim_networks(&one, 60_000, 10).unwrap();
+    assert_eq!(keys(&rest), [(user.0, "b".to_owned(), 1)]);
+    assert!(s.claim_networks(&one, 60_000, 10).unwrap().is_empty());
+    assert_eq!(
+        s.renew_leases(&one, 60_000).unwrap().len(),
+        2,
+        "both renewed"
+    );
+    assert_eq!(s.lease_of(user, &a).unwrap().node.as_deref(), Some("one"));
+    let row = |line| Append {
+        user,
+        network: &a,
+        row: NewRow {
+            time: 1,
+            buffer: "#rete",
+            msgid: None,
+            line,
+        },
+        epoch: Some(1),
+    };
+    assert_eq!(
+        s.append_rows(&[row("held")], 10).unwrap(),
+        [Appended::Stored(1)]
+    );
+    if s.shared() {
+        assert_eq!(s.lease_census(&two).unwrap(), (1, 2), "one live node");
+        assert_eq!(s.lease_census(&one).unwrap(), (0, 2), "none but itself");
+        assert!(
+            s.claim_networks(&two, 60_000, 10).unwrap().is_empty(),
+            "live leases are not claimed"
+        );
+        // One's leases run out (1 ms), two claims them.
+        s.renew_leases(&one, 1).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert_eq!(s.lease_census(&two).unwrap(), (0, 2), "none live");
+    }
+    let taken = s.claim_networks(&two, 60_000, 10).unwrap();
+    assert_eq!(
+        keys(&taken),
+        [(user.0, "a".to_owned(), 2), (user.0, "b".to_owned(), 2)],
+        "the next epoch"
+    );
+    assert!(
+        s.renew_leases(&one, 60_000).unwrap().is_empty(),
+        "one holds none"
+    );
+    assert_eq!(s.lease_of(user, &a).unwrap().node.as_deref(), Some("two"));
+    // One's appends are fenced and store nothing; two's go on after them.
+    assert_eq!(
+        s.append_rows(&[row("stale"), row("stale")], 10).unwrap(),
+        [Appended::Fenced, Appended::Fenced]
+    );
+    let fresh = Append {
+        epoch: Some(2),
+        ..row("fresh")
+    };
+    let gone = NetworkId("gone".into());
+    let nowhere = Append {
+        network: &gone,
+        ..row("nowhere")
+    };
+    assert_eq!(
+        s.append_rows(&[fresh, nowhere], 10).unwrap(),
+        [Appended::Stored(2), Appended::Gone]
+    );
+    assert_eq!(lines(s.rows(user, &a, 1..=10).unwrap()), ["held", "fresh"]);
+    // Given up: nobody holds them, and the next claim bumps the epoch.
+    s.release_leases(&two).unwrap();
+    assert_eq!(s.lease_of(user, &a).unwrap().node, None);
+    let again = s.claim_networks(&one, 60_000, 10).unwrap();
+    assert_eq!(keys(&again)[0].2, 3);
+    assert!(matches!(
+        s.lease_of(user, &gone),
+        Err(StoreError::Unknown(_))
+    ));
 }

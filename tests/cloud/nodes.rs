@@ -1,0 +1,341 @@
+//! Several `rete-cloud` nodes on one PostgreSQL (a cluster of the test's
+//! own) and one InspIRCd: each network is held by one node, a killed node's
+//! networks are connected again by another within seconds, and a node cut
+//! off from its database leaves IRC before another may claim its networks.
+//! The IRC server's own user count (LUSERS), sampled throughout, says it
+//! never saw two connections for one network.
+
+use anyhow::{bail, Context, Result};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use support::cloud::{cli, Service, WAIT};
+use support::pause_proxy::PauseProxy;
+use support::{Bot, Inspircd, InspircdConfig, Postgres, PostgresConfig};
+
+/// The takeover goal: from a node's death to its networks' JOIN on IRC.
+const TAKEOVER_LIMIT: Duration = Duration::from_secs(10);
+
+/// InspIRCd, a PostgreSQL database, user alice with `networks` networks
+/// (`n0`…, nicks `tk0`…, each in #rete), and bob in #rete.
+struct Setup {
+    ircd: Inspircd,
+    pg: Postgres,
+    url: String,
+    bob: Bot,
+    nicks: Vec<String>,
+}
+
+impl Setup {
+    async fn start(networks: usize) -> Result<Setup> {
+        let (ircd, pg) = tokio::try_join!(
+            Inspircd::start(InspircdConfig::new()),
+            Postgres::start(PostgresConfig::new())
+        )?;
+        let mut pg = pg;
+        let url = pg.create_database()?;
+        let db = Path::new(&url);
+        cli(db, &["user", "add", "alice"])?;
+        let server = format!("127.0.0.1:{}", ircd.port());
+        let mut nicks = Vec::new();
+        for i in 0..networks {
+            let nick = format!("tk{i}");
+            let name = format!("n{i}");
+            cli(
+                db,
+                &[
+                    "network",
+                    "add",
+                    "alice",
+                    &name,
+                    "--server",
+                    &server,
+                    "--nick",
+                    &nick,
+                    "--channel",
+                    "#rete",
+                ],
+            )?;
+            nicks.push(nick);
+        }
+        let mut bob = Bot::connect(ircd.port(), "bob").await?;
+        bob.join("#rete").await?;
+        Ok(Setup {
+            ircd,
+            pg,
+            url,
+            bob,
+            nicks,
+        })
+    }
+
+    fn db(&self) -> &Path {
+        Path::new(&self.url)
+    }
+
+    /// Each network's holding node, as `network list` says.
+    fn holders(&self) -> Result<BTreeMap<String, String>> {
+        let listed = cli(self.db(), &["network", "list", "alice"])?;
+        let mut holders = BTreeMap::new();
+        for line in listed.lines() {
+            let name = line.split(' ').next().unwrap_or_default();
+            let node = line.rsplit("node=").next().unwrap_or_default();
+            holders.insert(name.to_owned(), node.to_owned());
+        }
+        Ok(holders)
+    }
+
+    /// Waits until every network is held by a node and joined on IRC.
+    async fn all_joined(&mut self) -> Result<()> {
+        let mut waiting: BTreeSet<String> = self.nicks.iter().cloned().collect();
+        while !waiting.is_empty() {
+            let line = self
+                .bob
+                .wait_for(|l| l.contains(" JOIN "), Duration::from_secs(30))
+                .await?;
+            if let Some(nick) = line.strip_prefix(':').and_then(|l| l.split('!').next()) {
+                waiting.remove(nick);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A node: `rete-cloud serve --node NAME` on `url`.
+async fn node(url: &str, name: &str) -> Result<Service> {
+    Service::start(Path::new(url), &["--node", name]).await
+}
+
+/// The IRC server's count of its users, sampled every 50 ms by a bot of
+/// its own until dropped; the highest count seen.
+struct UserCount {
+    highest: Arc<AtomicU64>,
+    stop: Arc<AtomicBool>,
+    task: tokio::task::JoinHandle<Result<()>>,
+}
+
+impl UserCount {
+    async fn start(port: u16) -> Result<UserCount> {
+        let mut counter = Bot::connect(port, "counter").await?;
+        let highest = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (h, s) = (highest.clone(), stop.clone());
+        let task = tokio::spawn(async move {
+            while !s.load(Ordering::SeqCst) {
+                counter.send("LUSERS").await?;
+                let line = counter.wait_for(|l| l.contains(" 251 "), WAIT).await?;
+                h.fetch_max(users_in(&line)?, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Ok(())
+        });
+        Ok(UserCount {
+            highest,
+            stop,
+            task,
+        })
+    }
+
+    /// The highest count seen so far (the sampler goes on).
+    fn highest(&self) -> u64 {
+        self.highest.load(Ordering::SeqCst)
+    }
+
+    async fn finish(self) -> Result<u64> {
+        self.stop.store(true, Ordering::SeqCst);
+        let highest = self.highest.clone();
+        self.task.await??;
+        Ok(highest.load(Ordering::SeqCst))
+    }
+}
+
+/// Users in a 251 line: `There are X users and Y invisible on Z servers`.
+fn users_in(line: &str) -> Result<u64> {
+    let words: Vec<&str> = line.split(' ').collect();
+    let after = |word: &str| -> Result<u64> {
+        let i = words
+            .iter()
+            .position(|w| *w == word || w.ends_with(&format!(":{word}")))
+            .with_context(|| format!("no {word:?} in {line}"))?;
+        Ok(words.get(i + 1).context("short")?.parse()?)
+    };
+    Ok(after("are")? + after("and")?)
+}
+
+/// The nick a JOIN or QUIT line is from.
+fn from(line: &str) -> &str {
+    line.strip_prefix(':')
+        .and_then(|l| l.split('!').next())
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_nodes_networks_are_taken_over_within_seconds_and_never_doubled() -> Result<()> {
+    let mut s = Setup::start(6).await?;
+    let count = UserCount::start(s.ircd.port()).await?;
+    // Both nodes up before the networks are claimed: they share them.
+    let (one, two) = tokio::try_join!(node(&s.url, "one"), node(&s.url, "two"))?;
+    let mut one = one;
+    s.all_joined().await?;
+    let holders = s.holders()?;
+    let of_one: Vec<String> = holders
+        .iter()
+        .filter(|(_, node)| *node == "one")
+        .map(|(name, _)| name.replace('n', "tk"))
+        .collect();
+    assert!(
+        holders.values().all(|n| n == "one" || n == "two"),
+        "{holders:?}"
+    );
+    assert!(
+        !of_one.is_empty() && of_one.len() < 6,
+        "each node holds a share: {holders:?}"
+    );
+    // Bob counts on while node one dies.
+    for i in 0..10 {
+        s.bob.privmsg("#rete", &format!("count {i}")).await?;
+    }
+    let killed = Instant::now();
+    one.child.kill();
+    let mut back = BTreeMap::new();
+    while back.len() < of_one.len() {
+        let line = s
+            .bob
+            .wait_for(|l| l.contains(" JOIN "), TAKEOVER_LIMIT * 2)
+            .await?;
+        if of_one.iter().any(|n| n == from(&line)) {
+            back.insert(from(&line).to_owned(), killed.elapsed());
+        }
+    }
+    for i in 10..20 {
+        s.bob.privmsg("#rete", &format!("count {i}")).await?;
+    }
+    let worst = back.values().max().copied().unwrap_or_default();
+    eprintln!("takeover after kill -9: {back:?}");
+    assert!(worst <= TAKEOVER_LIMIT, "took {worst:?}: {back:?}");
+    assert!(
+        s.holders()?.values().all(|n| n == "two"),
+        "{:?}",
+        s.holders()?
+    );
+
+    // The last count reached every stream; a taken-over stream marks the
+    // time away and holds each count once, numbered without a hole.
+    let database = s.url.rsplit('/').next().unwrap_or_default().to_owned();
+    let rows_like = |net: &str, pattern: &str| -> Result<String> {
+        s.pg.psql(
+            &database,
+            &format!("SELECT count(*) FROM rows WHERE network = '{net}' AND line LIKE '{pattern}'"),
+        )
+    };
+    let deadline = Instant::now() + WAIT;
+    while (0..6).any(|i| rows_like(&format!("n{i}"), "%:count 19").ok().as_deref() != Some("1")) {
+        if Instant::now() > deadline {
+            bail!("count 19 not stored on every network");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    for i in 0..6 {
+        let net = format!("n{i}");
+        let numbering = s.pg.psql(
+            &database,
+            &format!("SELECT count(*) = max(seq) - min(seq) + 1 FROM rows WHERE network = '{net}'"),
+        )?;
+        assert_eq!(numbering, "t", "{net}: consecutive numbers");
+        let mut missing = Vec::new();
+        for c in 0..20 {
+            match rows_like(&net, &format!("%:count {c}"))?.as_str() {
+                "1" => {}
+                "0" => missing.push(c),
+                n => bail!("{net}: count {c} stored {n} times"),
+            }
+        }
+        if of_one.contains(&format!("tk{i}")) {
+            // Said while nobody held it: lost, and the away rows say so.
+            assert_eq!(
+                rows_like(&net, "%was away from IRC%")?,
+                "2",
+                "{net}: #rete and * marked"
+            );
+            assert!(
+                missing.windows(2).all(|w| w[1] == w[0] + 1),
+                "{net}: one hole, the time away: {missing:?}"
+            );
+        } else {
+            assert!(
+                missing.is_empty(),
+                "{net}: held throughout, lost {missing:?}"
+            );
+        }
+    }
+    let highest = count.finish().await?;
+    // The networks, bob and the counter.
+    assert!(highest <= 8, "the server saw {highest} users at once");
+    drop(two);
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_cut_off_from_its_database_leaves_irc_before_another_node_joins() -> Result<()> {
+    let mut s = Setup::start(3).await?;
+    let count = UserCount::start(s.ircd.port()).await?;
+    let proxy = PauseProxy::start(format!("127.0.0.1:{}", s.pg.port()).parse()?).await?;
+    let through_proxy = s.url.replace(
+        &format!(":{}/", s.pg.port()),
+        &format!(":{}/", proxy.port()),
+    );
+    let mut one = node(&through_proxy, "one").await?;
+    s.all_joined().await?;
+    let two = node(&s.url, "two").await?;
+    assert!(s.holders()?.values().all(|n| n == "one"));
+
+    let frozen = Instant::now();
+    proxy.pause();
+    // Each network: node one's connection ends (no QUIT of ours), then
+    // node two's joins.
+    let mut left = BTreeMap::new();
+    let mut joined = BTreeMap::new();
+    while joined.len() < 3 {
+        let line = s
+            .bob
+            .wait_for(
+                |l| l.contains(" QUIT ") || l.contains(" JOIN "),
+                Duration::from_secs(20),
+            )
+            .await?;
+        let nick = from(&line).to_owned();
+        if line.contains(" QUIT ") {
+            assert!(
+                !line.contains("Leaving") && !line.contains("Reconnecting"),
+                "node one said nothing: {line}"
+            );
+            left.insert(nick, frozen.elapsed());
+        } else {
+            let gone = left.get(&nick).copied();
+            assert!(
+                gone.is_some(),
+                "{nick} joined again before its old connection left"
+            );
+            joined.insert(nick, frozen.elapsed());
+        }
+    }
+    eprintln!("cut off: left IRC at {left:?}, joined again at {joined:?}");
+    assert!(s.holders()?.values().all(|n| n == "two"));
+    assert!(
+        count.highest() <= 5,
+        "the server saw {} users",
+        count.highest()
+    );
+
+    // Back in touch: node one finds it holds nothing, and stays off IRC.
+    proxy.resume();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert!(one.child.is_running(), "{}", one.child.output_text());
+    assert!(s.holders()?.values().all(|n| n == "two"));
+    let highest = count.finish().await?;
+    assert!(highest <= 5, "the server saw {highest} users at once");
+    drop(two);
+    Ok(())
+}
