@@ -28,6 +28,7 @@ use crate::store::{
 mod export;
 #[cfg(test)]
 mod tests;
+use parking_lot::{Mutex, MutexGuard};
 use rete_cloud_protocol::frame::{NetworkId, RequestId, StreamId};
 use rete_cloud_protocol::replay::StoreExtent;
 use rete_cloud_protocol::token_chain::{ChainEntry, TokenChain, TokenHash};
@@ -35,6 +36,7 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::ops::RangeInclusive;
 use std::path::Path;
+use std::time::Duration;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, GenericClient, NoTls};
@@ -76,7 +78,59 @@ const SCHEMA_VERSION: i32 = 1;
 
 /// The PostgreSQL store.
 pub struct PostgresStore {
-    client: Client,
+    config: tokio_postgres::Config,
+    /// The connection; made again when it ended (see `client`).
+    connection: Mutex<Client>,
+}
+
+/// How long a connection attempt may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long sent bytes may stay unacknowledged, and how soon an idle
+/// connection is probed, before the connection counts as lost: a database
+/// behind a dead link is found out in seconds, not at TCP's minutes.
+const TCP_USER_TIMEOUT: Duration = Duration::from_secs(10);
+const KEEPALIVE_IDLE: Duration = Duration::from_secs(5);
+/// The server ends a session of ours that sits in a transaction this long
+/// (a node frozen or cut off mid-transaction), releasing its row locks.
+const IDLE_IN_TRANSACTION: &str = "-c idle_in_transaction_session_timeout=30000";
+
+/// Connects, driving the connection on a thread of its own (see the
+/// module doc); the thread ends with the connection.
+fn connect(config: &tokio_postgres::Config) -> Result<Client, StoreError> {
+    let config = config.clone();
+    let (ready, connected) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("rete-cloud-postgres".into())
+        .spawn(move || {
+            let runtime = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(runtime) => runtime,
+                Err(e) => {
+                    let _ = ready.send(Err(StoreError::Backend(e.to_string())));
+                    return;
+                }
+            };
+            runtime.block_on(async move {
+                match config.connect(NoTls).await {
+                    Ok((client, connection)) => {
+                        let _ = ready.send(Ok(client));
+                        // Ends when the client is dropped or the server goes.
+                        if let Err(e) = connection.await {
+                            tracing::error!(target: "rete::cloud", "the database connection ended: {}", backend(e));
+                        }
+                    }
+                    Err(e) => {
+                        let _ = ready.send(Err(backend(e)));
+                    }
+                }
+            });
+        })
+        .map_err(|e| StoreError::Backend(e.to_string()))?;
+    connected
+        .recv()
+        .map_err(|_| StoreError::Backend("the database connection thread ended".into()))?
 }
 
 /// A database error as the service logs it: its code and message only.
@@ -101,42 +155,16 @@ impl PostgresStore {
     /// and creates the tables it lacks.
     pub fn open(url: &str) -> Result<Self, StoreError> {
         // The parser's message can quote the URL, password and all.
-        let config: tokio_postgres::Config = url.parse().map_err(|_| {
+        let mut config: tokio_postgres::Config = url.parse().map_err(|_| {
             StoreError::Backend("the database URL is not a valid postgresql:// URL".into())
         })?;
-        let (ready, connected) = std::sync::mpsc::channel();
-        std::thread::Builder::new()
-            .name("rete-cloud-postgres".into())
-            .spawn(move || {
-                let runtime = match tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                {
-                    Ok(runtime) => runtime,
-                    Err(e) => {
-                        let _ = ready.send(Err(StoreError::Backend(e.to_string())));
-                        return;
-                    }
-                };
-                runtime.block_on(async move {
-                    match config.connect(NoTls).await {
-                        Ok((client, connection)) => {
-                            let _ = ready.send(Ok(client));
-                            // Ends when the client is dropped or the server goes.
-                            if let Err(e) = connection.await {
-                                tracing::error!(target: "rete::cloud", "the database connection ended: {}", backend(e));
-                            }
-                        }
-                        Err(e) => {
-                            let _ = ready.send(Err(backend(e)));
-                        }
-                    }
-                });
-            })
-            .map_err(|e| StoreError::Backend(e.to_string()))?;
-        let mut client = connected
-            .recv()
-            .map_err(|_| StoreError::Backend("the database connection thread ended".into()))??;
+        config
+            .connect_timeout(CONNECT_TIMEOUT)
+            .keepalives(true)
+            .keepalives_idle(KEEPALIVE_IDLE)
+            .tcp_user_timeout(TCP_USER_TIMEOUT)
+            .options(IDLE_IN_TRANSACTION);
+        let mut client = connect(&config)?;
         wait(async {
             // Two statements: a query naming a missing table fails to parse.
             let versioned: bool = client
@@ -170,7 +198,22 @@ impl PostgresStore {
             .await?;
             tx.commit().await
         })?;
-        Ok(Self { client })
+        Ok(Self {
+            config,
+            connection: Mutex::new(client),
+        })
+    }
+
+    /// The connection, made again first when the last one ended (the
+    /// server restarted, or the link dropped): the call that found it
+    /// ended failed, and the next one goes on with a new one.
+    fn client(&self) -> Result<MutexGuard<'_, Client>, StoreError> {
+        let mut client = self.connection.lock();
+        if client.is_closed() {
+            *client = connect(&self.config)?;
+            tracing::warn!(target: "rete::cloud", "connected to the database again");
+        }
+        Ok(client)
     }
 
     fn read_rows(
@@ -178,7 +221,7 @@ impl PostgresStore {
         sql: &str,
         p: &[&(dyn ToSql + Sync)],
     ) -> Result<Vec<StoredRow>, StoreError> {
-        let rows = wait(self.client.query(sql, p))?;
+        let rows = wait(self.client()?.query(sql, p))?;
         Ok(rows
             .iter()
             .map(|r| StoredRow {
@@ -194,7 +237,7 @@ impl PostgresStore {
         sql: &str,
         p: &[&(dyn ToSql + Sync)],
     ) -> Result<Vec<(UserId, NetworkRecord)>, StoreError> {
-        let rows = wait(self.client.query(sql, p))?;
+        let rows = wait(self.client()?.query(sql, p))?;
         rows.iter()
             .map(|r| {
                 let network: String = r.get(1);
@@ -276,8 +319,9 @@ impl CloudStore for PostgresStore {
         chain: &TokenChain,
         now_ms: u64,
     ) -> Result<UserId, StoreError> {
+        let mut client = self.client()?;
         let outcome = futures_executor::block_on(async {
-            let tx = self.client.transaction().await?;
+            let tx = client.transaction().await?;
             let user: i64 = tx
                 .query_one(
                     "INSERT INTO users (name) VALUES ($1) RETURNING id",
@@ -298,14 +342,14 @@ impl CloudStore for PostgresStore {
 
     fn user_by_name(&self, name: &str) -> Result<Option<UserId>, StoreError> {
         let row = wait(
-            self.client
+            self.client()?
                 .query_opt("SELECT id FROM users WHERE name = $1", &[&name]),
         )?;
         Ok(row.map(|r| UserId(r.get(0))))
     }
 
     fn users(&self) -> Result<Vec<UserSummary>, StoreError> {
-        let rows = wait(self.client.query(
+        let rows = wait(self.client()?.query(
             "SELECT name, (SELECT count(*) FROM networks n WHERE n.user_id = u.id),
                EXISTS (SELECT 1 FROM chains c WHERE c.user_id = u.id AND NOT c.revoked)
              FROM users u ORDER BY name",
@@ -327,8 +371,9 @@ impl CloudStore for PostgresStore {
         chain: &TokenChain,
         now_ms: u64,
     ) -> Result<(), StoreError> {
+        let mut client = self.client()?;
         wait(async {
-            let tx = self.client.transaction().await?;
+            let tx = client.transaction().await?;
             tx.execute(
                 "UPDATE chains SET revoked = true WHERE user_id = $1",
                 &[&user.0],
@@ -340,8 +385,9 @@ impl CloudStore for PostgresStore {
     }
 
     fn remove_user(&mut self, user: UserId) -> Result<(), StoreError> {
+        let mut client = self.client()?;
         let removed = wait(async {
-            let tx = self.client.transaction().await?;
+            let tx = client.transaction().await?;
             for statement in [
                 "DELETE FROM rows WHERE user_id = $1",
                 "DELETE FROM networks WHERE user_id = $1",
@@ -372,7 +418,7 @@ impl CloudStore for PostgresStore {
 
     fn chain_by_hash(&self, hash: &TokenHash) -> Result<Option<FoundChain>, StoreError> {
         // One statement, so the chain and its entries are read as of one moment.
-        let rows = wait(self.client.query(
+        let rows = wait(self.client()?.query(
             "SELECT c.id, c.user_id, u.name, c.revoked, c.grace_ms, c.current_since,
                     e.hash, e.generation, e.standing, e.until_ms
              FROM chain_entries f JOIN chains c ON c.id = f.chain_id JOIN users u ON u.id = c.user_id
@@ -406,8 +452,9 @@ impl CloudStore for PostgresStore {
         tokens: &TokenChain,
         current_since_ms: u64,
     ) -> Result<(), StoreError> {
+        let mut client = self.client()?;
         wait(async {
-            let tx = self.client.transaction().await?;
+            let tx = client.transaction().await?;
             tx.execute(
                 "UPDATE chains SET revoked = (revoked OR $2), current_since = $3 WHERE id = $1",
                 &[&chain.0, &tokens.is_revoked(), &(current_since_ms as i64)],
@@ -429,8 +476,9 @@ impl CloudStore for PostgresStore {
         let json =
             serde_json::to_string(settings).map_err(|e| StoreError::Backend(e.to_string()))?;
         let session = crate::tokens::new_uuid();
+        let mut client = self.client()?;
         let outcome = futures_executor::block_on(async {
-            let tx = self.client.transaction().await?;
+            let tx = client.transaction().await?;
             // A fresh stream id never given to this user before (see the
             // SQLite store's add_network).
             let stream = loop {
@@ -472,8 +520,9 @@ impl CloudStore for PostgresStore {
     }
 
     fn remove_network(&mut self, user: UserId, network: &NetworkId) -> Result<(), StoreError> {
+        let mut client = self.client()?;
         let removed = wait(async {
-            let tx = self.client.transaction().await?;
+            let tx = client.transaction().await?;
             let Some(row) = tx
                 .query_opt(
                     "DELETE FROM networks WHERE user_id = $1 AND network = $2 RETURNING stream",
@@ -512,7 +561,7 @@ impl CloudStore for PostgresStore {
     ) -> Result<(), StoreError> {
         let json =
             serde_json::to_string(settings).map_err(|e| StoreError::Backend(e.to_string()))?;
-        let n = wait(self.client.execute(
+        let n = wait(self.client()?.execute(
             "UPDATE networks SET settings = $3 WHERE user_id = $1 AND network = $2",
             &[&user.0, &network.0, &json],
         ))?;
@@ -552,8 +601,9 @@ impl CloudStore for PostgresStore {
                 .or_insert((0, a.epoch.map(|e| e as i64)));
             entry.0 += 1;
         }
+        let mut client = self.client()?;
         wait(async {
-            let tx = self.client.transaction().await?;
+            let tx = client.transaction().await?;
             // Numbered only while the network's epoch is the append's: a
             // node that lost the network stores nothing.
             let bump = tx
@@ -640,7 +690,7 @@ impl CloudStore for PostgresStore {
     ) -> Result<Vec<Held>, StoreError> {
         // Rows another node is claiming right now are skipped, not waited
         // for; the database's clock decides what has expired.
-        let rows = wait(self.client.query(
+        let rows = wait(self.client()?.query(
             "UPDATE networks n SET owner = $1, owner_node = $2, epoch = n.epoch + 1,
                lease_until = (extract(epoch from clock_timestamp()) * 1000)::bigint + $3
              FROM (SELECT user_id, network FROM networks
@@ -675,8 +725,9 @@ impl CloudStore for PostgresStore {
         node: &Node,
         lease_ms: u64,
     ) -> Result<Vec<(UserId, NetworkId, u64)>, StoreError> {
+        let mut client = self.client()?;
         let rows = wait(async {
-            let tx = self.client.transaction().await?;
+            let tx = client.transaction().await?;
             // The node is alive as long as its leases: the others count it
             // when they work out their share.
             tx.execute(
@@ -709,8 +760,9 @@ impl CloudStore for PostgresStore {
     }
 
     fn release_leases(&mut self, node: &Node) -> Result<(), StoreError> {
+        let mut client = self.client()?;
         wait(async {
-            let tx = self.client.transaction().await?;
+            let tx = client.transaction().await?;
             tx.execute(
                 "UPDATE networks SET owner = NULL, owner_node = NULL, lease_until = 0 WHERE owner = $1",
                 &[&node.instance],
@@ -728,7 +780,7 @@ impl CloudStore for PostgresStore {
     }
 
     fn lease_census(&self, node: &Node) -> Result<(u64, u64), StoreError> {
-        let row = wait(self.client.query_one(
+        let row = wait(self.client()?.query_one(
             "SELECT (SELECT count(*) FROM nodes WHERE instance <> $1
                        AND alive_until > (extract(epoch from clock_timestamp()) * 1000)::bigint),
                     (SELECT count(*) FROM networks)",
@@ -742,7 +794,7 @@ impl CloudStore for PostgresStore {
     }
 
     fn lease_of(&self, user: UserId, network: &NetworkId) -> Result<LeaseView, StoreError> {
-        let row = wait(self.client.query_opt(
+        let row = wait(self.client()?.query_opt(
             "SELECT CASE WHEN lease_until > (extract(epoch from clock_timestamp()) * 1000)::bigint
                     THEN owner_node END, epoch
              FROM networks WHERE user_id = $1 AND network = $2",
@@ -756,7 +808,7 @@ impl CloudStore for PostgresStore {
     }
 
     fn newest_time(&self, user: UserId, network: &NetworkId) -> Result<Option<u64>, StoreError> {
-        let row = wait(self.client.query_opt(
+        let row = wait(self.client()?.query_opt(
             "SELECT time FROM rows WHERE user_id = $1 AND network = $2 ORDER BY seq DESC LIMIT 1",
             &[&user.0, &network.0],
         ))?;
@@ -764,7 +816,7 @@ impl CloudStore for PostgresStore {
     }
 
     fn extent(&self, user: UserId, network: &NetworkId) -> Result<StoreExtent, StoreError> {
-        let row = wait(self.client.query_opt(
+        let row = wait(self.client()?.query_opt(
             "SELECT n.latest, (SELECT MIN(seq) FROM rows r WHERE r.user_id = n.user_id AND r.network = n.network)
              FROM networks n WHERE n.user_id = $1 AND n.network = $2",
             &[&user.0, &network.0],
@@ -824,7 +876,7 @@ impl CloudStore for PostgresStore {
         network: &NetworkId,
         msgid: &str,
     ) -> Result<Option<u64>, StoreError> {
-        let row = wait(self.client.query_opt(
+        let row = wait(self.client()?.query_opt(
             "SELECT seq FROM rows WHERE user_id = $1 AND network = $2 AND msgid = $3 ORDER BY seq LIMIT 1",
             &[&user.0, &network.0, &msgid],
         ))?;
@@ -838,7 +890,7 @@ impl CloudStore for PostgresStore {
         before: u64,
     ) -> Result<(), StoreError> {
         let before = i64::try_from(before).unwrap_or(i64::MAX);
-        wait(self.client.execute(
+        wait(self.client()?.execute(
             "DELETE FROM rows WHERE user_id = $1 AND network = $2 AND seq < $3",
             &[&user.0, &network.0, &before],
         ))
@@ -853,8 +905,9 @@ impl CloudStore for PostgresStore {
         alive_after_ms: u64,
         keep: usize,
     ) -> Result<(), StoreError> {
+        let mut client = self.client()?;
         wait(async {
-            let tx = self.client.transaction().await?;
+            let tx = client.transaction().await?;
             // The chain's row locked: two nodes recording for one chain
             // number their ids one after the other.
             tx.execute("SELECT 1 FROM chains WHERE id = $1 FOR UPDATE", &[&chain.0])
@@ -886,7 +939,7 @@ impl CloudStore for PostgresStore {
         alive_after_ms: u64,
         limit: usize,
     ) -> Result<Vec<(u64, RequestId)>, StoreError> {
-        let rows = wait(self.client.query(
+        let rows = wait(self.client()?.query(
             "SELECT at, id FROM sent_ids WHERE chain_id = $1 AND at > $2 ORDER BY n DESC LIMIT $3",
             &[&chain.0, &(alive_after_ms as i64), &(limit as i64)],
         ))?;

@@ -60,62 +60,60 @@ impl RowBatch {
 impl PostgresStore {
     pub(super) fn export_items(&self, sink: &mut ItemSink<'_>) -> Result<(), StoreError> {
         // One snapshot for every statement: the items as of one moment.
-        wait(
-            self.client
-                .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"),
-        )?;
-        let exported = self.export_in_snapshot(sink);
-        let ended = wait(self.client.batch_execute("COMMIT"));
+        let client = self.client()?;
+        wait(client.batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"))?;
+        let exported = export_in_snapshot(&client, sink);
+        let ended = wait(client.batch_execute("COMMIT"));
         exported.and(ended)
     }
+}
 
-    fn export_in_snapshot(&self, sink: &mut ItemSink<'_>) -> Result<(), StoreError> {
-        let c = &self.client;
-        each_row(c, "SELECT id, name FROM users ORDER BY id", |r| {
-            sink(StoreItem::User {
-                id: UserId(r.get(0)),
-                name: r.get(1),
-            })
+fn export_in_snapshot(c: &Client, sink: &mut ItemSink<'_>) -> Result<(), StoreError> {
+    each_row(c, "SELECT id, name FROM users ORDER BY id", |r| {
+        sink(StoreItem::User {
+            id: UserId(r.get(0)),
+            name: r.get(1),
+        })
+    })?;
+    let mut chains = Vec::new();
+    each_row(
+        c,
+        "SELECT id, user_id, revoked, grace_ms, current_since FROM chains ORDER BY id",
+        |r| {
+            chains.push((
+                r.get::<_, i64>(0),
+                r.get::<_, i64>(1),
+                r.get::<_, bool>(2),
+                r.get::<_, i64>(3),
+                r.get::<_, i64>(4),
+            ));
+            Ok(())
+        },
+    )?;
+    for (id, user, revoked, grace_ms, since) in chains {
+        let entries = load_entries(c, id)?;
+        let tokens = TokenChain::from_entries(entries, revoked, grace_ms as u64)
+            .map_err(|_| StoreError::Backend(format!("chain {id} is inconsistent")))?;
+        sink(StoreItem::Chain {
+            id: ChainId(id),
+            user: UserId(user),
+            tokens,
+            current_since_ms: since as u64,
         })?;
-        let mut chains = Vec::new();
-        each_row(
-            c,
-            "SELECT id, user_id, revoked, grace_ms, current_since FROM chains ORDER BY id",
-            |r| {
-                chains.push((
-                    r.get::<_, i64>(0),
-                    r.get::<_, i64>(1),
-                    r.get::<_, bool>(2),
-                    r.get::<_, i64>(3),
-                    r.get::<_, i64>(4),
-                ));
-                Ok(())
-            },
-        )?;
-        for (id, user, revoked, grace_ms, since) in chains {
-            let entries = load_entries(c, id)?;
-            let tokens = TokenChain::from_entries(entries, revoked, grace_ms as u64)
-                .map_err(|_| StoreError::Backend(format!("chain {id} is inconsistent")))?;
-            sink(StoreItem::Chain {
-                id: ChainId(id),
-                user: UserId(user),
-                tokens,
-                current_since_ms: since as u64,
-            })?;
-        }
-        each_row(
-            c,
-            "SELECT chain_id, n, id, at FROM sent_ids ORDER BY chain_id, n",
-            |r| {
-                sink(StoreItem::SentId {
-                    chain: ChainId(r.get(0)),
-                    n: r.get::<_, i64>(1) as u64,
-                    id: RequestId(r.get(2)),
-                    at_ms: r.get::<_, i64>(3) as u64,
-                })
-            },
-        )?;
-        each_row(
+    }
+    each_row(
+        c,
+        "SELECT chain_id, n, id, at FROM sent_ids ORDER BY chain_id, n",
+        |r| {
+            sink(StoreItem::SentId {
+                chain: ChainId(r.get(0)),
+                n: r.get::<_, i64>(1) as u64,
+                id: RequestId(r.get(2)),
+                at_ms: r.get::<_, i64>(3) as u64,
+            })
+        },
+    )?;
+    each_row(
             c,
             "SELECT user_id, network, stream, session, settings, latest, epoch FROM networks ORDER BY user_id, network",
             |r| {
@@ -136,17 +134,17 @@ impl PostgresStore {
                 })
             },
         )?;
-        each_row(
-            c,
-            "SELECT user_id, stream FROM retired_streams ORDER BY user_id, stream",
-            |r| {
-                sink(StoreItem::RetiredStream {
-                    user: UserId(r.get(0)),
-                    stream: StreamId(r.get(1)),
-                })
-            },
-        )?;
-        each_row(
+    each_row(
+        c,
+        "SELECT user_id, stream FROM retired_streams ORDER BY user_id, stream",
+        |r| {
+            sink(StoreItem::RetiredStream {
+                user: UserId(r.get(0)),
+                stream: StreamId(r.get(1)),
+            })
+        },
+    )?;
+    each_row(
             c,
             "SELECT user_id, network, seq, time, buffer, msgid, line FROM rows ORDER BY user_id, network, seq",
             |r| {
@@ -163,13 +161,15 @@ impl PostgresStore {
                 })
             },
         )
-    }
+}
 
+impl PostgresStore {
     pub(super) fn import_items(
         &mut self,
         export: &mut dyn FnMut(&mut ItemSink<'_>) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
-        let tx = wait(self.client.transaction())?;
+        let mut client = self.client()?;
+        let tx = wait(client.transaction())?;
         let users: i64 = wait(tx.query_one("SELECT count(*) FROM users", &[]))?.get(0);
         if users > 0 {
             return Err(StoreError::Exists("a user in the target store".into()));

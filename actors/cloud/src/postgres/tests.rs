@@ -14,6 +14,41 @@ impl Databases for Cluster {
     }
 }
 
+/// A connection the server ended (a restart, a failover, an admin's
+/// `pg_terminate_backend`) fails the call that finds it ended, and the
+/// next call connects again: before, every call failed from then on.
+fn a_connection_the_server_ended_is_made_again(pg: &mut Cluster) {
+    let url = pg.0.create_database().unwrap();
+    let mut s = PostgresStore::open(&url).unwrap();
+    s.add_user(
+        "alice",
+        &TokenChain::new(&rete_cloud_protocol::Token::from_random([2; 32]), 10),
+        0,
+    )
+    .unwrap();
+    let database = url.rsplit('/').next().unwrap();
+    let ended = pg
+        .0
+        .psql(
+            "postgres",
+            &format!(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '{database}'"
+            ),
+        )
+        .unwrap();
+    assert_eq!(ended, "1");
+    // The first call may find it ended (or the reader already noticed).
+    let _ = s.users();
+    assert_eq!(s.users().unwrap().len(), 1);
+    s.add_user(
+        "bob",
+        &TokenChain::new(&rete_cloud_protocol::Token::from_random([3; 32]), 10),
+        0,
+    )
+    .unwrap();
+    assert_eq!(s.users().unwrap().len(), 2);
+}
+
 fn cluster() -> Cluster {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     Cluster(
@@ -28,6 +63,7 @@ fn cluster() -> Cluster {
 fn the_store_suite_passes_on_postgres() {
     let mut pg = cluster();
     suite::run_all(&mut pg);
+    a_connection_the_server_ended_is_made_again(&mut pg);
 
     // SQLite to PostgreSQL and back: the same items, and a PostgreSQL
     // store's backup is a SQLite file holding them too.
