@@ -11,6 +11,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use crate::ws_client::{says, Client};
+use serde_json::json;
 use support::cloud::{cli, Service, WAIT};
 use support::pause_proxy::PauseProxy;
 use support::{Bot, Inspircd, InspircdConfig, Postgres, PostgresConfig};
@@ -26,6 +28,8 @@ struct Setup {
     url: String,
     bob: Bot,
     nicks: Vec<String>,
+    /// Alice's token.
+    token: String,
 }
 
 impl Setup {
@@ -37,7 +41,7 @@ impl Setup {
         let mut pg = pg;
         let url = pg.create_database()?;
         let db = Path::new(&url);
-        cli(db, &["user", "add", "alice"])?;
+        let token = cli(db, &["user", "add", "alice"])?;
         let server = format!("127.0.0.1:{}", ircd.port());
         let mut nicks = Vec::new();
         for i in 0..networks {
@@ -68,6 +72,7 @@ impl Setup {
             url,
             bob,
             nicks,
+            token,
         })
     }
 
@@ -193,10 +198,24 @@ async fn a_killed_nodes_networks_are_taken_over_within_seconds_and_never_doubled
         !of_one.is_empty() && of_one.len() < 6,
         "each node holds a share: {holders:?}"
     );
+    // A client of node two gets every network's rows live, those node one
+    // holds included.
+    let (mut client, hello, _) = Client::attach(&two.addr, &s.token, json!([])).await?;
+    let streams = hello["networks"].as_array().map_or(0, Vec::len);
+    assert_eq!(streams, 6, "{hello}");
     // Bob counts on while node one dies.
     for i in 0..10 {
         s.bob.privmsg("#rete", &format!("count {i}")).await?;
     }
+    let mut seen = BTreeSet::new();
+    let said = Instant::now();
+    while seen.len() < 6 {
+        let frame = client.recv().await?;
+        if says(&frame, "count 9") {
+            seen.insert(frame["stream"].as_str().unwrap_or_default().to_owned());
+        }
+    }
+    eprintln!("the last count reached node two's client from all six streams in {:?}", said.elapsed());
     let killed = Instant::now();
     one.child.kill();
     let mut back = BTreeMap::new();

@@ -74,6 +74,7 @@ const REMOVED_QUIT: &str = "Leaving";
 const MOVED_QUIT: &str = "Reconnecting";
 
 mod leases;
+mod remote_rows;
 
 /// How many live frames a slow connection may fall behind before it reads
 /// from the store instead (nothing is lost: the store holds every row).
@@ -246,6 +247,9 @@ pub struct Hub {
     fence: Arc<Fence>,
     /// Set by `shutdown`: the lease loop starts nothing more.
     stopping: AtomicBool,
+    /// Per stream of a network another node holds: its id, and the newest
+    /// row broadcast here (see `remote_rows`).
+    remote_seen: Mutex<HashMap<(UserId, NetworkId), (StreamId, u64)>>,
 }
 
 fn state_of(s: ConnState) -> NetworkState {
@@ -322,11 +326,14 @@ impl Hub {
 
     /// Starts the engine as `node` and connects the networks it claims:
     /// every stored network when the database is this node's alone, its
-    /// share of those nobody holds when nodes share it.
+    /// share of those nobody holds when nodes share it. `notices` (nodes
+    /// sharing a database) say when another node's streams grow, so this
+    /// node's clients get their rows live.
     pub async fn start(
         store: Box<dyn CloudStore>,
         options: HubOptions,
         node: Node,
+        notices: Option<tokio::sync::mpsc::Receiver<crate::postgres::notices::Notice>>,
     ) -> Result<Arc<Hub>, String> {
         let fence = Arc::new(Fence::new(store.shared()));
         let rete = Rete::start(ReteOptions {
@@ -350,6 +357,7 @@ impl Hub {
             node,
             fence,
             stopping: AtomicBool::new(false),
+            remote_seen: Mutex::new(HashMap::new()),
         });
         hub.rete.set_raw_recorder(Some(ingest.clone()));
         let writer = hub.clone();
@@ -358,6 +366,9 @@ impl Hub {
             .spawn(move || writer.write_rows(&ingest, &rx))
             .map_err(|e| e.to_string())?;
         hub.clone().watch_states();
+        if let Some(notices) = notices {
+            hub.clone().follow_remote_rows(notices);
+        }
         hub.first_look().await;
         hub.clone().keep_leases();
         hub.clone().watch_deadline();

@@ -18,6 +18,7 @@ use rete_actors::wall_clock;
 use rete_cloud::admission::{self, Limits};
 use rete_cloud::hub::{self, Hub, HubOptions};
 use rete_cloud::location::Location;
+use rete_cloud::postgres::{notices, PostgresStore};
 use rete_cloud::serve_lock::ServeLock;
 use rete_cloud::store::{CloudStore, NetworkSettings, Node, StoreError, StoreItem, UserId};
 use rete_cloud::tokens::new_token;
@@ -612,13 +613,19 @@ async fn serve(m: &ArgMatches) -> Result<(), String> {
     // Before anything connects to IRC: a second service on this database
     // would connect every network again and store every line twice.
     let at = location(m, "db")?;
+    let mut notices = None;
     let (store, _lock): (Box<dyn CloudStore>, _) = match &at {
         Location::Sqlite(path) => {
             let lock = ServeLock::take(path)?;
             (open(m)?, Some(lock))
         }
-        // Nodes share it: each network is owned through a lease.
-        Location::Postgres(_) => (open(m)?, None),
+        // Nodes share it: each network is owned through a lease, and each
+        // node hears of the others' rows.
+        Location::Postgres(url) => {
+            let store = PostgresStore::open(url).map_err(|e| format!("{at}: {e}"))?;
+            notices = Some(notices::listen(store.config().clone()));
+            (Box::new(store), None)
+        }
     };
     let node = Node {
         name: match m.get_one::<String>("node") {
@@ -659,7 +666,7 @@ async fn serve(m: &ArgMatches) -> Result<(), String> {
         .await
         .map_err(|e| e.to_string())?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    let hub = Hub::start(store, options, node).await?;
+    let hub = Hub::start(store, options, node, notices).await?;
     let (stop, stopped) = tokio::sync::watch::channel(false);
     println!("rete-cloud listening on {scheme}://{addr}");
     let accept = tokio::spawn(listener.run(hub.clone(), stopped));

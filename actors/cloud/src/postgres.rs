@@ -26,6 +26,7 @@ use crate::store::{
 };
 
 mod export;
+pub mod notices;
 #[cfg(test)]
 mod tests;
 use parking_lot::{Mutex, MutexGuard};
@@ -202,6 +203,11 @@ impl PostgresStore {
             config,
             connection: Mutex::new(client),
         })
+    }
+
+    /// The connection settings (for a listening connection beside this one).
+    pub fn config(&self) -> &tokio_postgres::Config {
+        &self.config
     }
 
     /// The connection, made again first when the last one ended (the
@@ -665,9 +671,11 @@ impl CloudStore for PostgresStore {
                 )
                 .await?;
             }
+            let mut notices = Vec::new();
             for (&(user, network), next) in &next {
                 if let Ok(after_newest) = next {
                     let newest = after_newest - 1;
+                    notices.push(notices::payload(user, newest, network));
                     if newest > keep {
                         tx.execute(
                             "DELETE FROM rows WHERE user_id = $1 AND network = $2 AND seq <= $3",
@@ -676,6 +684,15 @@ impl CloudStore for PostgresStore {
                         .await?;
                     }
                 }
+            }
+            // Delivered at commit, to every node listening: their clients
+            // of these streams read the new rows (see `notices`).
+            if !notices.is_empty() {
+                tx.execute(
+                    "SELECT pg_notify($1, p) FROM unnest($2::text[]) p",
+                    &[&notices::CHANNEL, &notices],
+                )
+                .await?;
             }
             tx.commit().await?;
             Ok(seqs)
