@@ -5,14 +5,14 @@
 //! The IRC server's own user count (LUSERS), sampled throughout, says it
 //! never saw two connections for one network.
 
+use crate::ws_client::{says, Client};
 use anyhow::{bail, Context, Result};
+use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use crate::ws_client::{says, Client};
-use serde_json::json;
 use support::cloud::{cli, Service, WAIT};
 use support::pause_proxy::PauseProxy;
 use support::{Bot, Inspircd, InspircdConfig, Postgres, PostgresConfig};
@@ -215,7 +215,10 @@ async fn a_killed_nodes_networks_are_taken_over_within_seconds_and_never_doubled
             seen.insert(frame["stream"].as_str().unwrap_or_default().to_owned());
         }
     }
-    eprintln!("the last count reached node two's client from all six streams in {:?}", said.elapsed());
+    eprintln!(
+        "the last count reached node two's client from all six streams in {:?}",
+        said.elapsed()
+    );
     let killed = Instant::now();
     one.child.kill();
     let mut back = BTreeMap::new();
