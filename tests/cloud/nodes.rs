@@ -219,6 +219,34 @@ async fn a_killed_nodes_networks_are_taken_over_within_seconds_and_never_doubled
         "the last count reached node two's client from all six streams in {:?}",
         said.elapsed()
     );
+    // Its sends reach a network node one holds, through the outbox: once,
+    // acknowledged once written; the same id again is a duplicate.
+    let far = of_one[0].replace("tk", "n");
+    let send =
+        json!({"type":"send","id":"far-1","network":far,"line":"PRIVMSG #rete :across nodes"});
+    let sent_at = Instant::now();
+    client.send(send.clone()).await?;
+    let ack = client
+        .until(|f| f["type"] == "send_ack" || f["type"] == "error")
+        .await?;
+    let ack = ack.last().cloned().unwrap_or_default();
+    assert_eq!(ack["type"], "send_ack", "{ack}");
+    assert_ne!(ack["duplicate"], true, "{ack}");
+    eprintln!(
+        "a send through the outbox was acknowledged in {:?}",
+        sent_at.elapsed()
+    );
+    let heard = s
+        .bob
+        .wait_for(|l| l.ends_with(" PRIVMSG #rete :across nodes"), WAIT)
+        .await?;
+    assert_eq!(from(&heard), of_one[0], "sent by the network that holds it");
+    client.send(send).await?;
+    let again = client.until(|f| f["type"] == "send_ack").await?;
+    assert_eq!(
+        again.last().map(|f| f["duplicate"].clone()),
+        Some(json!(true))
+    );
     let killed = Instant::now();
     one.child.kill();
     let mut back = BTreeMap::new();
@@ -234,6 +262,13 @@ async fn a_killed_nodes_networks_are_taken_over_within_seconds_and_never_doubled
     for i in 10..20 {
         s.bob.privmsg("#rete", &format!("count {i}")).await?;
     }
+    let across = s
+        .bob
+        .lines()
+        .iter()
+        .filter(|l| l.ends_with(" PRIVMSG #rete :across nodes"))
+        .count();
+    assert_eq!(across, 1, "the line reached IRC once");
     let worst = back.values().max().copied().unwrap_or_default();
     eprintln!("takeover after kill -9: {back:?}");
     assert!(worst <= TAKEOVER_LIMIT, "took {worst:?}: {back:?}");

@@ -792,13 +792,17 @@ impl Conn {
         let Some(chain) = self.bound.as_ref().map(|b| b.chain) else {
             return;
         };
-        let Some(session) = self.hub.session_of(user, &s.network) else {
+        // A network another node holds (nodes sharing a database) is sent
+        // to through the outbox.
+        let session = self.hub.session_of(user, &s.network);
+        let elsewhere = self.hub.is_shared() && self.feeds.values().any(|(n, _)| *n == s.network);
+        if session.is_none() && !elsewhere {
             return self.refuse(
                 &s.id,
                 ErrorCode::UnknownNetwork,
                 "send: this account has no such network".into(),
             );
-        };
+        }
         let line = s.line.as_str().to_owned();
         // A server reads at most 512 bytes past the tags (CR LF included) and
         // cuts the rest without a word: refuse rather than acknowledge a line
@@ -830,7 +834,13 @@ impl Conn {
         }
         // Queued in the engine's outbox, paced by its flood throttler, and
         // acknowledged once written (`send_done`).
-        let relay = match self.hub.relay(chain, &s.id, &session, line) {
+        let relay = match session {
+            Some(session) => self.hub.relay(chain, &s.id, &session, line),
+            None => self
+                .hub
+                .relay_elsewhere(chain, &s.id, user, &s.network, line),
+        };
+        let relay = match relay {
             Ok(r) => r,
             // Not knowing whether it went out, send nothing.
             Err(e) => return self.send(ServerFrame::Error(internal(&e))),
@@ -867,6 +877,10 @@ impl Conn {
         } = done;
         match outcome {
             Outcome::Sent => self.send(ServerFrame::SendAck(SendAck { id, duplicate })),
+            Outcome::AlreadySent => self.send(ServerFrame::SendAck(SendAck {
+                id,
+                duplicate: true,
+            })),
             Outcome::NotConnected => self.refuse(
                 &id,
                 ErrorCode::SendRefused,

@@ -75,6 +75,7 @@ const MOVED_QUIT: &str = "Reconnecting";
 
 mod leases;
 mod remote_rows;
+mod remote_sends;
 
 /// How many live frames a slow connection may fall behind before it reads
 /// from the store instead (nothing is lost: the store holds every row).
@@ -250,6 +251,9 @@ pub struct Hub {
     /// Per stream of a network another node holds: its id, and the newest
     /// row broadcast here (see `remote_rows`).
     remote_seen: Mutex<HashMap<(UserId, NetworkId), (StreamId, u64)>>,
+    /// This node's clients' lines waiting in the outbox, by outbox id: woken
+    /// when the holding node writes the outcome back (see `remote_sends`).
+    remote_waits: Mutex<HashMap<i64, Arc<tokio::sync::Notify>>>,
 }
 
 fn state_of(s: ConnState) -> NetworkState {
@@ -358,6 +362,7 @@ impl Hub {
             fence,
             stopping: AtomicBool::new(false),
             remote_seen: Mutex::new(HashMap::new()),
+            remote_waits: Mutex::new(HashMap::new()),
         });
         hub.rete.set_raw_recorder(Some(ingest.clone()));
         let writer = hub.clone();
@@ -546,16 +551,29 @@ impl Hub {
         Ok(ids.was_sent(now, id))
     }
 
-    /// The send `id` went to IRC: remembered in memory and in the store
-    /// (before its `send_ack` goes out, so an acknowledged id survives a
-    /// restart). A store that fails leaves it in memory only, and says so.
-    fn record_sent(&self, chain: ChainId, id: &RequestId) {
+    /// Whether other nodes share the database (and may hold some of a
+    /// user's networks).
+    pub fn is_shared(&self) -> bool {
+        self.fence.shared()
+    }
+
+    /// Remembers in memory that the send `id` went to IRC (stored as sent
+    /// by the node that sent it).
+    fn remember_sent(&self, chain: ChainId, id: &RequestId) {
         let now = wall_clock::now().unsigned();
         self.sent
             .lock()
             .entry(chain)
             .or_insert_with(|| SentIds::new(SENT_ID_TTL_MS, SENT_IDS_CAPACITY))
             .record(now, id.clone());
+    }
+
+    /// The send `id` went to IRC: remembered in memory and in the store
+    /// (before its `send_ack` goes out, so an acknowledged id survives a
+    /// restart). A store that fails leaves it in memory only, and says so.
+    fn record_sent(&self, chain: ChainId, id: &RequestId) {
+        self.remember_sent(chain, id);
+        let now = wall_clock::now().unsigned();
         let alive_after = now.saturating_sub(SENT_ID_TTL_MS);
         if let Err(e) =
             self.store(|s| s.record_sent_id(chain, id, now, alive_after, SENT_IDS_CAPACITY))

@@ -22,7 +22,7 @@
 use crate::store::{
     fresh_stream_id, standing_columns, standing_from, Append, Appended, BacklogEnd, ChainId,
     CloudStore, FoundChain, Held, ItemSink, LeaseView, NetworkRecord, NetworkSettings, Node,
-    StoreError, StoredRow, UserId, UserSummary,
+    Outgoing, SendOutcome, StoreError, StoredRow, UserId, UserSummary,
 };
 
 mod export;
@@ -69,6 +69,10 @@ CREATE TABLE IF NOT EXISTS sent_ids (chain_id BIGINT NOT NULL REFERENCES chains(
   id TEXT NOT NULL, at BIGINT NOT NULL, PRIMARY KEY (chain_id, n));
 CREATE INDEX IF NOT EXISTS sent_ids_by_time ON sent_ids (chain_id, at);
 CREATE TABLE IF NOT EXISTS nodes (instance TEXT PRIMARY KEY, name TEXT NOT NULL, alive_until BIGINT NOT NULL);
+CREATE TABLE IF NOT EXISTS outbox (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, user_id BIGINT NOT NULL,
+  network TEXT NOT NULL, chain_id BIGINT NOT NULL, request_id TEXT NOT NULL, line TEXT NOT NULL,
+  taken_epoch BIGINT, outcome TEXT);
+CREATE UNIQUE INDEX IF NOT EXISTS outbox_waiting ON outbox (chain_id, request_id) WHERE outcome IS NULL;
 CREATE TABLE IF NOT EXISTS rete_cloud_schema (version INT NOT NULL);
 ";
 
@@ -396,6 +400,7 @@ impl CloudStore for PostgresStore {
             let tx = client.transaction().await?;
             for statement in [
                 "DELETE FROM rows WHERE user_id = $1",
+                "DELETE FROM outbox WHERE user_id = $1",
                 "DELETE FROM networks WHERE user_id = $1",
                 "DELETE FROM retired_streams WHERE user_id = $1",
                 "DELETE FROM sent_ids WHERE chain_id IN (SELECT id FROM chains WHERE user_id = $1)",
@@ -540,11 +545,12 @@ impl CloudStore for PostgresStore {
                 return Ok(false);
             };
             let stream: String = row.get(0);
-            tx.execute(
+            for statement in [
                 "DELETE FROM rows WHERE user_id = $1 AND network = $2",
-                &[&user.0, &network.0],
-            )
-            .await?;
+                "DELETE FROM outbox WHERE user_id = $1 AND network = $2",
+            ] {
+                tx.execute(statement, &[&user.0, &network.0]).await?;
+            }
             tx.execute(
                 "INSERT INTO retired_streams (user_id, stream) VALUES ($1, $2) ON CONFLICT DO NOTHING",
                 &[&user.0, &stream],
@@ -808,6 +814,102 @@ impl CloudStore for PostgresStore {
 
     fn shared(&self) -> bool {
         true
+    }
+
+    fn queue_send(
+        &mut self,
+        user: UserId,
+        network: &NetworkId,
+        chain: ChainId,
+        request: &RequestId,
+        line: &str,
+    ) -> Result<i64, StoreError> {
+        let mut client = self.client()?;
+        wait(async {
+            let tx = client.transaction().await?;
+            tx.execute(
+                "INSERT INTO outbox (user_id, network, chain_id, request_id, line) VALUES ($1, $2, $3, $4, $5)
+                 ON CONFLICT (chain_id, request_id) WHERE outcome IS NULL DO NOTHING",
+                &[&user.0, &network.0, &chain.0, &request.0, &line],
+            )
+            .await?;
+            let id: i64 = tx
+                .query_one(
+                    "SELECT id FROM outbox WHERE chain_id = $1 AND request_id = $2 AND outcome IS NULL",
+                    &[&chain.0, &request.0],
+                )
+                .await?
+                .get(0);
+            // The holding node takes it at once (or at its next look).
+            tx.execute("SELECT pg_notify($1, '')", &[&notices::OUTBOX])
+                .await?;
+            tx.commit().await?;
+            Ok(id)
+        })
+    }
+
+    fn take_sends(&mut self, node: &Node) -> Result<Vec<Outgoing>, StoreError> {
+        let rows = wait(self.client()?.query(
+            "UPDATE outbox o SET taken_epoch = n.epoch FROM networks n
+             WHERE o.outcome IS NULL AND n.user_id = o.user_id AND n.network = o.network
+               AND n.owner = $1 AND (o.taken_epoch IS NULL OR o.taken_epoch < n.epoch)
+             RETURNING o.id, o.user_id, o.network, o.chain_id, o.request_id, o.line",
+            &[&node.instance],
+        ))?;
+        Ok(rows
+            .iter()
+            .map(|r| Outgoing {
+                id: r.get(0),
+                user: UserId(r.get(1)),
+                network: NetworkId(r.get(2)),
+                chain: ChainId(r.get(3)),
+                request: RequestId(r.get(4)),
+                line: r.get(5),
+            })
+            .collect())
+    }
+
+    fn finish_send(&mut self, id: i64, outcome: SendOutcome) -> Result<(), StoreError> {
+        let mut client = self.client()?;
+        wait(async {
+            let tx = client.transaction().await?;
+            tx.execute(
+                "UPDATE outbox SET outcome = $2 WHERE id = $1",
+                &[&id, &outcome.name()],
+            )
+            .await?;
+            tx.execute(
+                "SELECT pg_notify($1, $2)",
+                &[&notices::OUTBOX_DONE, &id.to_string()],
+            )
+            .await?;
+            tx.commit().await
+        })
+    }
+
+    fn send_outcome(&mut self, id: i64, give_up: bool) -> Result<Option<SendOutcome>, StoreError> {
+        let mut client = self.client()?;
+        wait(async {
+            let tx = client.transaction().await?;
+            if give_up {
+                tx.execute(
+                    "UPDATE outbox SET outcome = 'not_sent' WHERE id = $1 AND outcome IS NULL AND taken_epoch IS NULL",
+                    &[&id],
+                )
+                .await?;
+            }
+            let outcome = tx
+                .query_opt("SELECT outcome FROM outbox WHERE id = $1", &[&id])
+                .await?
+                .and_then(|r| r.get::<_, Option<String>>(0))
+                .and_then(|o| SendOutcome::from_name(&o));
+            if outcome.is_some() {
+                tx.execute("DELETE FROM outbox WHERE id = $1", &[&id])
+                    .await?;
+            }
+            tx.commit().await?;
+            Ok(outcome)
+        })
     }
 
     fn lease_of(&self, user: UserId, network: &NetworkId) -> Result<LeaseView, StoreError> {

@@ -22,6 +22,9 @@ use crate::store::ChainId;
 pub enum Outcome {
     /// Written to the IRC socket; its id is stored as sent.
     Sent,
+    /// Its id had been sent before (found so by the node holding the
+    /// network, for a line that went through the outbox).
+    AlreadySent,
     /// The network was not connected: nothing was queued.
     NotConnected,
     /// Queued, then dropped unwritten: the connection to IRC ended first.

@@ -10,7 +10,7 @@
 use crate::store::{
     fresh_stream_id, standing_columns, standing_from, Append, Appended, BacklogEnd, ChainId,
     CloudStore, FoundChain, Held, ItemSink, LeaseView, NetworkRecord, NetworkSettings, Node,
-    StoreError, StoredRow, UserId, UserSummary,
+    Outgoing, SendOutcome, StoreError, StoredRow, UserId, UserSummary,
 };
 use rete_actors::wall_clock;
 use rete_cloud_protocol::frame::{NetworkId, RequestId, StreamId};
@@ -45,6 +45,9 @@ CREATE TABLE IF NOT EXISTS retired_streams (user_id INTEGER NOT NULL, stream TEX
 CREATE TABLE IF NOT EXISTS sent_ids (chain_id INTEGER NOT NULL REFERENCES chains(id), n INTEGER NOT NULL,
   id TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (chain_id, n)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS sent_ids_by_time ON sent_ids (chain_id, at);
+CREATE TABLE IF NOT EXISTS outbox (id INTEGER PRIMARY KEY AUTOINCREMENT, user_id INTEGER NOT NULL, network TEXT NOT NULL,
+  chain_id INTEGER NOT NULL, request_id TEXT NOT NULL, line TEXT NOT NULL, taken_epoch INTEGER, outcome TEXT);
+CREATE UNIQUE INDEX IF NOT EXISTS outbox_waiting ON outbox (chain_id, request_id) WHERE outcome IS NULL;
 ";
 
 /// Columns newer than the first schema, added to a file that lacks them
@@ -292,6 +295,7 @@ impl CloudStore for SqliteStore {
         let tx = self.db.transaction().map_err(backend)?;
         for statement in [
             "DELETE FROM rows WHERE user_id = ?1",
+            "DELETE FROM outbox WHERE user_id = ?1",
             "DELETE FROM networks WHERE user_id = ?1",
             "DELETE FROM retired_streams WHERE user_id = ?1",
             "DELETE FROM sent_ids WHERE chain_id IN (SELECT id FROM chains WHERE user_id = ?1)",
@@ -468,11 +472,13 @@ impl CloudStore for SqliteStore {
             // Dropping the transaction rolls it back: nothing changed.
             return Err(StoreError::Unknown(format!("network {}", network.0)));
         };
-        tx.execute(
+        for statement in [
             "DELETE FROM rows WHERE user_id = ?1 AND network = ?2",
-            params![user.0, network.0],
-        )
-        .map_err(backend)?;
+            "DELETE FROM outbox WHERE user_id = ?1 AND network = ?2",
+        ] {
+            tx.execute(statement, params![user.0, network.0])
+                .map_err(backend)?;
+        }
         tx.execute(
             "INSERT OR IGNORE INTO retired_streams (user_id, stream) VALUES (?1, ?2)",
             params![user.0, stream],
@@ -678,6 +684,96 @@ impl CloudStore for SqliteStore {
 
     fn shared(&self) -> bool {
         false
+    }
+
+    fn queue_send(
+        &mut self,
+        user: UserId,
+        network: &NetworkId,
+        chain: ChainId,
+        request: &RequestId,
+        line: &str,
+    ) -> Result<i64, StoreError> {
+        self.db
+            .execute(
+                "INSERT INTO outbox (user_id, network, chain_id, request_id, line) VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT (chain_id, request_id) WHERE outcome IS NULL DO NOTHING",
+                params![user.0, network.0, chain.0, request.0, line],
+            )
+            .map_err(backend)?;
+        self.db
+            .query_row(
+                "SELECT id FROM outbox WHERE chain_id = ?1 AND request_id = ?2 AND outcome IS NULL",
+                params![chain.0, request.0],
+                |r| r.get(0),
+            )
+            .map_err(backend)
+    }
+
+    fn take_sends(&mut self, node: &Node) -> Result<Vec<Outgoing>, StoreError> {
+        let mut st = self
+            .db
+            .prepare_cached(
+                "UPDATE outbox SET taken_epoch = (SELECT n.epoch FROM networks n
+                   WHERE n.user_id = outbox.user_id AND n.network = outbox.network)
+                 WHERE outcome IS NULL AND EXISTS (SELECT 1 FROM networks n
+                   WHERE n.user_id = outbox.user_id AND n.network = outbox.network AND n.owner = ?1
+                     AND (outbox.taken_epoch IS NULL OR outbox.taken_epoch < n.epoch))
+                 RETURNING id, user_id, network, chain_id, request_id, line",
+            )
+            .map_err(backend)?;
+        let taken = st
+            .query_map(params![node.instance], |r| {
+                Ok(Outgoing {
+                    id: r.get(0)?,
+                    user: UserId(r.get(1)?),
+                    network: NetworkId(r.get(2)?),
+                    chain: ChainId(r.get(3)?),
+                    request: RequestId(r.get(4)?),
+                    line: r.get(5)?,
+                })
+            })
+            .map_err(backend)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(backend);
+        taken
+    }
+
+    fn finish_send(&mut self, id: i64, outcome: SendOutcome) -> Result<(), StoreError> {
+        self.db
+            .execute(
+                "UPDATE outbox SET outcome = ?2 WHERE id = ?1",
+                params![id, outcome.name()],
+            )
+            .map(drop)
+            .map_err(backend)
+    }
+
+    fn send_outcome(&mut self, id: i64, give_up: bool) -> Result<Option<SendOutcome>, StoreError> {
+        if give_up {
+            self.db
+                .execute(
+                    "UPDATE outbox SET outcome = 'not_sent' WHERE id = ?1 AND outcome IS NULL AND taken_epoch IS NULL",
+                    params![id],
+                )
+                .map_err(backend)?;
+        }
+        let outcome: Option<Option<String>> = self
+            .db
+            .query_row(
+                "SELECT outcome FROM outbox WHERE id = ?1",
+                params![id],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(backend)?;
+        let outcome = outcome.flatten().and_then(|o| SendOutcome::from_name(&o));
+        if outcome.is_some() {
+            self.db
+                .execute("DELETE FROM outbox WHERE id = ?1", params![id])
+                .map_err(backend)?;
+        }
+        Ok(outcome)
     }
 
     fn lease_of(&self, user: UserId, network: &NetworkId) -> Result<LeaseView, StoreError> {

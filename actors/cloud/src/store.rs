@@ -169,6 +169,61 @@ pub struct Held {
     pub epoch: u64,
 }
 
+/// A client's line waiting in the outbox for the node that holds its
+/// network (the client is attached to another node).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outgoing {
+    /// Its outbox id.
+    pub id: i64,
+    /// Whose.
+    pub user: UserId,
+    /// Which network.
+    pub network: NetworkId,
+    /// The sending client's token chain, and the send's id in it.
+    pub chain: ChainId,
+    /// The send's id.
+    pub request: RequestId,
+    /// The IRC line.
+    pub line: String,
+}
+
+/// How a line in the outbox ended, as the holding node writes it back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendOutcome {
+    /// Written to IRC; its id stored as sent.
+    Sent,
+    /// Its id was sent before.
+    Duplicate,
+    /// The network was not connected: nothing was queued.
+    NotConnected,
+    /// Not written, and it never will be.
+    NotSent,
+}
+
+impl SendOutcome {
+    /// Its name in the store.
+    pub fn name(self) -> &'static str {
+        match self {
+            SendOutcome::Sent => "sent",
+            SendOutcome::Duplicate => "duplicate",
+            SendOutcome::NotConnected => "not_connected",
+            SendOutcome::NotSent => "not_sent",
+        }
+    }
+
+    /// The outcome a name stands for.
+    pub fn from_name(name: &str) -> Option<SendOutcome> {
+        [
+            SendOutcome::Sent,
+            SendOutcome::Duplicate,
+            SendOutcome::NotConnected,
+            SendOutcome::NotSent,
+        ]
+        .into_iter()
+        .find(|o| o.name() == name)
+    }
+}
+
 /// A network's lease as the admin sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LeaseView {
@@ -320,6 +375,27 @@ pub trait CloudStore: Send {
     /// then a node that cannot renew its leases in time stops speaking for
     /// its networks, since another may claim them.
     fn shared(&self) -> bool;
+    /// Puts a client's line for `network` in the outbox, for the node that
+    /// holds it, and answers its outbox id. A line of the same `chain` and
+    /// `request` still waiting there is the same line: its id is answered.
+    fn queue_send(
+        &mut self,
+        user: UserId,
+        network: &NetworkId,
+        chain: ChainId,
+        request: &RequestId,
+        line: &str,
+    ) -> Result<i64, StoreError>;
+    /// Takes the waiting lines of every network `node` holds, each once per
+    /// epoch: a line taken under an epoch that has since ended (its taker
+    /// lost the network) is offered again to the new holder.
+    fn take_sends(&mut self, node: &Node) -> Result<Vec<Outgoing>, StoreError>;
+    /// Writes a taken line's outcome back.
+    fn finish_send(&mut self, id: i64, outcome: SendOutcome) -> Result<(), StoreError>;
+    /// A line's outcome once written back (None: still waiting), and then
+    /// forgets it; a line nobody took yet is ended `NotSent` when
+    /// `give_up`, so it is never sent after its sender was told it was not.
+    fn send_outcome(&mut self, id: i64, give_up: bool) -> Result<Option<SendOutcome>, StoreError>;
     /// Who holds a user's network, for the admin.
     fn lease_of(&self, user: UserId, network: &NetworkId) -> Result<LeaseView, StoreError>;
     /// When the newest row of a stream was received (None: no row held).
@@ -380,7 +456,9 @@ pub trait CloudStore: Send {
     ) -> Result<Vec<(u64, RequestId)>, StoreError>;
     /// Gives every item of the store to `sink`, in [`StoreItem`]'s order,
     /// all as of one moment (one read transaction) while the store stays in
-    /// use.
+    /// use. What only running nodes use (leases, the outbox, which nodes
+    /// are alive) is not an item: a copy starts with nobody holding
+    /// anything.
     fn export(&self, sink: &mut ItemSink<'_>) -> Result<(), StoreError>;
     /// Fills this store, which must hold no user yet, with the items
     /// `export` gives its sink, in one transaction: when anything fails,

@@ -67,7 +67,7 @@ impl Hub {
     /// The first look, at start: on a database nodes share, it only
     /// renews (which marks the node alive) and claims nothing, so nodes
     /// started together each count the others before taking their share.
-    pub(super) async fn first_look(&self) {
+    pub(super) async fn first_look(self: &Arc<Self>) {
         if self.fence.shared() {
             let asked = self.fence.now_ms();
             match self.store(|s| s.renew_leases(&self.node, LEASE_MS)) {
@@ -80,7 +80,7 @@ impl Hub {
     }
 
     /// One look (see the module doc).
-    pub(super) async fn look_at_leases(&self) {
+    pub(super) async fn look_at_leases(self: &Arc<Self>) {
         if self.stopping.load(Ordering::SeqCst) {
             return;
         }
@@ -120,6 +120,11 @@ impl Hub {
             if let (false, Some(record)) = (running.contains(key), stored.get(key)) {
                 self.start_network(key.0, record, *epoch).await;
             }
+        }
+        // Lines other nodes' clients sent to these networks, in case a
+        // notice was lost.
+        if self.fence.shared() {
+            self.take_remote_sends();
         }
         let want = match self.store(|s| s.lease_census(&self.node)) {
             Ok((others, networks)) => to_claim(networks, others, held.len()),

@@ -27,7 +27,12 @@ impl Hub {
                         network,
                         latest,
                     } => self.remote_appended(user, &network, latest),
-                    Notice::Listening => self.reread_remote_streams(),
+                    Notice::Outbox => self.take_remote_sends(),
+                    Notice::SendDone { id } => self.send_done(id),
+                    Notice::Listening => {
+                        self.reread_remote_streams();
+                        self.take_remote_sends();
+                    }
                 }
             }
         });

@@ -3,9 +3,14 @@
 //! each node keeps a listening connection of its own, so a client attached
 //! to any node gets the live rows of a network another node holds.
 //!
+//! The outbox uses the same listener: a line put there wakes the node that
+//! holds its network, and its outcome written back wakes the node whose
+//! client sent it.
+//!
 //! A notification lost while the listener was away is gone for good, so
 //! after every (re)connection the listener says `Listening`: the hub then
-//! reads each followed stream's newest rows from the store again.
+//! reads each followed stream's newest rows from the store again (and the
+//! outbox is also looked at every second, and waiting senders ask too).
 
 use crate::store::UserId;
 use futures_util::StreamExt;
@@ -14,8 +19,14 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_postgres::{AsyncMessage, NoTls};
 
-/// The channel name.
+/// The channel of grown streams.
 pub const CHANNEL: &str = "rete_rows";
+/// The channel of lines put in the outbox (no payload: the holding node
+/// takes every waiting line of its networks).
+pub const OUTBOX: &str = "rete_outbox";
+/// The channel of outbox lines whose outcome was written back (payload:
+/// the outbox id).
+pub const OUTBOX_DONE: &str = "rete_outbox_done";
 
 /// How long the listener waits before connecting again.
 const RETRY: Duration = Duration::from_secs(1);
@@ -35,6 +46,13 @@ pub enum Notice {
         network: NetworkId,
         /// Its newest sequence number.
         latest: u64,
+    },
+    /// A line was put in the outbox.
+    Outbox,
+    /// Outbox line `id` has its outcome.
+    SendDone {
+        /// Its outbox id.
+        id: i64,
     },
     /// The listener (re)connected: notices sent meanwhile are lost.
     Listening,
@@ -86,8 +104,15 @@ async fn listen_once(
         while let Some(message) = stream.next().await {
             match message {
                 Ok(AsyncMessage::Notification(n)) => {
-                    if messages_tx.send(n.payload().to_owned()).is_err() {
-                        break;
+                    let notice = match n.channel() {
+                        OUTBOX => Some(Notice::Outbox),
+                        OUTBOX_DONE => n.payload().parse().ok().map(|id| Notice::SendDone { id }),
+                        _ => parse(n.payload()),
+                    };
+                    if let Some(notice) = notice {
+                        if messages_tx.send(notice).is_err() {
+                            break;
+                        }
                     }
                 }
                 Ok(_) => {}
@@ -96,15 +121,15 @@ async fn listen_once(
         }
     });
     let listening = client
-        .batch_execute(&format!("LISTEN {CHANNEL}"))
+        .batch_execute(&format!(
+            "LISTEN {CHANNEL}; LISTEN {OUTBOX}; LISTEN {OUTBOX_DONE}"
+        ))
         .await
         .map_err(|e| e.to_string());
     if listening.is_ok() && tx.send(Notice::Listening).await.is_ok() {
-        while let Some(payload) = messages.recv().await {
-            if let Some(notice) = parse(&payload) {
-                // Full: dropped (see QUEUE).
-                let _ = tx.try_send(notice);
-            }
+        while let Some(notice) = messages.recv().await {
+            // Full: dropped (see QUEUE).
+            let _ = tx.try_send(notice);
         }
     }
     driver.abort();

@@ -65,6 +65,10 @@ pub(crate) const CASES: &[(&str, Case)] = &[
         "one_node_holds_a_network_and_the_previous_holder_writes_nothing",
         one_node_holds_a_network_and_the_previous_holder_writes_nothing,
     ),
+    (
+        "an_outbox_line_is_taken_by_the_holder_once_per_epoch",
+        an_outbox_line_is_taken_by_the_holder_once_per_epoch,
+    ),
 ];
 
 /// Runs every case, each on databases of its own.
@@ -648,4 +652,86 @@ fn one_node_holds_a_network_and_the_previous_holder_writes_nothing(dbs: &mut dyn
         s.lease_of(user, &gone),
         Err(StoreError::Unknown(_))
     ));
+}
+
+/// The outbox: a line is queued once per (chain, id) while it waits; only
+/// the network's holder takes it, once per epoch (a new holder gets it
+/// again); its outcome is read once; a line nobody took can be given up,
+/// and then nobody takes it.
+fn an_outbox_line_is_taken_by_the_holder_once_per_epoch(dbs: &mut dyn Databases) {
+    let mut s = dbs.fresh()();
+    let user = s.add_user("alice", &chain(40), 0).unwrap();
+    let net = NetworkId("a".into());
+    s.add_network(user, &net, &settings()).unwrap();
+    let found = s.chain_by_hash(&TokenHash::of(&Token::from_random([40; 32])));
+    let sender = found.unwrap().unwrap().chain;
+    let (one, two) = (node("one"), node("two"));
+    let request = RequestId("r-1".into());
+    let id = s
+        .queue_send(user, &net, sender, &request, "PRIVMSG #a :hi")
+        .unwrap();
+    assert_eq!(
+        s.queue_send(user, &net, sender, &request, "PRIVMSG #a :hi")
+            .unwrap(),
+        id,
+        "the same line"
+    );
+    assert!(
+        s.take_sends(&one).unwrap().is_empty(),
+        "one holds nothing yet"
+    );
+    s.claim_networks(&one, 60_000, 10).unwrap();
+    let taken = s.take_sends(&one).unwrap();
+    assert_eq!(
+        taken,
+        [Outgoing {
+            id,
+            user,
+            network: net.clone(),
+            chain: sender,
+            request: request.clone(),
+            line: "PRIVMSG #a :hi".into(),
+        }]
+    );
+    assert!(s.take_sends(&one).unwrap().is_empty(), "taken once");
+    assert_eq!(
+        s.send_outcome(id, true).unwrap(),
+        None,
+        "taken: not given up"
+    );
+    // One loses the network before writing the outcome: two takes it again.
+    s.release_leases(&one).unwrap();
+    s.claim_networks(&two, 60_000, 10).unwrap();
+    assert_eq!(s.take_sends(&two).unwrap().len(), 1);
+    s.finish_send(id, SendOutcome::Sent).unwrap();
+    assert_eq!(s.send_outcome(id, false).unwrap(), Some(SendOutcome::Sent));
+    assert_eq!(s.send_outcome(id, false).unwrap(), None, "read once");
+    // A line nobody took, given up: ended, never taken.
+    let late = s
+        .queue_send(
+            user,
+            &net,
+            sender,
+            &RequestId("r-2".into()),
+            "PRIVMSG #a :late",
+        )
+        .unwrap();
+    assert_ne!(late, id);
+    assert_eq!(
+        s.send_outcome(late, true).unwrap(),
+        Some(SendOutcome::NotSent)
+    );
+    assert!(s.take_sends(&two).unwrap().is_empty());
+    // A removed network's waiting lines go with it.
+    let gone = s
+        .queue_send(
+            user,
+            &net,
+            sender,
+            &RequestId("r-3".into()),
+            "PRIVMSG #a :x",
+        )
+        .unwrap();
+    s.remove_network(user, &net).unwrap();
+    assert_eq!(s.send_outcome(gone, true).unwrap(), None);
 }
