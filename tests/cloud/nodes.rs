@@ -396,3 +396,63 @@ async fn a_node_cut_off_from_its_database_leaves_irc_before_another_node_joins()
     drop(two);
     Ok(())
 }
+
+/// A node frozen (SIGSTOP) past its lease cannot close its sockets: the new
+/// holder connects beside the old connection under the alternate nick
+/// (the server counts both for that while), and the old node, once it runs
+/// again, finds its lease gone and closes its connections without sending
+/// a line. The overlap is reported.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frozen_node_says_nothing_when_it_wakes_and_leaves() -> Result<()> {
+    let mut s = Setup::start(2).await?;
+    let one = node(&s.url, "one").await?;
+    s.all_joined().await?;
+    let two = node(&s.url, "two").await?;
+    assert!(s.holders()?.values().all(|n| n == "one"));
+    one.child.pause()?;
+    let frozen = Instant::now();
+    // Node two takes both over beside the frozen connections: alternate nicks.
+    let mut joined = BTreeMap::new();
+    while joined.len() < 2 {
+        let line = s
+            .bob
+            .wait_for(|l| l.contains(" JOIN "), Duration::from_secs(20))
+            .await?;
+        joined.insert(from(&line).to_owned(), frozen.elapsed());
+    }
+    assert!(
+        joined
+            .keys()
+            .all(|n| n.starts_with("tk") && n.ends_with('_')),
+        "{joined:?}"
+    );
+    assert!(s.holders()?.values().all(|n| n == "two"));
+    let woke = Instant::now();
+    one.child.resume()?;
+    // The old connections end, and none of them says anything first.
+    let mut left = BTreeMap::new();
+    while left.len() < 2 {
+        let line = s.bob.wait_for(|l| l.contains(" QUIT "), WAIT).await?;
+        let nick = from(&line).to_owned();
+        assert!(s.nicks.contains(&nick), "{line}");
+        assert!(
+            !line.contains("Leaving") && !line.contains("Reconnecting"),
+            "no QUIT of ours: {line}"
+        );
+        left.insert(nick, woke.elapsed());
+    }
+    let said: Vec<&String> = s
+        .bob
+        .lines()
+        .iter()
+        .filter(|l| s.nicks.iter().any(|n| l.starts_with(&format!(":{n}!"))))
+        .filter(|l| !l.contains(" JOIN ") && !l.contains(" QUIT "))
+        .collect();
+    assert!(said.is_empty(), "the old connections said: {said:?}");
+    let overlap = joined.values().min().copied().unwrap_or_default();
+    eprintln!(
+        "frozen node: the new holder joined {joined:?} after the freeze; the old connections left {left:?} after the wake (overlap: from {overlap:?} after the freeze until the wake)"
+    );
+    drop(two);
+    Ok(())
+}
