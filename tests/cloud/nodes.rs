@@ -401,7 +401,8 @@ async fn a_node_cut_off_from_its_database_leaves_irc_before_another_node_joins()
 /// holder connects beside the old connection under the alternate nick
 /// (the server counts both for that while), and the old node, once it runs
 /// again, finds its lease gone and closes its connections without sending
-/// a line. The overlap is reported.
+/// a line; the new holder then takes the nick back. The overlap is
+/// reported.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_frozen_node_says_nothing_when_it_wakes_and_leaves() -> Result<()> {
     let mut s = Setup::start(2).await?;
@@ -449,6 +450,14 @@ async fn a_frozen_node_says_nothing_when_it_wakes_and_leaves() -> Result<()> {
         .filter(|l| !l.contains(" JOIN ") && !l.contains(" QUIT "))
         .collect();
     assert!(said.is_empty(), "the old connections said: {said:?}");
+    // The new holder takes each nick back once the old connection left.
+    let mut back = BTreeSet::new();
+    while back.len() < 2 {
+        let line = s.bob.wait_for(|l| l.contains(" NICK "), WAIT).await?;
+        let to = line.rsplit(' ').next().unwrap_or_default().trim_start_matches(':');
+        assert!(s.nicks.iter().any(|n| n == to), "{line}");
+        back.insert(to.to_owned());
+    }
     let overlap = joined.values().min().copied().unwrap_or_default();
     eprintln!(
         "frozen node: the new holder joined {joined:?} after the freeze; the old connections left {left:?} after the wake (overlap: from {overlap:?} after the freeze until the wake)"

@@ -286,6 +286,7 @@ impl Session {
             self.push_row(&buffer, row);
         }
         self.users.remove(&folded);
+        self.take_back_nick_freed_by(nick);
     }
 
     pub(super) fn on_nick(&mut self, line: &Line<'_>) {
@@ -323,6 +324,9 @@ impl Session {
                 },
             );
             self.push_row(&buffer, row);
+        }
+        if !self.is_me(new) {
+            self.take_back_nick_freed_by(old);
         }
     }
 

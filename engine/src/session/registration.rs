@@ -62,6 +62,9 @@ pub struct Registration {
     pub sasl_refused: bool,
     /// True once CAP END was sent on this connection.
     pub cap_end_sent: bool,
+    /// True while a NICK taking our nick back (its holder left) waits for
+    /// the server's answer: one at a time.
+    pub regaining_nick: bool,
 }
 
 /// How the SASL exchange stands.
@@ -425,6 +428,9 @@ impl Session {
     /// Our nick changes only when the server confirms one (001 or NICK).
     fn on_nick_refused(&mut self, code: &str, line: &Line<'_>) {
         if self.registration.step == RegStep::Registered {
+            // Taken again before our NICK arrived: wait for the next time
+            // its holder leaves.
+            self.registration.regaining_nick = false;
             self.push_server_reply(code, line);
             return;
         }
@@ -461,9 +467,37 @@ impl Session {
         }
     }
 
+    /// The nick we are on IRC to be: the one registration tries first.
+    fn wanted_nick(&self) -> &str {
+        self.preferred_nick.as_deref().unwrap_or(&self.config.nick)
+    }
+
+    /// `nick` left IRC or took another nick. When it is the nick we want
+    /// and we are on IRC under a fallback (it was taken when we registered:
+    /// by another client, or by our own connection a moment ago from
+    /// elsewhere), we ask for it back: one NICK, and no other until the
+    /// server answers, so a server repeating the QUIT gets one line each
+    /// time at most.
+    pub(super) fn take_back_nick_freed_by(&mut self, nick: &str) {
+        if self.registration.step != RegStep::Registered || self.registration.regaining_nick {
+            return;
+        }
+        let wanted = self.wanted_nick().to_owned();
+        if !self.isupport.casemapping.eq(nick, &wanted)
+            || self.isupport.casemapping.eq(&self.connection.nick, &wanted)
+            || self.requested_nick.is_some()
+        {
+            return;
+        }
+        self.registration.regaining_nick = true;
+        self.status(&format!("{wanted} is free again: taking it back"));
+        self.send(OutLine::new("NICK").param(&wanted));
+    }
+
     /// The server gave us `nick` (001, or NICK from us): a nick asked for
     /// with `/nick` becomes the one tried first on the next connection.
     pub(super) fn note_confirmed_nick(&mut self, nick: &str) {
+        self.registration.regaining_nick = false;
         let asked = self
             .requested_nick
             .as_deref()

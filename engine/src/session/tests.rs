@@ -193,6 +193,38 @@ fn nick_in_use_falls_back() {
     assert_eq!(own.last(), Some(&Event::OwnNick("rete__".into())));
 }
 
+/// Registered under a fallback because our nick was taken, the session
+/// takes it back when its holder leaves (QUIT) or changes nick: one NICK,
+/// none while that NICK waits, and none when we hold it or chose another.
+#[test]
+fn a_nick_taken_at_registration_is_taken_back_when_its_holder_leaves() {
+    let mut t = T::new(config());
+    t.connect();
+    t.feed(":srv 433 * rete :Nickname is already in use");
+    assert_eq!(t.sent(), vec!["NICK rete_"]);
+    t.feed(":srv 001 rete_ :Welcome");
+    t.sent();
+    t.feed(":rete_!u@me JOIN #a");
+    t.feed(":rete!u@old JOIN #a");
+    t.sent();
+    t.feed(":bob!b@h QUIT :gone");
+    let sent = t.sent();
+    assert!(sent.is_empty(), "someone else left: {sent:?}");
+    t.feed(":REte!u@old QUIT :Connection closed");
+    assert_eq!(t.sent(), vec!["NICK rete"]);
+    // The server repeats itself: still one NICK waiting.
+    t.feed(":rete!u@old QUIT :Connection closed");
+    assert!(t.sent().is_empty());
+    // Taken again first: refused, and the next departure tries again.
+    t.feed(":srv 433 rete_ rete :Nickname is already in use");
+    t.feed(":rete!u@other NICK rete_away");
+    assert_eq!(t.sent(), vec!["NICK rete"]);
+    t.feed(":rete_!u@me NICK :rete");
+    assert_eq!(t.s.view().nick(), "rete");
+    t.feed(":rete!u@x QUIT :someone with our nick? we have it");
+    assert!(t.sent().is_empty(), "we hold it");
+}
+
 fn sasl_config(mech: Mechanism) -> SessionConfig {
     let mut c = config();
     c.sasl = Some(SaslSettings {
