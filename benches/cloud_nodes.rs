@@ -114,7 +114,10 @@ async fn user_counter(port: u16, stop: Arc<AtomicBool>) -> Result<Arc<AtomicU64>
             if bot.send("LUSERS").await.is_err() {
                 break;
             }
-            if let Ok(line) = bot.wait_for(|l| l.contains(" 251 "), Duration::from_secs(5)).await {
+            if let Ok(line) = bot
+                .wait_for(|l| l.contains(" 251 "), Duration::from_secs(5))
+                .await
+            {
                 let words: Vec<&str> = line.split(' ').collect();
                 let after = |w: &str| {
                     words
@@ -188,7 +191,18 @@ async fn main() -> Result<()> {
         cli_with(
             &bin,
             db,
-            &["network", "add", "alice", &name, "--server", &server, "--nick", &nick, "--channel", &chan],
+            &[
+                "network",
+                "add",
+                "alice",
+                &name,
+                "--server",
+                &server,
+                "--nick",
+                &nick,
+                "--channel",
+                &chan,
+            ],
         )?;
     }
     let stop = Arc::new(AtomicBool::new(false));
@@ -217,7 +231,9 @@ async fn main() -> Result<()> {
 
     // Latency: a client of node0, rows of networks node1 and node2 hold.
     let held = holders(&bin, db)?;
-    let far: Vec<usize> = (0..networks).filter(|i| held.get(i).map(String::as_str) != Some("node0")).collect();
+    let far: Vec<usize> = (0..networks)
+        .filter(|i| held.get(i).map(String::as_str) != Some("node0"))
+        .collect();
     let mut ws = client(&nodes[0].addr, &token).await?;
     let mut latencies = Vec::new();
     for k in 0..LATENCY_SAMPLES {
@@ -268,12 +284,19 @@ async fn main() -> Result<()> {
         nodes[victim].child.kill();
         while !all_joined(killed, &of_victim) {
             if killed.elapsed() > Duration::from_secs(60) {
-                bail!("kill {kill}: {} networks not back within 60 s", of_victim.len());
+                bail!(
+                    "kill {kill}: {} networks not back within 60 s",
+                    of_victim.len()
+                );
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         let took = killed.elapsed();
-        eprintln!("kill {kill}: {} of {}'s networks back in {took:?}", of_victim.len(), names[victim]);
+        eprintln!(
+            "kill {kill}: {} of {}'s networks back in {took:?}",
+            of_victim.len(),
+            names[victim]
+        );
         takeovers.push(took);
         nodes[victim] = Service::start_with(&bin, db, &["--node", &names[victim]]).await?;
         tokio::time::sleep(Duration::from_secs(2)).await;
@@ -315,7 +338,7 @@ async fn main() -> Result<()> {
         else {
             continue;
         };
-        match m.command.as_str() {
+        match m.command {
             "JOIN" => {
                 open.insert(i, *at);
             }
@@ -341,7 +364,11 @@ async fn main() -> Result<()> {
             lost_while_held += 1;
         }
     }
-    let lost_while_away = said.iter().filter(|(_, i, k)| !counts.contains_key(&(*i, *k))).count() - lost_while_held;
+    let lost_while_away = said
+        .iter()
+        .filter(|(_, i, k)| !counts.contains_key(&(*i, *k)))
+        .count()
+        - lost_while_held;
 
     // Memory: one node on a database of its own, one idle network then MEMORY_NETWORKS; ZNC beside.
     let mem_url = pg.create_database()?;
@@ -352,7 +379,18 @@ async fn main() -> Result<()> {
         cli_with(
             &bin,
             mem_db,
-            &["network", "add", "alice", &name, "--server", &server, "--nick", &nick, "--channel", &chan],
+            &[
+                "network",
+                "add",
+                "alice",
+                &name,
+                "--server",
+                &server,
+                "--nick",
+                &nick,
+                "--channel",
+                &chan,
+            ],
         )
     };
     add(0)?;
@@ -367,11 +405,21 @@ async fn main() -> Result<()> {
     let per_network = (many as f64 - one as f64) / (MEMORY_NETWORKS - 1) as f64;
     let chans: Vec<String> = (0..MEMORY_NETWORKS).map(|i| channel(20_000 + i)).collect();
     let chan_refs: Vec<&str> = chans.iter().map(String::as_str).collect();
-    let znc_one = Znc::start(ZncConfig::new(ircd.port(), "zn").channels(&chan_refs[..1]).network_per_channel()).await?;
+    let znc_one = Znc::start(
+        ZncConfig::new(ircd.port(), "zn")
+            .channels(&chan_refs[..1])
+            .network_per_channel(),
+    )
+    .await?;
     tokio::time::sleep(Duration::from_secs(5)).await;
     let znc_one_kib = rss_kib(znc_one.pid().context("znc")?)?;
     drop(znc_one);
-    let znc = Znc::start(ZncConfig::new(ircd.port(), "zm").channels(&chan_refs).network_per_channel()).await?;
+    let znc = Znc::start(
+        ZncConfig::new(ircd.port(), "zm")
+            .channels(&chan_refs)
+            .network_per_channel(),
+    )
+    .await?;
     tokio::time::sleep(Duration::from_secs(10)).await;
     let znc_many_kib = rss_kib(znc.pid().context("znc")?)?;
     let znc_per_network = (znc_many_kib as f64 - znc_one_kib as f64) / (MEMORY_NETWORKS - 1) as f64;

@@ -454,7 +454,11 @@ async fn a_frozen_node_says_nothing_when_it_wakes_and_leaves() -> Result<()> {
     let mut back = BTreeSet::new();
     while back.len() < 2 {
         let line = s.bob.wait_for(|l| l.contains(" NICK "), WAIT).await?;
-        let to = line.rsplit(' ').next().unwrap_or_default().trim_start_matches(':');
+        let to = line
+            .rsplit(' ')
+            .next()
+            .unwrap_or_default()
+            .trim_start_matches(':');
         assert!(s.nicks.iter().any(|n| n == to), "{line}");
         back.insert(to.to_owned());
     }
