@@ -200,9 +200,31 @@ async fn a_killed_nodes_networks_are_taken_over_within_seconds_and_never_doubled
     );
     // A client of node two gets every network's rows live, those node one
     // holds included.
-    let (mut client, hello, _) = Client::attach(&two.addr, &s.token, json!([])).await?;
-    let streams = hello["networks"].as_array().map_or(0, Vec::len);
-    assert_eq!(streams, 6, "{hello}");
+    // Its hello and sync show every network as its holder published it
+    // (every two seconds): connected, with its nick and channel.
+    let deadline = Instant::now() + WAIT;
+    let (mut client, hello, frames) = loop {
+        let (client, hello, frames) = Client::attach(&two.addr, &s.token, json!([])).await?;
+        let networks = hello["networks"].as_array().cloned().unwrap_or_default();
+        let connected = networks
+            .iter()
+            .filter(|n| n["state"] == "connected" && n["nick"].is_string())
+            .count();
+        let synced: BTreeSet<String> = frames
+            .iter()
+            .filter(|f| f["type"] == "sync")
+            .filter(|f| f["lines"].to_string().contains(" JOIN #rete"))
+            .map(|f| f["stream"].as_str().unwrap_or_default().to_owned())
+            .collect();
+        if networks.len() == 6 && connected == 6 && synced.len() == 6 {
+            break (client, hello, frames);
+        }
+        if Instant::now() > deadline {
+            bail!("not every network shown connected and synced: {hello} {frames:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(!frames.is_empty(), "{hello}");
     // Bob counts on while node one dies.
     for i in 0..10 {
         s.bob.privmsg("#rete", &format!("count {i}")).await?;

@@ -11,7 +11,6 @@ use crate::admission::Seat;
 use crate::hub::{sasl_of, Hub, HubOptions, Live};
 use crate::sends::{Outcome, Relay};
 use crate::store::{BacklogEnd, ChainId, FoundChain, StoreError, UserId};
-use crate::sync_lines::sync_lines;
 use crate::tokens::new_token;
 use crate::ws::{close_message, Ws};
 use futures_util::future::BoxFuture;
@@ -421,14 +420,12 @@ impl Conn {
             },
         );
         for n in &networks {
-            if let Some(h) = self.hub.session_of(user, &n.network) {
-                let lines = h.reader().read(sync_lines).await.unwrap_or_default();
-                for chunk in lines.chunks(100) {
-                    self.send(ServerFrame::Sync(Sync {
-                        stream: n.stream.clone(),
-                        lines: chunk.iter().cloned().map(IrcLine::new).collect(),
-                    }));
-                }
+            let lines = self.hub.sync_of(user, &n.network).await;
+            for chunk in lines.chunks(100) {
+                self.send(ServerFrame::Sync(Sync {
+                    stream: n.stream.clone(),
+                    lines: chunk.iter().cloned().map(IrcLine::new).collect(),
+                }));
             }
             let extent = extents[&n.stream];
             let plan = auth

@@ -76,6 +76,7 @@ const MOVED_QUIT: &str = "Reconnecting";
 mod leases;
 mod remote_rows;
 mod remote_sends;
+mod views;
 
 /// How many live frames a slow connection may fall behind before it reads
 /// from the store instead (nothing is lost: the store holds every row).
@@ -373,6 +374,9 @@ impl Hub {
         hub.clone().watch_states();
         if let Some(notices) = notices {
             hub.clone().follow_remote_rows(notices);
+        }
+        if hub.fence.shared() {
+            hub.clone().publish_views();
         }
         hub.first_look().await;
         hub.clone().keep_leases();
@@ -883,14 +887,36 @@ impl Hub {
         });
     }
 
-    /// A network's state and nick now, for `hello`.
+    /// A network's `sync` lines now: from the engine when this node holds
+    /// it, else as its holder last published them.
+    pub async fn sync_of(&self, user: UserId, network: &NetworkId) -> Vec<String> {
+        match self.session_of(user, network) {
+            Some(h) => h
+                .reader()
+                .read(crate::sync_lines::sync_lines)
+                .await
+                .unwrap_or_default(),
+            None => self
+                .store(|s| s.view_of(user, network))
+                .ok()
+                .flatten()
+                .map(|v| v.sync)
+                .unwrap_or_default(),
+        }
+    }
+
+    /// A network's state and nick now, for `hello` (as its holder last
+    /// published them when another node holds it).
     pub async fn network_state(
         &self,
         user: UserId,
         network: &NetworkId,
     ) -> (NetworkState, Option<String>) {
         let Some(h) = self.session_of(user, network) else {
-            return (NetworkState::Disconnected, None);
+            return match self.store(|s| s.view_of(user, network)) {
+                Ok(Some(view)) => (view.state, view.nick),
+                _ => (NetworkState::Disconnected, None),
+            };
         };
         h.reader()
             .read(|v| {

@@ -21,8 +21,8 @@
 
 use crate::store::{
     fresh_stream_id, standing_columns, standing_from, Append, Appended, BacklogEnd, ChainId,
-    CloudStore, FoundChain, Held, ItemSink, LeaseView, NetworkRecord, NetworkSettings, Node,
-    Outgoing, SendOutcome, StoreError, StoredRow, UserId, UserSummary,
+    CloudStore, FoundChain, Held, ItemSink, LeaseView, NetworkRecord, NetworkSettings, NetworkView,
+    Node, Outgoing, SendOutcome, StoreError, StoredRow, UserId, UserSummary,
 };
 
 mod export;
@@ -73,6 +73,8 @@ CREATE TABLE IF NOT EXISTS outbox (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMAR
   network TEXT NOT NULL, chain_id BIGINT NOT NULL, request_id TEXT NOT NULL, line TEXT NOT NULL,
   taken_epoch BIGINT, outcome TEXT);
 CREATE UNIQUE INDEX IF NOT EXISTS outbox_waiting ON outbox (chain_id, request_id) WHERE outcome IS NULL;
+CREATE TABLE IF NOT EXISTS network_views (user_id BIGINT NOT NULL, network TEXT NOT NULL, state TEXT NOT NULL,
+  nick TEXT, sync TEXT NOT NULL, PRIMARY KEY (user_id, network));
 CREATE TABLE IF NOT EXISTS rete_cloud_schema (version INT NOT NULL);
 ";
 
@@ -401,6 +403,7 @@ impl CloudStore for PostgresStore {
             for statement in [
                 "DELETE FROM rows WHERE user_id = $1",
                 "DELETE FROM outbox WHERE user_id = $1",
+                "DELETE FROM network_views WHERE user_id = $1",
                 "DELETE FROM networks WHERE user_id = $1",
                 "DELETE FROM retired_streams WHERE user_id = $1",
                 "DELETE FROM sent_ids WHERE chain_id IN (SELECT id FROM chains WHERE user_id = $1)",
@@ -548,6 +551,7 @@ impl CloudStore for PostgresStore {
             for statement in [
                 "DELETE FROM rows WHERE user_id = $1 AND network = $2",
                 "DELETE FROM outbox WHERE user_id = $1 AND network = $2",
+                "DELETE FROM network_views WHERE user_id = $1 AND network = $2",
             ] {
                 tx.execute(statement, &[&user.0, &network.0]).await?;
             }
@@ -910,6 +914,60 @@ impl CloudStore for PostgresStore {
             tx.commit().await?;
             Ok(outcome)
         })
+    }
+
+    fn publish_view(
+        &mut self,
+        user: UserId,
+        network: &NetworkId,
+        view: &NetworkView,
+    ) -> Result<(), StoreError> {
+        let state = serde_json::to_value(view.state)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        let sync = view.sync.join("\n");
+        let mut client = self.client()?;
+        wait(async {
+            let tx = client.transaction().await?;
+            tx.execute(
+                "INSERT INTO network_views (user_id, network, state, nick, sync) VALUES ($1, $2, $3, $4, $5)
+                 ON CONFLICT (user_id, network) DO UPDATE
+                   SET state = EXCLUDED.state, nick = EXCLUDED.nick, sync = EXCLUDED.sync",
+                &[&user.0, &network.0, &state, &view.nick, &sync],
+            )
+            .await?;
+            tx.execute(
+                "SELECT pg_notify($1, $2)",
+                &[&notices::VIEWS, &notices::view_payload(user.0, &network.0)],
+            )
+            .await?;
+            tx.commit().await
+        })
+    }
+
+    fn view_of(
+        &self,
+        user: UserId,
+        network: &NetworkId,
+    ) -> Result<Option<NetworkView>, StoreError> {
+        let row = wait(self.client()?.query_opt(
+            "SELECT state, nick, sync FROM network_views WHERE user_id = $1 AND network = $2",
+            &[&user.0, &network.0],
+        ))?;
+        Ok(row.and_then(|r| {
+            let state = serde_json::from_value(serde_json::Value::String(r.get(0))).ok()?;
+            let sync: String = r.get(2);
+            Some(NetworkView {
+                state,
+                nick: r.get(1),
+                sync: sync
+                    .split('\n')
+                    .filter(|l| !l.is_empty())
+                    .map(str::to_owned)
+                    .collect(),
+            })
+        }))
     }
 
     fn lease_of(&self, user: UserId, network: &NetworkId) -> Result<LeaseView, StoreError> {

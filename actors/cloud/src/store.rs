@@ -224,6 +224,18 @@ impl SendOutcome {
     }
 }
 
+/// A held network as its node last published it, for clients of the other
+/// nodes: its connection state, nick and `sync` lines.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NetworkView {
+    /// Its IRC connection's state.
+    pub state: rete_cloud_protocol::frame::NetworkState,
+    /// Its nick, when connected.
+    pub nick: Option<String>,
+    /// Its `sync` lines (see `sync_lines`).
+    pub sync: Vec<String>,
+}
+
 /// A network's lease as the admin sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LeaseView {
@@ -396,6 +408,25 @@ pub trait CloudStore: Send {
     /// forgets it; a line nobody took yet is ended `NotSent` when
     /// `give_up`, so it is never sent after its sender was told it was not.
     fn send_outcome(&mut self, id: i64, give_up: bool) -> Result<Option<SendOutcome>, StoreError>;
+    /// Publishes how a network this node holds looks now, for the clients
+    /// of other nodes. A database no other node uses keeps nothing (its one
+    /// node holds every network and answers from its engine).
+    fn publish_view(
+        &mut self,
+        _user: UserId,
+        _network: &NetworkId,
+        _view: &NetworkView,
+    ) -> Result<(), StoreError> {
+        Ok(())
+    }
+    /// A network's view as its holder last published it.
+    fn view_of(
+        &self,
+        _user: UserId,
+        _network: &NetworkId,
+    ) -> Result<Option<NetworkView>, StoreError> {
+        Ok(None)
+    }
     /// Who holds a user's network, for the admin.
     fn lease_of(&self, user: UserId, network: &NetworkId) -> Result<LeaseView, StoreError>;
     /// When the newest row of a stream was received (None: no row held).

@@ -29,6 +29,7 @@ impl Hub {
                     } => self.remote_appended(user, &network, latest),
                     Notice::Outbox => self.take_remote_sends(),
                     Notice::SendDone { id } => self.send_done(id),
+                    Notice::View { user, network } => self.view_changed(user, &network),
                     Notice::Listening => {
                         self.reread_remote_streams();
                         self.take_remote_sends();

@@ -27,6 +27,9 @@ pub const OUTBOX: &str = "rete_outbox";
 /// The channel of outbox lines whose outcome was written back (payload:
 /// the outbox id).
 pub const OUTBOX_DONE: &str = "rete_outbox_done";
+/// The channel of networks whose holder published a new view (payload:
+/// `user:network`).
+pub const VIEWS: &str = "rete_views";
 
 /// How long the listener waits before connecting again.
 const RETRY: Duration = Duration::from_secs(1);
@@ -54,8 +57,28 @@ pub enum Notice {
         /// Its outbox id.
         id: i64,
     },
+    /// The holder of `user`'s `network` published a new view of it.
+    View {
+        /// Whose.
+        user: UserId,
+        /// Which network.
+        network: NetworkId,
+    },
     /// The listener (re)connected: notices sent meanwhile are lost.
     Listening,
+}
+
+/// The payload of a view notice.
+pub fn view_payload(user: i64, network: &str) -> String {
+    format!("{user}:{network}")
+}
+
+fn parse_view(payload: &str) -> Option<Notice> {
+    let (user, network) = payload.split_once(':')?;
+    Some(Notice::View {
+        user: UserId(user.parse().ok()?),
+        network: NetworkId(network.to_owned()),
+    })
 }
 
 /// The payload of a notice: `user:latest:network` (the network last, since
@@ -107,6 +130,7 @@ async fn listen_once(
                     let notice = match n.channel() {
                         OUTBOX => Some(Notice::Outbox),
                         OUTBOX_DONE => n.payload().parse().ok().map(|id| Notice::SendDone { id }),
+                        VIEWS => parse_view(n.payload()),
                         _ => parse(n.payload()),
                     };
                     if let Some(notice) = notice {
@@ -122,7 +146,7 @@ async fn listen_once(
     });
     let listening = client
         .batch_execute(&format!(
-            "LISTEN {CHANNEL}; LISTEN {OUTBOX}; LISTEN {OUTBOX_DONE}"
+            "LISTEN {CHANNEL}; LISTEN {OUTBOX}; LISTEN {OUTBOX_DONE}; LISTEN {VIEWS}"
         ))
         .await
         .map_err(|e| e.to_string());
