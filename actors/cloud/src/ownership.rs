@@ -13,6 +13,34 @@
 //! a word: the renewal was asked before the database stamped its expiry, so
 //! the node is off IRC before any other node may claim the network. A node
 //! whose appends come back fenced is fenced for that session at once.
+//!
+//! # What happens at each failure
+//!
+//! - **A node dies** (SIGKILL, a crash, its machine gone): the kernel closes
+//!   its sockets, so IRC sees it leave at once. Its leases end within
+//!   [`LEASE_MS`] of its last renewal; other nodes claim them at their next
+//!   look, connect, and mark the time away in each channel (nobody was on
+//!   IRC to receive those lines).
+//! - **A node freezes** (SIGSTOP, a suspended VM): the same claims happen,
+//!   but its connections stay open until it runs again, so the new holder
+//!   registers under a fallback nick and takes the nick back when the old
+//!   connection leaves. On waking, the old node's fence vetoes every line,
+//!   its connections close unsaid and its appends are fenced.
+//! - **A node loses the database** (the link, or a database that stops
+//!   answering): it leaves IRC at its deadline, before its leases can end;
+//!   other nodes claim them after. Back in touch, it holds nothing and
+//!   claims its share of what is free, like a new node.
+//! - **The database restarts**: store calls fail until it is back (each
+//!   node connects again at its next call); a node that cannot renew by its
+//!   deadline leaves IRC, and networks are claimed again once renewals work.
+//! - **A node's listener loses its connection**: it connects again each
+//!   second, then re-reads every stream its clients follow; a client that
+//!   missed rows reads them from the store.
+//! - **A node stops cleanly** (SIGTERM): it QUITs, stores every line it
+//!   received, then gives its leases up, so others claim them at once.
+//! - **A send waits in the outbox when its taker dies**: the next holder
+//!   takes it (once per epoch); a line written but whose id was not yet
+//!   stored goes out twice, as on one node (PROTOCOL.md §7).
 
 use parking_lot::Mutex;
 use rete_actors::{RawOutHook, Verdict};
