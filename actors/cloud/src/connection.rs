@@ -39,6 +39,10 @@ use tokio::sync::{broadcast, watch};
 use tokio_tungstenite::tungstenite::error::CapacityError;
 use tokio_tungstenite::tungstenite::Message;
 
+/// How often a change to a token chain is read and saved again when
+/// another save came first (compare-and-swap across connections and nodes).
+const SAVE_ATTEMPTS: usize = 5;
+
 /// Rows read from the store per step of a replay.
 const REPLAY_CHUNK: u64 = 200;
 
@@ -309,11 +313,35 @@ impl Conn {
         let hash = TokenHash::of(&auth.token);
         let now = self.now();
         let grace = self.hub.options.grace_ms;
-        let found = match self.hub.store(|s| {
-            s.chain_by_hash(&hash)
-                .map(|f| f.map(|f| with_grace(f, grace)))
-        }) {
-            Ok(Some(f)) => f,
+        // Read, judged and saved as one step, and again when another
+        // connection (on this node or another) saved the chain in between.
+        let judged = self.hub.store(|s| {
+            for _ in 0..SAVE_ATTEMPTS {
+                let Some(mut found) = s.chain_by_hash(&hash)?.map(|f| with_grace(f, grace)) else {
+                    return Ok(None);
+                };
+                let wall = wall_clock::now().unsigned();
+                let outcome = found.tokens.authenticate(wall, &auth.token);
+                let since = match outcome {
+                    AuthOutcome::AcceptedPending { .. } => wall,
+                    _ => found.current_since_ms,
+                };
+                match s.save_chain(found.chain, &found.tokens, since, found.version) {
+                    Ok(()) => {
+                        found.current_since_ms = since;
+                        return Ok(Some((found, outcome)));
+                    }
+                    Err(StoreError::Conflict(_)) => continue,
+                    Err(e) => return Err(e),
+                }
+            }
+            Err(StoreError::Conflict(
+                "the token chain, at every try,".into(),
+            ))
+        });
+        let wall = wall_clock::now().unsigned();
+        let (found, outcome) = match judged {
+            Ok(Some(judged)) => judged,
             Ok(None) => {
                 self.auth_failed();
                 self.gate
@@ -326,21 +354,7 @@ impl Conn {
                 return Ok(None);
             }
         };
-        let mut tokens = found.tokens;
-        let wall = wall_clock::now().unsigned();
-        let outcome = tokens.authenticate(wall, &auth.token);
-        let since = match outcome {
-            AuthOutcome::AcceptedPending { .. } => wall,
-            _ => found.current_since_ms,
-        };
-        if let Err(e) = self
-            .hub
-            .store(|s| s.save_chain(found.chain, &tokens, since))
-        {
-            self.gate
-                .refuse(now, ErrorCode::Internal, internal(&e).message);
-            return Ok(None);
-        }
+        let since = found.current_since_ms;
         if let Some(code) = outcome.error_code() {
             let message = match outcome {
                 AuthOutcome::Reused { .. } => {
@@ -518,17 +532,25 @@ impl Conn {
         let (hub, chain_id, current) = (self.hub.clone(), b.chain, b.token);
         let grace = hub.options.grace_ms;
         let result = hub.store(|s| -> Result<Option<u64>, StoreError> {
-            let Some(mut f) = s.chain_by_hash(&current)?.map(|f| with_grace(f, grace)) else {
-                return Ok(None);
-            };
-            if f.chain != chain_id {
-                return Ok(None);
+            for _ in 0..SAVE_ATTEMPTS {
+                let Some(mut f) = s.chain_by_hash(&current)?.map(|f| with_grace(f, grace)) else {
+                    return Ok(None);
+                };
+                if f.chain != chain_id {
+                    return Ok(None);
+                }
+                let Ok(g) = f.tokens.begin_rotation(&token) else {
+                    return Ok(None);
+                };
+                match s.save_chain(f.chain, &f.tokens, f.current_since_ms, f.version) {
+                    Ok(()) => return Ok(Some(g)),
+                    Err(StoreError::Conflict(_)) => continue,
+                    Err(e) => return Err(e),
+                }
             }
-            let Ok(g) = f.tokens.begin_rotation(&token) else {
-                return Ok(None);
-            };
-            s.save_chain(f.chain, &f.tokens, f.current_since_ms)?;
-            Ok(Some(g))
+            Err(StoreError::Conflict(
+                "the token chain, at every try,".into(),
+            ))
         });
         match result {
             Ok(Some(g)) => {
@@ -553,14 +575,22 @@ impl Conn {
         let wall = wall_clock::now().unsigned();
         let grace = self.hub.options.grace_ms;
         let result = self.hub.store(|s| -> Result<bool, StoreError> {
-            let Some(mut f) = s.chain_by_hash(&new)?.map(|f| with_grace(f, grace)) else {
-                return Ok(false);
-            };
-            if f.chain != chain_id || f.tokens.acknowledge(wall, generation).is_err() {
-                return Ok(false);
+            for _ in 0..SAVE_ATTEMPTS {
+                let Some(mut f) = s.chain_by_hash(&new)?.map(|f| with_grace(f, grace)) else {
+                    return Ok(false);
+                };
+                if f.chain != chain_id || f.tokens.acknowledge(wall, generation).is_err() {
+                    return Ok(false);
+                }
+                match s.save_chain(f.chain, &f.tokens, wall, f.version) {
+                    Ok(()) => return Ok(true),
+                    Err(StoreError::Conflict(_)) => continue,
+                    Err(e) => return Err(e),
+                }
             }
-            s.save_chain(f.chain, &f.tokens, wall)?;
-            Ok(true)
+            Err(StoreError::Conflict(
+                "the token chain, at every try,".into(),
+            ))
         });
         match result {
             Ok(true) => b.token = new,

@@ -52,19 +52,31 @@ CREATE UNIQUE INDEX IF NOT EXISTS outbox_waiting ON outbox (chain_id, request_id
 
 /// Columns newer than the first schema, added to a file that lacks them
 /// (`ALTER TABLE … ADD COLUMN` has no `IF NOT EXISTS` in SQLite).
-const ADDED_COLUMNS: &[(&str, &str)] = &[
-    ("owner", "ALTER TABLE networks ADD COLUMN owner TEXT"),
+const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
     (
+        "networks",
+        "owner",
+        "ALTER TABLE networks ADD COLUMN owner TEXT",
+    ),
+    (
+        "networks",
         "owner_node",
         "ALTER TABLE networks ADD COLUMN owner_node TEXT",
     ),
     (
+        "networks",
         "epoch",
         "ALTER TABLE networks ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0",
     ),
     (
+        "networks",
         "lease_until",
         "ALTER TABLE networks ADD COLUMN lease_until INTEGER NOT NULL DEFAULT 0",
+    ),
+    (
+        "chains",
+        "version",
+        "ALTER TABLE chains ADD COLUMN version INTEGER NOT NULL DEFAULT 0",
     ),
 ];
 
@@ -72,10 +84,10 @@ fn add_missing_columns(db: &Connection) -> Result<(), StoreError> {
     // One writer at a time, so two commands opening an old file at once
     // do not both add a column.
     db.execute_batch("BEGIN IMMEDIATE").map_err(backend)?;
-    let added = ADDED_COLUMNS.iter().try_for_each(|(column, alter)| {
+    let added = ADDED_COLUMNS.iter().try_for_each(|(table, column, alter)| {
         let present: bool = db.query_row(
-            "SELECT count(*) > 0 FROM pragma_table_info('networks') WHERE name = ?1",
-            params![column],
+            "SELECT count(*) > 0 FROM pragma_table_info(?1) WHERE name = ?2",
+            params![table, column],
             |r| r.get(0),
         )?;
         if !present {
@@ -345,7 +357,7 @@ impl CloudStore for SqliteStore {
         let head = self
             .db
             .query_row(
-                "SELECT c.id, c.user_id, u.name, c.revoked, c.grace_ms, c.current_since
+                "SELECT c.id, c.user_id, u.name, c.revoked, c.grace_ms, c.current_since, c.version
                  FROM chain_entries e JOIN chains c ON c.id = e.chain_id JOIN users u ON u.id = c.user_id
                  WHERE e.hash = ?1",
                 params![&hash.as_bytes()[..]],
@@ -357,12 +369,13 @@ impl CloudStore for SqliteStore {
                         r.get::<_, bool>(3)?,
                         r.get::<_, i64>(4)?,
                         r.get::<_, i64>(5)?,
+                        r.get::<_, i64>(6)?,
                     ))
                 },
             )
             .optional()
             .map_err(backend)?;
-        let Some((chain, user, user_name, revoked, grace, since)) = head else {
+        let Some((chain, user, user_name, revoked, grace, since, version)) = head else {
             return Ok(None);
         };
         let tokens = load_chain(&self.db, chain, revoked, grace)?;
@@ -372,6 +385,7 @@ impl CloudStore for SqliteStore {
             user_name,
             tokens,
             current_since_ms: since as u64,
+            version: version as u64,
         }))
     }
 
@@ -380,13 +394,24 @@ impl CloudStore for SqliteStore {
         chain: ChainId,
         tokens: &TokenChain,
         current_since_ms: u64,
+        version: u64,
     ) -> Result<(), StoreError> {
         let tx = self.db.transaction().map_err(backend)?;
-        tx.execute(
-            "UPDATE chains SET revoked = (revoked OR ?2), current_since = ?3 WHERE id = ?1",
-            params![chain.0, tokens.is_revoked(), current_since_ms as i64],
-        )
-        .map_err(backend)?;
+        let saved = tx
+            .execute(
+                "UPDATE chains SET revoked = (revoked OR ?2), current_since = ?3, version = version + 1
+                 WHERE id = ?1 AND version = ?4",
+                params![
+                    chain.0,
+                    tokens.is_revoked(),
+                    current_since_ms as i64,
+                    version as i64
+                ],
+            )
+            .map_err(backend)?;
+        if saved == 0 {
+            return Err(StoreError::Conflict(format!("chain {}", chain.0)));
+        }
         tx.execute(
             "DELETE FROM chain_entries WHERE chain_id = ?1",
             params![chain.0],

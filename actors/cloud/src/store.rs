@@ -93,6 +93,9 @@ pub struct FoundChain {
     pub tokens: TokenChain,
     /// When its current token became current (wall-clock ms), for rotation.
     pub current_since_ms: u64,
+    /// How many times it was saved: a save names the version it read, and
+    /// is refused (`Conflict`) when another save came first, on any node.
+    pub version: u64,
 }
 
 /// One stored row.
@@ -266,6 +269,10 @@ pub enum StoreError {
     /// No such user or network.
     #[error("{0} is unknown")]
     Unknown(String),
+    /// Another save of the same thing came first (another connection, on
+    /// this node or another): read it again and redo the change.
+    #[error("{0} changed meanwhile")]
+    Conflict(String),
     /// The database failed.
     #[error("store: {0}")]
     Backend(String),
@@ -300,12 +307,16 @@ pub trait CloudStore: Send {
     fn backup(&self, to: &std::path::Path) -> Result<(), StoreError>;
     /// The chain one of whose tokens hashes to `hash`.
     fn chain_by_hash(&self, hash: &TokenHash) -> Result<Option<FoundChain>, StoreError>;
-    /// Saves a chain (after any change), `current_since_ms` when its current token was set.
+    /// Saves a chain (after any change), `current_since_ms` when its
+    /// current token was set, if it is still at `version` (as read):
+    /// compare-and-swap, so two nodes rotating one chain at once cannot
+    /// lose either's change (the second gets `Conflict`).
     fn save_chain(
         &mut self,
         chain: ChainId,
         tokens: &TokenChain,
         current_since_ms: u64,
+        version: u64,
     ) -> Result<(), StoreError>;
     /// Adds a network to a user's account.
     fn add_network(

@@ -207,12 +207,20 @@ fn a_chain_round_trips_by_hash(dbs: &mut dyn Databases) {
     s.add_user("a", &TokenChain::new(&t0, 1000), 1).unwrap();
     let mut f = s.chain_by_hash(&TokenHash::of(&t0)).unwrap().unwrap();
     assert_eq!(f.user_name, "a");
+    // Another connection (another node) read it too.
+    let stale = s.chain_by_hash(&TokenHash::of(&t0)).unwrap().unwrap();
     let t1 = Token::from_random([4; 32]);
     let g = f.tokens.begin_rotation(&t1).unwrap();
-    s.save_chain(f.chain, &f.tokens, 1).unwrap();
+    s.save_chain(f.chain, &f.tokens, 1, f.version).unwrap();
+    // Its save comes second: refused, and the first one's change stands.
+    assert!(matches!(
+        s.save_chain(stale.chain, &stale.tokens, 2, stale.version),
+        Err(StoreError::Conflict(_))
+    ));
+    assert!(s.chain_by_hash(&TokenHash::of(&t1)).unwrap().is_some());
     let mut f = s.chain_by_hash(&TokenHash::of(&t1)).unwrap().unwrap();
     f.tokens.acknowledge(10, g).unwrap();
-    s.save_chain(f.chain, &f.tokens, 10).unwrap();
+    s.save_chain(f.chain, &f.tokens, 10, f.version).unwrap();
     let mut f = s.chain_by_hash(&TokenHash::of(&t0)).unwrap().unwrap();
     assert_eq!(f.current_since_ms, 10);
     assert!(matches!(
@@ -223,7 +231,7 @@ fn a_chain_round_trips_by_hash(dbs: &mut dyn Databases) {
         f.tokens.authenticate(2000, &t0),
         AuthOutcome::Reused { .. }
     ));
-    s.save_chain(f.chain, &f.tokens, 10).unwrap();
+    s.save_chain(f.chain, &f.tokens, 10, f.version).unwrap();
     let mut f = s.chain_by_hash(&TokenHash::of(&t1)).unwrap().unwrap();
     assert_eq!(f.tokens.authenticate(2001, &t1), AuthOutcome::Revoked);
     assert!(s
@@ -343,7 +351,8 @@ fn a_replaced_chain_stays_revoked_when_an_old_connection_saves_it(dbs: &mut dyn 
     s.replace_chain(user, &TokenChain::new(&fresh, 1_000), 5)
         .unwrap();
     // What an attached connection would write back: its copy, unrevoked.
-    s.save_chain(held.chain, &held.tokens, 9).unwrap();
+    s.save_chain(held.chain, &held.tokens, 9, held.version)
+        .unwrap();
     let mut again = s.chain_by_hash(&TokenHash::of(&old)).unwrap().unwrap();
     assert_eq!(again.tokens.authenticate(10, &old), AuthOutcome::Revoked);
     let mut now = s.chain_by_hash(&TokenHash::of(&fresh)).unwrap().unwrap();
