@@ -97,9 +97,12 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// behind a dead link is found out in seconds, not at TCP's minutes.
 const TCP_USER_TIMEOUT: Duration = Duration::from_secs(10);
 const KEEPALIVE_IDLE: Duration = Duration::from_secs(5);
-/// The server ends a session of ours that sits in a transaction this long
-/// (a node frozen or cut off mid-transaction), releasing its row locks.
-const IDLE_IN_TRANSACTION: &str = "-c idle_in_transaction_session_timeout=30000";
+/// The server ends a session of ours that sits idle in a transaction this
+/// long (a node frozen or cut off mid-transaction), releasing its row
+/// locks: well inside a lease, so the rows of a renewal cut off before its
+/// commit are free to claim when the lease ends. Our transactions never
+/// wait between statements for anything but the next statement.
+const IDLE_IN_TRANSACTION: &str = "-c idle_in_transaction_session_timeout=2000";
 
 /// Connects, driving the connection on a thread of its own (see the
 /// module doc); the thread ends with the connection.
