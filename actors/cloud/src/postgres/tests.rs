@@ -64,6 +64,7 @@ fn the_store_suite_passes_on_postgres() {
     let mut pg = cluster();
     suite::run_all(&mut pg);
     a_connection_the_server_ended_is_made_again(&mut pg);
+    rows_locked_by_a_node_frozen_mid_transaction_are_free_to_claim_within_a_lease(&mut pg);
 
     // SQLite to PostgreSQL and back: the same items, and a PostgreSQL
     // store's backup is a SQLite file holding them too.
@@ -126,4 +127,49 @@ fn a_bad_url_or_an_unreachable_server_is_a_clear_error_without_the_password() {
     };
     assert!(!e.contains("hunter2"), "{e}");
     assert!(!e.is_empty());
+}
+
+/// A node whose link froze between a renewal's UPDATE and its COMMIT leaves
+/// its networks' rows locked; claims skip locked rows. The server ends such
+/// a session (idle in a transaction) in 2 s, so the rows are free to claim
+/// within a lease. Before, after 30 s: takeovers waited that long.
+fn rows_locked_by_a_node_frozen_mid_transaction_are_free_to_claim_within_a_lease(pg: &mut Cluster) {
+    use crate::store::Node;
+    let url = pg.0.create_database().unwrap();
+    let mut frozen = PostgresStore::open(&url).unwrap();
+    let user = frozen
+        .add_user(
+            "alice",
+            &TokenChain::new(&rete_cloud_protocol::Token::from_random([5; 32]), 10),
+            0,
+        )
+        .unwrap();
+    frozen
+        .add_network(user, &NetworkId("n".into()), &suite::settings())
+        .unwrap();
+    let one = Node {
+        name: "one".into(),
+        instance: "one-run".into(),
+    };
+    assert_eq!(frozen.claim_networks(&one, 1, 10).unwrap().len(), 1);
+    // A renewal that got as far as its UPDATE, then nothing more.
+    wait(frozen.client().unwrap().batch_execute(
+        "BEGIN; UPDATE networks SET lease_until = lease_until WHERE owner = 'one-run'",
+    ))
+    .unwrap();
+    let mut other = PostgresStore::open(&url).unwrap();
+    let two = Node {
+        name: "two".into(),
+        instance: "two-run".into(),
+    };
+    let start = std::time::Instant::now();
+    let claimed = loop {
+        let claimed = other.claim_networks(&two, 60_000, 10).unwrap();
+        if !claimed.is_empty() || start.elapsed() > std::time::Duration::from_secs(10) {
+            break claimed;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert_eq!(claimed.len(), 1, "still locked after {:?}", start.elapsed());
+    assert!(start.elapsed() < std::time::Duration::from_secs(5));
 }
