@@ -10,6 +10,10 @@
 //! The server runs with `fsync=off`: a test kills service nodes, never the database, and
 //! the cluster is thrown away at the end. Benchmarks that report write rates start it with
 //! [`PostgresConfig::durable`].
+//!
+//! Dropping it stops the server with SIGQUIT (PostgreSQL's immediate shutdown) and waits for
+//! it: each of the server's processes is a session of its own (`setsid`), out of reach of
+//! the harness's process-group kill, so only the postmaster can end them all at once.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -54,7 +58,8 @@ impl PostgresConfig {
     }
 }
 
-/// A running PostgreSQL cluster. Dropping it kills the server and removes its temp dir.
+/// A running PostgreSQL cluster. Dropping it stops the server (see the module doc) and removes
+/// its temp dir.
 pub struct Postgres {
     dir: TempDir,
     port: u16,
@@ -231,5 +236,29 @@ impl Postgres {
             .map(ManagedChild::output_text)
             .unwrap_or_default();
         format!("--- postgres ---\n{out}")
+    }
+}
+
+/// How long a stopping server may take before it is killed.
+const STOP_DEADLINE: Duration = Duration::from_secs(10);
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        let Some(mut child) = self.child.take() else {
+            return;
+        };
+        let Ok(pid) = i32::try_from(child.pid()) else {
+            return;
+        };
+        // SAFETY: kill(2) with a pid this harness spawned and still holds.
+        unsafe {
+            libc::kill(pid, libc::SIGQUIT);
+        }
+        let deadline = std::time::Instant::now() + STOP_DEADLINE;
+        while child.is_running() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // Killed and reaped if still running.
+        drop(child);
     }
 }
