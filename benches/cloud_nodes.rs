@@ -11,7 +11,8 @@
 //!   in every channel, then started again. A kill's takeover is the time from the kill until
 //!   every network it held has joined again (seen by a watcher in every channel). Throughout,
 //!   a bot samples the server's own user count (LUSERS) every 100 ms: it must never exceed
-//!   the networks plus the bots, or some network was on IRC twice. At the end every stream
+//!   the networks plus the bots, or some network was on IRC twice. (The node killed is one
+//!   that holds networks: a node started again takes only networks nobody holds.) At the end every stream
 //!   is read back: each counted line stored at most once, numbering without holes, and every
 //!   line said while its network was held (from its JOIN to its QUIT, 200 ms inside either
 //!   end) stored.
@@ -96,8 +97,13 @@ async fn watcher(port: u16, networks: usize, stop: Arc<AtomicBool>) -> Result<Se
     let out = seen.clone();
     tokio::spawn(async move {
         while !stop.load(Ordering::SeqCst) {
-            if let Ok(line) = bot.wait_for(|_| true, Duration::from_millis(200)).await {
-                out.lock().unwrap().push((Instant::now(), line));
+            match bot.wait_for(|_| true, Duration::from_millis(200)).await {
+                Ok(line) => out.lock().unwrap().push((Instant::now(), line)),
+                Err(e) if e.to_string().contains("connection closed") => {
+                    eprintln!("the watcher's connection closed: {e:#}");
+                    break;
+                }
+                Err(_) => {}
             }
         }
     });
@@ -209,6 +215,10 @@ async fn main() -> Result<()> {
     let seen = watcher(ircd.port(), networks, stop.clone()).await?;
     let highest = user_counter(ircd.port(), stop.clone()).await?;
     let mut bob = Bot::connect(ircd.port(), "bob").await?;
+    // In every channel: they are +n, no messages from outside.
+    for i in 0..networks {
+        bob.send(&format!("JOIN {}", channel(i))).await?;
+    }
     let names: Vec<String> = (0..NODES).map(|n| format!("node{n}")).collect();
     let mut nodes = Vec::new();
     for name in &names {
@@ -273,8 +283,13 @@ async fn main() -> Result<()> {
     });
     let mut takeovers = Vec::new();
     for kill in 0..kills {
-        let victim = rand::random_range(0..NODES);
+        // A random node among those holding networks (a node started
+        // again holds none until another dies: nothing is moved to it).
         let held = holders(&bin, db)?;
+        let holding: Vec<usize> = (0..NODES)
+            .filter(|n| held.values().any(|h| *h == names[*n]))
+            .collect();
+        let victim = holding[rand::random_range(0..holding.len())];
         let of_victim: HashSet<usize> = held
             .iter()
             .filter(|(_, n)| **n == names[victim])
