@@ -12,7 +12,7 @@
 //!   every network it held has joined again (seen by a watcher in every channel). Throughout,
 //!   a bot samples the server's own user count (LUSERS) every 100 ms: it must never exceed
 //!   the networks plus the bots, or some network was on IRC twice. (The node killed is one
-//!   that holds networks: a node started again takes only networks nobody holds.) At the end every stream
+//!   that holds networks: a node started again takes its share back in steps.) At the end every stream
 //!   is read back: each counted line stored at most once, numbering without holes, and every
 //!   line said while its network was held (from its JOIN to its QUIT, 200 ms inside either
 //!   end) stored.
@@ -284,7 +284,7 @@ async fn main() -> Result<()> {
     let mut takeovers = Vec::new();
     for kill in 0..kills {
         // A random node among those holding networks (a node started
-        // again holds none until another dies: nothing is moved to it).
+        // again takes its share back in steps).
         let held = holders(&bin, db)?;
         let holding: Vec<usize> = (0..NODES)
             .filter(|n| held.values().any(|h| *h == names[*n]))

@@ -491,3 +491,47 @@ async fn a_frozen_node_says_nothing_when_it_wakes_and_leaves() -> Result<()> {
     drop(two);
     Ok(())
 }
+
+/// A node that joins later takes its share: the node holding every
+/// network moves the excess to it, each network a QUIT and a JOIN apart,
+/// never on IRC twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_that_joins_later_takes_its_share() -> Result<()> {
+    let mut s = Setup::start(6).await?;
+    let count = UserCount::start(s.ircd.port()).await?;
+    let one = node(&s.url, "one").await?;
+    s.all_joined().await?;
+    assert!(s.holders()?.values().all(|n| n == "one"));
+    let two = node(&s.url, "two").await?;
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let holders = s.holders()?;
+        let of_two = holders.values().filter(|n| *n == "two").count();
+        let of_one = holders.values().filter(|n| *n == "one").count();
+        if of_two == 3 && of_one == 3 {
+            break;
+        }
+        if Instant::now() > deadline {
+            bail!("not shared: {holders:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // Three moved: each QUIT (saying why) and joined again.
+    let mut moved = BTreeSet::new();
+    while moved.len() < 3 {
+        let line = s.bob.wait_for(|l| l.contains(" QUIT "), WAIT).await?;
+        assert!(line.ends_with(" :Moving to another server"), "{line}");
+        moved.insert(from(&line).to_owned());
+    }
+    let mut back = BTreeSet::new();
+    while back.len() < 3 {
+        let line = s.bob.wait_for(|l| l.contains(" JOIN "), WAIT).await?;
+        if moved.contains(from(&line)) {
+            back.insert(from(&line).to_owned());
+        }
+    }
+    let highest = count.finish().await?;
+    assert!(highest <= 8, "the server saw {highest} users at once");
+    drop((one, two));
+    Ok(())
+}

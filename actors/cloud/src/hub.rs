@@ -73,6 +73,9 @@ const REMOVED_QUIT: &str = "Leaving";
 /// The QUIT reason of a network starting again with what `network set` gave it.
 const MOVED_QUIT: &str = "Reconnecting";
 
+/// The QUIT reason of a network moved to another node (see `leases`).
+const HANDED_OVER_QUIT: &str = "Moving to another server";
+
 mod leases;
 mod remote_rows;
 mod remote_sends;
@@ -223,6 +226,9 @@ enum Stop {
     /// connection is closed without a word, since any line would come from
     /// a second client of the same person.
     Lost,
+    /// This node holds more than its share: QUIT, then the lease is given
+    /// up for a node with fewer to claim.
+    HandedOver,
 }
 
 /// The shared state (see the module doc).
@@ -445,6 +451,7 @@ impl Hub {
                 REMOVED_QUIT
             }
             Stop::Moved => MOVED_QUIT,
+            Stop::HandedOver => HANDED_OVER_QUIT,
             Stop::Lost => {
                 handle.sender().abandon();
                 if let Err(e) = self.rete.remove_session(handle.id()).await {

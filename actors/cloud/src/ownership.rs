@@ -38,6 +38,10 @@
 //!   missed rows reads them from the store.
 //! - **A node stops cleanly** (SIGTERM): it QUITs, stores every line it
 //!   received, then gives its leases up, so others claim them at once.
+//! - **A node joins** (or starts again): it claims what nobody holds; a
+//!   node holding more than its share plus [`MOVE_SLACK`] QUITs the excess,
+//!   [`MOVE_BATCH`] at a time, and gives those leases up, so the new node
+//!   claims them (each network away from IRC for about a second).
 //! - **A send waits in the outbox when its taker dies**: the next holder
 //!   takes it (once per epoch); a line written but whose id was not yet
 //!   stored goes out twice, as on one node (PROTOCOL.md §7).
@@ -60,6 +64,24 @@ pub const DEADLINE_MARGIN_MS: u64 = 1_000;
 /// Most networks a node claims in one look, so a node taking over many
 /// connects them in steps.
 pub const CLAIM_BATCH: usize = 100;
+
+/// How far past its share a node may hold before it moves networks away:
+/// slack, so two nodes do not pass one network back and forth.
+pub const MOVE_SLACK: usize = 1;
+/// Most networks a node moves away in one look, so a node that joins takes
+/// its share in steps, each network a QUIT and a JOIN apart.
+pub const MOVE_BATCH: usize = 10;
+
+/// How many networks to move away now: what is held past the share and
+/// its slack, at most [`MOVE_BATCH`].
+pub fn to_move(networks: u64, other_live_nodes: u64, held: usize) -> usize {
+    let share = share(networks, other_live_nodes);
+    if held > share + MOVE_SLACK {
+        (held - share).min(MOVE_BATCH)
+    } else {
+        0
+    }
+}
 
 /// How many networks a node should hold: an equal share of all of them
 /// among the nodes that hold some and itself (rounded up, so together the
@@ -184,6 +206,11 @@ mod tests {
         assert_eq!(to_claim(300, 1, 100), 50);
         assert_eq!(to_claim(1_000, 0, 0), CLAIM_BATCH);
         assert_eq!(to_claim(10, 1, 7), 0);
+        // A node that joins: the one holding all moves its excess, in steps.
+        assert_eq!(to_move(300, 1, 300), MOVE_BATCH);
+        assert_eq!(to_move(6, 1, 6), 3);
+        assert_eq!(to_move(6, 1, 4), 0, "within the slack");
+        assert_eq!(to_move(5, 0, 5), 0);
     }
 
     #[test]

@@ -826,6 +826,20 @@ impl CloudStore for PostgresStore {
         })
     }
 
+    fn release_lease(
+        &mut self,
+        node: &Node,
+        user: UserId,
+        network: &NetworkId,
+    ) -> Result<(), StoreError> {
+        wait(self.client()?.execute(
+            "UPDATE networks SET owner = NULL, owner_node = NULL, lease_until = 0
+             WHERE owner = $1 AND user_id = $2 AND network = $3",
+            &[&node.instance, &user.0, &network.0],
+        ))
+        .map(drop)
+    }
+
     fn lease_census(&self, node: &Node) -> Result<(u64, u64), StoreError> {
         let row = wait(self.client()?.query_one(
             "SELECT (SELECT count(*) FROM nodes WHERE instance <> $1

@@ -699,6 +699,22 @@ impl CloudStore for SqliteStore {
             .map_err(backend)
     }
 
+    fn release_lease(
+        &mut self,
+        node: &Node,
+        user: UserId,
+        network: &NetworkId,
+    ) -> Result<(), StoreError> {
+        self.db
+            .execute(
+                "UPDATE networks SET owner = NULL, owner_node = NULL, lease_until = 0
+                 WHERE owner = ?1 AND user_id = ?2 AND network = ?3",
+                params![node.instance, user.0, network.0],
+            )
+            .map(drop)
+            .map_err(backend)
+    }
+
     fn lease_census(&self, _node: &Node) -> Result<(u64, u64), StoreError> {
         let networks: i64 = self
             .db

@@ -390,6 +390,14 @@ pub trait CloudStore: Send {
     /// Gives up every lease of `node` (a clean stop), and its place among
     /// the live nodes: others claim them at once instead of after the lease.
     fn release_leases(&mut self, node: &Node) -> Result<(), StoreError>;
+    /// Gives up `node`'s lease of one network (moved to a node with fewer),
+    /// if it still holds it.
+    fn release_lease(
+        &mut self,
+        node: &Node,
+        user: UserId,
+        network: &NetworkId,
+    ) -> Result<(), StoreError>;
     /// How many other nodes than `node` are alive (renewed within a lease),
     /// and how many networks there are: a node claims no more than its
     /// share. (SQLite: no other node, by its one `serve` per file.)

@@ -1,14 +1,15 @@
 //! The hub's side of one owner per network (see [`crate::ownership`]).
 //!
 //! Every look renews this node's leases, stops what is no longer its own,
-//! starts what is, and claims its share of the networks nobody holds. The
+//! starts what is, and claims its share of the networks nobody holds, or
+//! moves away what it holds past its share (a node joined). The
 //! same look applies the admin's changes, since the store is the admin
 //! channel: a network `network add` wrote is claimed, one `network remove`
 //! deleted is stopped, one `network set` changed is started again with its
 //! new settings.
 
 use super::{admin_settings, Hub, Stop};
-use crate::ownership::{to_claim, Lapse, LEASE_MS, RENEW_EVERY_MS};
+use crate::ownership::{to_claim, to_move, Lapse, LEASE_MS, RENEW_EVERY_MS};
 use crate::store::{NetworkRecord, StoreError, UserId};
 use rete_cloud_protocol::frame::NetworkId;
 use std::collections::{HashMap, HashSet};
@@ -106,6 +107,7 @@ impl Hub {
             .collect();
         for ((user, network), why) in self.to_stop(&stored, &held) {
             let what = match why {
+                Stop::HandedOver => "moved to another node",
                 Stop::Removed => "removed while running: disconnected",
                 Stop::Moved => "changed by the admin: reconnecting with its new settings",
                 Stop::Lost => "held by another node now: connection closed without a word",
@@ -126,10 +128,15 @@ impl Hub {
         if self.fence.shared() {
             self.take_remote_sends();
         }
-        let want = match self.store(|s| s.lease_census(&self.node)) {
-            Ok((others, networks)) => to_claim(networks, others, held.len()),
+        let (others, networks) = match self.store(|s| s.lease_census(&self.node)) {
+            Ok(census) => census,
             Err(e) => return look_failed("counting the nodes", &e),
         };
+        let excess = to_move(networks, others, held.len());
+        if excess > 0 {
+            return self.hand_over(excess).await;
+        }
+        let want = to_claim(networks, others, held.len());
         if want == 0 || self.stopping.load(Ordering::SeqCst) {
             return;
         }
@@ -147,6 +154,25 @@ impl Hub {
                 h.epoch
             );
             self.start_network(h.user, &h.record, h.epoch).await;
+        }
+    }
+
+    /// Moves `count` networks away: each QUITs, then its lease is given up
+    /// for a node holding fewer to claim (this look claims nothing).
+    async fn hand_over(&self, count: usize) {
+        let mut running: Vec<Key> = self.handles.lock().keys().cloned().collect();
+        running.sort_by(|a, b| (a.0 .0, &a.1 .0).cmp(&(b.0 .0, &b.1 .0)));
+        for (user, network) in running.into_iter().rev().take(count) {
+            tracing::info!(
+                target: "rete::cloud",
+                "network {} of user {}: more than this node's share: moving it to another node",
+                network.0,
+                user.0
+            );
+            self.stop_network(user, &network, Stop::HandedOver).await;
+            if let Err(e) = self.store(|s| s.release_lease(&self.node, user, &network)) {
+                look_failed("giving a lease up", &e);
+            }
         }
     }
 
