@@ -21,6 +21,9 @@
 //! - Memory: a fourth node on a database of its own with one idle network, then `MEMORY_NETWORKS`;
 //!   ZNC with one and `MEMORY_NETWORKS` networks; per network: the difference over the added ones.
 //!
+//! A run that breaks an invariant (a network counted twice, a line stored twice or lost
+//! while held, a hole in a stream's numbering, a takeover past 10 s) fails after printing.
+//!
 //! Run: `cargo bench --bench cloud_nodes`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -43,6 +46,8 @@ const NODES: usize = 3;
 const BOTS: u64 = 3;
 const LATENCY_SAMPLES: usize = 200;
 const MEMORY_NETWORKS: usize = 50;
+/// The takeover goal (issue 34): from a node's death to its networks' JOIN.
+const TAKEOVER_GOAL: Duration = Duration::from_secs(10);
 /// How far inside a held interval a line must be said to count as said while held.
 const EDGE: Duration = Duration::from_millis(200);
 
@@ -470,5 +475,28 @@ async fn main() -> Result<()> {
     );
     drop(nodes);
     drop(mem_node);
+    // The invariants, not only the figures: a run that breaks one fails.
+    let users = highest.load(Ordering::SeqCst);
+    let worst = takeovers.last().copied().unwrap_or_default();
+    let broken: Vec<String> = [
+        (
+            users > networks as u64 + BOTS,
+            format!("the server counted {users} users"),
+        ),
+        (doubled > 0, format!("{doubled} lines stored twice")),
+        (
+            lost_while_held > 0,
+            format!("{lost_while_held} lines lost while held"),
+        ),
+        (holes != "0", format!("{holes} streams with a hole")),
+        (worst > TAKEOVER_GOAL, format!("a takeover took {worst:?}")),
+    ]
+    .into_iter()
+    .filter(|(broken, _)| *broken)
+    .map(|(_, what)| what)
+    .collect();
+    if !broken.is_empty() {
+        bail!("cloud_nodes: {}", broken.join("; "));
+    }
     Ok(())
 }
