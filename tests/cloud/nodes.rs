@@ -452,17 +452,37 @@ async fn a_frozen_node_says_nothing_when_it_wakes_and_leaves() -> Result<()> {
     assert!(s.holders()?.values().all(|n| n == "two"));
     let woke = Instant::now();
     one.child.resume()?;
-    // The old connections end, and none of them says anything first.
+    // The old connections end, and none of them says anything first; the
+    // new holder takes each nick back once its old connection left. (One
+    // loop: the QUITs and NICKs interleave in any order.)
     let mut left = BTreeMap::new();
-    while left.len() < 2 {
-        let line = s.bob.wait_for(|l| l.contains(" QUIT "), WAIT).await?;
-        let nick = from(&line).to_owned();
-        assert!(s.nicks.contains(&nick), "{line}");
-        assert!(
-            !line.contains("Leaving") && !line.contains("Reconnecting"),
-            "no QUIT of ours: {line}"
-        );
-        left.insert(nick, woke.elapsed());
+    let mut back = BTreeSet::new();
+    while left.len() < 2 || back.len() < 2 {
+        let line = s
+            .bob
+            .wait_for(|l| l.contains(" QUIT ") || l.contains(" NICK "), WAIT)
+            .await?;
+        if line.contains(" QUIT ") {
+            let nick = from(&line).to_owned();
+            assert!(s.nicks.contains(&nick), "{line}");
+            assert!(
+                !line.contains("Leaving") && !line.contains("Reconnecting"),
+                "no QUIT of ours: {line}"
+            );
+            left.insert(nick, woke.elapsed());
+        } else {
+            let to = line
+                .rsplit(' ')
+                .next()
+                .unwrap_or_default()
+                .trim_start_matches(':');
+            assert!(s.nicks.iter().any(|n| n == to), "{line}");
+            assert!(
+                left.contains_key(to),
+                "{to} taken back before it was free: {line}"
+            );
+            back.insert(to.to_owned());
+        }
     }
     let said: Vec<&String> = s
         .bob
@@ -472,18 +492,6 @@ async fn a_frozen_node_says_nothing_when_it_wakes_and_leaves() -> Result<()> {
         .filter(|l| !l.contains(" JOIN ") && !l.contains(" QUIT "))
         .collect();
     assert!(said.is_empty(), "the old connections said: {said:?}");
-    // The new holder takes each nick back once the old connection left.
-    let mut back = BTreeSet::new();
-    while back.len() < 2 {
-        let line = s.bob.wait_for(|l| l.contains(" NICK "), WAIT).await?;
-        let to = line
-            .rsplit(' ')
-            .next()
-            .unwrap_or_default()
-            .trim_start_matches(':');
-        assert!(s.nicks.iter().any(|n| n == to), "{line}");
-        back.insert(to.to_owned());
-    }
     let overlap = joined.values().min().copied().unwrap_or_default();
     eprintln!(
         "frozen node: the new holder joined {joined:?} after the freeze; the old connections left {left:?} after the wake (overlap: from {overlap:?} after the freeze until the wake)"
