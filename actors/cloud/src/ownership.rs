@@ -60,7 +60,7 @@ pub const RENEW_EVERY_MS: u64 = 1_000;
 /// How long before its lease could expire a node that failed to renew
 /// stops speaking for its networks: room for the time a renewal takes to
 /// reach the database and for the node's own scheduling.
-pub const DEADLINE_MARGIN_MS: u64 = 1_000;
+pub const DEADLINE_MARGIN_MS: u64 = 2_000;
 /// Most networks a node claims in one look, so a node taking over many
 /// connects them in steps.
 pub const CLAIM_BATCH: usize = 100;
