@@ -179,22 +179,41 @@ async fn a_burst_of_messages_arrives_complete_and_in_order() -> Result<()> {
     Ok(())
 }
 
-/// Records what the raw tap hands over.
+/// Records what the raw tap hands over, and wakes whoever waits for a line.
 #[derive(Default)]
-struct RawSeen(Mutex<Vec<(Direction, String)>>);
+struct RawSeen {
+    lines: Mutex<Vec<(Direction, String)>>,
+    arrived: tokio::sync::Notify,
+}
 
 impl RawObserver for RawSeen {
     fn on_raw(&self, _: &SessionId, direction: Direction, line: &str) {
-        self.0
+        self.lines
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push((direction, line.to_owned()));
+        self.arrived.notify_waiters();
     }
 }
 
 impl RawSeen {
     fn lines(&self) -> Vec<(Direction, String)> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.lines.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Waits until a line `wanted` accepts has been handed over.
+    async fn wait_for(&self, wanted: impl Fn(Direction, &str) -> bool) -> Result<()> {
+        tokio::time::timeout(DEFAULT_TIMEOUT, async {
+            loop {
+                let arrived = self.arrived.notified();
+                if self.lines().iter().any(|(d, l)| wanted(*d, l)) {
+                    return;
+                }
+                arrived.await;
+            }
+        })
+        .await
+        .map_err(|_| anyhow::anyhow!("the tap never handed over the line: {:#?}", self.lines()))
     }
 }
 
@@ -240,7 +259,12 @@ async fn the_raw_tap_sees_lines_in_and_out_masked_and_nothing_once_cleared() -> 
         "a secret reached the tap unmasked: {lines:#?}"
     );
 
-    // Cleared: the next lines are not handed over.
+    // Cleared: the next lines are not handed over. A line the session is
+    // handing over while the slot is cleared may still arrive (raw_tap's
+    // module doc), so first wait for the echo of `tapped`, the last line in
+    // flight.
+    seen.wait_for(|d, l| d == Direction::In && l.contains("PRIVMSG #tap :tapped"))
+        .await?;
     rete.set_raw_observer(None);
     let before = seen.lines().len();
     sender.command(|c| c.privmsg("#tap", "untapped")).await?;
