@@ -2,8 +2,8 @@
 //!
 //! Rows are stored in arrival order, so the row with ingest sequence `s` sits
 //! at index `s - first_seq`: lookups by seq are O(1) and eviction drops the
-//! front. A second index keeps the seqs in display order, because history can
-//! arrive late and belong in the middle. Live rows always go at the end of
+//! front. A second index (`display_index.rs`) keeps the display order, because
+//! history can arrive late and belong in the middle. Live rows always go at the end of
 //! the display order, whatever their time says (a local-time row and a
 //! server-time row need not agree); history rows are placed by time. At an
 //! equal time, rows fetched from before everything held (a batch of older
@@ -15,8 +15,12 @@
 use crate::clock::UnixMillis;
 use crate::ids::BufferId;
 use crate::row::{Payload, Row};
+use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashSet, VecDeque};
+
+mod display_index;
+use display_index::{DisplayIndex, PLAIN_RANK};
 
 /// The default number of rows a buffer holds before it evicts the oldest.
 pub const DEFAULT_CAPACITY: usize = 50_000;
@@ -75,9 +79,9 @@ pub struct NewRow {
     /// True when the time came from the server (server-time tag).
     pub server_time: bool,
     /// See [`Row::msgid`].
-    pub msgid: Option<Box<str>>,
+    pub msgid: Option<CompactString>,
     /// See [`Row::from`].
-    pub from: Box<str>,
+    pub from: CompactString,
     /// True when the line arrived as history: inside a history batch, or as
     /// a replay outside one (older than our arrival on the connection).
     pub in_history_batch: bool,
@@ -97,8 +101,8 @@ pub struct NewRow {
 /// such batch and below every other row (see [`NewRow::older_batch`]).
 fn rank(history: bool, older_batch: Option<u64>) -> u64 {
     match older_batch {
-        Some(n) if history => u64::MAX - n,
-        _ => u64::MAX,
+        Some(n) if history => PLAIN_RANK - n,
+        _ => PLAIN_RANK,
     }
 }
 
@@ -118,6 +122,21 @@ pub enum Pushed {
     Duplicate,
 }
 
+/// Makes room in a full `queue` for one more entry, doubling as a `Vec`
+/// would but never past `capacity`: a buffer of 50,000 rows then holds
+/// 50,000 slots, not the 65,536 doubling reaches (a third more, each the
+/// size of a row).
+fn grow_within<T>(queue: &mut VecDeque<T>, capacity: usize) {
+    if queue.len() == queue.capacity() {
+        let target = queue
+            .capacity()
+            .saturating_mul(2)
+            .max(8)
+            .min(capacity.max(1));
+        queue.reserve_exact(target.saturating_sub(queue.len()).max(1));
+    }
+}
+
 /// One buffer's rows and identity.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Buffer {
@@ -128,12 +147,12 @@ pub struct Buffer {
     /// Rows in arrival order; `rows[i].seq == first_seq + i`.
     #[serde(skip)]
     rows: VecDeque<Row>,
-    /// Display order as (sort time, rank, seq), sorted. A live row's sort
-    /// time is its time raised to the newest sort time, so it lands last; a
-    /// history row's sort time is its own time. The rank (see [`rank`]) puts
-    /// fetched older rows before the rows held when they were fetched.
+    /// Display order by (sort time, rank, seq). A live row's sort time is
+    /// its time raised to the newest sort time, so it lands last; a history
+    /// row's sort time is its own time. The rank (see [`rank`]) puts fetched
+    /// older rows before the rows held when they were fetched.
     #[serde(skip)]
-    display: VecDeque<(i64, u64, u64)>,
+    display: DisplayIndex,
     /// The seq the next row gets. Starts at 1, so 0 can mean "before everything".
     next_seq: u64,
     /// Every seq at or below this was evicted (0 when none was).
@@ -154,7 +173,7 @@ impl Buffer {
             kind,
             capacity: capacity.max(1),
             rows: VecDeque::new(),
-            display: VecDeque::new(),
+            display: DisplayIndex::default(),
             next_seq: 1,
             evicted_through: 0,
             newest_server_time: None,
@@ -222,19 +241,20 @@ impl Buffer {
             history,
             payload: new.payload,
         };
-        let newest = self.display.back().map_or(i64::MIN, |&(t, _, _)| t);
+        let newest = self.display.last_sort_time().unwrap_or(i64::MIN);
         let sort_time = if history {
             row.time.0
         } else {
             row.time.0.max(newest)
         };
         let key = (sort_time, rank(history, new.older_batch), seq);
-        let at = self.display.partition_point(|&k| k <= key);
-        self.display.insert(at, key);
-        self.rows.push_back(row);
-        while self.rows.len() > self.capacity {
+        // Make room first, so neither index ever holds more than `capacity`.
+        while self.rows.len() >= self.capacity {
             self.evict_front();
         }
+        grow_within(&mut self.rows, self.capacity);
+        self.display.insert(key, self.capacity);
+        self.rows.push_back(row);
         Pushed::Stored { seq, history }
     }
 
@@ -243,11 +263,7 @@ impl Buffer {
             return;
         };
         self.evicted_through = row.seq;
-        // The evicted row is usually at the display front too; history can
-        // place older rows before it, so find it by position.
-        if let Some(at) = self.display.iter().position(|&(_, _, s)| s == row.seq) {
-            self.display.remove(at);
-        }
+        self.display.remove(row.seq);
     }
 
     /// True when a row with this msgid is held near this time: a history
@@ -258,11 +274,11 @@ impl Buffer {
     fn holds_msgid_near(&self, msgid: &str, time: UnixMillis) -> bool {
         let from = time.0.saturating_sub(DUPLICATE_WINDOW_MS);
         let to = time.0.saturating_add(DUPLICATE_WINDOW_MS);
-        let start = self.display.partition_point(|&(t, _, _)| t < from);
+        let start = self.display.partition_point(|t| t < from);
         self.display
-            .range(start..)
-            .take_while(|&&(t, _, _)| t <= to)
-            .filter_map(|&(_, _, s)| self.get(s))
+            .entries_from(start)
+            .take_while(|&(t, _)| t <= to)
+            .filter_map(|(_, s)| self.get(s))
             .any(|r| r.msgid.as_deref() == Some(msgid))
     }
 
@@ -277,13 +293,13 @@ impl Buffer {
         });
         let from = new.time.0.saturating_sub(SAME_SECOND_MS);
         let to = new.time.0.saturating_add(DUPLICATE_WINDOW_MS);
-        let start = self.display.partition_point(|&(t, _, _)| t <= from);
+        let start = self.display.partition_point(|t| t <= from);
         let first = self.rows.front().map_or(next_seq, |r| r.seq);
         let found = self
             .display
-            .range(start..)
-            .take_while(|&&(t, _, _)| t <= to)
-            .map(|&(_, _, seq)| seq)
+            .entries_from(start)
+            .take_while(|&(t, _)| t <= to)
+            .map(|(_, seq)| seq)
             .filter(|seq| *seq < replay.first_seq && !replay.matched.contains(seq))
             .find(|&seq| {
                 let row = usize::try_from(seq - first)
@@ -332,20 +348,18 @@ impl Buffer {
     pub fn display(&self) -> impl DoubleEndedIterator<Item = &Row> {
         // Every display entry names a held row (see `evict_front`), so the
         // filter never drops one; it only keeps this total.
-        self.display
-            .iter()
-            .filter_map(move |&(_, _, s)| self.get(s))
+        self.display.seqs().filter_map(move |s| self.get(s))
     }
 
     /// Seqs in display order, oldest first.
     pub fn display_seqs(&self) -> impl DoubleEndedIterator<Item = u64> + ExactSizeIterator + '_ {
-        self.display.iter().map(|&(_, _, s)| s)
+        self.display.seqs()
     }
 
     /// The display position of the row with this seq, if held.
     pub fn display_position(&self, seq: u64) -> Option<usize> {
         self.get(seq)?;
-        self.display.iter().rposition(|&(_, _, s)| s == seq)
+        self.display.position(seq)
     }
 
     /// The seq of the held row with this msgid, newest first.
@@ -428,6 +442,35 @@ mod tests {
                 _ => String::new(),
             })
             .collect()
+    }
+
+    #[test]
+    fn a_full_buffer_holds_no_more_slots_than_its_capacity() {
+        for cap in [1, 5, 1000, 1500] {
+            let mut b = buffer(cap);
+            for i in 0..(cap as i64 * 2 + 3) {
+                b.push(msg(i, true, None, "x"));
+                assert!(
+                    b.rows.capacity() <= cap.max(8),
+                    "{cap}: {}",
+                    b.rows.capacity()
+                );
+                assert!(b.display.capacity() <= cap.max(8), "{cap}");
+                assert!(b.display.is_arrival(), "every row went last");
+            }
+            assert_eq!(b.len(), cap);
+            assert_eq!(b.display().count(), cap);
+            assert_eq!(b.since(0).next().map(|r| r.seq), Some(cap as u64 + 4));
+        }
+    }
+
+    #[test]
+    fn a_capacity_of_one_keeps_the_newest_row() {
+        let mut b = buffer(1);
+        b.push(msg(10, true, None, "a"));
+        b.push(msg(5, true, None, "older, so history"));
+        b.push(msg(20, true, None, "c"));
+        assert_eq!(texts(&b), vec!["c"]);
     }
 
     #[test]

@@ -1,10 +1,12 @@
 //! One stored buffer row: what happened, who did it, when, and its structured payload.
 //!
 //! Rows hold structured payloads, never display text: a frontend renders them,
-//! and the control surface returns them as data. Text fields are `Box<str>` to
-//! keep a row small (see the memory benchmark in `benches/ingest.rs`).
+//! and the control surface returns them as data. Text fields are `Box<str>`, and
+//! the sender and msgid inline strings, to keep a row small (see the memory
+//! benchmark in `benches/ingest.rs`).
 
 use crate::clock::UnixMillis;
+pub use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 
 /// A stored message or event in a buffer.
@@ -14,10 +16,12 @@ pub struct Row {
     pub seq: u64,
     /// Server time when the line carried one, else the arrival time.
     pub time: UnixMillis,
-    /// The IRCv3 msgid, when present.
-    pub msgid: Option<Box<str>>,
+    /// The IRCv3 msgid, when present. Inline up to 24 bytes, as `from` is:
+    /// InspIRCd's msgids and every nick fit, so most rows allocate only
+    /// their text.
+    pub msgid: Option<CompactString>,
     /// The nick the row is from ("" when none); see [`Payload`] for each kind's subject.
-    pub from: Box<str>,
+    pub from: CompactString,
     /// True when the row arrived as history (a history batch, a join replay,
     /// or a server time older than the buffer's newest), not live.
     pub history: bool,

@@ -91,7 +91,7 @@ async fn members_follow_names_whox_modes_and_membership_changes() -> Result<()> 
     live.wait_member("bob voiced", &id, |m| m.nick == "bob" && m.modes == "v")
         .await?;
     live.wait_row("the MODE row", &id, |r| {
-        r.from.as_ref() == "alice"
+        r.from.as_str() == "alice"
             && matches!(&r.payload, Payload::ModeChanged { modes } if &**modes == "+v bob")
     })
     .await?;
@@ -113,7 +113,7 @@ async fn members_follow_names_whox_modes_and_membership_changes() -> Result<()> 
     })
     .await?;
     live.wait_row("the topic row", &id, |r| {
-        r.from.as_ref() == "alice"
+        r.from.as_str() == "alice"
             && matches!(&r.payload, Payload::TopicChanged { topic } if &**topic == "now with you")
     })
     .await?;
@@ -133,7 +133,7 @@ async fn members_follow_names_whox_modes_and_membership_changes() -> Result<()> 
         Some("v")
     );
     live.wait_row("the NICK row", &id, |r| {
-        r.from.as_ref() == "bob"
+        r.from.as_str() == "bob"
             && matches!(&r.payload, Payload::NickChanged { new_nick } if &**new_nick == "bobby")
     })
     .await?;
@@ -156,7 +156,7 @@ async fn members_follow_names_whox_modes_and_membership_changes() -> Result<()> 
     })
     .await?;
     live.wait_row("the PART row", &id, |r| {
-        r.from.as_ref() == "carol"
+        r.from.as_str() == "carol"
             && matches!(&r.payload, Payload::UserParted { reason } if reason.as_deref() == Some("later"))
     })
     .await?;
@@ -169,7 +169,7 @@ async fn members_follow_names_whox_modes_and_membership_changes() -> Result<()> 
         .await?;
     assert_eq!(nicks(&left), ["watcher"]);
     live.wait_row("the QUIT row", &id, |r| {
-        r.from.as_ref() == "alice" && matches!(r.payload, Payload::UserQuit { .. })
+        r.from.as_str() == "alice" && matches!(r.payload, Payload::UserQuit { .. })
     })
     .await?;
     Ok(())

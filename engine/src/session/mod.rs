@@ -55,7 +55,7 @@ use crate::ids::BufferId;
 use crate::isupport::Isupport;
 use crate::line::{Line, OutLine};
 use crate::members::{Channel, Users};
-use crate::row::Payload;
+use crate::row::{CompactString, Payload};
 use crate::who_queue::{WhoQueue, DEFAULT_WHOX_TOKEN};
 use batches::Batches;
 use registration::{Registration, SaslState};
@@ -646,7 +646,7 @@ impl Session {
         NewRow {
             time: server_time.unwrap_or(self.now.wall),
             server_time: server_time.is_some(),
-            msgid: line.tag("msgid").map(|m| m.into_owned().into_boxed_str()),
+            msgid: line.tag("msgid").map(CompactString::from),
             from: from.into(),
             in_history_batch: replayed || self.batches.is_history(line),
             payload,

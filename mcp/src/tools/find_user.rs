@@ -27,7 +27,7 @@ use rete_actors::{ReteError, SessionReader};
 use rete_engine::buffer::BufferKind;
 use rete_engine::clock::UnixMillis;
 use rete_engine::ids::BufferId;
-use rete_engine::row::Kind as RowKind;
+use rete_engine::row::{CompactString, Kind as RowKind};
 use rete_engine::view::MemberView;
 use serde_json::{json, Map, Value};
 use std::time::{Duration, Instant};
@@ -483,7 +483,7 @@ async fn copy_recent(
                 return None;
             }
             // Copy the sender and time of each speech row, newest first.
-            let spoken: Vec<Vec<(Box<str>, UnixMillis)>> = buffers
+            let spoken: Vec<Vec<(CompactString, UnixMillis)>> = buffers
                 .iter()
                 .map(|b| {
                     b.map(|b| {

@@ -41,6 +41,7 @@ pub use clock::SystemClock;
 pub use handle::Updates;
 
 use rete_engine::ids::BufferId;
+use rete_engine::row::CompactString;
 use serde_json::Value;
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -109,7 +110,7 @@ pub(crate) struct Event {
     /// for raw and log events).
     pub(crate) buffer_name: String,
     /// The sender nick as stored (the message object's `from`).
-    pub(crate) from: Box<str>,
+    pub(crate) from: CompactString,
     /// True when it mentioned the session's nick when it was matched.
     pub(crate) mention: bool,
     /// When it was collected, for the inbox's one-hour limit.

@@ -11,7 +11,7 @@ use proptest::prelude::*;
 use rete_engine::buffer::{Buffer, BufferKind, NewRow};
 use rete_engine::clock::UnixMillis;
 use rete_engine::ids::{BufferId, BufferKindTag, SessionId};
-use rete_engine::row::Payload;
+use rete_engine::row::{CompactString, Payload};
 use rete_mcp::tools::cursor::Kind;
 use rete_mcp::tools::paging::Binding;
 use rete_mcp::tools::result::{encode, BUDGET};
@@ -105,8 +105,8 @@ fn splice(text: &str, secret: &str, place: Option<u8>) -> String {
 
 fn row(i: usize, spec: &Spec, secret: &str) -> NewRow {
     let t = splice(&spec.text, secret, spec.place);
-    let mut from: Box<str> = format!("nick{i}").into();
-    let mut msgid: Option<Box<str>> = Some(format!("id{i}").into());
+    let mut from: CompactString = format!("nick{i}").into();
+    let mut msgid: Option<CompactString> = Some(format!("id{i}").into());
     let payload = match spec.field {
         Field::Privmsg => Payload::Privmsg { text: t.into() },
         Field::Notice => Payload::Notice { text: t.into() },

@@ -175,7 +175,7 @@ pub async fn build(app: &App, ui: &mut Ui, area: Rect) -> (Screen, Vec<Entry>) {
                             .take_while(|r| r.seq > cleared)
                             .filter(|r| {
                                 let (user, host) = hosts
-                                    .get(&r.from.to_ascii_lowercase())
+                                    .get(&r.from.as_str().to_ascii_lowercase())
                                     .cloned()
                                     .unwrap_or_default();
                                 !ignores.hides(r, user.as_deref(), host.as_deref())

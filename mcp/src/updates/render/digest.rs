@@ -281,7 +281,7 @@ impl<'a> Row<'a> {
         if self.from.len() >= MAX_SENDERS || event.from.is_empty() {
             return;
         }
-        let lower = event.from.to_lowercase();
+        let lower = event.from.as_str().to_lowercase();
         if self.seen.contains(&lower) {
             return;
         }
