@@ -144,6 +144,18 @@ fn main() -> ExitCode {
     }
 }
 
+/// Tells glibc's malloc to keep one arena, before the runtime's threads
+/// start. By default each thread that allocates gets an arena of its own, so
+/// the rows of three networks end up spread over several heaps, each with
+/// its own free space; a client whose threads mostly wait gains nothing from
+/// that and holds the memory (`scripts/bench-memory`).
+fn one_malloc_arena() {
+    // SAFETY: mallopt only sets a malloc parameter; no other thread runs yet.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 1);
+    }
+}
+
 fn run(config: Option<PathBuf>, mode: app::Mode) -> anyhow::Result<()> {
     let path = match config {
         Some(p) => p,
@@ -151,6 +163,7 @@ fn run(config: Option<PathBuf>, mode: app::Mode) -> anyhow::Result<()> {
     };
     // Load before starting the runtime: a bad config exits at once.
     let loaded = reterm::config::load_or_create(&path)?;
+    one_malloc_arena();
     let runtime = tokio::runtime::Runtime::new()?;
     let result = runtime.block_on(async {
         let app = app::App::start(loaded, mode).await?;

@@ -9,8 +9,11 @@ use rete_engine::ids::SessionId;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
-/// Lines kept per session; the oldest go first.
-pub const RAW_KEEP: usize = 2_000;
+/// Lines kept per session; the oldest go first. More than irssi's rawlog
+/// (200) and WeeChat's raw buffer (256) keep, and a quarter of what it was:
+/// every line of a flood passes through here, and 2,000 a network were a
+/// megabyte of an idle reterm's memory.
+pub const RAW_KEEP: usize = 500;
 
 /// One raw line and which way it went.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -2,13 +2,14 @@
 //!
 //! Each row sorts by a key (sort time, rank, seq); see the buffer module for
 //! what the sort time and rank mean. Almost always a buffer's display order
-//! is its arrival order: every live row goes last, and so does a history row
-//! newer than everything held. While that holds the index keeps only each
-//! row's sort time, 8 bytes a row instead of a 24-byte key: the rank is the
-//! live rank and the seq is the row's place. The first row placed elsewhere
-//! (an older history row, a row of a fetch of older rows) turns it into the
-//! full sorted list of keys, for good.
+//! is its arrival order: every live row goes last. While that holds the
+//! index keeps no entry per row at all: the seq is the row's place, the rank
+//! the plain one, and the sort time follows from the rows (each row's time
+//! raised to the sort time before it). The first history row (placed by its
+//! own time, and checked against the rows near that time) turns it into the
+//! sorted list of keys, 24 bytes a row, for good.
 
+use crate::row::Row;
 use std::collections::VecDeque;
 use std::iter::FusedIterator;
 
@@ -20,22 +21,26 @@ pub(super) const PLAIN_RANK: u64 = u64::MAX;
 
 #[derive(Clone, Debug)]
 pub(super) enum DisplayIndex {
-    /// Display order is arrival order: `sort_times[i]` is the sort time of
-    /// the row with seq `first_seq + i`, each at least the one before, every
-    /// rank [`PLAIN_RANK`].
+    /// Display order is arrival order: the rows with seqs `first_seq` up to
+    /// `first_seq + len`, each of sort time `max(time, sort time before
+    /// it)`, starting from `base`; `last` is the last one's.
     Arrival {
-        sort_times: VecDeque<i64>,
         first_seq: u64,
+        len: usize,
+        base: i64,
+        last: i64,
     },
-    /// Some row sorts out of arrival order: every key, sorted.
+    /// Some row sorts by its own key: every key, sorted.
     Sorted(VecDeque<Key>),
 }
 
 impl Default for DisplayIndex {
     fn default() -> DisplayIndex {
         DisplayIndex::Arrival {
-            sort_times: VecDeque::new(),
             first_seq: 0,
+            len: 0,
+            base: i64::MIN,
+            last: i64::MIN,
         }
     }
 }
@@ -44,30 +49,36 @@ impl DisplayIndex {
     /// The sort time of the last row shown, if any.
     pub(super) fn last_sort_time(&self) -> Option<i64> {
         match self {
-            DisplayIndex::Arrival { sort_times, .. } => sort_times.back().copied(),
+            DisplayIndex::Arrival { len, last, .. } => (*len > 0).then_some(*last),
             DisplayIndex::Sorted(keys) => keys.back().map(|&(t, _, _)| t),
         }
     }
 
-    /// Places a new row (its seq the highest yet), growing within
-    /// `capacity` entries.
-    pub(super) fn insert(&mut self, key: Key, capacity: usize) {
+    /// Places a new row of this `time` (its seq the highest yet), growing
+    /// within `capacity` entries. `rows` are the rows held before it.
+    pub(super) fn insert(&mut self, key: Key, time: i64, rows: &VecDeque<Row>, capacity: usize) {
         if let DisplayIndex::Arrival {
-            sort_times,
             first_seq,
+            len,
+            base,
+            last,
         } = self
         {
-            let next_seq = *first_seq + sort_times.len() as u64;
-            let goes_last = sort_times.back().is_none_or(|&last| key.0 >= last);
-            if sort_times.is_empty() {
-                *first_seq = key.2;
+            if key.1 == PLAIN_RANK {
+                if *len == 0 {
+                    // The sort time follows from `base`: max(key.0, time) is
+                    // key.0, which is never below the row's time.
+                    (*first_seq, *len, *base, *last) = (key.2, 1, key.0, key.0);
+                    return;
+                }
+                let follows = key.2 == *first_seq + *len as u64 && key.0 == time.max(*last);
+                if follows {
+                    *len += 1;
+                    *last = key.0;
+                    return;
+                }
             }
-            if key.1 == PLAIN_RANK && goes_last && (sort_times.is_empty() || key.2 == next_seq) {
-                super::grow_within(sort_times, capacity);
-                sort_times.push_back(key.0);
-                return;
-            }
-            self.sort_keys(capacity);
+            self.sort_keys(rows, capacity);
         }
         if let DisplayIndex::Sorted(keys) = self {
             super::grow_within(keys, capacity);
@@ -76,34 +87,46 @@ impl DisplayIndex {
         }
     }
 
-    /// Turns the arrival order into the sorted list of keys it stands for.
-    fn sort_keys(&mut self, capacity: usize) {
-        if let DisplayIndex::Arrival {
-            sort_times,
-            first_seq,
-        } = self
-        {
-            let mut keys = VecDeque::with_capacity((sort_times.len() + 1).min(capacity.max(1)));
-            keys.extend(
-                sort_times
-                    .iter()
-                    .zip(*first_seq..)
-                    .map(|(&t, seq)| (t, PLAIN_RANK, seq)),
-            );
+    /// Turns the arrival order into the sorted list of keys it stands for
+    /// (`rows` are the held rows), and gives that list.
+    pub(super) fn sort_keys(&mut self, rows: &VecDeque<Row>, capacity: usize) -> &VecDeque<Key> {
+        if let DisplayIndex::Arrival { base, .. } = *self {
+            let mut keys = VecDeque::with_capacity((rows.len() + 1).min(capacity.max(1)));
+            let mut sort_time = base;
+            keys.extend(rows.iter().map(|r| {
+                sort_time = sort_time.max(r.time.0);
+                (sort_time, PLAIN_RANK, r.seq)
+            }));
             *self = DisplayIndex::Sorted(keys);
+        }
+        match self {
+            DisplayIndex::Sorted(keys) => keys,
+            DisplayIndex::Arrival { .. } => unreachable!("sorted just above"),
         }
     }
 
-    /// Takes out the row with this seq (an evicted row: in arrival order,
-    /// the first).
-    pub(super) fn remove(&mut self, seq: u64) {
+    /// The sorted keys, once [`DisplayIndex::sort_keys`] has made them.
+    pub(super) fn sorted(&self) -> Option<&VecDeque<Key>> {
+        match self {
+            DisplayIndex::Sorted(keys) => Some(keys),
+            DisplayIndex::Arrival { .. } => None,
+        }
+    }
+
+    /// Takes out the row with this seq and time (an evicted row: in arrival
+    /// order, the first).
+    pub(super) fn remove(&mut self, seq: u64, time: i64) {
         match self {
             DisplayIndex::Arrival {
-                sort_times,
                 first_seq,
+                len,
+                base,
+                ..
             } => {
-                if seq == *first_seq && sort_times.pop_front().is_some() {
+                if seq == *first_seq && *len > 0 {
                     *first_seq += 1;
+                    *len -= 1;
+                    *base = (*base).max(time);
                 }
             }
             DisplayIndex::Sorted(keys) => {
@@ -116,43 +139,12 @@ impl DisplayIndex {
         }
     }
 
-    /// The number of entries before the first whose sort time `before`
-    /// rejects (sort times never go down along the order).
-    pub(super) fn partition_point(&self, before: impl Fn(i64) -> bool) -> usize {
-        match self {
-            DisplayIndex::Arrival { sort_times, .. } => sort_times.partition_point(|&t| before(t)),
-            DisplayIndex::Sorted(keys) => keys.partition_point(|&(t, _, _)| before(t)),
-        }
-    }
-
-    /// (sort time, seq) of each entry from position `start` on, in order.
-    pub(super) fn entries_from(&self, start: usize) -> Box<dyn Iterator<Item = (i64, u64)> + '_> {
-        match self {
-            DisplayIndex::Arrival {
-                sort_times,
-                first_seq,
-            } => Box::new(
-                sort_times
-                    .range(start.min(sort_times.len())..)
-                    .copied()
-                    .zip(*first_seq + start as u64..),
-            ),
-            DisplayIndex::Sorted(keys) => Box::new(
-                keys.range(start.min(keys.len())..)
-                    .map(|&(t, _, seq)| (t, seq)),
-            ),
-        }
-    }
-
     /// Every seq, in display order.
     pub(super) fn seqs(&self) -> Seqs<'_> {
         match self {
-            DisplayIndex::Arrival {
-                sort_times,
-                first_seq,
-            } => Seqs::Arrival {
+            DisplayIndex::Arrival { first_seq, len, .. } => Seqs::Arrival {
                 front: *first_seq,
-                back: *first_seq + sort_times.len() as u64,
+                back: *first_seq + *len as u64,
             },
             DisplayIndex::Sorted(keys) => Seqs::Sorted(keys.iter()),
         }
@@ -161,12 +153,9 @@ impl DisplayIndex {
     /// The display position of `seq`, if it is held.
     pub(super) fn position(&self, seq: u64) -> Option<usize> {
         match self {
-            DisplayIndex::Arrival {
-                sort_times,
-                first_seq,
-            } => {
+            DisplayIndex::Arrival { first_seq, len, .. } => {
                 let at = usize::try_from(seq.checked_sub(*first_seq)?).ok()?;
-                (at < sort_times.len()).then_some(at)
+                (at < *len).then_some(at)
             }
             DisplayIndex::Sorted(keys) => keys.iter().rposition(|&(_, _, s)| s == seq),
         }
@@ -176,15 +165,6 @@ impl DisplayIndex {
     #[cfg(test)]
     pub(super) fn is_arrival(&self) -> bool {
         matches!(self, DisplayIndex::Arrival { .. })
-    }
-
-    /// The entries it has room for.
-    #[cfg(test)]
-    pub(super) fn capacity(&self) -> usize {
-        match self {
-            DisplayIndex::Arrival { sort_times, .. } => sort_times.capacity(),
-            DisplayIndex::Sorted(keys) => keys.capacity(),
-        }
     }
 }
 
@@ -238,76 +218,124 @@ impl FusedIterator for Seqs<'_> {}
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clock::UnixMillis;
+    use crate::row::Payload;
 
-    fn seqs(index: &DisplayIndex) -> Vec<u64> {
-        index.seqs().collect()
+    /// Index and rows together, as the buffer keeps them.
+    #[derive(Default)]
+    struct Held {
+        index: DisplayIndex,
+        rows: VecDeque<Row>,
+        last_seq: u64,
+    }
+
+    impl Held {
+        fn push(&mut self, time: i64, rank: u64, live: bool) {
+            self.last_seq += 1;
+            let seq = self.last_seq;
+            let newest = self.index.last_sort_time().unwrap_or(i64::MIN);
+            let sort_time = if live { time.max(newest) } else { time };
+            self.index
+                .insert((sort_time, rank, seq), time, &self.rows, 100);
+            self.rows.push_back(Row {
+                seq,
+                time: UnixMillis(time),
+                msgid: None,
+                from: "a".into(),
+                history: !live,
+                payload: Payload::Privmsg { text: "x".into() },
+            });
+        }
+
+        fn evict(&mut self) {
+            let row = self.rows.pop_front().unwrap();
+            self.index.remove(row.seq, row.time.0);
+        }
+
+        fn seqs(&self) -> Vec<u64> {
+            self.index.seqs().collect()
+        }
+
+        /// The keys the index stands for, sorted now if they were not.
+        fn keys(&mut self) -> Vec<Key> {
+            self.index
+                .sort_keys(&self.rows, 100)
+                .iter()
+                .copied()
+                .collect()
+        }
     }
 
     #[test]
-    fn rows_in_arrival_order_keep_only_their_times() {
-        let mut index = DisplayIndex::default();
-        for (seq, t) in [(1, 10), (2, 10), (3, 30)] {
-            index.insert((t, PLAIN_RANK, seq), 100);
+    fn live_rows_keep_no_entry_and_stand_for_the_same_keys() {
+        let mut held = Held::default();
+        // A time going back (a local-time row after a server-time one) is
+        // raised to the one before it.
+        for t in [10, 10, 30, 20, 40] {
+            held.push(t, PLAIN_RANK, true);
         }
-        assert!(index.is_arrival());
-        assert_eq!(seqs(&index), vec![1, 2, 3]);
-        assert_eq!(index.seqs().rev().collect::<Vec<_>>(), vec![3, 2, 1]);
-        assert_eq!(index.seqs().len(), 3);
-        assert_eq!(index.position(2), Some(1));
-        assert_eq!(index.position(4), None);
-        assert_eq!(index.partition_point(|t| t < 30), 2);
+        assert!(held.index.is_arrival());
+        assert_eq!(held.seqs(), vec![1, 2, 3, 4, 5]);
         assert_eq!(
-            index.entries_from(1).collect::<Vec<_>>(),
-            vec![(10, 2), (30, 3)]
+            held.index.seqs().rev().collect::<Vec<_>>(),
+            vec![5, 4, 3, 2, 1]
         );
-        index.remove(1);
-        assert_eq!(seqs(&index), vec![2, 3]);
-        assert_eq!(index.position(2), Some(0));
-        assert_eq!(index.last_sort_time(), Some(30));
+        assert_eq!(held.index.seqs().len(), 5);
+        assert_eq!(held.index.position(2), Some(1));
+        assert_eq!(held.index.position(6), None);
+        assert_eq!(held.index.last_sort_time(), Some(40));
+        held.evict();
+        held.evict();
+        held.evict();
+        assert_eq!(held.seqs(), vec![4, 5]);
+        assert_eq!(held.index.position(4), Some(0));
+        // Row 4 (time 20) came after row 3 (time 30): its sort time is 30,
+        // though row 3 is gone.
+        assert_eq!(held.keys(), vec![(30, PLAIN_RANK, 4), (40, PLAIN_RANK, 5)]);
+        assert!(!held.index.is_arrival());
     }
 
     #[test]
-    fn a_row_placed_earlier_sorts_the_keys_and_keeps_the_order_exact() {
-        let mut index = DisplayIndex::default();
-        for (seq, t) in [(1, 10), (2, 20), (3, 30)] {
-            index.insert((t, PLAIN_RANK, seq), 100);
+    fn a_history_row_sorts_the_keys_and_is_placed_by_its_time() {
+        let mut held = Held::default();
+        for t in [10, 20, 30] {
+            held.push(t, PLAIN_RANK, true);
         }
-        index.insert((15, PLAIN_RANK, 4), 100);
-        assert!(!index.is_arrival());
-        assert_eq!(seqs(&index), vec![1, 4, 2, 3]);
-        index.insert((40, PLAIN_RANK, 5), 100);
-        assert_eq!(seqs(&index), vec![1, 4, 2, 3, 5]);
-        index.remove(2);
-        assert_eq!(seqs(&index), vec![1, 4, 3, 5]);
-        assert_eq!(index.position(3), Some(2));
+        held.push(15, PLAIN_RANK, false);
+        assert!(!held.index.is_arrival());
+        assert_eq!(held.seqs(), vec![1, 4, 2, 3]);
+        held.push(40, PLAIN_RANK, true);
+        assert_eq!(held.seqs(), vec![1, 4, 2, 3, 5]);
+        held.evict();
+        held.evict();
+        assert_eq!(held.seqs(), vec![4, 3, 5]);
+        assert_eq!(held.index.position(3), Some(1));
     }
 
     #[test]
     fn a_row_of_a_fetch_of_older_rows_sorts_the_keys_even_at_the_end() {
-        let mut index = DisplayIndex::default();
-        index.insert((10, PLAIN_RANK, 1), 100);
+        let mut held = Held::default();
+        held.push(10, PLAIN_RANK, true);
         // Same time, lower rank: it goes before the row at 10.
-        index.insert((10, PLAIN_RANK - 1, 2), 100);
-        assert!(!index.is_arrival());
-        assert_eq!(seqs(&index), vec![2, 1]);
+        held.push(10, PLAIN_RANK - 1, false);
+        assert_eq!(held.seqs(), vec![2, 1]);
         // Newer than all, but of such a fetch: kept with its rank, so a row
         // of the same fetch and time after it still sorts after it.
-        index.insert((50, PLAIN_RANK - 1, 3), 100);
-        index.insert((50, PLAIN_RANK - 1, 4), 100);
-        assert_eq!(seqs(&index), vec![2, 1, 3, 4]);
+        held.push(50, PLAIN_RANK - 1, false);
+        held.push(50, PLAIN_RANK - 1, false);
+        assert_eq!(held.seqs(), vec![2, 1, 3, 4]);
     }
 
     #[test]
-    fn an_empty_index_starts_at_the_first_seq_it_is_given() {
-        let mut index = DisplayIndex::default();
-        index.insert((5, PLAIN_RANK, 41), 100);
-        index.insert((6, PLAIN_RANK, 42), 100);
-        assert!(index.is_arrival());
-        assert_eq!(seqs(&index), vec![41, 42]);
-        index.remove(41);
-        index.remove(42);
-        index.insert((1, PLAIN_RANK, 43), 100);
-        assert!(index.is_arrival(), "empty again: nothing to sort against");
-        assert_eq!(seqs(&index), vec![43]);
+    fn an_emptied_index_starts_again_from_the_next_row() {
+        let mut held = Held::default();
+        held.push(50, PLAIN_RANK, true);
+        held.evict();
+        // Nothing is held to raise it to: the next row's key is its own.
+        held.push(5, PLAIN_RANK, true);
+        assert!(held.index.is_arrival());
+        assert_eq!(held.seqs(), vec![2]);
+        assert_eq!(held.index.last_sort_time(), Some(5));
+        assert_eq!(held.keys(), vec![(5, PLAIN_RANK, 2)]);
     }
 }
