@@ -23,7 +23,7 @@ use anyhow::{bail, Context, Result};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
-use support::cloud::{cli_with, release_binary};
+use support::cloud::{add_network, cli_with, release_binary};
 use support::process::ManagedChild;
 use support::{Bot, Inspircd, InspircdConfig};
 
@@ -107,22 +107,7 @@ async fn main() -> Result<()> {
     cli_with(&bin, &db, &["user", "add", "alice"])?;
     for i in 0..networks {
         let (net, nick, chan) = (format!("n{i}"), format!("u{i}"), format!("#c{i}"));
-        cli_with(
-            &bin,
-            &db,
-            &[
-                "network",
-                "add",
-                "alice",
-                &net,
-                "--server",
-                &server,
-                "--nick",
-                &nick,
-                "--channel",
-                &chan,
-            ],
-        )?;
+        add_network(&bin, &db, &net, &server, &nick, &chan)?;
     }
     let mut bot = Bot::connect(ircd.port(), "loadbot").await?;
     for i in 0..networks {

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use futures_util::{SinkExt, StreamExt};
-use support::cloud::{cli_with, release_binary, Service};
+use support::cloud::{add_network, cli_with, release_binary, Service};
 use support::{Bot, Inspircd, InspircdConfig, Msg, Znc, ZncConfig, DEFAULT_TIMEOUT};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
@@ -204,19 +204,7 @@ async fn run() -> Result<()> {
         let net = format!("n{i}");
         let nick = format!("s{i}");
         let chan = channel(i);
-        let args = [
-            "network",
-            "add",
-            "alice",
-            &net,
-            "--server",
-            &upstream,
-            "--nick",
-            &nick,
-            "--channel",
-            &chan,
-        ];
-        cli_with(&bin, &db, &args)
+        add_network(&bin, &db, &net, &upstream, &nick, &chan)
     };
     add(0)?;
     let clients = CLIENTS.to_string();

@@ -37,7 +37,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use futures_util::{SinkExt, StreamExt};
-use support::cloud::{cli_with, release_binary, Service};
+use support::cloud::{add_network, cli_with, release_binary, Service};
 use support::{Bot, Inspircd, InspircdConfig, Msg, Postgres, PostgresConfig, Znc, ZncConfig};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
@@ -199,22 +199,7 @@ async fn main() -> Result<()> {
     let server = format!("127.0.0.1:{}", ircd.port());
     for i in 0..networks {
         let (name, nick, chan) = (format!("n{i}"), nick(i), channel(i));
-        cli_with(
-            &bin,
-            db,
-            &[
-                "network",
-                "add",
-                "alice",
-                &name,
-                "--server",
-                &server,
-                "--nick",
-                &nick,
-                "--channel",
-                &chan,
-            ],
-        )?;
+        add_network(&bin, db, &name, &server, &nick, &chan)?;
     }
     let stop = Arc::new(AtomicBool::new(false));
     let seen = watcher(ircd.port(), networks, stop.clone()).await?;
@@ -396,22 +381,7 @@ async fn main() -> Result<()> {
     cli_with(&bin, mem_db, &["user", "add", "alice"])?;
     let add = |i: usize| {
         let (name, nick, chan) = (format!("m{i}"), format!("mem{i}"), channel(10_000 + i));
-        cli_with(
-            &bin,
-            mem_db,
-            &[
-                "network",
-                "add",
-                "alice",
-                &name,
-                "--server",
-                &server,
-                "--nick",
-                &nick,
-                "--channel",
-                &chan,
-            ],
-        )
+        add_network(&bin, mem_db, &name, &server, &nick, &chan)
     };
     add(0)?;
     let mem_node = Service::start_with(&bin, mem_db, &["--node", "memory"]).await?;

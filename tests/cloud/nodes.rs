@@ -13,7 +13,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use support::cloud::{cli, Service, WAIT};
+use support::cloud::{add_network, binary, cli, Service, WAIT};
 use support::pause_proxy::PauseProxy;
 use support::{Bot, Inspircd, InspircdConfig, Postgres, PostgresConfig};
 
@@ -47,21 +47,7 @@ impl Setup {
         for i in 0..networks {
             let nick = format!("tk{i}");
             let name = format!("n{i}");
-            cli(
-                db,
-                &[
-                    "network",
-                    "add",
-                    "alice",
-                    &name,
-                    "--server",
-                    &server,
-                    "--nick",
-                    &nick,
-                    "--channel",
-                    "#rete",
-                ],
-            )?;
+            add_network(&binary(), db, &name, &server, &nick, "#rete")?;
             nicks.push(nick);
         }
         let mut bob = Bot::connect(ircd.port(), "bob").await?;

@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
-use support::cloud::{add_local_network, binary, cli, Service, WAIT};
+use support::cloud::{add_local_network, add_network, binary, cli, Service, WAIT};
 use support::{Bot, Inspircd, InspircdConfig, Ngircd, NgircdConfig, DEFAULT_TIMEOUT};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
@@ -1161,20 +1161,13 @@ async fn admin_changes_apply_while_running() -> Result<()> {
     // A network added by the command while serve runs is connected, no restart.
     let mut carol = Bot::connect(w.port, "carol").await?;
     carol.join("#two").await?;
-    cli(
+    add_network(
+        &binary(),
         &w.db,
-        &[
-            "network",
-            "add",
-            "alice",
-            "second",
-            "--server",
-            &format!("127.0.0.1:{}", w.port),
-            "--nick",
-            "alice2",
-            "--channel",
-            "#two",
-        ],
+        "second",
+        &format!("127.0.0.1:{}", w.port),
+        "alice2",
+        "#two",
     )?;
     carol
         .wait_for(|l| l.starts_with(":alice2!") && l.contains("JOIN"), WAIT)
@@ -1381,21 +1374,7 @@ async fn a_network_removed_while_running_quits_is_gone_and_starts_fresh_when_add
     // A second network of the same user, which the removal leaves alone.
     let mut carol = Bot::connect(w.port, "carol").await?;
     carol.join("#two").await?;
-    cli(
-        &w.db,
-        &[
-            "network",
-            "add",
-            "alice",
-            "second",
-            "--server",
-            &server,
-            "--nick",
-            "alice2",
-            "--channel",
-            "#two",
-        ],
-    )?;
+    add_network(&binary(), &w.db, "second", &server, "alice2", "#two")?;
     carol
         .wait_for(|l| l.starts_with(":alice2!") && l.contains("JOIN"), WAIT)
         .await?;

@@ -73,21 +73,34 @@ pub fn cli(db: &Path, args: &[&str]) -> Result<String> {
 /// server at `server` (HOST:PORT); returns the stream id `network add`
 /// printed.
 pub fn add_local_network(db: &Path, server: &str) -> Result<String> {
+    let added = add_network(&binary(), db, "local", server, "alice", "#rete")?;
+    let stream = added.rsplit(' ').next().unwrap_or_default();
+    Ok(stream.to_owned())
+}
+
+/// `rete-cloud network add alice <name> --server <server> --nick <nick>
+/// --channel <channel>` with the binary at `bin`; returns what it printed.
+pub fn add_network(
+    bin: &Path,
+    db: &Path,
+    name: &str,
+    server: &str,
+    nick: &str,
+    channel: &str,
+) -> Result<String> {
     let args = [
         "network",
         "add",
         "alice",
-        "local",
+        name,
         "--server",
         server,
         "--nick",
-        "alice",
+        nick,
         "--channel",
-        "#rete",
+        channel,
     ];
-    let added = cli(db, &args)?;
-    let stream = added.rsplit(' ').next().unwrap_or_default();
-    Ok(stream.to_owned())
+    cli_with(bin, db, &args)
 }
 
 /// [`cli`] with the binary at `bin`.
