@@ -47,6 +47,7 @@
 
 pub mod access_log;
 pub mod debug;
+pub mod grant;
 mod http;
 mod listener;
 mod peer;
