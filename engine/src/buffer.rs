@@ -2,10 +2,10 @@
 //!
 //! Rows are stored in arrival order, so the row with ingest sequence `s` sits
 //! at index `s - first_seq`: lookups by seq are O(1) and eviction drops the
-//! front. A second index (`display_index.rs`) keeps the display order, because
-//! history can arrive late and belong in the middle. Live rows always go at the end of
-//! the display order, whatever their time says (a local-time row and a
-//! server-time row need not agree); history rows are placed by time. At an
+//! front. A second index (`display_index.rs`) keeps the display order,
+//! because history can arrive late and belong in the middle. Live rows always
+//! go at the end of the display order, whatever their time says (a local-time
+//! row and a server-time row need not agree); history rows are placed by time. At an
 //! equal time, rows fetched from before everything held (a batch of older
 //! rows, see [`NewRow::older_batch`]) go first, since they are older than
 //! every row held when they were asked for. Evicting by arrival keeps the

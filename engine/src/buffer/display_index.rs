@@ -266,6 +266,69 @@ mod tests {
         }
     }
 
+    /// The index as it was before it had an arrival mode: every key, sorted.
+    #[derive(Default)]
+    struct AllKeys(VecDeque<Key>);
+
+    impl AllKeys {
+        fn insert(&mut self, key: Key) {
+            let at = self.0.partition_point(|&k| k <= key);
+            self.0.insert(at, key);
+        }
+
+        fn remove(&mut self, seq: u64) {
+            if let Some(at) = self.0.iter().position(|&(_, _, s)| s == seq) {
+                self.0.remove(at);
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Pushes as `Buffer::push` makes them (a live row raised to the
+        /// newest sort time, a history row at its own time, some of a fetch
+        /// of older rows; eviction at a capacity), against the list of every
+        /// key: the same order and the same newest sort time throughout.
+        #[test]
+        fn the_order_is_the_one_every_key_sorted_gives(
+            pushes in proptest::collection::vec((0i64..50, 0u8..10, 0u64..3), 1..120),
+            capacity in 1usize..12,
+        ) {
+            let mut held = Held::default();
+            let mut all = AllKeys::default();
+            for (time, kind, batch) in pushes {
+                let live = kind < 7;
+                let rank = if !live && kind == 9 { PLAIN_RANK - 1 - batch } else { PLAIN_RANK };
+                let newest = held.index.last_sort_time().unwrap_or(i64::MIN);
+                proptest::prop_assert_eq!(newest, all.0.back().map_or(i64::MIN, |k| k.0));
+                let sort_time = if live { time.max(newest) } else { time };
+                if !live {
+                    held.index.sort_keys(&held.rows, capacity);
+                }
+                while held.rows.len() >= capacity {
+                    let seq = held.rows.front().unwrap().seq;
+                    held.evict();
+                    all.remove(seq);
+                }
+                held.last_seq += 1;
+                let key = (sort_time, rank, held.last_seq);
+                held.index.insert(key, time, &held.rows, capacity);
+                all.insert(key);
+                held.rows.push_back(Row {
+                    seq: held.last_seq,
+                    time: UnixMillis(time),
+                    msgid: None,
+                    from: "a".into(),
+                    history: !live,
+                    payload: Payload::Privmsg { text: "x".into() },
+                });
+                let order: Vec<u64> = all.0.iter().map(|k| k.2).collect();
+                proptest::prop_assert_eq!(held.seqs(), order);
+            }
+            let every: Vec<Key> = all.0.iter().copied().collect();
+            proptest::prop_assert_eq!(held.keys(), every);
+        }
+    }
+
     #[test]
     fn live_rows_keep_no_entry_and_stand_for_the_same_keys() {
         let mut held = Held::default();
