@@ -77,6 +77,7 @@ async fn fixture() -> (Arc<Rete>, ToolContext, String) {
     }
     let rete = Arc::new(rete);
     let ctx = ToolContext {
+        reach: rete_mcp::tools::Reach::everything(),
         sessions: ReadOnlySessions::new(rete.clone()),
         send: None,
         cancel: CancellationToken::new(),

@@ -57,6 +57,7 @@ fn main() -> Result<()> {
         })
         .await?;
         let mut ctx = ToolContext {
+            reach: rete_mcp::tools::Reach::everything(),
             sessions: rete_actors::ReadOnlySessions::new(rete.clone()),
             send: None,
             cancel: CancellationToken::new(),

@@ -48,6 +48,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let sessions = ReadOnlySessions::new(rete.clone());
     let updates = Updates::start(sessions.clone(), Arc::new(SystemClock)).await?;
     let ctx = ToolContext {
+        reach: rete_mcp::tools::Reach::everything(),
         sessions,
         send: None, // no send_raw: this context can only read
         cancel: CancellationToken::new(),

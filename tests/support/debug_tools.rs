@@ -37,6 +37,7 @@ pub async fn updates(rete: &Arc<Rete>, capture: &Capture) -> Result<Updates> {
 /// Read-only tools with the debug tier on (sending off) over `rete`.
 pub fn debug_context(rete: &Arc<Rete>, capture: Capture, updates: Updates) -> ToolContext {
     ToolContext {
+        reach: rete_mcp::tools::Reach::everything(),
         sessions: ReadOnlySessions::new(rete.clone()),
         send: None,
         cancel: CancellationToken::new(),

@@ -63,6 +63,7 @@ impl Updating {
             .map_err(anyhow::Error::msg)?;
         Ok(Updating {
             ctx: ToolContext {
+                reach: rete_mcp::tools::Reach::everything(),
                 sessions,
                 send: None,
                 cancel: CancellationToken::new(),

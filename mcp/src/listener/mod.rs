@@ -103,6 +103,7 @@ impl ConnCtx {
             send: self.send.load(Ordering::Relaxed),
         };
         ToolContext {
+            reach: crate::read::reach::Reach::everything(),
             sessions: self.sessions.clone(),
             send: settings.send.then(|| crate::send::Sending {
                 sessions: self.sending.clone(),

@@ -42,6 +42,7 @@ async fn rete(sessions: Vec<SessionSpec>) -> Arc<Rete> {
 
 fn ctx(rete: Arc<Rete>, settings: Settings) -> ToolContext {
     ToolContext {
+        reach: crate::read::reach::Reach::everything(),
         sessions: rete_actors::ReadOnlySessions::new(rete),
         send: None,
         cancel: CancellationToken::new(),

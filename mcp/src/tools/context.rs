@@ -4,6 +4,7 @@
 
 use crate::access_log::AccessLog;
 use crate::debug::Capture;
+pub use crate::read::reach::Reach;
 use crate::send::Sending;
 use crate::updates::Updates;
 use rete_actors::ReadOnlySessions;
@@ -35,6 +36,8 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     /// The switches in force for this request.
     pub settings: Settings,
+    /// What this request may see: everything for the full token.
+    pub reach: Reach,
     /// The AI access log, which outlives the server (a restart or a new token
     /// does not clear it), so it is shared rather than owned by a request.
     pub access_log: Arc<AccessLog>,

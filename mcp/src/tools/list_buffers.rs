@@ -62,8 +62,12 @@ async fn run(ctx: &ToolContext, args: &Args) -> ToolResult {
     let session = lookup::session(ctx, session_id).await?;
     let binding = Binding::new(Kind::Buffers, NAME, session.id().as_str(), "");
     let start = cursor.map(|c| binding.open(c)).transpose()?;
-    let listed = lookup::read(ctx, &session, UNKNOWN_SESSION, |view| {
-        view.buffers().map(Listed::of).collect::<Vec<_>>()
+    let reach = ctx.reach.clone();
+    let listed = lookup::read(ctx, &session, UNKNOWN_SESSION, move |view| {
+        view.buffers()
+            .filter(|b| reach.buffer(&view, b))
+            .map(Listed::of)
+            .collect::<Vec<_>>()
     })
     .await?;
     page(&listed, start.as_deref(), &binding, BUDGET).into_result()

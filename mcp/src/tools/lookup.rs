@@ -10,16 +10,30 @@ use rete_engine::view::SessionView;
 
 pub(crate) use crate::read::errors::{UNKNOWN_BUFFER, UNKNOWN_SESSION};
 
-/// The running session whose id is exactly `id`, or `unknown session`.
+/// The running session whose id is exactly `id`, or `unknown session`
+/// (also for a session out of the request's reach).
 pub(crate) async fn session(ctx: &ToolContext, id: &str) -> Result<SessionReader, ToolOutcome> {
-    ctx.sessions
+    let session = ctx
+        .sessions
         .sessions()
         .into_iter()
         .find(|s| s.id().as_str() == id)
-        .ok_or_else(|| ToolOutcome::error(UNKNOWN_SESSION))
+        .ok_or_else(|| ToolOutcome::error(UNKNOWN_SESSION))?;
+    if !ctx.reach.is_everything() {
+        let reach = ctx.reach.clone();
+        if !read(ctx, &session, UNKNOWN_SESSION, move |view| {
+            reach.session(&view)
+        })
+        .await?
+        {
+            return Err(ToolOutcome::error(UNKNOWN_SESSION));
+        }
+    }
+    Ok(session)
 }
 
-/// The session that lists buffer `id`, and the id, or `unknown buffer`.
+/// The session that lists buffer `id`, and the id, or `unknown buffer`
+/// (also for a buffer out of the request's reach).
 /// Sessions are asked in order; one whose actor is restarting cannot list
 /// anything at this instant and is passed over. Cancellation is checked
 /// between sessions.
@@ -34,10 +48,13 @@ pub(crate) async fn buffer(
             return Err(ToolOutcome::Cancelled);
         }
         let probe = wanted.clone();
+        let reach = ctx.reach.clone();
         let listed = tokio::select! {
             biased;
             _ = ctx.cancel.cancelled() => return Err(ToolOutcome::Cancelled),
-            r = session.read(move |view| view.buffer(&probe).is_some()) => r,
+            r = session.read(move |view| {
+                view.buffer(&probe).is_some_and(|b| reach.buffer(&view, b))
+            }) => r,
         };
         match listed {
             Ok(true) => return Ok((session, wanted)),

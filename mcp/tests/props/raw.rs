@@ -175,6 +175,7 @@ async fn run_case(case: &Case) -> Result<()> {
     s.autoconnect = false;
     let session = rete.add_session(s).await?;
     let ctx = ToolContext {
+        reach: rete_mcp::tools::Reach::everything(),
         sessions: rete_actors::ReadOnlySessions::new(rete.clone()),
         send: None,
         cancel: CancellationToken::new(),

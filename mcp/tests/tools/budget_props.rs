@@ -173,6 +173,7 @@ async fn run_case(case: usize, world: &World) -> Result<()> {
     .await?;
 
     let ctx = ToolContext {
+        reach: rete_mcp::tools::Reach::everything(),
         sessions: rete_actors::ReadOnlySessions::new(rete.clone()),
         send: None,
         cancel: CancellationToken::new(),

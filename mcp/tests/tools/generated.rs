@@ -230,6 +230,7 @@ async fn build() -> Result<Built> {
     keep.armed.store(true, Ordering::Release);
     let updates = debug_tools::updates(&rete, &capture).await?;
     let ctx = ToolContext {
+        reach: rete_mcp::tools::Reach::everything(),
         sessions: rete_actors::ReadOnlySessions::new(rete.clone()),
         send: Some(Sending {
             sessions: rete_actors::SendingSessions::new(rete.clone()),

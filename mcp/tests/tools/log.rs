@@ -59,6 +59,7 @@ impl Fixture {
         capture.switch(true);
         Ok(Fixture {
             ctx: ToolContext {
+                reach: rete_mcp::tools::Reach::everything(),
                 sessions: rete_actors::ReadOnlySessions::new(rete.clone()),
                 send: None,
                 cancel: CancellationToken::new(),

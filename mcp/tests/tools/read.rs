@@ -44,6 +44,7 @@ impl Fixture {
         let session = rete.add_session(s).await?;
         Ok(Fixture {
             ctx: ToolContext {
+                reach: rete_mcp::tools::Reach::everything(),
                 sessions: rete_actors::ReadOnlySessions::new(rete),
                 send: None,
                 cancel: CancellationToken::new(),
@@ -997,5 +998,113 @@ async fn list_sessions_reads_a_busy_engine_in_its_actor() -> Result<()> {
     drop(held);
     let busy = call.await?;
     assert_eq!(busy, free);
+    Ok(())
+}
+
+/// A request whose reach is a grant's scope (issue 33; nothing hands a
+/// request one yet): sessions and buffers out of it are absent, and their
+/// ids answer as unknown ones do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scoped_reach_sees_only_its_session_and_buffers() -> Result<()> {
+    use rete_mcp::grant::Scope;
+    use rete_mcp::tools::Reach;
+
+    let ircd = Inspircd::start(InspircdConfig::new()).await?;
+    let port = ircd.port();
+    let mut zed = Bot::connect(port, "Zed").await?;
+    zed.join("#rust-beginners").await?;
+    let mut config = session_config(ME);
+    config.channels = channels(&["#rust-beginners", "#other"]);
+    let f = Fixture::start(config, port).await?;
+    f.wait_connected().await?;
+    let rust = f.buffer_id("#rust-beginners").await?;
+    let other = f.buffer_id("#other").await?;
+    sees_join(&mut zed, ME, "#rust-beginners").await?;
+    zed.privmsg(ME, "psst").await?;
+    let query = f.buffer_id("Zed").await?;
+    let full = f.ok("list_buffers", json!({"session": f.sid()})).await?;
+    let server = full["buffers"][0]["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let network = f.session.reader().read(|v| v.name().to_owned()).await?;
+
+    let scoped = |scope: Scope| Fixture {
+        ctx: ToolContext {
+            reach: Reach::within(scope),
+            ..f.ctx.clone()
+        },
+        session: f.session.clone(),
+    };
+    let rust_only = scoped(Scope {
+        networks: vec![network.to_uppercase()],
+        buffers: vec!["#RUST*".into()],
+        queries: false,
+    });
+    let listed = rust_only
+        .ok("list_buffers", json!({"session": f.sid()}))
+        .await?;
+    let names: Vec<&str> = listed["buffers"]
+        .as_array()
+        .context("buffers")?
+        .iter()
+        .filter_map(|b| b["name"].as_str())
+        .collect();
+    assert_eq!(names, ["#rust-beginners"], "{listed}");
+    let sessions = rust_only.ok("list_sessions", json!({})).await?;
+    assert_eq!(
+        sessions["sessions"].as_array().map(Vec::len),
+        Some(1),
+        "{sessions}"
+    );
+    rust_only
+        .ok("read_messages", json!({"buffer": rust}))
+        .await?;
+    for hidden in [&other, &query, &server] {
+        for tool in ["read_messages", "read_since", "list_members"] {
+            assert_eq!(
+                rust_only.err(tool, json!({"buffer": hidden})).await?,
+                "unknown buffer",
+                "{tool} on {hidden}"
+            );
+        }
+    }
+
+    // Queries granted: the query too, but still not the server buffer.
+    let with_queries = scoped(Scope {
+        networks: vec![],
+        buffers: vec!["#rust*".into()],
+        queries: true,
+    });
+    with_queries
+        .ok("read_messages", json!({"buffer": query}))
+        .await?;
+    assert_eq!(
+        with_queries
+            .err("read_messages", json!({"buffer": server}))
+            .await?,
+        "unknown buffer"
+    );
+
+    // Another network only: this session is unknown everywhere.
+    let elsewhere = scoped(Scope {
+        networks: vec!["elsewhere".into()],
+        buffers: vec![],
+        queries: true,
+    });
+    let none = elsewhere.ok("list_sessions", json!({})).await?;
+    assert_eq!(none["sessions"], json!([]), "{none}");
+    assert_eq!(
+        elsewhere
+            .err("list_buffers", json!({"session": f.sid()}))
+            .await?,
+        "unknown session"
+    );
+    assert_eq!(
+        elsewhere
+            .err("read_messages", json!({"buffer": rust}))
+            .await?,
+        "unknown buffer"
+    );
     Ok(())
 }

@@ -271,6 +271,7 @@ async fn setup() -> Result<Fixture> {
     join_keyed(&mut keynick, KEYED, KEY).await?;
 
     let ctx = ToolContext {
+        reach: rete_mcp::tools::Reach::everything(),
         sessions: rete_actors::ReadOnlySessions::new(rete),
         send: None,
         cancel: CancellationToken::new(),

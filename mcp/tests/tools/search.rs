@@ -63,6 +63,7 @@ async fn setup() -> Result<Env> {
     let rete = Arc::new(Rete::start(ReteOptions::default()).await?);
     let session = rete.add_session(spec(config, plain(port))).await?;
     let ctx = ToolContext {
+        reach: rete_mcp::tools::Reach::everything(),
         sessions: rete_actors::ReadOnlySessions::new(rete.clone()),
         send: None,
         cancel: CancellationToken::new(),

@@ -150,6 +150,7 @@ impl Fixture {
         let limiter = limiter::start().await.map_err(anyhow::Error::msg)?;
         let f = Fixture {
             ctx: ToolContext {
+                reach: rete_mcp::tools::Reach::everything(),
                 sessions: rete_actors::ReadOnlySessions::new(rete.clone()),
                 send: Some(Sending {
                     sessions: rete_actors::SendingSessions::new(rete),

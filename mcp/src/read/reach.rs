@@ -1,0 +1,62 @@
+//! What one request may see: everything (the full token) or what a scoped
+//! grant covers (issue 33). Beside [`withheld`](super::withheld), which
+//! decides what no request may see, this is the one place that decides what
+//! a request's grant may see, so the tools cannot drift apart on it.
+//!
+//! Out of reach is answered exactly as absent: a session or buffer the
+//! grant does not cover is `unknown session` / `unknown buffer`, so a grant
+//! cannot probe what exists.
+//!
+//! So far the lookups, list_sessions and list_buffers read through it; the
+//! gate hands every request [`Reach::everything`] until every tool and
+//! subscription does.
+
+use crate::grant::{BufferRef, Scope};
+use rete_engine::buffer::Buffer;
+use rete_engine::view::SessionView;
+use std::sync::Arc;
+
+/// What a request may see.
+#[derive(Clone, Debug, Default)]
+pub struct Reach {
+    /// None: everything.
+    scope: Option<Arc<Scope>>,
+}
+
+impl Reach {
+    /// Everything: the full token's reach.
+    pub fn everything() -> Reach {
+        Reach::default()
+    }
+
+    /// What `scope` covers.
+    pub fn within(scope: Scope) -> Reach {
+        Reach {
+            scope: Some(Arc::new(scope)),
+        }
+    }
+
+    /// True for the full token's reach, where no check is needed.
+    pub fn is_everything(&self) -> bool {
+        self.scope.is_none()
+    }
+
+    /// True when the session behind `view` is in reach at all.
+    pub fn session(&self, view: &SessionView<'_>) -> bool {
+        self.scope
+            .as_ref()
+            .is_none_or(|s| s.covers_network(view.name()))
+    }
+
+    /// True when `buffer` of the session behind `view` is in reach.
+    pub fn buffer(&self, view: &SessionView<'_>, buffer: &Buffer) -> bool {
+        self.scope.as_ref().is_none_or(|s| {
+            s.covers(BufferRef {
+                network: view.name(),
+                kind: buffer.kind(),
+                name: buffer.name(),
+                casemap: view.isupport().casemapping,
+            })
+        })
+    }
+}
