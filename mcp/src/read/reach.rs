@@ -7,7 +7,8 @@
 //! grant does not cover is `unknown session` / `unknown buffer`, so a grant
 //! cannot probe what exists.
 //!
-//! So far the lookups, list_sessions and list_buffers read through it; the
+//! So far the lookups, list_sessions, list_buffers, search_messages and
+//! find_user read through it; the
 //! gate hands every request [`Reach::everything`] until every tool and
 //! subscription does.
 

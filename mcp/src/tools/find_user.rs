@@ -20,7 +20,8 @@ use crate::read::cursor::{self, Kind};
 use crate::read::matcher::Glob;
 use crate::read::result::{encoded_len, time, Offer, RowBudget, ToolOutcome, BUDGET};
 use crate::read::withheld::Withholder;
-use crate::tools::context::ToolContext;
+use crate::tools::context::{Reach, ToolContext};
+use crate::tools::lookup;
 use crate::tools::registry::{Declared, Tier};
 use crate::tools::spec::{Effect, Text, ToolSpec, NEXT_CURSOR};
 use rete_actors::{ReteError, SessionReader};
@@ -289,7 +290,10 @@ async fn walk_sessions(
     start: Option<Place>,
     walk: &mut Walk,
 ) -> Result<Option<Cut>, Cut> {
-    let sessions = ctx.sessions.sessions();
+    let sessions = match lookup::sessions_in_reach(ctx).await {
+        Ok(sessions) => sessions,
+        Err(_) => return Err(Cut::Cancelled),
+    };
     let mut pending = start;
     if let Some(p) = &pending {
         if !sessions.iter().any(|s| s.id().as_str() == p.session) {
@@ -305,7 +309,16 @@ async fn walk_sessions(
             Some(p) => Some(p.channel.clone()),
             None => None,
         };
-        let exam = match examine(session, who, from.clone(), walk, ctx.cancel.clone()).await {
+        let exam = match examine(
+            session,
+            who,
+            from.clone(),
+            walk,
+            ctx.reach.clone(),
+            ctx.cancel.clone(),
+        )
+        .await
+        {
             Ok(e) => e,
             Err(ReteError::Restarting) if from.is_none() => {
                 tracing::debug!("find_user: a session is restarting; left out");
@@ -394,6 +407,7 @@ async fn examine(
     who: &Who,
     from: Option<String>,
     walk: &mut Walk,
+    reach: Reach,
     cancel: CancellationToken,
 ) -> Result<Examination, ReteError> {
     let who = who.clone();
@@ -411,7 +425,14 @@ async fn examine(
                 found_start: from.is_none(),
                 cancelled: false,
             };
-            for buffer in view.buffers().filter(|b| b.kind() == BufferKind::Channel) {
+            // Only channels in the request's reach: a grant's answer names
+            // no appearance elsewhere.
+            let in_reach = |b: &&rete_engine::buffer::Buffer| reach.buffer(&view, b);
+            for buffer in view
+                .buffers()
+                .filter(|b| b.kind() == BufferKind::Channel)
+                .filter(in_reach)
+            {
                 let id = buffer.id().as_str();
                 if !out.found_start {
                     if from.as_deref() != Some(id) {

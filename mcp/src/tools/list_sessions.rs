@@ -10,6 +10,7 @@
 
 use crate::read::result::{encoded_len, Encoded, Filled, Offer, RowBudget, ToolOutcome};
 use crate::tools::context::ToolContext;
+use crate::tools::lookup;
 use crate::tools::registry::{Declared, Tier};
 use crate::tools::spec::{Effect, ToolSpec};
 use rete_actors::{ReteError, SessionReader};
@@ -49,7 +50,7 @@ static FRAME: LazyLock<usize> =
 /// The result, encoded here: each row comes from its session already
 /// encoded, and is written into the answer as it is.
 async fn run(ctx: &ToolContext) -> Result<Encoded, ToolOutcome> {
-    let sessions = in_reach(ctx, ctx.sessions.sessions()).await?;
+    let sessions = lookup::sessions_in_reach(ctx).await?;
     let frame = *FRAME;
     let mut page = RowBudget::<Encoded>::new();
     // A row too large for any page has nowhere to be reported (this result
@@ -108,31 +109,6 @@ async fn run(ctx: &ToolContext) -> Result<Encoded, ToolOutcome> {
         }
     }
     Ok(result(page.finish(), cut))
-}
-
-/// The sessions in the request's reach (all of them for the full token). A
-/// session that cannot be read now is left out, as the listing below
-/// leaves out one whose actor is restarting.
-async fn in_reach(
-    ctx: &ToolContext,
-    sessions: Vec<SessionReader>,
-) -> Result<Vec<SessionReader>, ToolOutcome> {
-    if ctx.reach.is_everything() {
-        return Ok(sessions);
-    }
-    let mut kept = Vec::with_capacity(sessions.len());
-    for session in sessions {
-        let reach = ctx.reach.clone();
-        let covered = tokio::select! {
-            biased;
-            _ = ctx.cancel.cancelled() => return Err(ToolOutcome::Cancelled),
-            r = session.read(move |view| reach.session(&view)) => r,
-        };
-        if covered.unwrap_or(false) {
-            kept.push(session);
-        }
-    }
-    Ok(kept)
 }
 
 /// The result around its rows, keys in sorted order: `sessions`,

@@ -32,6 +32,31 @@ pub(crate) async fn session(ctx: &ToolContext, id: &str) -> Result<SessionReader
     Ok(session)
 }
 
+/// The sessions in the request's reach (all of them for the full token). A
+/// session that cannot be read now is left out, as list_sessions leaves
+/// out one whose actor is restarting.
+pub(crate) async fn sessions_in_reach(
+    ctx: &ToolContext,
+) -> Result<Vec<SessionReader>, ToolOutcome> {
+    let sessions = ctx.sessions.sessions();
+    if ctx.reach.is_everything() {
+        return Ok(sessions);
+    }
+    let mut kept = Vec::with_capacity(sessions.len());
+    for session in sessions {
+        let reach = ctx.reach.clone();
+        let covered = tokio::select! {
+            biased;
+            _ = ctx.cancel.cancelled() => return Err(ToolOutcome::Cancelled),
+            r = session.read(move |view| reach.session(&view)) => r,
+        };
+        if covered.unwrap_or(false) {
+            kept.push(session);
+        }
+    }
+    Ok(kept)
+}
+
 /// The session that lists buffer `id`, and the id, or `unknown buffer`
 /// (also for a buffer out of the request's reach).
 /// Sessions are asked in order; one whose actor is restarting cannot list

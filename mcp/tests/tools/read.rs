@@ -1002,8 +1002,9 @@ async fn list_sessions_reads_a_busy_engine_in_its_actor() -> Result<()> {
 }
 
 /// A request whose reach is a grant's scope (issue 33; nothing hands a
-/// request one yet): sessions and buffers out of it are absent, and their
-/// ids answer as unknown ones do.
+/// request one yet): sessions, buffers and messages out of it are absent
+/// from the read tools, search and find_user, and their ids answer as
+/// unknown ones do.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_scoped_reach_sees_only_its_session_and_buffers() -> Result<()> {
     use rete_mcp::grant::Scope;
@@ -1013,6 +1014,7 @@ async fn a_scoped_reach_sees_only_its_session_and_buffers() -> Result<()> {
     let port = ircd.port();
     let mut zed = Bot::connect(port, "Zed").await?;
     zed.join("#rust-beginners").await?;
+    zed.join("#other").await?;
     let mut config = session_config(ME);
     config.channels = channels(&["#rust-beginners", "#other"]);
     let f = Fixture::start(config, port).await?;
@@ -1020,8 +1022,24 @@ async fn a_scoped_reach_sees_only_its_session_and_buffers() -> Result<()> {
     let rust = f.buffer_id("#rust-beginners").await?;
     let other = f.buffer_id("#other").await?;
     sees_join(&mut zed, ME, "#rust-beginners").await?;
-    zed.privmsg(ME, "psst").await?;
+    sees_join(&mut zed, ME, "#other").await?;
+    zed.privmsg("#rust-beginners", "marker-rust").await?;
+    zed.privmsg("#other", "marker-other").await?;
+    zed.privmsg(ME, "psst marker-query").await?;
     let query = f.buffer_id("Zed").await?;
+    // Every marker is held before the scoped calls look for them.
+    eventually("markers held", WAIT, || async {
+        let v = f
+            .ok("search_messages", json!({"query": "marker"}))
+            .await
+            .ok()?;
+        let text = v.to_string();
+        ["marker-rust", "marker-other", "marker-query"]
+            .iter()
+            .all(|m| text.contains(m))
+            .then_some(())
+    })
+    .await?;
     let full = f.ok("list_buffers", json!({"session": f.sid()})).await?;
     let server = full["buffers"][0]["id"]
         .as_str()
@@ -1051,6 +1069,35 @@ async fn a_scoped_reach_sees_only_its_session_and_buffers() -> Result<()> {
         .filter_map(|b| b["name"].as_str())
         .collect();
     assert_eq!(names, ["#rust-beginners"], "{listed}");
+    let found = rust_only
+        .ok("search_messages", json!({"query": "marker"}))
+        .await?
+        .to_string();
+    assert!(found.contains("marker-rust"), "{found}");
+    for absent in [
+        "marker-other",
+        "marker-query",
+        other.as_str(),
+        query.as_str(),
+        "#other",
+    ] {
+        assert!(!found.contains(absent), "{absent} in {found}");
+    }
+    assert_eq!(
+        rust_only
+            .err(
+                "search_messages",
+                json!({"query": "marker", "buffers": [other]})
+            )
+            .await?,
+        "unknown buffer"
+    );
+    let zed_seen = rust_only
+        .ok("find_user", json!({"nick": "zed"}))
+        .await?
+        .to_string();
+    assert!(zed_seen.contains("#rust-beginners"), "{zed_seen}");
+    assert!(!zed_seen.contains("#other"), "{zed_seen}");
     let sessions = rust_only.ok("list_sessions", json!({})).await?;
     assert_eq!(
         sessions["sessions"].as_array().map(Vec::len),
@@ -1106,5 +1153,19 @@ async fn a_scoped_reach_sees_only_its_session_and_buffers() -> Result<()> {
             .await?,
         "unknown buffer"
     );
+    assert_eq!(
+        elsewhere
+            .err(
+                "search_messages",
+                json!({"query": "marker", "sessions": [f.sid()]})
+            )
+            .await?,
+        "unknown session"
+    );
+    let nothing = elsewhere
+        .ok("search_messages", json!({"query": "marker"}))
+        .await?
+        .to_string();
+    assert!(!nothing.contains("marker"), "{nothing}");
     Ok(())
 }

@@ -23,7 +23,8 @@ use crate::read::args::Args;
 use crate::read::cursor;
 use crate::read::result::{ToolOutcome, BUDGET};
 use crate::read::withheld::Withholder;
-use crate::tools::context::ToolContext;
+use crate::tools::context::{Reach, ToolContext};
+use crate::tools::lookup;
 use crate::tools::registry::{Declared, Tier};
 use crate::tools::spec::{Effect, ToolSpec};
 use matcher::Matcher;
@@ -254,7 +255,7 @@ async fn copy(
     resume: Option<Resume>,
     bound: usize,
 ) -> Result<Copied, ToolOutcome> {
-    let sessions = ctx.sessions.sessions();
+    let sessions = lookup::sessions_in_reach(ctx).await?;
     let running: HashSet<String> = sessions
         .iter()
         .map(|s| s.id().as_str().to_owned())
@@ -290,6 +291,7 @@ async fn copy(
             &session,
             copier.clone(),
             scope.clone(),
+            ctx.reach.clone(),
             pending.clone(),
             ctx.cancel.clone(),
         );
@@ -338,6 +340,7 @@ async fn read_session(
     session: &SessionReader,
     mut copier: Copier,
     scope: Arc<Scope>,
+    reach: Reach,
     mut pending: Option<Resume>,
     cancel: CancellationToken,
 ) -> Result<SessionCopy, ReteError> {
@@ -353,7 +356,9 @@ async fn read_session(
                 found_start: false,
                 cancelled: false,
             };
-            for buffer in view.buffers() {
+            // A buffer out of the request's reach is not listed: naming it
+            // is `unknown buffer`, and nothing of it is counted.
+            for buffer in view.buffers().filter(|b| reach.buffer(&view, b)) {
                 let id = buffer.id().as_str();
                 out.listed.push(id.to_owned());
                 if !(whole || scope.buffer(id)) {
