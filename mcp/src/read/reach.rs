@@ -8,9 +8,8 @@
 //! cannot probe what exists.
 //!
 //! So far the lookups, list_sessions, list_buffers, search_messages and
-//! find_user read through it; the
-//! gate hands every request [`Reach::everything`] until every tool and
-//! subscription does.
+//! find_user read through it; the gate hands every request
+//! [`Reach::everything`] until every tool and subscription does.
 
 use crate::grant::{BufferRef, Scope};
 use rete_engine::buffer::Buffer;
