@@ -88,8 +88,8 @@ impl DisplayIndex {
     }
 
     /// Turns the arrival order into the sorted list of keys it stands for
-    /// (`rows` are the held rows), and gives that list.
-    pub(super) fn sort_keys(&mut self, rows: &VecDeque<Row>, capacity: usize) -> &VecDeque<Key> {
+    /// (`rows` are the held rows); [`DisplayIndex::sorted`] then gives it.
+    pub(super) fn sort_keys(&mut self, rows: &VecDeque<Row>, capacity: usize) {
         if let DisplayIndex::Arrival { base, .. } = *self {
             let mut keys = VecDeque::with_capacity((rows.len() + 1).min(capacity.max(1)));
             let mut sort_time = base;
@@ -98,10 +98,6 @@ impl DisplayIndex {
                 (sort_time, PLAIN_RANK, r.seq)
             }));
             *self = DisplayIndex::Sorted(keys);
-        }
-        match self {
-            DisplayIndex::Sorted(keys) => keys,
-            DisplayIndex::Arrival { .. } => unreachable!("sorted just above"),
         }
     }
 
@@ -258,11 +254,8 @@ mod tests {
 
         /// The keys the index stands for, sorted now if they were not.
         fn keys(&mut self) -> Vec<Key> {
-            self.index
-                .sort_keys(&self.rows, 100)
-                .iter()
-                .copied()
-                .collect()
+            self.index.sort_keys(&self.rows, 100);
+            self.index.sorted().into_iter().flatten().copied().collect()
         }
     }
 
