@@ -183,6 +183,7 @@ async fn start_control() -> (ControlServer, SocketAddr) {
         debug: false,
         send: false,
         tokens: Arc::new(reterm::secrets::SecretsFile { path: secrets }),
+        grants: Default::default(),
     };
     let server = ControlServer::start(rete, settings, Arc::new(AccessLog::new()))
         .await

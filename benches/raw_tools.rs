@@ -78,6 +78,7 @@ async fn fixture() -> (Arc<Rete>, ToolContext, String) {
     let rete = Arc::new(rete);
     let ctx = ToolContext {
         reach: rete_mcp::tools::Reach::everything(),
+        principal: rete_mcp::tools::Principal::Full,
         sessions: ReadOnlySessions::new(rete.clone()),
         send: None,
         cancel: CancellationToken::new(),

@@ -59,6 +59,7 @@ fn event(i: u64) {
 fn context(rete: Arc<Rete>, capture: Capture) -> ToolContext {
     ToolContext {
         reach: rete_mcp::tools::Reach::everything(),
+        principal: rete_mcp::tools::Principal::Full,
         sessions: rete_actors::ReadOnlySessions::new(rete),
         send: None,
         cancel: CancellationToken::new(),

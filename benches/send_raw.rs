@@ -58,6 +58,7 @@ fn main() -> Result<()> {
         .await?;
         let mut ctx = ToolContext {
             reach: rete_mcp::tools::Reach::everything(),
+            principal: rete_mcp::tools::Principal::Full,
             sessions: rete_actors::ReadOnlySessions::new(rete.clone()),
             send: None,
             cancel: CancellationToken::new(),

@@ -133,6 +133,7 @@ async fn start() -> Rig {
         debug: false,
         send: false,
         tokens: Arc::new(reterm::secrets::SecretsFile { path: secrets }),
+        grants: Default::default(),
     };
     let server = ControlServer::start(rete.clone(), settings, Arc::new(AccessLog::new()))
         .await

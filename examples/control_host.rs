@@ -64,6 +64,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         debug: false,
         send: false,
         tokens: Arc::new(MemoryToken::default()),
+        grants: Default::default(),
     };
     let control = ControlServer::start(rete.clone(), settings, Arc::new(AccessLog::new())).await?;
     println!("{}", control.status_line());

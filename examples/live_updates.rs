@@ -49,6 +49,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let updates = Updates::start(sessions.clone(), Arc::new(SystemClock)).await?;
     let ctx = ToolContext {
         reach: rete_mcp::tools::Reach::everything(),
+        principal: rete_mcp::tools::Principal::Full,
         sessions,
         send: None, // no send_raw: this context can only read
         cancel: CancellationToken::new(),

@@ -25,7 +25,11 @@
 //! 2026-09-30T12:00:00Z list_sessions(+17 more) → invalid arguments: unknown argument "a"
 //! 2026-09-30T12:00:00Z list_sessions([1]) → refused: arguments must be an object
 //! 2026-09-30T12:00:00Z refused (bad or missing token, 403); 12 more since the previous row
+//! 2026-09-30T12:00:00Z [watcher] read_messages(buffer="0F8E…") → ok, 912 bytes
 //! ```
+//!
+//! The last row is a scoped grant's call (beyond the contract): the grant's
+//! name in brackets after the time. The full token's rows name nothing.
 //!
 //! Arguments appear in name order (the order a JSON object decodes to), as
 //! `name=value`. A name is shown bare when it is only ASCII letters, digits,
@@ -157,11 +161,31 @@ impl AccessLog {
         numbers: &SentNumbers,
         outcome: CallOutcome<'_>,
     ) {
+        self.record_call_by(None, at, tool, args, numbers, outcome);
+    }
+
+    /// [`record_call`](AccessLog::record_call) for a request made `by` a
+    /// scoped grant (its name) or, for None, the full token. A grant's row
+    /// names it in brackets after the time: `… [watcher] read_messages(…)`.
+    pub(crate) fn record_call_by(
+        &self,
+        by: Option<&str>,
+        at: UnixMillis,
+        tool: &str,
+        args: Option<&Value>,
+        numbers: &SentNumbers,
+        outcome: CallOutcome<'_>,
+    ) {
         // One string, written in place: each part formatted on its own
         // and then into the row cost five allocations and a copy each.
         let mut row = String::with_capacity(96);
         push_stamp(&mut row, at);
         row.push(' ');
+        if let Some(grant) = by {
+            row.push('[');
+            row.push_str(&rete_redact::escape_invisible(grant));
+            row.push_str("] ");
+        }
         let kept = cut_utf8(tool, NAME_CAP);
         row.push_str(&rete_redact::escape_invisible(kept));
         if kept.len() < tool.len() {
@@ -180,12 +204,13 @@ impl AccessLog {
     /// [`record_call`](AccessLog::record_call).
     pub(crate) fn record_wait_start(
         &self,
+        by: Option<&str>,
         at: UnixMillis,
         tool: &str,
         args: Option<&Value>,
         numbers: &SentNumbers,
     ) {
-        self.record_call(at, tool, args, numbers, CallOutcome::Waiting);
+        self.record_call_by(by, at, tool, args, numbers, CallOutcome::Waiting);
     }
 
     /// Records a gate refusal, at most one row per class every
@@ -487,7 +512,13 @@ mod tests {
     fn waits_log_twice() {
         let log = AccessLog::new();
         let args = json!({"timeout": 20});
-        log.record_wait_start(AT, "wait_for_updates", Some(&args), &SentNumbers::new());
+        log.record_wait_start(
+            None,
+            AT,
+            "wait_for_updates",
+            Some(&args),
+            &SentNumbers::new(),
+        );
         log.record_call(
             AT,
             "wait_for_updates",
@@ -746,6 +777,38 @@ mod tests {
         assert_eq!(
             mask_line("PRIVMSG #c :hi\r\nPASS x\u{2028}OPER a b"),
             "PRIVMSG #c :hi\r\nPASS :********\u{2028}OPER a ********"
+        );
+    }
+
+    #[test]
+    fn a_grants_row_names_the_grant_and_the_full_tokens_names_nothing() {
+        let log = AccessLog::new();
+        let args = json!({"limit": 5});
+        log.record_call_by(
+            Some("watcher"),
+            AT,
+            "read_messages",
+            Some(&args),
+            &SentNumbers::new(),
+            CallOutcome::Ok { bytes: 9 },
+        );
+        log.record_call(
+            AT,
+            "list_sessions",
+            None,
+            &SentNumbers::new(),
+            CallOutcome::Ok { bytes: 2 },
+        );
+        let rows = log.rows();
+        assert!(
+            rows[0].ends_with(" [watcher] read_messages(limit=5) → ok, 9 bytes"),
+            "{}",
+            rows[0]
+        );
+        assert!(
+            rows[1].ends_with("Z list_sessions() → ok, 2 bytes"),
+            "{}",
+            rows[1]
         );
     }
 }

@@ -4,6 +4,7 @@
 
 use crate::access_log::AccessLog;
 use crate::debug::Capture;
+use crate::grant::Grants;
 use crate::listener::{conn_ctx, ControlSupervisor, SupervisorArgs, SupervisorMsg, Switches};
 use crate::send::approval::Approvals;
 use crate::token::{Token, TokenStore, TokenStoreError};
@@ -68,6 +69,10 @@ pub struct ServerSettings {
     /// Where the token is kept: the host's store, asked at every start
     /// and regeneration.
     pub tokens: Arc<dyn TokenStore>,
+    /// The host's scoped grants (beyond the contract; none by default). The
+    /// host keeps them and changes them while the server runs: each request
+    /// reads them.
+    pub grants: Grants,
 }
 
 impl fmt::Debug for ServerSettings {
@@ -125,6 +130,7 @@ impl ControlServer {
             debug: Arc::new(AtomicBool::new(settings.debug)),
             send: Arc::new(AtomicBool::new(settings.send)),
             approvals,
+            grants: settings.grants.clone(),
         };
         let updates = Updates::unstarted();
         let raw_tap = crate::debug::raw::RawTaps::start(rete.debug_raw_slot())

@@ -89,6 +89,7 @@ impl Control {
                     debug: self.debug,
                     send: self.send,
                     tokens: Arc::new(SecretsFile { path: secrets }),
+                    grants: Default::default(),
                 };
                 ControlServer::start_with_approvals(
                     self.rete.clone(),

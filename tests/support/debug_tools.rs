@@ -38,6 +38,7 @@ pub async fn updates(rete: &Arc<Rete>, capture: &Capture) -> Result<Updates> {
 pub fn debug_context(rete: &Arc<Rete>, capture: Capture, updates: Updates) -> ToolContext {
     ToolContext {
         reach: rete_mcp::tools::Reach::everything(),
+        principal: rete_mcp::tools::Principal::Full,
         sessions: ReadOnlySessions::new(rete.clone()),
         send: None,
         cancel: CancellationToken::new(),

@@ -64,6 +64,7 @@ impl Updating {
         Ok(Updating {
             ctx: ToolContext {
                 reach: rete_mcp::tools::Reach::everything(),
+                principal: rete_mcp::tools::Principal::Full,
                 sessions,
                 send: None,
                 cancel: CancellationToken::new(),

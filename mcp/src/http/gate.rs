@@ -12,6 +12,7 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use super::head::{HeadError, Header, RequestHead};
+use crate::grant::{Grants, Principal};
 
 /// Every reason a connection is refused, one per log class of the contract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -116,22 +117,28 @@ impl From<HeadError> for Refusal {
 /// trimmed by the head reader, so an empty `token` can never match.
 /// The listener prepares a [`Gate`] once instead; this form is for tests.
 #[cfg(test)]
-pub(crate) fn judge(head: &RequestHead, token: &str, port: u16) -> Result<(), Refusal> {
-    Gate::new(token, port).judge(head)
+pub(crate) fn judge(head: &RequestHead, token: &str, port: u16) -> Result<Principal, Refusal> {
+    Gate::new(token, port, Grants::default()).judge(head)
 }
 
 /// What the gate compares a head with, prepared once per listener so that a
 /// request pays for one digest (its own), not two. It holds the digest of
 /// "Bearer " + token, never the token, and has no `Debug`.
+///
+/// Beyond the contract, a value that is not the full token may be a scoped
+/// grant's (issue 33): the grants are asked, and a live grant's token passes
+/// as that grant. An ended or revoked grant's token is refused like any
+/// other wrong token.
 pub(crate) struct Gate {
     bearer: [u8; 32],
     has_token: bool,
     port: u16,
+    grants: Grants,
 }
 
 impl Gate {
-    /// The gate for `token` on `port`.
-    pub(crate) fn new(token: &str, port: u16) -> Gate {
+    /// The gate for `token` on `port`, and for the live grants of `grants`.
+    pub(crate) fn new(token: &str, port: u16, grants: Grants) -> Gate {
         let bearer = Sha256::new()
             .chain_update(b"Bearer ")
             .chain_update(token.as_bytes())
@@ -141,15 +148,23 @@ impl Gate {
             bearer,
             has_token: !token.is_empty(),
             port,
+            grants,
         }
     }
 
-    /// [`judge`], against this gate's token and port.
-    pub(crate) fn judge(&self, head: &RequestHead) -> Result<(), Refusal> {
-        match head.header("authorization") {
-            Header::One(offered) if self.bearer_matches(offered) => {}
+    /// [`judge`], against this gate's token, grants and port: who the
+    /// request is from.
+    pub(crate) fn judge(&self, head: &RequestHead) -> Result<Principal, Refusal> {
+        let principal = match head.header("authorization") {
+            Header::One(offered) if self.bearer_matches(offered) => Principal::Full,
+            Header::One(offered) => offered
+                .strip_prefix("Bearer ")
+                .filter(|t| !t.is_empty())
+                .and_then(|t| self.grants.recognise(t, crate::grant::now_ms()))
+                .map(Principal::Grant)
+                .ok_or(Refusal::Token)?,
             _ => return Err(Refusal::Token),
-        }
+        };
         // Compared without building the two names per request.
         let host_ok = |v: &str| {
             v.strip_prefix("127.0.0.1:")
@@ -168,7 +183,7 @@ impl Gate {
         if head.method() == "OPTIONS" {
             return Err(Refusal::Options);
         }
-        Ok(())
+        Ok(principal)
     }
 
     /// Compares SHA-256 digests so the time taken depends on neither where

@@ -101,9 +101,10 @@ async fn serve_request(
         HeadOutcome::Refused(refusal) => return refuse(stream, ctx, refusal, slot).await,
         HeadOutcome::Gone => return,
     };
-    if let Err(refusal) = ctx.gate.judge(&head).and_then(|()| route(&head)) {
-        return refuse(stream, ctx, refusal, slot).await;
-    }
+    let principal = match ctx.gate.judge(&head).and_then(|p| route(&head).map(|()| p)) {
+        Ok(principal) => principal,
+        Err(refusal) => return refuse(stream, ctx, refusal, slot).await,
+    };
     if head.expects_continue() {
         let sent = timeout_at(
             accepted + REQUEST_DEADLINE,
@@ -127,7 +128,7 @@ async fn serve_request(
     // for this request reaches no other connection, and a token of its own
     // below it would cost a node in the listener's token tree per request.
     let handler_cancel = cancel.clone();
-    let tool_ctx = ctx.tool_context(handler_cancel.clone());
+    let tool_ctx = ctx.tool_context(handler_cancel.clone(), principal);
     // Polled by this task itself, not spawned: one task per connection, and
     // the handler keeps being polled after a 504 until it has really stopped.
     let headers: Vec<(&str, &str)> = head.headers().collect();

@@ -22,7 +22,9 @@ pub(crate) use supervisor::{ControlSupervisor, SupervisorArgs, SupervisorMsg};
 
 use crate::access_log::{self, AccessLog};
 use crate::debug::Capture;
+use crate::grant::{Grants, Principal, Tier};
 use crate::http::{Gate, Refusal, RefusalLog};
+use crate::read::reach::Reach;
 use crate::token::Token;
 use crate::tools::ToolBox;
 use crate::tools::{Settings, ToolContext};
@@ -95,15 +97,31 @@ impl ConnCtx {
         }
     }
 
-    /// The tool context for one request: settings read now, so a switch
-    /// takes effect on the next request without a restart.
-    pub(crate) fn tool_context(&self, cancel: CancellationToken) -> ToolContext {
-        let settings = Settings {
+    /// The tool context for one request from `principal`: settings read
+    /// now, so a switch takes effect on the next request without a restart,
+    /// and narrowed to a grant's tier.
+    pub(crate) fn tool_context(
+        &self,
+        cancel: CancellationToken,
+        principal: Principal,
+    ) -> ToolContext {
+        let switched_on = Settings {
             debug: self.debug.load(Ordering::Relaxed),
             send: self.send.load(Ordering::Relaxed),
         };
+        let (settings, reach) = match principal.grant() {
+            None => (switched_on, Reach::everything()),
+            Some(grant) => (
+                Settings {
+                    debug: switched_on.debug && grant.tier != Tier::Read,
+                    send: switched_on.send && grant.tier == Tier::Send,
+                },
+                Reach::within(grant.scope.clone()),
+            ),
+        };
         ToolContext {
-            reach: crate::read::reach::Reach::everything(),
+            reach,
+            principal,
             sessions: self.sessions.clone(),
             send: settings.send.then(|| crate::send::Sending {
                 sessions: self.sending.clone(),
@@ -322,6 +340,8 @@ pub(crate) struct Switches {
     pub(crate) send: Arc<AtomicBool>,
     /// control.approve, and the lines waiting for the person.
     pub(crate) approvals: crate::send::approval::Approvals,
+    /// The host's scoped grants, read by the gate on every request.
+    pub(crate) grants: Grants,
 }
 
 /// Builds the shared connection context.
@@ -335,7 +355,7 @@ pub(crate) fn conn_ctx(
     capture: Capture,
 ) -> Arc<ConnCtx> {
     Arc::new(ConnCtx {
-        gate: Gate::new(token.expose(), port),
+        gate: Gate::new(token.expose(), port, switches.grants.clone()),
         // SAFETY: geteuid has no preconditions and cannot fail.
         uid: unsafe { libc::geteuid() },
         tools: ToolBox::new(),

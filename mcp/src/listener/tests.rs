@@ -83,7 +83,7 @@ async fn serve_tools_ctx(tools: ToolBox) -> (u16, Token, ActorRef<SupervisorMsg>
     let token = Token::generate();
     let rete = Arc::new(Rete::start(ReteOptions::default()).await.unwrap());
     let ctx = Arc::new(ConnCtx {
-        gate: Gate::new(token.expose(), port),
+        gate: Gate::new(token.expose(), port, Default::default()),
         // SAFETY: geteuid has no preconditions and cannot fail.
         uid: unsafe { libc::geteuid() },
         tools,
@@ -292,7 +292,7 @@ async fn a_request_carries_approval_only_while_it_is_on() {
         crate::debug::Capture::off(),
     );
     let approval = |ctx: &ConnCtx| {
-        ctx.tool_context(CancellationToken::new())
+        ctx.tool_context(CancellationToken::new(), crate::grant::Principal::Full)
             .send
             .map(|s| s.approval.is_some())
     };

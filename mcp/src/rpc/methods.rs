@@ -96,7 +96,8 @@ pub(crate) async fn call_tool(
     };
     let sent = params.get("arguments");
     let Ok(args) = Args::from_request(sent) else {
-        ctx.access_log.record_call(
+        ctx.access_log.record_call_by(
+            ctx.principal.grant_name(),
             wall_now(),
             name,
             sent,
@@ -109,6 +110,7 @@ pub(crate) async fn call_tool(
         });
     };
     let args = args.with_sent_numbers(numbers.clone());
+    let by = ctx.principal.grant_name();
     // Every text is escaped for the answer's text item once, here; a result
     // (from a `Value` or already encoded by its tool) straight from its JSON
     // tokens, without being written out as JSON first.
@@ -118,7 +120,7 @@ pub(crate) async fn call_tool(
         ToolOutcome::Error(text) => {
             let logged = CallOutcome::Error(&text);
             ctx.access_log
-                .record_call(wall_now(), name, sent, args.sent_numbers(), logged);
+                .record_call_by(by, wall_now(), name, sent, args.sent_numbers(), logged);
             return Ok(CallResult {
                 text: Encoded::text(&text),
                 is_error: true,
@@ -135,7 +137,7 @@ pub(crate) async fn call_tool(
     };
     let is_error = ended != Ended::Ok;
     ctx.access_log
-        .record_call(wall_now(), name, sent, args.sent_numbers(), logged);
+        .record_call_by(by, wall_now(), name, sent, args.sent_numbers(), logged);
     Ok(CallResult { text, is_error })
 }
 

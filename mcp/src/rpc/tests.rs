@@ -43,6 +43,7 @@ async fn rete(sessions: Vec<SessionSpec>) -> Arc<Rete> {
 fn ctx(rete: Arc<Rete>, settings: Settings) -> ToolContext {
     ToolContext {
         reach: crate::read::reach::Reach::everything(),
+        principal: crate::grant::Principal::Full,
         sessions: rete_actors::ReadOnlySessions::new(rete),
         send: None,
         cancel: CancellationToken::new(),

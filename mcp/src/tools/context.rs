@@ -4,6 +4,7 @@
 
 use crate::access_log::AccessLog;
 use crate::debug::Capture;
+pub use crate::grant::Principal;
 pub use crate::read::reach::Reach;
 use crate::send::Sending;
 use crate::updates::Updates;
@@ -38,6 +39,9 @@ pub struct ToolContext {
     pub settings: Settings,
     /// What this request may see: everything for the full token.
     pub reach: Reach,
+    /// Who made the request: the full token, or a scoped grant (whose tier
+    /// already narrowed `settings`, and whose name the access log shows).
+    pub principal: Principal,
     /// The AI access log, which outlives the server (a restart or a new token
     /// does not clear it), so it is shared rather than owned by a request.
     pub access_log: Arc<AccessLog>,

@@ -43,6 +43,6 @@ pub(crate) mod updates_call;
 pub(crate) mod wait_for_updates;
 
 pub use args::Args;
-pub use context::{Reach, Settings, ToolContext};
+pub use context::{Principal, Reach, Settings, ToolContext};
 pub use registry::{ToolBox, TOOLS};
 pub use result::ToolOutcome;

@@ -135,6 +135,7 @@ fn log_when_settled(
     handed: tokio::task::JoinHandle<Result<(), AgentLineError>>,
 ) {
     let log = ctx.access_log.clone();
+    let by = ctx.principal.grant_name().map(str::to_owned);
     let sent_args = serde_json::Value::Object(args.as_map().clone());
     let numbers = args.sent_numbers().clone();
     tokio::spawn(async move {
@@ -146,7 +147,14 @@ fn log_when_settled(
             Ok(()) => CallOutcome::SentAfterCancel,
             Err(why) => CallOutcome::NotSentAfterCancel(error_text(why)),
         };
-        log.record_call(wall_now(), NAME, Some(&sent_args), &numbers, logged);
+        log.record_call_by(
+            by.as_deref(),
+            wall_now(),
+            NAME,
+            Some(&sent_args),
+            &numbers,
+            logged,
+        );
     });
 }
 

@@ -54,6 +54,7 @@ async fn run(ctx: &ToolContext, args: &Args) -> ToolResult {
     let logged_args = (!args.as_map().is_empty()).then(|| Value::Object(args.as_map().clone()));
     let waiting = || {
         ctx.access_log.record_wait_start(
+            ctx.principal.grant_name(),
             wall_now(),
             NAME,
             logged_args.as_ref(),

@@ -176,6 +176,7 @@ async fn run_case(case: &Case) -> Result<()> {
     let session = rete.add_session(s).await?;
     let ctx = ToolContext {
         reach: rete_mcp::tools::Reach::everything(),
+        principal: rete_mcp::tools::Principal::Full,
         sessions: rete_actors::ReadOnlySessions::new(rete.clone()),
         send: None,
         cancel: CancellationToken::new(),

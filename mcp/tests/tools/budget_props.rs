@@ -174,6 +174,7 @@ async fn run_case(case: usize, world: &World) -> Result<()> {
 
     let ctx = ToolContext {
         reach: rete_mcp::tools::Reach::everything(),
+        principal: rete_mcp::tools::Principal::Full,
         sessions: rete_actors::ReadOnlySessions::new(rete.clone()),
         send: None,
         cancel: CancellationToken::new(),

@@ -231,6 +231,7 @@ async fn build() -> Result<Built> {
     let updates = debug_tools::updates(&rete, &capture).await?;
     let ctx = ToolContext {
         reach: rete_mcp::tools::Reach::everything(),
+        principal: rete_mcp::tools::Principal::Full,
         sessions: rete_actors::ReadOnlySessions::new(rete.clone()),
         send: Some(Sending {
             sessions: rete_actors::SendingSessions::new(rete.clone()),

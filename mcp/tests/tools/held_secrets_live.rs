@@ -139,6 +139,7 @@ async fn every_credential_sent_is_held_and_never_comes_back() -> Result<()> {
     let f = Fixture {
         ctx: ToolContext {
             reach: rete_mcp::tools::Reach::everything(),
+            principal: rete_mcp::tools::Principal::Full,
             sessions: rete_actors::ReadOnlySessions::new(rete.clone()),
             send: Some(Sending {
                 sessions: rete_actors::SendingSessions::new(rete.clone()),

@@ -60,6 +60,7 @@ impl Fixture {
         Ok(Fixture {
             ctx: ToolContext {
                 reach: rete_mcp::tools::Reach::everything(),
+                principal: rete_mcp::tools::Principal::Full,
                 sessions: rete_actors::ReadOnlySessions::new(rete.clone()),
                 send: None,
                 cancel: CancellationToken::new(),

@@ -45,6 +45,7 @@ impl Fixture {
         Ok(Fixture {
             ctx: ToolContext {
                 reach: rete_mcp::tools::Reach::everything(),
+                principal: rete_mcp::tools::Principal::Full,
                 sessions: rete_actors::ReadOnlySessions::new(rete),
                 send: None,
                 cancel: CancellationToken::new(),

@@ -272,6 +272,7 @@ async fn setup() -> Result<Fixture> {
 
     let ctx = ToolContext {
         reach: rete_mcp::tools::Reach::everything(),
+        principal: rete_mcp::tools::Principal::Full,
         sessions: rete_actors::ReadOnlySessions::new(rete),
         send: None,
         cancel: CancellationToken::new(),

@@ -64,6 +64,7 @@ async fn setup() -> Result<Env> {
     let session = rete.add_session(spec(config, plain(port))).await?;
     let ctx = ToolContext {
         reach: rete_mcp::tools::Reach::everything(),
+        principal: rete_mcp::tools::Principal::Full,
         sessions: rete_actors::ReadOnlySessions::new(rete.clone()),
         send: None,
         cancel: CancellationToken::new(),

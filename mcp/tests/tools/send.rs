@@ -151,6 +151,7 @@ impl Fixture {
         let f = Fixture {
             ctx: ToolContext {
                 reach: rete_mcp::tools::Reach::everything(),
+                principal: rete_mcp::tools::Principal::Full,
                 sessions: rete_actors::ReadOnlySessions::new(rete.clone()),
                 send: Some(Sending {
                     sessions: rete_actors::SendingSessions::new(rete),

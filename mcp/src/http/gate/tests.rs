@@ -31,7 +31,7 @@ fn replacing(name: &str, values: &[&str]) -> RequestHead {
 
 #[test]
 fn a_correct_request_passes() {
-    assert_eq!(judge(&with(&[]), TOKEN, PORT), Ok(()));
+    assert_eq!(judge(&with(&[]), TOKEN, PORT), Ok(Principal::Full));
     assert_eq!(route(&with(&[])), Ok(()));
 }
 
@@ -78,7 +78,7 @@ fn authorization_missing_or_repeated_is_refused() {
 fn authorization_name_matches_ignoring_case() {
     let good = bearer();
     let h = replacing("AUTHORIZATION", &[&good]);
-    assert_eq!(judge(&h, TOKEN, PORT), Ok(()));
+    assert_eq!(judge(&h, TOKEN, PORT), Ok(Principal::Full));
     let twice = head(
         "POST",
         "/mcp",
@@ -112,7 +112,7 @@ fn host_rules() {
     for ok in ["127.0.0.1:7422", "localhost:7422"] {
         assert_eq!(
             judge(&replacing("Host", &[ok]), TOKEN, PORT),
-            Ok(()),
+            Ok(Principal::Full),
             "{ok}"
         );
     }
@@ -144,21 +144,25 @@ fn host_missing_or_repeated_is_refused() {
     let twice = replacing("Host", &["127.0.0.1:7422", "127.0.0.1:7422"]);
     assert_eq!(judge(&twice, TOKEN, PORT), Err(Refusal::Host));
     let h = replacing("hOsT", &["localhost:7422"]);
-    assert_eq!(judge(&h, TOKEN, PORT), Ok(()));
+    assert_eq!(judge(&h, TOKEN, PORT), Ok(Principal::Full));
 }
 
 #[test]
 fn the_port_is_the_one_passed() {
     let h = replacing("Host", &["127.0.0.1:1024"]);
-    assert_eq!(judge(&h, TOKEN, 1024), Ok(()));
+    assert_eq!(judge(&h, TOKEN, 1024), Ok(Principal::Full));
     assert_eq!(judge(&h, TOKEN, PORT), Err(Refusal::Host));
 }
 
 #[test]
 fn origin_rules() {
-    assert_eq!(judge(&with(&[]), TOKEN, PORT), Ok(()));
+    assert_eq!(judge(&with(&[]), TOKEN, PORT), Ok(Principal::Full));
     for ok in ["http://127.0.0.1:7422", "http://localhost:7422"] {
-        assert_eq!(judge(&with(&[("Origin", ok)]), TOKEN, PORT), Ok(()), "{ok}");
+        assert_eq!(
+            judge(&with(&[("Origin", ok)]), TOKEN, PORT),
+            Ok(Principal::Full),
+            "{ok}"
+        );
     }
     for bad in [
         "null",
@@ -190,7 +194,7 @@ fn options_is_refused_at_the_gate() {
     let h = head("OPTIONS", "/mcp", &passing);
     assert_eq!(judge(&h, TOKEN, PORT), Err(Refusal::Options));
     let h = head("options", "/mcp", &passing);
-    assert_eq!(judge(&h, TOKEN, PORT), Ok(()));
+    assert_eq!(judge(&h, TOKEN, PORT), Ok(Principal::Full));
     assert_eq!(route(&h), Err(Refusal::Method));
 }
 
@@ -319,10 +323,33 @@ fn head_errors_map_to_their_classes() {
 fn the_port_is_compared_as_written() {
     for (port, ok) in [(1, "1"), (80, "80"), (65535, "65535"), (0, "0")] {
         let h = replacing("Host", &[&format!("127.0.0.1:{ok}")]);
-        assert_eq!(judge(&h, TOKEN, port), Ok(()), "{ok}");
+        assert_eq!(judge(&h, TOKEN, port), Ok(Principal::Full), "{ok}");
     }
     for bad in ["+7422", "7422 ", "74220", "742", "07422", "7422a", "٧٤٢٢"] {
         let h = replacing("Host", &[&format!("localhost:{bad}")]);
         assert_eq!(judge(&h, TOKEN, PORT), Err(Refusal::Host), "{bad}");
     }
+}
+
+#[test]
+fn a_live_grants_token_passes_as_that_grant_until_it_is_revoked() {
+    use crate::grant::{GrantRecord, GrantSpec};
+    let grants = Grants::default();
+    let spec = GrantSpec::parse(&["watcher", "buffers=#rust"]).unwrap();
+    let (record, grant_token) = GrantRecord::issue(spec, crate::grant::now_ms());
+    grants.add(record).unwrap();
+    let gate = Gate::new(TOKEN, PORT, grants.clone());
+    let bearer = format!("Bearer {}", grant_token.expose());
+    let h = replacing("Authorization", &[&bearer]);
+    match gate.judge(&h) {
+        Ok(Principal::Grant(g)) => assert_eq!(&*g.name, "watcher"),
+        other => panic!("{other:?}"),
+    }
+    // The full token is still the full token.
+    assert_eq!(gate.judge(&with(&[])), Ok(Principal::Full));
+    // A grant's token without the scheme is no token.
+    let bare = replacing("Authorization", &[grant_token.expose()]);
+    assert_eq!(gate.judge(&bare), Err(Refusal::Token));
+    grants.revoke("watcher").unwrap();
+    assert_eq!(gate.judge(&h), Err(Refusal::Token));
 }
