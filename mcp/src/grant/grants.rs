@@ -28,6 +28,9 @@ pub struct Granted {
     pub scope: Scope,
     /// What it may do.
     pub tier: Tier,
+    /// Its token's digest: what its subscriptions belong to, so a grant
+    /// made later under the same name does not inherit them. Never shown.
+    pub(crate) key: Arc<str>,
 }
 
 /// Who made a request: the full token or one grant.
@@ -112,6 +115,7 @@ impl Grants {
             name: Arc::from(record.name.as_str()),
             scope: record.scope.clone(),
             tier: record.tier,
+            key: Arc::from(record.token_digest()),
         })
     }
 }

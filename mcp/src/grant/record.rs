@@ -69,6 +69,12 @@ impl GrantRecord {
         (record, token)
     }
 
+    /// The SHA-256 of its token (lowercase hex): what tells two grants of
+    /// one name apart, one revoked and one made since. Never shown.
+    pub(crate) fn token_digest(&self) -> &str {
+        &self.token_sha256
+    }
+
     /// True while the grant has not ended at `now_ms`.
     pub fn is_live(&self, now_ms: i64) -> bool {
         self.expires_ms.is_none_or(|end| now_ms < end)

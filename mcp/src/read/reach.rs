@@ -7,9 +7,8 @@
 //! grant does not cover is `unknown session` / `unknown buffer`, so a grant
 //! cannot probe what exists.
 //!
-//! So far the lookups, list_sessions, list_buffers, search_messages and
-//! find_user read through it; the gate hands every request
-//! [`Reach::everything`] until every tool and subscription does.
+//! The gate gives the full token [`Reach::everything`] and a grant its
+//! scope; a subscription keeps the reach of the request that made it.
 
 use crate::grant::{BufferRef, Scope};
 use rete_engine::buffer::Buffer;
@@ -39,6 +38,20 @@ impl Reach {
     /// True for the full token's reach, where no check is needed.
     pub fn is_everything(&self) -> bool {
         self.scope.is_none()
+    }
+
+    /// True when `buffer` is in reach, named by its parts (for callers that
+    /// keep a buffer's identity rather than a view of it: subscriptions).
+    pub(crate) fn covers(&self, buffer: BufferRef<'_>) -> bool {
+        self.scope.as_ref().is_none_or(|s| s.covers(buffer))
+    }
+
+    /// True when everything of the network named `network` is in reach
+    /// (every channel and query, and so its server buffer and engine state).
+    pub(crate) fn covers_whole_session(&self, network: &str) -> bool {
+        self.scope
+            .as_ref()
+            .is_none_or(|s| s.covers_whole_session(network))
     }
 
     /// True when the session behind `view` is in reach at all.

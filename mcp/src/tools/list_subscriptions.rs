@@ -11,6 +11,7 @@ use crate::tools::registry::{outcome_of, Declared, Tier, ToolResult};
 use crate::tools::spec::{Effect, ToolSpec};
 use crate::tools::updates_call::asked;
 use crate::updates::registry::Listed;
+use crate::updates::Owner;
 use rete_engine::event::ConnState;
 use rete_engine::ids::{BufferId, SessionId};
 use serde_json::{json, Value};
@@ -40,7 +41,11 @@ pub(crate) const TOOL: Declared = Declared {
 type Sessions = HashMap<SessionId, Option<(ConnState, HashSet<BufferId>)>>;
 
 async fn run(ctx: &ToolContext) -> ToolResult {
-    let listed = ctx.updates.list(&ctx.cancel).await.map_err(asked)?;
+    let listed = ctx
+        .updates
+        .list_as(Owner::of(&ctx.principal), &ctx.cancel)
+        .await
+        .map_err(asked)?;
     let names_any = listed
         .iter()
         .any(|l| !l.sessions.is_empty() || !l.buffers.is_empty());
@@ -77,18 +82,34 @@ async fn run(ctx: &ToolContext) -> ToolResult {
 async fn read_sessions(ctx: &ToolContext) -> Result<Sessions, ToolOutcome> {
     let mut out = Sessions::new();
     for reader in ctx.sessions.sessions() {
-        let read = reader.read(|view| {
-            (
-                view.state(),
-                view.buffers().map(|b| b.id().clone()).collect(),
-            )
+        // Out of reach is absent: a subscription naming such a session or
+        // buffer shows the state an unknown id would.
+        let reach = ctx.reach.clone();
+        let read = reader.read(move |view| {
+            reach.session(&view).then(|| {
+                (
+                    view.state(),
+                    view.buffers()
+                        .filter(|b| reach.buffer(&view, b))
+                        .map(|b| b.id().clone())
+                        .collect(),
+                )
+            })
         });
         let shown = tokio::select! {
             biased;
             _ = ctx.cancel.cancelled() => return Err(ToolOutcome::Cancelled),
             r = read => r.ok(),
         };
-        out.insert(reader.id().clone(), shown);
+        match shown {
+            Some(None) => {}
+            Some(Some(shown)) => {
+                out.insert(reader.id().clone(), Some(shown));
+            }
+            None => {
+                out.insert(reader.id().clone(), None);
+            }
+        }
     }
     Ok(out)
 }

@@ -10,6 +10,7 @@ use crate::tools::spec::{Choice, Effect, Flag, Integer, Text, ToolSpec};
 use crate::tools::updates_call::{asked, sub_id, UNKNOWN_SUBSCRIPTION};
 use crate::updates::actor::ReadSpec;
 use crate::updates::render::Detail;
+use crate::updates::Owner;
 
 const NAME: &str = "read_updates";
 
@@ -51,7 +52,7 @@ pub(crate) const TOOL: Declared = Declared {
 
 /// Parses the shared arguments. The id is checked for form only; whether
 /// it is live is the registry's answer.
-pub(crate) fn read_spec(args: &Args) -> Result<ReadSpec, ToolOutcome> {
+pub(crate) fn read_spec(ctx: &ToolContext, args: &Args) -> Result<ReadSpec, ToolOutcome> {
     let id = ID.read(args)?;
     let detail = DETAIL.read(args)?;
     let peek = PEEK.read(args)?;
@@ -65,6 +66,7 @@ pub(crate) fn read_spec(args: &Args) -> Result<ReadSpec, ToolOutcome> {
     };
     let target = id.map(sub_id).transpose()?;
     Ok(ReadSpec {
+        owner: Owner::of(&ctx.principal),
         target,
         detail,
         peek,
@@ -72,7 +74,7 @@ pub(crate) fn read_spec(args: &Args) -> Result<ReadSpec, ToolOutcome> {
 }
 
 async fn run(ctx: &ToolContext, args: &Args) -> ToolResult {
-    let spec = read_spec(args)?;
+    let spec = read_spec(ctx, args)?;
     match ctx.updates.read(spec, &ctx.cancel).await {
         Ok(Ok(answer)) => Ok(answer),
         Ok(Err(_)) => Err(ToolOutcome::error(UNKNOWN_SUBSCRIPTION)),

@@ -6,6 +6,7 @@ use crate::tools::context::ToolContext;
 use crate::tools::registry::{outcome_of, Declared, Tier, ToolResult};
 use crate::tools::spec::{Effect, RequiredText, ToolSpec};
 use crate::tools::updates_call::{asked, sub_id, UNKNOWN_SUBSCRIPTION};
+use crate::updates::Owner;
 use serde_json::json;
 
 const NAME: &str = "unsubscribe";
@@ -28,7 +29,11 @@ pub(crate) const TOOL: Declared = Declared {
 
 async fn run(ctx: &ToolContext, args: &Args) -> ToolResult {
     let id = sub_id(ID.read(args)?)?;
-    match ctx.updates.unsubscribe(id, &ctx.cancel).await {
+    match ctx
+        .updates
+        .unsubscribe_as(Owner::of(&ctx.principal), id, &ctx.cancel)
+        .await
+    {
         Ok(Ok(())) => Ok(json!({"unsubscribed": true})),
         Ok(Err(_)) => Err(ToolOutcome::error(UNKNOWN_SUBSCRIPTION)),
         Err(e) => Err(asked(e)),

@@ -49,7 +49,7 @@ pub(crate) const TOOL: Declared = Declared {
 async fn run(ctx: &ToolContext, args: &Args) -> ToolResult {
     // Every argument is checked before the id is looked at.
     let timeout = TIMEOUT.read(args)?;
-    let spec = read_spec(args)?;
+    let spec = read_spec(ctx, args)?;
     let timeout = Duration::from_secs(timeout.unsigned_abs());
     let logged_args = (!args.as_map().is_empty()).then(|| Value::Object(args.as_map().clone()));
     let waiting = || {

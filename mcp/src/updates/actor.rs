@@ -15,7 +15,7 @@ use super::feed::{Starts, POLL_EVERY};
 use super::filter::Filter;
 use super::registry::{Full, Listed, PollData, Registry, Subscribed, Unknown};
 use super::render::Detail;
-use super::{SubId, MAX_WAITS, SWEEP_EVERY};
+use super::{Holder, Owner, SubId, MAX_WAITS, SWEEP_EVERY};
 use crate::debug::Capture;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use rete_actors::{ReadOnlySessions, SessionEvent};
@@ -46,7 +46,9 @@ pub(crate) enum WaitAnswer {
 /// What one read asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReadSpec {
-    /// One subscription, or every one.
+    /// Whose subscriptions are read: no one reads another's.
+    pub(crate) owner: Owner,
+    /// One subscription, or every one of the owner's.
     pub(crate) target: Option<SubId>,
     /// Digest or full.
     pub(crate) detail: Detail,
@@ -57,14 +59,19 @@ pub struct ReadSpec {
 /// Messages the registry handles.
 pub(crate) enum RegistryMsg {
     /// subscribe.
-    Subscribe(Filter, RpcReplyPort<Result<Subscribed, Full>>),
+    Subscribe(Filter, Holder, RpcReplyPort<Result<Subscribed, Full>>),
     /// subscribe, once the new subscription's starting points in the rings
     /// were read (raw and log filters).
-    SubscribeAt(Filter, Starts, RpcReplyPort<Result<Subscribed, Full>>),
+    SubscribeAt(
+        Filter,
+        Holder,
+        Starts,
+        RpcReplyPort<Result<Subscribed, Full>>,
+    ),
     /// unsubscribe.
-    Unsubscribe(SubId, RpcReplyPort<Result<(), Unknown>>),
+    Unsubscribe(Owner, SubId, RpcReplyPort<Result<(), Unknown>>),
     /// list_subscriptions.
-    List(RpcReplyPort<Vec<Listed>>),
+    List(Owner, RpcReplyPort<Vec<Listed>>),
     /// read_updates.
     Read(ReadSpec, RpcReplyPort<Result<Value, Unknown>>),
     /// wait_for_updates, under the caller's wait number.
@@ -211,17 +218,17 @@ impl Actor for RegistryActor {
 impl RegistryState {
     fn handle(&mut self, myself: &ActorRef<RegistryMsg>, msg: RegistryMsg) {
         match msg {
-            RegistryMsg::Subscribe(filter, reply) => {
+            RegistryMsg::Subscribe(filter, holder, reply) => {
                 let debug = filter.raw.is_some() || filter.log.is_some();
                 if debug && self.capture.is_on() {
-                    self.read_starts(myself, filter, reply);
+                    self.read_starts(myself, filter, holder, reply);
                 } else {
                     self.sweep();
-                    let answer = self.subscribe(myself, filter, &Starts::default());
+                    let answer = self.subscribe(myself, filter, holder, &Starts::default());
                     let _ = reply.send(answer);
                 }
             }
-            RegistryMsg::SubscribeAt(filter, mut starts, reply) => {
+            RegistryMsg::SubscribeAt(filter, holder, mut starts, reply) => {
                 // A clear not seen yet resets the positions there are first,
                 // so that it does not reset these too; positions read before
                 // a clear are of lines since cleared: taken again, as after
@@ -231,18 +238,18 @@ impl RegistryState {
                     starts = Starts::default();
                 }
                 self.sweep();
-                let _ = reply.send(self.subscribe(myself, filter, &starts));
+                let _ = reply.send(self.subscribe(myself, filter, holder, &starts));
             }
-            RegistryMsg::Unsubscribe(id, reply) => {
+            RegistryMsg::Unsubscribe(owner, id, reply) => {
                 self.sweep();
-                let answer = self.registry.unsubscribe(&id);
+                let answer = self.registry.unsubscribe(&owner, &id);
                 self.after_removal();
                 let _ = reply.send(answer);
             }
-            RegistryMsg::List(reply) => {
+            RegistryMsg::List(owner, reply) => {
                 self.sweep();
                 self.pause_when_debug_off();
-                let _ = reply.send(self.registry.list(self.clock.now()));
+                let _ = reply.send(self.registry.list(&owner, self.clock.now()));
             }
             RegistryMsg::Read(spec, reply) => {
                 self.sweep();
@@ -334,6 +341,7 @@ impl RegistryState {
         &mut self,
         myself: &ActorRef<RegistryMsg>,
         filter: Filter,
+        holder: Holder,
         starts: &Starts,
     ) -> Result<Subscribed, Full> {
         let running = self.running();
@@ -344,7 +352,7 @@ impl RegistryState {
         let (now, wall) = (self.clock.now(), self.clock.wall());
         let (answer, actions) = self
             .registry
-            .subscribe_at(id, filter, &running, starts, now, wall)?;
+            .subscribe_at(id, filter, holder, &running, starts, now, wall)?;
         for (session, next) in actions {
             self.follow(myself, &session, next);
         }
@@ -360,6 +368,7 @@ impl RegistryState {
         &mut self,
         myself: &ActorRef<RegistryMsg>,
         filter: Filter,
+        holder: Holder,
         reply: RpcReplyPort<Result<Subscribed, Full>>,
     ) {
         let raw: Vec<SessionId> = match &filter.raw {
@@ -375,7 +384,7 @@ impl RegistryState {
         tokio::spawn(async move {
             let starts = super::poll::read_starts(raw, log, capture, sessions).await;
             // A registry gone meanwhile drops the reply: the caller hears so.
-            let _ = me.cast(RegistryMsg::SubscribeAt(filter, starts, reply));
+            let _ = me.cast(RegistryMsg::SubscribeAt(filter, holder, starts, reply));
         });
     }
 
@@ -433,6 +442,7 @@ impl RegistryState {
 
     fn read(&mut self, spec: &ReadSpec) -> Result<Value, Unknown> {
         self.registry.read(
+            &spec.owner,
             spec.target.as_ref(),
             spec.detail,
             spec.peek,
@@ -454,7 +464,7 @@ impl RegistryState {
         if spec
             .target
             .as_ref()
-            .is_some_and(|id| !self.registry.exists(id))
+            .is_some_and(|id| !self.registry.owns(&spec.owner, id))
         {
             let _ = reply.send(WaitAnswer::Unknown);
             return false;
@@ -463,14 +473,15 @@ impl RegistryState {
             let _ = reply.send(WaitAnswer::TooMany);
             return false;
         }
-        if self.registry.has_event(spec.target.as_ref()) {
+        if self.registry.has_event(&spec.owner, spec.target.as_ref()) {
             let answer = self
                 .read(&spec)
                 .map_or(WaitAnswer::Unknown, WaitAnswer::Ready);
             let _ = reply.send(answer);
             return false;
         }
-        self.registry.touch(spec.target.as_ref(), self.clock.now());
+        self.registry
+            .touch(&spec.owner, spec.target.as_ref(), self.clock.now());
         self.parked.push(Parked { wait, spec, reply });
         myself.send_after(timeout, move || RegistryMsg::WaitExpired(wait));
         true
@@ -480,10 +491,8 @@ impl RegistryState {
     fn answer_waits(&mut self) {
         let mut at = 0;
         while at < self.parked.len() {
-            if self
-                .registry
-                .has_event(self.parked[at].spec.target.as_ref())
-            {
+            let spec = &self.parked[at].spec;
+            if self.registry.has_event(&spec.owner, spec.target.as_ref()) {
                 let parked = self.parked.remove(at);
                 let answer = self
                     .read(&parked.spec)
@@ -506,11 +515,11 @@ impl RegistryState {
     fn after_removal(&mut self) {
         let mut at = 0;
         while at < self.parked.len() {
-            let gone = self.parked[at]
-                .spec
+            let spec = &self.parked[at].spec;
+            let gone = spec
                 .target
                 .as_ref()
-                .is_some_and(|id| !self.registry.exists(id));
+                .is_some_and(|id| !self.registry.owns(&spec.owner, id));
             if gone {
                 let _ = self.parked.remove(at).reply.send(WaitAnswer::Unknown);
             } else {

@@ -9,6 +9,7 @@
 use super::collector::Range;
 use crate::read::withheld::Withholder;
 use rete_engine::buffer::BufferKind;
+use rete_engine::casemap::CaseMapping;
 use rete_engine::ids::BufferId;
 use rete_engine::row::{Kind, Row};
 use rete_engine::view::SessionView;
@@ -71,6 +72,10 @@ pub(crate) struct BatchData {
     pub(crate) batch: u64,
     /// The session's nick at the read: mentions are judged against it.
     pub(crate) nick: String,
+    /// The session's name in the config, and how its server folds case:
+    /// what a scoped subscription's reach judges buffers by.
+    pub(crate) network: String,
+    pub(crate) casemap: CaseMapping,
     /// The session's secret scanner at the read.
     pub(crate) withholder: Withholder,
     /// One entry per range asked for.
@@ -123,6 +128,8 @@ pub(crate) fn read_batch(view: &SessionView<'_>, request: BatchRequest) -> Batch
     BatchData {
         batch,
         nick: view.nick().to_owned(),
+        network: view.name().to_owned(),
+        casemap: view.isupport().casemapping,
         withholder: Withholder::for_view(view),
         buffers,
         starts,

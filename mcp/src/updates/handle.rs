@@ -8,7 +8,7 @@ use super::actor::{ReadSpec, RegistryActor, RegistryArgs, RegistryMsg, Stats, Wa
 use super::clock::Clock;
 use super::filter::Filter;
 use super::registry::{Full, Listed, Subscribed, Unknown};
-use super::SubId;
+use super::{Holder, Owner, SubId};
 use crate::debug::Capture;
 use parking_lot::RwLock;
 use ractor::{Actor, ActorRef, RpcReplyPort};
@@ -93,29 +93,63 @@ impl Updates {
         self.actor.read().clone()
     }
 
-    /// subscribe: the new subscription, or the 16-subscription refusal.
+    /// subscribe, as the full token (an embedding host's own
+    /// subscriptions): the new subscription, or the 16-subscription refusal.
     pub async fn subscribe(
         &self,
         filter: Filter,
         cancel: &CancellationToken,
     ) -> Result<Result<Subscribed, Full>, Asked> {
-        self.ask(cancel, |reply| RegistryMsg::Subscribe(filter, reply))
-            .await
+        self.subscribe_as(filter, Holder::default(), cancel).await
     }
 
-    /// unsubscribe.
+    /// unsubscribe, as the full token.
     pub async fn unsubscribe(
         &self,
         id: SubId,
         cancel: &CancellationToken,
     ) -> Result<Result<(), Unknown>, Asked> {
-        self.ask(cancel, |reply| RegistryMsg::Unsubscribe(id, reply))
+        self.unsubscribe_as(Owner::Full, id, cancel).await
+    }
+
+    /// The full token's subscriptions, oldest first.
+    pub async fn list(&self, cancel: &CancellationToken) -> Result<Vec<Listed>, Asked> {
+        self.list_as(Owner::Full, cancel).await
+    }
+
+    /// subscribe: the new subscription, held by `holder`, or the
+    /// 16-subscription refusal (4 for one grant).
+    pub(crate) async fn subscribe_as(
+        &self,
+        filter: Filter,
+        holder: Holder,
+        cancel: &CancellationToken,
+    ) -> Result<Result<Subscribed, Full>, Asked> {
+        self.ask(cancel, |reply| {
+            RegistryMsg::Subscribe(filter, holder, reply)
+        })
+        .await
+    }
+
+    /// unsubscribe: only `owner`'s subscription.
+    pub(crate) async fn unsubscribe_as(
+        &self,
+        owner: Owner,
+        id: SubId,
+        cancel: &CancellationToken,
+    ) -> Result<Result<(), Unknown>, Asked> {
+        self.ask(cancel, |reply| RegistryMsg::Unsubscribe(owner, id, reply))
             .await
     }
 
-    /// Every subscription, oldest first.
-    pub async fn list(&self, cancel: &CancellationToken) -> Result<Vec<Listed>, Asked> {
-        self.ask(cancel, RegistryMsg::List).await
+    /// Every one of `owner`'s subscriptions, oldest first.
+    pub(crate) async fn list_as(
+        &self,
+        owner: Owner,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<Listed>, Asked> {
+        self.ask(cancel, |reply| RegistryMsg::List(owner, reply))
+            .await
     }
 
     /// read_updates.

@@ -40,10 +40,13 @@ pub use clock::ShiftedClock;
 pub use clock::SystemClock;
 pub use handle::Updates;
 
+use crate::grant::Principal;
+use crate::read::reach::Reach;
 use rete_engine::ids::BufferId;
 use rete_engine::row::CompactString;
 use serde_json::Value;
 use std::fmt;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// At most this many subscriptions exist at once, across all clients.
@@ -58,6 +61,51 @@ pub(crate) const SWEEP_EVERY: Duration = Duration::from_secs(60);
 
 /// At most this many wait_for_updates are parked at once.
 pub(crate) const MAX_WAITS: usize = 2;
+
+/// At most this many of the [`MAX_SUBSCRIPTIONS`] belong to one scoped
+/// grant, so grants cannot take every place from the person's full token.
+pub(crate) const MAX_GRANT_SUBSCRIPTIONS: usize = 4;
+
+/// Who a subscription belongs to. Only its owner lists, reads, waits on or
+/// removes it; to anyone else its id is unknown.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Owner {
+    /// The full token.
+    #[default]
+    Full,
+    /// One scoped grant, by its token's digest.
+    Grant(Arc<str>),
+}
+
+impl Owner {
+    /// The owner a request from `principal` acts as.
+    pub(crate) fn of(principal: &Principal) -> Owner {
+        match principal {
+            Principal::Full => Owner::Full,
+            Principal::Grant(g) => Owner::Grant(g.key.clone()),
+        }
+    }
+}
+
+/// A new subscription's owner and what it may collect: the reach of the
+/// request that made it, kept for its whole life.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Holder {
+    /// Who it belongs to.
+    pub(crate) owner: Owner,
+    /// What it may collect.
+    pub(crate) reach: Reach,
+}
+
+impl Holder {
+    /// The holder for a request's context.
+    pub(crate) fn of(ctx: &crate::tools::ToolContext) -> Holder {
+        Holder {
+            owner: Owner::of(&ctx.principal),
+            reach: ctx.reach.clone(),
+        }
+    }
+}
 
 /// A subscription's id: `sub_` and 12 lower-case hexadecimal digits.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

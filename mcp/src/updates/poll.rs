@@ -7,7 +7,7 @@
 //! read_log reads it (stalled when they cannot be read).
 
 use super::feed::Starts;
-use super::registry::{LogPoll, PollData, PollPlan, TapPoll};
+use super::registry::{LogPoll, PollData, PollPlan, TapPoll, TapSession};
 use crate::debug::log::ring::ReadRequest;
 use crate::debug::Capture;
 use crate::read::log::{session_secrets, SECRETS_TIMEOUT};
@@ -25,19 +25,28 @@ pub(crate) async fn read(plan: PollPlan, capture: Capture, sessions: ReadOnlySes
         let read = async {
             let session = readers.iter().find(|s| s.id() == &id)?;
             let taps = capture.raw()?;
-            let scan = session.read(|view| Withholder::for_view(&view));
-            let withhold = tokio::time::timeout(SECRETS_TIMEOUT, scan)
+            let scan = session.read(|view| {
+                let facts = TapSession {
+                    network: view.name().to_owned(),
+                };
+                (Withholder::for_view(&view), facts)
+            });
+            let (withhold, facts) = tokio::time::timeout(SECRETS_TIMEOUT, scan)
                 .await
                 .ok()?
                 .ok()?;
             let window = taps.read(&id, after, usize::MAX).await.ok()?;
-            Some((withhold, window.lines, window.dropped_through))
+            Some(((withhold, window.lines, window.dropped_through), facts))
         };
-        let read = read.await;
+        let (read, facts) = match read.await {
+            Some((read, facts)) => (Some(read), facts),
+            None => (None, TapSession::default()),
+        };
         data.raw.push(TapPoll {
             session: id,
             after,
             read,
+            facts,
         });
     }
     if let (Some(after), Some(floor)) = (plan.log, capture.log().window_start()) {

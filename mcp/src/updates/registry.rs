@@ -12,11 +12,16 @@ use super::feed::{Feed, Starts};
 use super::filter::{mentions_in, Filter};
 use super::inbox::Inbox;
 use super::render::{self, Detail, Target};
-use super::{Event, Source, SubId, IDLE_EXPIRY, MAX_SUBSCRIPTIONS};
+use super::{
+    Event, Holder, Owner, Source, SubId, IDLE_EXPIRY, MAX_GRANT_SUBSCRIPTIONS, MAX_SUBSCRIPTIONS,
+};
+use crate::grant::BufferRef;
 use crate::read::matcher::Scratch;
 use crate::read::message::message_json;
+use crate::read::reach::Reach;
 use crate::read::result::encoded_len;
 use rete_engine::buffer::BufferKind;
+use rete_engine::casemap::CaseMapping;
 use rete_engine::clock::UnixMillis;
 use rete_engine::ids::{BufferId, SessionId};
 use rete_engine::row::{Kind, Row};
@@ -62,6 +67,12 @@ pub struct Subscribed {
 #[derive(Debug)]
 struct Subscription {
     id: SubId,
+    /// Who made it: only they see it.
+    owner: Owner,
+    /// What it may collect: the reach of the request that made it. A
+    /// message, or an evicted range's mark, of a buffer outside it never
+    /// reaches its inbox.
+    reach: Reach,
     filter: Filter,
     created: UnixMillis,
     touched: Instant,
@@ -98,6 +109,53 @@ impl Subscription {
     fn collects(&self, kind: Kind) -> bool {
         self.filter.wants_kind(kind)
     }
+
+    /// True when `owner` may see it.
+    fn held_by(&self, owner: &Owner) -> bool {
+        &self.owner == owner
+    }
+
+    /// True when it is one `owner` asked for: `target`, or any of theirs.
+    fn targeted(&self, owner: &Owner, target: Option<&SubId>) -> bool {
+        self.held_by(owner) && target.is_none_or(|t| &self.id == t)
+    }
+
+    /// True when its filter and its reach cover `buffer`, known as `known`
+    /// holds it (a scoped subscription takes no buffer it knows nothing of).
+    fn covers(
+        &self,
+        session: &SessionId,
+        buffer: &BufferId,
+        known: &HashMap<BufferId, Known>,
+    ) -> bool {
+        self.filter.in_scope(session, buffer)
+            && (self.reach.is_everything()
+                || known
+                    .get(buffer)
+                    .is_some_and(|k| self.reach.covers(k.as_ref())))
+    }
+}
+
+/// What batches told of a buffer: its kind (so a channel only query
+/// subscriptions cover is not read again) and what a scoped subscription's
+/// reach judges it by.
+#[derive(Clone, Debug)]
+struct Known {
+    network: Arc<str>,
+    kind: BufferKind,
+    name: String,
+    casemap: CaseMapping,
+}
+
+impl Known {
+    fn as_ref(&self) -> BufferRef<'_> {
+        BufferRef {
+            network: &self.network,
+            kind: self.kind,
+            name: &self.name,
+            casemap: self.casemap,
+        }
+    }
 }
 
 /// What list_subscriptions shows of one subscription, before its state
@@ -129,9 +187,8 @@ pub struct Listed {
 pub(crate) struct Registry {
     subs: Vec<Subscription>,
     collectors: HashMap<SessionId, Collector>,
-    /// Buffer kinds seen in batches, so a channel only query subscriptions
-    /// cover is not read again.
-    kinds: HashMap<BufferId, BufferKind>,
+    /// Buffers as batches last saw them.
+    known: HashMap<BufferId, Known>,
     /// Ranges given up as evicted so far (overflow, restart, lost rows, a
     /// failed read), for statistics.
     evicted_ranges: u64,
@@ -174,9 +231,14 @@ impl Registry {
         self.evicted_ranges
     }
 
-    /// True when `id` is live.
+    /// True when `id` is live, whoever holds it (a new id must not be).
     pub(crate) fn exists(&self, id: &SubId) -> bool {
         self.subs.iter().any(|s| &s.id == id)
+    }
+
+    /// True when `id` is live and `owner`'s.
+    pub(crate) fn owns(&self, owner: &Owner, id: &SubId) -> bool {
+        self.subs.iter().any(|s| &s.id == id && s.held_by(owner))
     }
 
     /// Adds a subscription whose raw and log positions are still to be
@@ -190,23 +252,37 @@ impl Registry {
         now: Instant,
         wall: UnixMillis,
     ) -> Result<(Subscribed, Vec<(SessionId, Next)>), Full> {
-        self.subscribe_at(id, filter, running, &Starts::default(), now, wall)
+        let holder = Holder::default();
+        self.subscribe_at(id, filter, holder, running, &Starts::default(), now, wall)
     }
 
     /// Adds a subscription. `running` are the sessions running now: their
     /// buffers' starting points are to be read, so each is answered with
     /// what its collector must do. `rings` are its positions in the raw taps
     /// and the log ring, read just before (for raw and log filters).
+    /// A scoped grant holds at most [`MAX_GRANT_SUBSCRIPTIONS`] of them.
+    #[allow(clippy::too_many_arguments)] // Each is one fact of the new subscription.
     pub(crate) fn subscribe_at(
         &mut self,
         id: SubId,
         filter: Filter,
+        holder: Holder,
         running: &[SessionId],
         rings: &Starts,
         now: Instant,
         wall: UnixMillis,
     ) -> Result<(Subscribed, Vec<(SessionId, Next)>), Full> {
         if self.subs.len() >= MAX_SUBSCRIPTIONS {
+            return Err(Full);
+        }
+        if holder.owner != Owner::Full
+            && self
+                .subs
+                .iter()
+                .filter(|s| s.held_by(&holder.owner))
+                .count()
+                >= MAX_GRANT_SUBSCRIPTIONS
+        {
             return Err(Full);
         }
         let answer = Subscribed {
@@ -221,6 +297,8 @@ impl Registry {
             .collect();
         self.subs.push(Subscription {
             id,
+            owner: holder.owner,
+            reach: holder.reach,
             filter,
             created: wall,
             touched: now,
@@ -241,10 +319,10 @@ impl Registry {
         Ok((answer, actions))
     }
 
-    /// Removes a subscription and its inbox.
-    pub(crate) fn unsubscribe(&mut self, id: &SubId) -> Result<(), Unknown> {
+    /// Removes one of `owner`'s subscriptions and its inbox.
+    pub(crate) fn unsubscribe(&mut self, owner: &Owner, id: &SubId) -> Result<(), Unknown> {
         let before = self.subs.len();
-        self.subs.retain(|s| &s.id != id);
+        self.subs.retain(|s| !(&s.id == id && s.held_by(owner)));
         if self.subs.len() == before {
             return Err(Unknown);
         }
@@ -271,7 +349,7 @@ impl Registry {
             // With nothing subscribed nothing is collected; a later
             // subscription starts from what buffers hold then.
             self.collectors.clear();
-            self.kinds.clear();
+            self.known.clear();
             self.lag_marks.clear();
             self.in_flight.clear();
         }
@@ -317,17 +395,24 @@ impl Registry {
             .collect()
     }
 
+    /// True when some subscription may collect from `buffer`. A buffer no
+    /// batch has read yet is read once, so that scoped subscriptions learn
+    /// what it is.
     fn covers(&self, session: &SessionId, buffer: &BufferId) -> bool {
         let query_only = |sub: &Subscription| {
             sub.filter.queries
                 && self
-                    .kinds
+                    .known
                     .get(buffer)
-                    .is_some_and(|k| *k != BufferKind::Query)
+                    .is_some_and(|k| k.kind != BufferKind::Query)
+        };
+        let unread_or_covered = |sub: &Subscription| {
+            sub.covers(session, buffer, &self.known)
+                || (!self.known.contains_key(buffer) && sub.filter.in_scope(session, buffer))
         };
         self.subs
             .iter()
-            .any(|sub| sub.filter.in_scope(session, buffer) && !query_only(sub))
+            .any(|sub| unread_or_covered(sub) && !query_only(sub))
     }
 
     /// Takes a session's queued changes as the batch to read now.
@@ -391,7 +476,7 @@ impl Registry {
         for range in request.ranges {
             self.evicted_ranges += 1;
             for sub in self.subs.iter_mut() {
-                if sub.filter.in_scope(session, &range.buffer) {
+                if sub.covers(session, &range.buffer, &self.known) {
                     sub.inbox.mark_evicted(&range.buffer, "");
                 }
             }
@@ -416,9 +501,16 @@ impl Registry {
         if !self.expected(session, data.batch) {
             return Next::Wait;
         }
+        let network: Arc<str> = Arc::from(data.network.as_str());
         for buffer in &data.buffers {
             if let Some(kind) = buffer.kind {
-                self.kinds.insert(buffer.range.buffer.clone(), kind);
+                let known = Known {
+                    network: network.clone(),
+                    kind,
+                    name: buffer.name.clone(),
+                    casemap: data.casemap,
+                };
+                self.known.insert(buffer.range.buffer.clone(), known);
             }
             self.apply_buffer(session, buffer, &data, now);
         }
@@ -460,7 +552,9 @@ impl Registry {
             }
             self.evicted_ranges += 1;
             for sub in self.subs.iter_mut() {
-                if sub.filter.in_scope(session, buffer) && sub.after_start(session, buffer, *last) {
+                if sub.covers(session, buffer, &self.known)
+                    && sub.after_start(session, buffer, *last)
+                {
                     sub.inbox.mark_evicted(buffer, "");
                 }
             }
@@ -478,7 +572,7 @@ impl Registry {
         if rows.range.evicted || rows.lost {
             self.evicted_ranges += 1;
             for sub in self.subs.iter_mut() {
-                if sub.filter.in_scope(session, buffer) {
+                if sub.covers(session, buffer, &self.known) {
                     sub.inbox.mark_evicted(buffer, &rows.name);
                     if rows.range.evicted {
                         sub.restart_at(session, buffer, rows.range.through);
@@ -496,7 +590,7 @@ impl Registry {
             // subscription: found once, when the first one asks.
             let mut mention: Option<bool> = None;
             for sub in self.subs.iter_mut() {
-                if !sub.filter.in_scope(session, buffer)
+                if !sub.covers(session, buffer, &self.known)
                     || !sub.after_start(session, buffer, row.seq)
                     || !sub.filter.admits(row, kind, &mut scratch)
                 {
@@ -523,18 +617,20 @@ impl Registry {
     }
 
     /// True when a targeted subscription has an event pending (counters
-    /// alone do not count). `None` targets every subscription.
-    pub(crate) fn has_event(&self, target: Option<&SubId>) -> bool {
+    /// alone do not count). `None` targets every one of `owner`'s.
+    pub(crate) fn has_event(&self, owner: &Owner, target: Option<&SubId>) -> bool {
         self.subs
             .iter()
-            .filter(|s| target.is_none_or(|t| &s.id == t))
+            .filter(|s| s.targeted(owner, target))
             .any(|s| s.inbox.has_event())
     }
 
     /// One read_updates (or the read that ends a wait): touches every
     /// subscription it reads, expires old events, renders and removes.
+    /// Only `owner`'s subscriptions are read.
     pub(crate) fn read(
         &mut self,
+        owner: &Owner,
         target: Option<&SubId>,
         detail: Detail,
         peek: bool,
@@ -542,13 +638,13 @@ impl Registry {
         wall: UnixMillis,
     ) -> Result<Value, Unknown> {
         if let Some(id) = target {
-            if !self.exists(id) {
+            if !self.owns(owner, id) {
                 return Err(Unknown);
             }
         }
         let mut targets: Vec<Target<'_>> = Vec::new();
         for sub in self.subs.iter_mut() {
-            if target.is_some_and(|t| &sub.id != t) {
+            if !sub.targeted(owner, target) {
                 continue;
             }
             sub.touched = now;
@@ -564,18 +660,20 @@ impl Registry {
 
     /// Restarts the idle clock of the targeted subscriptions (a wait that
     /// starts parked touches them as a read would).
-    pub(crate) fn touch(&mut self, target: Option<&SubId>, now: Instant) {
+    pub(crate) fn touch(&mut self, owner: &Owner, target: Option<&SubId>, now: Instant) {
         for sub in self.subs.iter_mut() {
-            if target.is_none_or(|t| &sub.id == t) {
+            if sub.targeted(owner, target) {
                 sub.touched = now;
             }
         }
     }
 
-    /// Every subscription, oldest first, for list_subscriptions (touches none).
-    pub(crate) fn list(&mut self, now: Instant) -> Vec<Listed> {
+    /// Every one of `owner`'s subscriptions, oldest first, for
+    /// list_subscriptions (touches none).
+    pub(crate) fn list(&mut self, owner: &Owner, now: Instant) -> Vec<Listed> {
         self.subs
             .iter_mut()
+            .filter(|s| s.held_by(owner))
             .map(|s| {
                 s.inbox.expire(now);
                 Listed {
@@ -613,7 +711,7 @@ fn message_event(buffer: &BufferId, name: &str, row: &Row, mention: bool, now: I
 }
 
 mod poll;
-pub(crate) use poll::{LogPoll, PollData, PollPlan, TapPoll};
+pub(crate) use poll::{LogPoll, PollData, PollPlan, TapPoll, TapSession};
 
 #[cfg(test)]
 mod tests;

@@ -7,6 +7,7 @@ use crate::tools::context::ToolContext;
 use crate::tools::registry::{outcome_of, Declared, Tier, ToolResult};
 use crate::tools::spec::{Choice, Effect, Flag, Object, Text, Texts, ToolSpec};
 use crate::tools::updates_call::asked;
+use crate::updates::Holder;
 use serde_json::json;
 
 mod parse;
@@ -104,7 +105,11 @@ pub(crate) const TOOL: Declared = Declared {
 
 async fn run(ctx: &ToolContext, args: &Args) -> ToolResult {
     let filter = parse(args)?;
-    match ctx.updates.subscribe(filter, &ctx.cancel).await {
+    match ctx
+        .updates
+        .subscribe_as(filter, Holder::of(ctx), &ctx.cancel)
+        .await
+    {
         Ok(Ok(made)) => Ok(json!({
             "subscription": {
                 "id": made.id.as_str(),

@@ -29,6 +29,13 @@ pub(crate) struct PollPlan {
 /// the newest position its ring dropped at capacity.
 pub(crate) type TapRead = (Withholder, Vec<RawLine>, Option<Pos>);
 
+/// What a scoped subscription's reach judges a session's raw lines by.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct TapSession {
+    /// The session's name in the config.
+    pub(crate) network: String,
+}
+
 /// One planned session's tap as a poll read it.
 #[derive(Debug)]
 pub(crate) struct TapPoll {
@@ -40,6 +47,8 @@ pub(crate) struct TapPoll {
     /// Its secret scan and lines, or None when the session or its tap did
     /// not answer.
     pub(crate) read: Option<TapRead>,
+    /// The session as the read found it (default when it did not answer).
+    pub(crate) facts: TapSession,
 }
 
 /// The log ring as a poll read it.
@@ -142,8 +151,11 @@ impl Registry {
                     let debug = sub.inbox.debug_mut();
                     debug.evicted |= take.evicted;
                     let mut new = Vec::new();
+                    // A scoped subscription sees a session's raw lines only
+                    // when its reach covers the whole session.
+                    let beyond_reach = !sub.reach.covers_whole_session(&tap.facts.network);
                     for line in take.lines.iter().filter(|l| raw.matches(l)) {
-                        if withheld(withhold, line) {
+                        if beyond_reach || withheld(withhold, line) {
                             sub.inbox.debug_mut().withheld += 1;
                         } else {
                             new.push(line);
@@ -180,8 +192,11 @@ impl Registry {
                 }
                 let through = snapshot.lines.last().map_or(*after, |l| l.seq.max(*after));
                 let lines = sub.feed.take_log(&snapshot.lines, through).to_vec();
+                // Rete's own log lines are not attributed to a buffer: a
+                // scoped subscription counts them withheld.
+                let beyond_reach = !sub.reach.is_everything();
                 for line in lines.iter().filter(|l| log.matches(l)) {
-                    if withholds(&snapshot.scan, line) {
+                    if beyond_reach || withholds(&snapshot.scan, line) {
                         sub.inbox.debug_mut().withheld += 1;
                     } else if sub.feed.admit(now) {
                         sub.inbox.push(Arc::new(log_event(line, now)), now);

@@ -7,6 +7,7 @@ use crate::read::result::encode;
 use crate::read::withheld::Withholder;
 use crate::updates::batch::{BatchRequest, BufferRows};
 use crate::updates::collector::Range;
+use crate::updates::feed::Starts;
 use rete_engine::row::Payload;
 use std::time::Duration;
 
@@ -55,6 +56,8 @@ fn answer(request: &BatchRequest, buffers: Vec<BufferRows>) -> BatchData {
     BatchData {
         batch: request.batch,
         nick: "mriron".into(),
+        network: NETWORK.into(),
+        casemap: Default::default(),
         withholder: Withholder::new(["hunter22"]),
         buffers,
         starts: None,
@@ -63,8 +66,15 @@ fn answer(request: &BatchRequest, buffers: Vec<BufferRows>) -> BatchData {
 
 fn digest(reg: &mut Registry, now: Instant) -> String {
     encode(
-        &reg.read(None, Detail::Digest, false, now, UnixMillis(0))
-            .unwrap(),
+        &reg.read(
+            &Owner::Full,
+            None,
+            Detail::Digest,
+            false,
+            now,
+            UnixMillis(0),
+        )
+        .unwrap(),
     )
 }
 
@@ -102,7 +112,7 @@ fn live_rows_are_delivered_and_history_and_secrets_only_counted() {
         ),
         now,
     );
-    assert!(reg.has_event(None));
+    assert!(reg.has_event(&Owner::Full, None));
     assert_eq!(
         digest(&mut reg, now),
         format!(
@@ -144,7 +154,7 @@ fn a_subscription_starts_from_what_buffers_hold() {
     );
     data.starts = Some(vec![(BufferId::from_client(B), 5)]);
     reg.apply_batch(&session(), data, now);
-    assert!(!reg.has_event(None));
+    assert!(!reg.has_event(&Owner::Full, None));
     // After it: B from seq 6; Q was opened later, so from its first row.
     reg.signal(&session(), &BufferId::from_client(B), 6);
     let r = reg.take_batch(&session());
@@ -164,8 +174,15 @@ fn a_subscription_starts_from_what_buffers_hold() {
         now,
     );
     let full = encode(
-        &reg.read(None, Detail::Full { limit: 50 }, false, now, UnixMillis(0))
-            .unwrap(),
+        &reg.read(
+            &Owner::Full,
+            None,
+            Detail::Full { limit: 50 },
+            false,
+            now,
+            UnixMillis(0),
+        )
+        .unwrap(),
     );
     assert!(
         full.contains(r#""text":"new""#) && full.contains(r#""text":"first""#),
@@ -210,7 +227,7 @@ fn a_channel_is_not_read_again_for_query_only_subscriptions() {
         ),
         now,
     );
-    assert!(!reg.has_event(None));
+    assert!(!reg.has_event(&Owner::Full, None));
     assert_eq!(
         reg.signal(&session(), &b, 2),
         Next::Wait,
@@ -292,8 +309,11 @@ fn sixteen_subscriptions_at_most() {
         ),
         Err(Full)
     );
-    reg.unsubscribe(&SubId::from_bits(3)).unwrap();
-    assert_eq!(reg.unsubscribe(&SubId::from_bits(3)), Err(Unknown));
+    reg.unsubscribe(&Owner::Full, &SubId::from_bits(3)).unwrap();
+    assert_eq!(
+        reg.unsubscribe(&Owner::Full, &SubId::from_bits(3)),
+        Err(Unknown)
+    );
     assert!(reg
         .subscribe(
             SubId::from_bits(99),
@@ -322,9 +342,16 @@ fn idle_subscriptions_expire_and_reads_keep_them() {
         .unwrap();
     }
     let t1 = t0 + Duration::from_secs(600);
-    reg.read(Some(&a), Detail::Digest, true, t1, UnixMillis(0))
-        .unwrap();
-    reg.list(t1);
+    reg.read(
+        &Owner::Full,
+        Some(&a),
+        Detail::Digest,
+        true,
+        t1,
+        UnixMillis(0),
+    )
+    .unwrap();
+    reg.list(&Owner::Full, t1);
     assert!(reg.sweep(t0 + Duration::from_secs(899)).is_empty());
     assert_eq!(
         reg.sweep(t0 + IDLE_EXPIRY),
@@ -342,6 +369,7 @@ fn a_read_names_a_live_subscription() {
     let (mut reg, id) = subscribed(json!({"mentions": true}), now);
     assert_eq!(
         reg.read(
+            &Owner::Full,
             Some(&SubId::from_bits(8)),
             Detail::Digest,
             false,
@@ -351,9 +379,19 @@ fn a_read_names_a_live_subscription() {
         Err(Unknown)
     );
     assert!(reg
-        .read(Some(&id), Detail::Digest, false, now, UnixMillis(5))
+        .read(
+            &Owner::Full,
+            Some(&id),
+            Detail::Digest,
+            false,
+            now,
+            UnixMillis(5)
+        )
         .is_ok());
-    assert_eq!(reg.list(now)[0].last_read, Some(UnixMillis(5)));
+    assert_eq!(
+        reg.list(&Owner::Full, now)[0].last_read,
+        Some(UnixMillis(5))
+    );
 }
 
 #[test]
@@ -475,6 +513,7 @@ fn a_starting_point_is_never_taken_from_a_read_begun_before_the_subscription() {
     reg.apply_batch(&session(), data, now);
     let full = encode(
         &reg.read(
+            &Owner::Full,
             Some(&second),
             Detail::Full { limit: 50 },
             false,
@@ -488,7 +527,7 @@ fn a_starting_point_is_never_taken_from_a_read_begun_before_the_subscription() {
         "row 6 came before it"
     );
     assert!(
-        reg.has_event(Some(&first)),
+        reg.has_event(&Owner::Full, Some(&first)),
         "the first one's start was row 5"
     );
 }
@@ -499,7 +538,7 @@ fn an_answer_to_a_batch_no_longer_waited_for_is_ignored() {
     let (mut reg, id) = subscribed(json!({"kinds": ["privmsg"]}), now);
     reg.signal(&session(), &BufferId::from_client(B), 1);
     let stale = reg.take_batch(&session());
-    reg.unsubscribe(&id).unwrap();
+    reg.unsubscribe(&Owner::Full, &id).unwrap();
     let (mut reg2, id2) = (reg, SubId::from_bits(9));
     reg2.subscribe(
         id2.clone(),
@@ -519,7 +558,7 @@ fn an_answer_to_a_batch_no_longer_waited_for_is_ignored() {
     );
     assert_eq!(reg2.apply_batch(&session(), data, now), Next::Wait);
     assert!(
-        !reg2.has_event(None),
+        !reg2.has_event(&Owner::Full, None),
         "collection was reset when the last subscription went"
     );
 }
@@ -552,6 +591,9 @@ fn tap_after(
             session: session(),
             after,
             read: Some((Withholder::new(["hunter22"]), lines, None)),
+            facts: TapSession {
+                network: NETWORK.into(),
+            },
         }],
         log: None,
         clears: 0,
@@ -581,7 +623,7 @@ fn raw_polls_start_at_the_end_screen_and_debug_off_drops_them() {
     assert_eq!(plan.log, None);
     // The first poll takes the end: what the tap held is history.
     reg.apply_poll(&tap(vec![raw_line(1, ":a PRIVMSG #r :old")]), now);
-    assert!(!reg.has_event(Some(&raw)));
+    assert!(!reg.has_event(&Owner::Full, Some(&raw)));
     let plan = reg.poll_plan(&[session()]).unwrap();
     assert_eq!(
         plan.raw,
@@ -600,6 +642,7 @@ fn raw_polls_start_at_the_end_screen_and_debug_off_drops_them() {
     );
     let v = reg
         .read(
+            &Owner::Full,
             Some(&raw),
             Detail::Full { limit: 50 },
             true,
@@ -615,7 +658,14 @@ fn raw_polls_start_at_the_end_screen_and_debug_off_drops_them() {
     assert_eq!(events[0]["session"], S);
     assert_eq!(events[0]["line"]["line"], ":a PRIVMSG #r :new");
     let digest = reg
-        .read(Some(&raw), Detail::Digest, true, now, UnixMillis(0))
+        .read(
+            &Owner::Full,
+            Some(&raw),
+            Detail::Digest,
+            true,
+            now,
+            UnixMillis(0),
+        )
         .unwrap();
     assert_eq!(
         encode(&digest),
@@ -625,8 +675,8 @@ fn raw_polls_start_at_the_end_screen_and_debug_off_drops_them() {
     );
     // Debug off: the pending raw event moves into dropped; positions start over.
     reg.debug_off();
-    assert!(!reg.has_event(Some(&raw)));
-    let listed = reg.list(now);
+    assert!(!reg.has_event(&Owner::Full, Some(&raw)));
+    let listed = reg.list(&Owner::Full, now);
     assert_eq!(
         (listed[0].pending, listed[0].dropped, listed[0].debug),
         (0, 1, true)
@@ -657,7 +707,14 @@ fn past_200_a_minute_raw_events_are_suppressed() {
         .collect();
     reg.apply_poll(&tap(lines), now);
     let v = reg
-        .read(Some(&id), Detail::Digest, false, now, UnixMillis(0))
+        .read(
+            &Owner::Full,
+            Some(&id),
+            Detail::Digest,
+            false,
+            now,
+            UnixMillis(0),
+        )
         .unwrap();
     assert_eq!(v["updates"][0]["raw"], 200, "{v}");
     assert_eq!(v["updates"][0]["suppressed"], 50, "{v}");
@@ -682,6 +739,7 @@ fn a_poll_planned_past_a_new_subscriptions_start_is_left_for_the_next() {
     reg.subscribe_at(
         old.clone(),
         f.clone(),
+        Holder::default(),
         &[session()],
         &at(3),
         now,
@@ -691,13 +749,21 @@ fn a_poll_planned_past_a_new_subscriptions_start_is_left_for_the_next() {
     let plan = reg.poll_plan(&[session()]).unwrap();
     assert_eq!(plan.raw, vec![(session(), Some(Pos { tap: 1, seq: 3 }))]);
     // Made after that plan, with its start read at seq 1.
-    reg.subscribe_at(new.clone(), f, &[session()], &at(1), now, UnixMillis(0))
-        .unwrap();
+    reg.subscribe_at(
+        new.clone(),
+        f,
+        Holder::default(),
+        &[session()],
+        &at(1),
+        now,
+        UnixMillis(0),
+    )
+    .unwrap();
     let after = Some(Pos { tap: 1, seq: 3 });
     reg.apply_poll(&tap_after(after, vec![raw_line(4, "PING :4")]), now);
-    assert!(reg.has_event(Some(&old)));
+    assert!(reg.has_event(&Owner::Full, Some(&old)));
     assert!(
-        !reg.has_event(Some(&new)),
+        !reg.has_event(&Owner::Full, Some(&new)),
         "lines 2 and 3 were not in that read"
     );
     let plan = reg.poll_plan(&[session()]).unwrap();
@@ -708,6 +774,7 @@ fn a_poll_planned_past_a_new_subscriptions_start_is_left_for_the_next() {
     reg.apply_poll(&tap_after(Some(Pos { tap: 1, seq: 1 }), lines), now);
     let v = reg
         .read(
+            &Owner::Full,
             Some(&new),
             Detail::Full { limit: 50 },
             false,
@@ -724,6 +791,7 @@ fn a_poll_planned_past_a_new_subscriptions_start_is_left_for_the_next() {
     assert_eq!(seqs, [2, 3, 4], "{v}");
     let v = reg
         .read(
+            &Owner::Full,
             Some(&old),
             Detail::Full { limit: 50 },
             false,
@@ -780,21 +848,277 @@ fn a_log_read_planned_past_a_new_subscriptions_start_is_left_for_the_next() {
         log: Some(seq),
         clears: 0,
     };
-    reg.subscribe_at(old.clone(), f.clone(), &[], &at(30), now, UnixMillis(0))
-        .unwrap();
+    reg.subscribe_at(
+        old.clone(),
+        f.clone(),
+        Holder::default(),
+        &[],
+        &at(30),
+        now,
+        UnixMillis(0),
+    )
+    .unwrap();
     assert_eq!(reg.poll_plan(&[]).unwrap().log, Some(30));
-    reg.subscribe_at(new.clone(), f, &[], &at(10), now, UnixMillis(0))
-        .unwrap();
+    reg.subscribe_at(
+        new.clone(),
+        f,
+        Holder::default(),
+        &[],
+        &at(10),
+        now,
+        UnixMillis(0),
+    )
+    .unwrap();
     reg.apply_poll(&read(30, 31..=31), now);
-    assert!(reg.has_event(Some(&old)));
+    assert!(reg.has_event(&Owner::Full, Some(&old)));
     assert!(
-        !reg.has_event(Some(&new)),
+        !reg.has_event(&Owner::Full, Some(&new)),
         "lines 11 to 30 were not in that read"
     );
     assert_eq!(reg.poll_plan(&[]).unwrap().log, Some(10));
     reg.apply_poll(&read(10, 11..=31), now);
     let v = reg
-        .read(Some(&new), Detail::Digest, false, now, UnixMillis(0))
+        .read(
+            &Owner::Full,
+            Some(&new),
+            Detail::Digest,
+            false,
+            now,
+            UnixMillis(0),
+        )
         .unwrap();
     assert_eq!(v["updates"][0]["log"], 21, "{v}");
+}
+
+/// The network the test session is named in its config.
+const NETWORK: &str = "testnet";
+
+fn grant_holder(key: &str, buffers: &[&str], queries: bool) -> Holder {
+    Holder {
+        owner: Owner::Grant(key.into()),
+        reach: Reach::within(crate::grant::Scope {
+            networks: vec![NETWORK.into()],
+            buffers: buffers.iter().map(|b| b.to_string()).collect(),
+            queries,
+        }),
+    }
+}
+
+fn named(buffer: &str, name: &str, kind: BufferKind, rows_in: Vec<Row>) -> BufferRows {
+    BufferRows {
+        name: name.into(),
+        ..rows(buffer, kind, rows_in)
+    }
+}
+
+#[test]
+fn a_scoped_subscription_collects_only_its_reach_and_only_its_owner_sees_it() {
+    let now = Instant::now();
+    let mut reg = Registry::new();
+    let full = SubId::from_bits(1);
+    let scoped = SubId::from_bits(2);
+    let (make, mut other) = (Holder::default(), grant_holder("g1", &["#RUST*"], false));
+    reg.subscribe_at(
+        full.clone(),
+        filter(json!({"kinds": ["privmsg"]})),
+        make,
+        &[],
+        &Starts::default(),
+        now,
+        UnixMillis(0),
+    )
+    .unwrap();
+    let grant = grant_holder("g1", &["#RUST*"], false);
+    let owner = grant.owner.clone();
+    reg.subscribe_at(
+        scoped.clone(),
+        filter(json!({"kinds": ["privmsg"]})),
+        grant,
+        &[],
+        &Starts::default(),
+        now,
+        UnixMillis(0),
+    )
+    .unwrap();
+    let (rust, secret, query) = (
+        "0B0B0B0B-0000-5000-8000-00000000000A",
+        "0B0B0B0B-0000-5000-8000-00000000000B",
+        "0B0B0B0B-0000-5000-8000-00000000000C",
+    );
+    for b in [rust, secret, query] {
+        reg.signal(&session(), &BufferId::from_client(b), 1);
+    }
+    let r = reg.take_batch(&session());
+    let mut evicted_secret = named(
+        secret,
+        "#secret",
+        BufferKind::Channel,
+        vec![row(1, "qzed", "MARKER-secret", false)],
+    );
+    evicted_secret.lost = true;
+    reg.apply_batch(
+        &session(),
+        answer(
+            &r,
+            vec![
+                named(
+                    rust,
+                    "#rust-dev",
+                    BufferKind::Channel,
+                    vec![row(1, "ann", "in reach", false)],
+                ),
+                evicted_secret,
+                named(
+                    query,
+                    "qzed",
+                    BufferKind::Query,
+                    vec![row(1, "qzed", "MARKER-query", false)],
+                ),
+            ],
+        ),
+        now,
+    );
+    let read = |reg: &mut Registry, owner: &Owner, id: &SubId| {
+        encode(
+            &reg.read(
+                owner,
+                Some(id),
+                Detail::Full { limit: 50 },
+                true,
+                now,
+                UnixMillis(0),
+            )
+            .unwrap(),
+        )
+    };
+    let seen = read(&mut reg, &owner, &scoped);
+    assert!(seen.contains("in reach"), "{seen}");
+    for marker in ["MARKER", "#secret", secret, query, "qzed", "evicted"] {
+        assert!(!seen.contains(marker), "{marker} in {seen}");
+    }
+    // The full token's subscription sees everything, the eviction too.
+    let all = read(&mut reg, &Owner::Full, &full);
+    assert!(
+        all.contains("MARKER-query") && all.contains("\"evicted\":true"),
+        "{all}"
+    );
+
+    // Neither sees the other's: their ids are unknown across owners.
+    assert_eq!(
+        reg.read(
+            &owner,
+            Some(&full),
+            Detail::Digest,
+            true,
+            now,
+            UnixMillis(0)
+        ),
+        Err(Unknown)
+    );
+    assert_eq!(reg.list(&owner, now).len(), 1);
+    assert_eq!(reg.list(&owner, now)[0].id, scoped);
+    assert_eq!(reg.list(&Owner::Full, now)[0].id, full);
+    assert!(!reg.has_event(&Owner::Grant("g2".into()), None));
+    assert_eq!(reg.unsubscribe(&Owner::Full, &scoped), Err(Unknown));
+    assert_eq!(
+        reg.unsubscribe(&Owner::Grant("g2".into()), &scoped),
+        Err(Unknown)
+    );
+
+    // One grant holds at most four.
+    for bits in 3..6 {
+        reg.subscribe_at(
+            SubId::from_bits(bits),
+            filter(json!({"kinds": ["privmsg"]})),
+            other.clone(),
+            &[],
+            &Starts::default(),
+            now,
+            UnixMillis(0),
+        )
+        .unwrap();
+    }
+    other.owner = owner.clone();
+    assert_eq!(
+        reg.subscribe_at(
+            SubId::from_bits(9),
+            filter(json!({"kinds": ["privmsg"]})),
+            other,
+            &[],
+            &Starts::default(),
+            now,
+            UnixMillis(0)
+        )
+        .map(|_| ()),
+        Err(Full)
+    );
+    assert!(reg
+        .subscribe_at(
+            SubId::from_bits(10),
+            filter(json!({"kinds": ["privmsg"]})),
+            Holder::default(),
+            &[],
+            &Starts::default(),
+            now,
+            UnixMillis(0)
+        )
+        .is_ok());
+    assert_eq!(reg.unsubscribe(&owner, &scoped), Ok(()));
+}
+
+#[test]
+fn a_scoped_raw_subscription_sees_lines_only_of_a_session_it_covers_whole() {
+    let now = Instant::now();
+    let mut reg = Registry::new();
+    let (part, whole) = (SubId::from_bits(1), SubId::from_bits(2));
+    let raw = || filter(json!({"raw": {}}));
+    reg.subscribe_at(
+        part.clone(),
+        raw(),
+        grant_holder("g1", &["#rust"], true),
+        &[],
+        &Starts::default(),
+        now,
+        UnixMillis(0),
+    )
+    .unwrap();
+    let everything = grant_holder("g2", &[], true);
+    reg.subscribe_at(
+        whole.clone(),
+        raw(),
+        everything,
+        &[],
+        &Starts::default(),
+        now,
+        UnixMillis(0),
+    )
+    .unwrap();
+    // The first poll takes where the tap ends; the second is new.
+    reg.apply_poll(&tap(vec![raw_line(1, "PING :old")]), now);
+    reg.apply_poll(&tap(vec![raw_line(2, ":eve PRIVMSG #secret :MARKER")]), now);
+    let part_read = encode(
+        &reg.read(
+            &Owner::Grant("g1".into()),
+            Some(&part),
+            Detail::Full { limit: 50 },
+            false,
+            now,
+            UnixMillis(0),
+        )
+        .unwrap(),
+    );
+    assert!(!part_read.contains("MARKER"), "{part_read}");
+    assert!(part_read.contains("withheld"), "{part_read}");
+    let whole_read = encode(
+        &reg.read(
+            &Owner::Grant("g2".into()),
+            Some(&whole),
+            Detail::Full { limit: 50 },
+            false,
+            now,
+            UnixMillis(0),
+        )
+        .unwrap(),
+    );
+    assert!(whole_read.contains("MARKER"), "{whole_read}");
 }
