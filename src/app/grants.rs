@@ -102,7 +102,12 @@ pub fn add(grants: &Grants, secrets: &Path, words: &[String], now_ms: i64) -> Ve
         return vec!["grant not added: HOME is not set".to_owned()];
     };
     let (record, token) = GrantRecord::issue(spec, now_ms);
-    if let Err(e) = write_headers(&headers, token.expose()) {
+    let written = match headers.parent() {
+        Some(dir) => private_dir(dir),
+        None => Ok(()),
+    }
+    .and_then(|()| write_headers(&headers, token.expose()));
+    if let Err(e) = written {
         // A directory or file made before the failure holds no token.
         return vec![format!(
             "grant not added: cannot write {}: {}",
@@ -146,6 +151,21 @@ pub fn add(grants: &Grants, secrets: &Path, words: &[String], now_ms: i64) -> Ve
         describe(&record, now_ms),
         headers.display()
     )]
+}
+
+/// Makes `dir` (and what is missing above it) 0700, and narrows it to 0700
+/// when others could read or search it.
+fn private_dir(dir: &Path) -> io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    let mode = std::fs::metadata(dir)?.permissions().mode();
+    if mode & 0o077 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
 }
 
 /// `/control grant list`: one line per grant, never its token or hash.
@@ -306,6 +326,19 @@ mod tests {
             describe(&short, at + 60_000),
             "networks all, buffers all channels, queries off, tier read, ended 2026-11-30 00:54 UTC"
         );
+    }
+
+    #[test]
+    fn the_grants_directory_is_made_or_narrowed_to_0700() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let home = tempfile::tempdir().unwrap();
+        let dir = home.path().join(".rete").join("grants");
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        private_dir(&dir).unwrap();
+        assert_eq!((mode(&dir), mode(dir.parent().unwrap())), (0o700, 0o700));
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        private_dir(&dir).unwrap();
+        assert_eq!(mode(&dir), 0o700);
     }
 
     #[test]

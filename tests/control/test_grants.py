@@ -148,6 +148,11 @@ def test_a_bad_spec_is_refused_and_nothing_is_written(server, words, reason):
 
 
 def test_a_taken_name_is_refused_and_the_first_grant_kept(server):
+    # A grants directory others could search is narrowed to 0700.
+    grants_dir(server).mkdir(mode=0o755)
+    grants_dir(server).chmod(0o755)
+    if IS_ROOT:
+        os.chown(grants_dir(server), server_uid(), server_uid())
     server.run("/control grant add bot")
     token = grant_token(server, "bot")
     assert server.run("/control grant add bot tier=send") == [
