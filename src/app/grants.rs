@@ -194,6 +194,10 @@ pub fn list(grants: &Grants, secrets: &Path, now_ms: i64) -> Vec<String> {
 /// `/control grant revoke NAME`: refused from the next request on, gone
 /// from the secrets file, its headers file deleted.
 pub fn revoke(grants: &Grants, secrets: &Path, name: &str) -> Vec<String> {
+    if GrantSpec::parse(&[name]).is_err() {
+        // Not a name a grant can have, so none has it (and it names no file).
+        return vec![unknown(name)];
+    }
     let _ = persist_last_use(grants, secrets);
     let in_memory = grants.revoke(name).is_some();
     let stored = update_grants(secrets, |kept| {
@@ -202,8 +206,11 @@ pub fn revoke(grants: &Grants, secrets: &Path, name: &str) -> Vec<String> {
         let removed = kept.len() != before;
         (removed, removed)
     });
-    if !in_memory && matches!(stored, Ok(false)) {
-        return vec![unknown(name)];
+    if !in_memory && !matches!(stored, Ok(true)) {
+        return match stored {
+            Err(e) => vec![format!("grant {name} not revoked: {e}")],
+            Ok(_) => vec![unknown(name)],
+        };
     }
     // Only a grant's name, checked when it was added, names a file here.
     let headers = headers_path(name);
@@ -339,6 +346,28 @@ mod tests {
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
         private_dir(&dir).unwrap();
         assert_eq!(mode(&dir), 0o700);
+    }
+
+    #[test]
+    fn revoking_an_unknown_name_touches_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let secrets = dir.path().join("secrets.json");
+        std::fs::write(&secrets, "not json").unwrap();
+        let grants = Grants::default();
+        assert_eq!(
+            revoke(&grants, &secrets, "../secrets"),
+            ["no grant named ../secrets: /control grant list shows them"]
+        );
+        // A secrets file that cannot be read: nothing is said to be revoked
+        // and no headers file is touched.
+        assert_eq!(
+            revoke(&grants, &secrets, "nobody"),
+            [format!(
+                "grant nobody not revoked: {} is not a JSON object of secrets",
+                secrets.display()
+            )]
+        );
+        assert_eq!(std::fs::read_to_string(&secrets).unwrap(), "not json");
     }
 
     #[test]
