@@ -417,8 +417,23 @@ pub enum ControlCommand {
         /// The directory of a local-scope registration; None: user scope.
         local: Option<String>,
     },
+    /// `/control register NAME [user | local DIR]`: connect Claude Code with
+    /// the scoped grant NAME's headers file, as the server `rete-NAME`.
+    RegisterGrant {
+        /// The grant.
+        name: String,
+        /// The directory of a local-scope registration; None: user scope.
+        local: Option<String>,
+    },
     /// `/control register project` (or `--scope project`): refused, never done.
     RegisterProject,
+    /// `/control grant add NAME [key=value…]`: the words after `add`, as
+    /// typed (rete-mcp's `GrantSpec` reads them).
+    GrantAdd(Vec<String>),
+    /// `/control grant list`
+    GrantList,
+    /// `/control grant revoke NAME`
+    GrantRevoke(String),
     /// `/control status`
     Status,
     /// `/control log`
@@ -881,6 +896,9 @@ fn control(args: &str) -> Result<ControlCommand, InputError> {
     if sub.eq_ignore_ascii_case("register") {
         return register(rest.trim(), spec);
     }
+    if sub.eq_ignore_ascii_case("grant") {
+        return grant(rest.trim());
+    }
     let rest = optional_word(rest, spec)?.map(str::to_lowercase);
     match (sub.to_lowercase().as_str(), rest.as_deref()) {
         ("token", None) => Ok(ControlCommand::Token { regenerate: false }),
@@ -893,10 +911,45 @@ fn control(args: &str) -> Result<ControlCommand, InputError> {
     }
 }
 
+/// `/control grant`'s subcommands.
+fn grant(args: &str) -> Result<ControlCommand, InputError> {
+    const USAGE: &str =
+        "/control grant add NAME [networks=…] [buffers=…] [queries=on|off] [tier=read|debug|send] [expires=8h|never] | list | revoke NAME";
+    let (sub, rest) = split_word(args);
+    let words: Vec<String> = rest.split_whitespace().map(str::to_owned).collect();
+    match (sub.to_lowercase().as_str(), words.as_slice()) {
+        ("add", []) => Err(InputError::Invalid(
+            "name the grant: /control grant add NAME [networks=…] [buffers=…] [queries=on|off] [tier=read|debug|send] [expires=8h|never]",
+        )),
+        ("add", _) => Ok(ControlCommand::GrantAdd(words)),
+        ("list", []) => Ok(ControlCommand::GrantList),
+        ("revoke", [name]) => Ok(ControlCommand::GrantRevoke(name.clone())),
+        ("revoke", _) => Err(InputError::Invalid(
+            "name one grant: /control grant revoke NAME",
+        )),
+        _ => Err(InputError::Usage(USAGE)),
+    }
+}
+
 /// `/control register`'s arguments: nothing or `user` (or `--scope user`),
-/// `local DIR` (or `--scope local DIR`), or the project scope, refused.
+/// `local DIR` (or `--scope local DIR`), or the project scope, refused; or
+/// a grant's name first, then any of those.
 fn register(args: &str, spec: &CommandSpec) -> Result<ControlCommand, InputError> {
     let (first, rest) = split_word(args);
+    let scope_word = first.starts_with('-')
+        || ["", "user", "local", "project"]
+            .iter()
+            .any(|w| w.eq_ignore_ascii_case(first));
+    if !scope_word {
+        return match register(rest.trim(), spec)? {
+            ControlCommand::Register { local } => Ok(ControlCommand::RegisterGrant {
+                name: first.to_owned(),
+                local,
+            }),
+            ControlCommand::RegisterProject => Ok(ControlCommand::RegisterProject),
+            _ => Err(usage(spec)),
+        };
+    }
     let (scope, rest) = if first.eq_ignore_ascii_case("--scope") {
         split_word(rest.trim_start())
     } else if let Some(scope) = first

@@ -5,6 +5,7 @@
 //! command, so nothing of it is logged or written to a transcript.
 
 use rete_actors::Rete;
+use rete_mcp::grant::Grants;
 use rete_mcp::{AccessLog, Approvals, ControlServer, ServerSettings, StartError, TokenStoreError};
 use reterm::config::ControlConfig;
 use reterm::secrets::{secrets_path, SecretsFile};
@@ -36,11 +37,22 @@ pub struct Control {
     /// whole run, handed to each server started, so the prompt row and
     /// `/control allow|deny` always look at the same queue.
     approvals: Approvals,
+    /// The scoped grants: one list for the whole run, loaded at the start
+    /// from the secrets file and handed to each server started, so a grant
+    /// added or revoked acts on the running server at once.
+    grants: Grants,
+    /// What loading the grants had to say, shown once at the start.
+    grants_notice: Option<String>,
 }
 
 impl Control {
-    /// Control switched off.
+    /// Control switched off, the grants kept in the secrets file loaded
+    /// (those ended forgotten).
     pub fn new(rete: Arc<Rete>) -> Control {
+        let (records, grants_notice) = match secrets_path() {
+            Ok(path) => super::grants::load(&path, now_ms()),
+            Err(_) => (Vec::new(), None),
+        };
         Control {
             rete,
             state: State::Off,
@@ -49,7 +61,14 @@ impl Control {
             send: false,
             access_log: Arc::new(AccessLog::new()),
             approvals: Approvals::new(),
+            grants: Grants::new(records),
+            grants_notice,
         }
+    }
+
+    /// What loading the grants had to say, once.
+    pub fn take_grants_notice(&mut self) -> Option<String> {
+        self.grants_notice.take()
     }
 
     /// The lines waiting for the person's approval.
@@ -89,7 +108,7 @@ impl Control {
                     debug: self.debug,
                     send: self.send,
                     tokens: Arc::new(SecretsFile { path: secrets }),
-                    grants: Default::default(),
+                    grants: self.grants.clone(),
                 };
                 ControlServer::start_with_approvals(
                     self.rete.clone(),
@@ -104,8 +123,13 @@ impl Control {
         self.settle(result)
     }
 
-    /// Stops serving (control.enabled off, or quitting).
+    /// Stops serving (control.enabled off, or quitting); the grants' last
+    /// use is saved.
     pub async fn stop(&mut self) {
+        if let Ok(path) = secrets_path() {
+            // Best effort: a last-use time is a convenience.
+            let _ = super::grants::persist_last_use(&self.grants, &path);
+        }
         if let State::On(server) = std::mem::replace(&mut self.state, State::Off) {
             server.stop().await;
         }
@@ -185,6 +209,63 @@ impl Control {
         }
     }
 
+    /// `/control grant add WORDS…`.
+    pub fn grant_add(&self, words: &[String]) -> Vec<String> {
+        match secrets_path() {
+            Ok(path) => super::grants::add(&self.grants, &path, words, now_ms()),
+            Err(e) => vec![format!("grant not added: {e}")],
+        }
+    }
+
+    /// `/control grant list`.
+    pub fn grant_list(&self) -> Vec<String> {
+        match secrets_path() {
+            Ok(path) => super::grants::list(&self.grants, &path, now_ms()),
+            Err(e) => vec![e.to_string()],
+        }
+    }
+
+    /// `/control grant revoke NAME`.
+    pub fn grant_revoke(&self, name: &str) -> Vec<String> {
+        match secrets_path() {
+            Ok(path) => super::grants::revoke(&self.grants, &path, name),
+            Err(e) => vec![e.to_string()],
+        }
+    }
+
+    /// `/control register NAME [local DIR]`: Claude Code connected with the
+    /// grant's token, as `rete-NAME`, through the grant's own headers file.
+    pub async fn register_grant(&self, name: &str, local: Option<&str>) -> Vec<String> {
+        let port = match &self.state {
+            State::On(server) => server.port(),
+            State::Off => return vec![OFF.to_owned()],
+            State::Failed(why) => return vec![why.clone()],
+        };
+        let Some(record) = self.grants.list().into_iter().find(|r| r.name == name) else {
+            return vec![super::grants::unknown(name)];
+        };
+        if !record.is_live(now_ms()) {
+            return vec![format!(
+                "grant {name} has ended: /control grant revoke {name}, then add it again"
+            )];
+        }
+        let Some(headers) = super::grants::headers_path(name) else {
+            return vec!["cannot register: HOME is not set".to_owned()];
+        };
+        if !headers.exists() {
+            return vec![format!(
+                "the token of grant {name} is not in {} any more (it is written only once): /control grant revoke {name}, then add it again",
+                headers.display()
+            )];
+        }
+        let scope = match local.map(super::register::local_dir) {
+            None => super::register::Scope::User,
+            Some(Ok(dir)) => super::register::Scope::Local(dir),
+            Some(Err(why)) => return vec![why],
+        };
+        super::register::register_entry(&format!("rete-{name}"), port, &headers, &scope).await
+    }
+
     /// Rewrites the headers file of an earlier `/control register` with the
     /// token now served, so the registration keeps working after a
     /// regeneration. Without that file there is nothing to keep working.
@@ -239,4 +320,9 @@ impl Control {
             }
         }
     }
+}
+
+/// The wall clock in Unix milliseconds, as grants' times are kept.
+fn now_ms() -> i64 {
+    rete_actors::wall_clock::now().0
 }

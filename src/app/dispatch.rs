@@ -434,6 +434,30 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
             }
             Ok(())
         }
+        Command::Control(ControlCommand::RegisterGrant { name, local }) => {
+            for line in app.control.register_grant(&name, local.as_deref()).await {
+                say(&line);
+            }
+            Ok(())
+        }
+        Command::Control(ControlCommand::GrantAdd(words)) => {
+            for line in app.control.grant_add(&words) {
+                say(&line);
+            }
+            Ok(())
+        }
+        Command::Control(ControlCommand::GrantList) => {
+            for line in app.control.grant_list() {
+                say(&line);
+            }
+            Ok(())
+        }
+        Command::Control(ControlCommand::GrantRevoke(name)) => {
+            for line in app.control.grant_revoke(&name) {
+                say(&line);
+            }
+            Ok(())
+        }
         Command::Control(ControlCommand::RegisterProject) => {
             say(super::register::NO_PROJECT_SCOPE);
             Ok(())

@@ -32,6 +32,7 @@ mod control;
 mod dispatch;
 mod errors;
 mod events;
+mod grants;
 mod leaving;
 mod line_mode;
 mod notes;
@@ -230,6 +231,9 @@ impl App {
         }
         if let Some(failure) = control_failure {
             say(&format!("-!- {failure}"));
+        }
+        if let Some(notice) = app.control.take_grants_notice() {
+            say(&format!("-!- {notice}"));
         }
         Ok(app)
     }

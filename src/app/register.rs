@@ -139,9 +139,17 @@ pub async fn register(port: u16, token: &str, scope: &Scope) -> Vec<String> {
     if let Err(e) = write_headers(&path, token) {
         return vec![format!("cannot write {}: {}", path.display(), e.kind())];
     }
-    let entry = entry(port, &path);
+    register_entry(NAME, port, &path, scope).await
+}
+
+/// Registers the server on `port` with Claude Code at `scope` under the
+/// name `name`, its headers helper reading the headers file `headers`
+/// (written already); the lines to print.
+pub async fn register_entry(name: &str, port: u16, headers: &Path, scope: &Scope) -> Vec<String> {
+    let path = headers;
+    let entry = entry(port, path);
     let Some(program) = find_claude() else {
-        return by_hand(&path, &entry);
+        return by_hand(name, path, &entry);
     };
     // Local scope is the directory claude runs in; user scope is any, so
     // it runs in HOME rather than wherever reterm was started.
@@ -155,17 +163,17 @@ pub async fn register(port: u16, token: &str, scope: &Scope) -> Vec<String> {
     let flag = scope.flag();
     // An earlier registration under the name would make add-json fail; its
     // absence is not an error.
-    if let Err(e) = claude(&program, &cwd, &["mcp", "remove", "--scope", flag, NAME]).await {
+    if let Err(e) = claude(&program, &cwd, &["mcp", "remove", "--scope", flag, name]).await {
         return vec![cannot_run(&program, &e)];
     }
     match claude(
         &program,
         &cwd,
-        &["mcp", "add-json", "--scope", flag, NAME, &entry],
+        &["mcp", "add-json", "--scope", flag, name, &entry],
     )
     .await
     {
-        Ok(out) if out.status.success() => registered(scope, &path),
+        Ok(out) if out.status.success() => registered(name, scope, path),
         Ok(out) if matches!(out.status.code(), Some(126 | 127)) => {
             let why = String::from_utf8_lossy(&out.stderr);
             let why = why.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
@@ -182,16 +190,16 @@ pub async fn register(port: u16, token: &str, scope: &Scope) -> Vec<String> {
 
 /// The answer to a registration done: where, and for a directory not
 /// trusted yet what the person has to do.
-fn registered(scope: &Scope, headers: &Path) -> Vec<String> {
+fn registered(name: &str, scope: &Scope, headers: &Path) -> Vec<String> {
     match scope {
         Scope::User => vec![format!(
-            "registered {NAME} with Claude Code at user scope ({}), for every directory; it reads the token from {}",
+            "registered {name} with Claude Code at user scope ({}), for every directory; it reads the token from {}",
             claude_config().map_or_else(|| "~/.claude.json".to_owned(), |p| p.display().to_string()),
             headers.display()
         )],
         Scope::Local(dir) => {
             let mut lines = vec![format!(
-                "registered {NAME} with Claude Code at local scope, for {} only; it reads the token from {}",
+                "registered {name} with Claude Code at local scope, for {} only; it reads the token from {}",
                 dir.display(),
                 headers.display()
             )];
@@ -307,10 +315,10 @@ fn status_from(
 }
 
 /// The answer when `claude` is not installed: the entry to add by hand.
-fn by_hand(path: &Path, entry: &str) -> Vec<String> {
+fn by_hand(name: &str, path: &Path, entry: &str) -> Vec<String> {
     vec![
         format!(
-            "claude is not installed; the token is in {}. Add this entry as mcpServers.{NAME} in Claude Code's configuration:",
+            "claude is not installed; the token is in {}. Add this entry as mcpServers.{name} in Claude Code's configuration:",
             path.display()
         ),
         entry.to_owned(),

@@ -292,8 +292,8 @@ pub(crate) mod spec {
     command!(
         CONTROL,
         "control",
-        "/control token [regenerate] | register [local DIR] | status | log | allow | deny",
-        "AI-access control server: show/renew its token, connect Claude Code without it (for every directory, or with local for DIR only), its state, its log, answer the oldest line waiting for approval"
+        "/control token [regenerate] | register [NAME] [local DIR] | grant add NAME [networks=…] [buffers=…] [queries=on|off] [tier=read|debug|send] [expires=8h|never] | grant list | grant revoke NAME | status | log | allow | deny",
+        "AI-access control server: show/renew its token, connect Claude Code without it (for every directory, or with local for DIR only; with NAME, through that grant), scoped grants (a token of its own for an agent that sees less: some networks, channels by glob, queries only when granted; tier read by default, 8h), its state, its log, answer the oldest line waiting for approval"
     );
 }
 
@@ -499,6 +499,20 @@ pub(crate) const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
                 "connect Claude Code, for every directory",
             ),
             ("/control register local ~/src/app", "for ~/src/app only"),
+            (
+                "/control grant add bot buffers=#rust*",
+                "a grant for #rust… only, its token in ~/.rete/grants/bot.json",
+            ),
+            (
+                "/control grant add ops networks=libera tier=send expires=2h",
+                "libera's channels, may send, for 2 hours",
+            ),
+            ("/control register bot", "connect Claude Code as rete-bot"),
+            ("/control grant list", "every grant, its scope and last use"),
+            (
+                "/control grant revoke bot",
+                "its token is refused from now on",
+            ),
             ("/control status", "AI access and where Claude Code has it"),
         ],
     ),

@@ -413,15 +413,83 @@ fn control() {
             "{line}"
         );
     }
+    // A first word that is not a scope names a grant.
+    for (line, name, local) in [
+        ("/control register bot", "bot", None),
+        ("/control register bot user", "bot", None),
+        (
+            "/control register Bot-2 local ~/src/a",
+            "Bot-2",
+            Some("~/src/a"),
+        ),
+        ("/control register bot --scope=local /x", "bot", Some("/x")),
+    ] {
+        assert_eq!(
+            cmd(line),
+            Command::Control(ControlCommand::RegisterGrant {
+                name: name.to_owned(),
+                local: local.map(str::to_owned)
+            }),
+            "{line}"
+        );
+    }
+    assert_eq!(
+        cmd("/control register bot project"),
+        Command::Control(ControlCommand::RegisterProject)
+    );
+    assert_eq!(
+        err("/control register bot other"),
+        format!("usage: {}", commands::spec::CONTROL.usage)
+    );
+    assert_eq!(
+        cmd("/control grant add bot buffers=#rust*  tier=debug"),
+        Command::Control(ControlCommand::GrantAdd(vec![
+            "bot".into(),
+            "buffers=#rust*".into(),
+            "tier=debug".into()
+        ]))
+    );
+    assert_eq!(
+        cmd("/control Grant LIST"),
+        Command::Control(ControlCommand::GrantList)
+    );
+    assert_eq!(
+        cmd("/control grant revoke bot"),
+        Command::Control(ControlCommand::GrantRevoke("bot".into()))
+    );
+    assert_eq!(
+        err("/control grant add"),
+        "name the grant: /control grant add NAME [networks=…] [buffers=…] [queries=on|off] [tier=read|debug|send] [expires=8h|never]"
+    );
+    assert_eq!(
+        err("/control grant revoke"),
+        "name one grant: /control grant revoke NAME"
+    );
+    assert_eq!(
+        err("/control grant revoke a b"),
+        "name one grant: /control grant revoke NAME"
+    );
+    for line in [
+        "/control grant",
+        "/control grant list all",
+        "/control grant give x",
+    ] {
+        assert_eq!(
+            err(line),
+            "usage: /control grant add NAME [networks=…] [buffers=…] [queries=on|off] [tier=read|debug|send] [expires=8h|never] | list | revoke NAME",
+            "{line}"
+        );
+    }
     assert_eq!(
         cmd("/control allow"),
         Command::Control(ControlCommand::Allow)
     );
     assert_eq!(cmd("/control DENY"), Command::Control(ControlCommand::Deny));
-    let usage =
-        "usage: /control token [regenerate] | register [local DIR] | status | log | allow | deny";
+    let usage = format!("usage: {}", commands::spec::CONTROL.usage);
     for line in [
-        "/control register everyone",
+        // `everyone` alone names a grant (see above); after a grant's name
+        // it is no scope.
+        "/control register bot everyone",
         "/control register --scope",
         "/control register user x",
         "/control register project x",

@@ -1,7 +1,9 @@
 //! reterm's secrets file: `~/.rete/secrets.json` (or the file
 //! `$RETE_SECRETS_FILE` names), holding the control server's access token
 //! (reterm's [`TokenStore`] for rete-mcp, [`SecretsFile`]) and each ReteCloud
-//! service account's token, every value base64-encoded under its key.
+//! service account's token, every value base64-encoded under its key; and
+//! the scoped grants (issue 33) as a JSON array of records under
+//! `mcp-grants-reterm`, each holding its token's SHA-256, never the token.
 //!
 //! The file is mode 0600 in a directory created 0700, and it is replaced
 //! atomically ([`private_file`]): a new file is created 0600 beside it,
@@ -15,6 +17,7 @@ pub mod private_file;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use private_file::FileMode;
+use rete_mcp::grant::GrantRecord;
 use rete_mcp::{Token, TokenStore, TokenStoreError};
 use serde_json::{Map, Value};
 use std::fs;
@@ -25,6 +28,10 @@ use subtle::ConstantTimeEq;
 
 /// The key under which reterm's control token is stored.
 const KEY: &str = "mcp-token-reterm";
+
+/// The key under which reterm's scoped grants are kept: an array of
+/// [`GrantRecord`]s, which hold hashes, not tokens.
+const GRANTS_KEY: &str = "mcp-grants-reterm";
 
 /// Why the secrets file could not be read or written. Never holds a secret.
 #[derive(Debug, thiserror::Error)]
@@ -43,6 +50,9 @@ pub enum SecretsError {
     /// The secrets file is not the JSON object it should be.
     #[error("{0} is not a JSON object of secrets")]
     Malformed(PathBuf),
+    /// The grants in the secrets file are not a list of grant records.
+    #[error("the grants in {0} (mcp-grants-reterm) are not a list of grant records")]
+    MalformedGrants(PathBuf),
 }
 
 /// The control server's token in the secrets file: the [`TokenStore`]
@@ -151,6 +161,46 @@ pub fn store_secret_generation(
         secrets.insert(generation_key(key), Value::from(generation));
         (true, true)
     })
+}
+
+/// The scoped grants kept in the file, as they were added; none when there
+/// are none.
+pub fn read_grants(path: &Path) -> Result<Vec<GrantRecord>, SecretsError> {
+    grants_in(path, &read(path)?)
+}
+
+/// Reads the kept grants, lets `change` edit them, and writes them back when
+/// it says so, under the file's lock as every change is. Malformed grants
+/// are an error and stay as they are.
+pub fn update_grants<R>(
+    path: &Path,
+    change: impl FnOnce(&mut Vec<GrantRecord>) -> (R, bool),
+) -> Result<R, SecretsError> {
+    update(path, |secrets| {
+        let mut grants = match grants_in(path, secrets) {
+            Ok(grants) => grants,
+            Err(e) => return (Err(e), false),
+        };
+        let (answer, changed) = change(&mut grants);
+        if !changed {
+            return (Ok(answer), false);
+        }
+        match serde_json::to_value(&grants) {
+            Ok(value) => {
+                secrets.insert(GRANTS_KEY.into(), value);
+                (Ok(answer), true)
+            }
+            Err(_) => (Err(SecretsError::MalformedGrants(path.to_owned())), false),
+        }
+    })?
+}
+
+fn grants_in(path: &Path, secrets: &Map<String, Value>) -> Result<Vec<GrantRecord>, SecretsError> {
+    match secrets.get(GRANTS_KEY) {
+        None => Ok(Vec::new()),
+        Some(value) => serde_json::from_value(value.clone())
+            .map_err(|_| SecretsError::MalformedGrants(path.to_owned())),
+    }
 }
 
 /// Where the generation of the value under `key` is kept.
@@ -380,6 +430,50 @@ mod tests {
         assert_eq!(read().as_deref(), Some("rct1_new"));
         assert!(store_secret_generation(&path, key, "rct1_n1", 1).unwrap());
         assert_eq!(read().as_deref(), Some("rct1_n1"));
+    }
+
+    #[test]
+    fn grants_are_kept_as_hashes_beside_the_token() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("secrets.json");
+        let t = load_or_create(&path).unwrap();
+        assert!(read_grants(&path).unwrap().is_empty());
+        let spec = rete_mcp::grant::GrantSpec::parse(&["bot", "buffers=#rust*"]).unwrap();
+        let (record, token) = GrantRecord::issue(spec, 1_000);
+        let added = update_grants(&path, |grants| {
+            grants.push(record.clone());
+            (grants.len(), true)
+        })
+        .unwrap();
+        assert_eq!(added, 1);
+        assert_eq!(read_grants(&path).unwrap(), std::slice::from_ref(&record));
+        let text = fs::read_to_string(&path).unwrap();
+        assert!(!text.contains(token.expose()));
+        assert!(!text.contains(&STANDARD.encode(token.expose())));
+        assert_eq!(load_or_create(&path).unwrap(), t, "the token was kept");
+        // Nothing changed, nothing written; a removal is kept.
+        update_grants(&path, |_| ((), false)).unwrap();
+        update_grants(&path, |grants| ((), grants.pop().is_some())).unwrap();
+        assert!(read_grants(&path).unwrap().is_empty());
+        assert_eq!(
+            fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        // Grants that are not records are refused and left as they are.
+        let mut v: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+        v[GRANTS_KEY] = Value::from("garbage");
+        fs::write(&path, v.to_string()).unwrap();
+        let e = update_grants(&path, |grants| ((), grants.is_empty())).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "the grants in {} (mcp-grants-reterm) are not a list of grant records",
+                path.display()
+            )
+        );
+        assert!(read_grants(&path).is_err());
+        let after: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+        assert_eq!(after[GRANTS_KEY], "garbage");
     }
 
     #[test]
