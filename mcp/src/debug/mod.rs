@@ -7,6 +7,7 @@
 //! closing) clears every ring: lines lost that way are a silent sequence gap,
 //! reported as neither evicted nor withheld.
 
+pub(crate) mod attribution;
 pub mod log;
 pub mod raw;
 
