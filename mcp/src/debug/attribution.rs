@@ -70,6 +70,31 @@ impl SessionFacts {
             nick: view.nick().to_owned(),
         }
     }
+
+    /// The channel a message target names, read past a STATUSMSG prefix
+    /// (`@#chan` is `#chan`); None when it names no channel.
+    pub(crate) fn channel<'a>(&self, target: &'a str) -> Option<&'a str> {
+        let name = target.trim_start_matches(|c| self.statusmsg.contains(c));
+        self.is_channel(name).then_some(name)
+    }
+
+    /// True when `name` begins with one of the session's channel prefixes.
+    pub(crate) fn is_channel(&self, name: &str) -> bool {
+        name.chars()
+            .next()
+            .is_some_and(|c| self.chantypes.contains(c))
+    }
+
+    /// True when `scope` covers this session's buffer of `kind` named
+    /// `name`.
+    pub(crate) fn covers(&self, scope: &Scope, kind: BufferKind, name: &str) -> bool {
+        scope.covers(BufferRef {
+            network: &self.name,
+            kind,
+            name,
+            casemap: self.casemap,
+        })
+    }
 }
 
 /// Decides, for one read of one session's raw lines, which a request may
@@ -143,14 +168,9 @@ pub(crate) fn raw_line_visible(
     if !targets_of(&parsed, facts, dir, &mut targets) || targets.is_empty() {
         return false;
     }
-    targets.iter().all(|(kind, name)| {
-        scope.covers(BufferRef {
-            network: &facts.name,
-            kind: *kind,
-            name,
-            casemap: facts.casemap,
-        })
-    })
+    targets
+        .iter()
+        .all(|(kind, name)| facts.covers(scope, *kind, name))
 }
 
 /// True when `reach` may read Rete's log lines, which name no session or
@@ -264,7 +284,7 @@ fn targets_of<'a>(
     channels_at.iter().all(|&i| {
         line.param(i).is_some_and(|list| {
             list.split(',')
-                .all(|name| is_channel(facts, name) && push(out, BufferKind::Channel, name))
+                .all(|name| facts.is_channel(name) && push(out, BufferKind::Channel, name))
         })
     })
 }
@@ -299,8 +319,7 @@ fn message_target<'a>(
     target: &'a str,
     out: &mut Vec<(BufferKind, &'a str)>,
 ) -> bool {
-    let channel = target.trim_start_matches(|c| facts.statusmsg.contains(c));
-    if is_channel(facts, channel) {
+    if let Some(channel) = facts.channel(target) {
         return push(out, BufferKind::Channel, channel);
     }
     if !is_nick(target) {
@@ -326,16 +345,9 @@ fn push<'a>(out: &mut Vec<(BufferKind, &'a str)>, kind: BufferKind, name: &'a st
     true
 }
 
-/// True when `name` begins with one of the session's channel prefixes.
-fn is_channel(facts: &SessionFacts, name: &str) -> bool {
-    name.chars()
-        .next()
-        .is_some_and(|c| facts.chantypes.contains(c))
-}
-
 /// True when `name` could be a nick: not empty, and none of the characters
 /// that mark a mask, a server or a user@host (`*?.!@$`).
-fn is_nick(name: &str) -> bool {
+pub(crate) fn is_nick(name: &str) -> bool {
     !name.is_empty() && !name.contains(['*', '?', '.', '!', '@', '$', ':', ','])
 }
 
