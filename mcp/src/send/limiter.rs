@@ -4,7 +4,7 @@
 //! gone whenever the server stops, the token is regenerated or the port
 //! moves.
 //!
-//! Each sender has its own limits on each session ([`Budget`]): the full
+//! Each sender has its own limits on each session (`Budget`): the full
 //! token one set, each scoped grant (by name) another, so no grant can
 //! spend the full token's budget or another grant's.
 
