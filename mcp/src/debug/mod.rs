@@ -6,7 +6,12 @@
 //! [`ToolContext`](crate::tools::ToolContext). Switching it off (debug off, or the server
 //! closing) clears every ring: lines lost that way are a silent sequence gap,
 //! reported as neither evicted nor withheld.
+//!
+//! `attribution` decides which of those lines a scoped grant may see: the
+//! raw lines whose every target is in its reach, and log lines only for a
+//! grant covering everything.
 
+pub(crate) mod attribution;
 pub mod log;
 pub mod raw;
 

@@ -72,4 +72,11 @@ impl Reach {
             })
         })
     }
+
+    /// The grant's scope, None for everything: for the checks the methods
+    /// above cannot make from a view and a buffer, such as the debug tier's
+    /// attribution of raw and log lines (`debug/attribution.rs`).
+    pub(crate) fn scope(&self) -> Option<&Scope> {
+        self.scope.as_deref()
+    }
 }

@@ -38,6 +38,9 @@ pub struct Prompt {
     pub id: u64,
     /// The session's name, display-escaped.
     pub session: String,
+    /// The scoped grant that sent the line, display-escaped; None for the
+    /// full token.
+    pub grant: Option<String>,
     /// The line exactly as its audit row would show it: masked, then
     /// display-escaped. The real line is never here.
     pub line: String,
@@ -221,10 +224,11 @@ impl Approvals {
         true
     }
 
-    /// Asks the person about one line on `session` (its name), shown as
-    /// `line` (already masked and display-escaped); waits for the answer, at
-    /// most the wait. Dropping the future withdraws the prompt.
-    pub(crate) async fn ask(&self, session: &str, line: &str) -> Ending {
+    /// Asks the person about one line on `session` (its name) from `grant`
+    /// (None: the full token), shown as `line` (already masked and
+    /// display-escaped); waits for the answer, at most the wait. Dropping
+    /// the future withdraws the prompt.
+    pub(crate) async fn ask(&self, session: &str, grant: Option<&str>, line: &str) -> Ending {
         let (answer, mut answered) = oneshot::channel();
         let id = {
             let mut state = self.inner.state.lock();
@@ -232,6 +236,7 @@ impl Approvals {
             let prompt = Prompt {
                 id: state.next_id,
                 session: rete_redact::display_escape(session).into_owned(),
+                grant: grant.map(|g| rete_redact::display_escape(g).into_owned()),
                 line: line.to_owned(),
             };
             state.waiting.push_back(Waiting {
@@ -295,13 +300,14 @@ pub(crate) enum Gate {
 pub(crate) async fn gate(
     approvals: &Approvals,
     session_name: &str,
+    grant: Option<&str>,
     shown: &str,
     cancel: &CancellationToken,
 ) -> Gate {
     let ending = tokio::select! {
         biased;
         _ = cancel.cancelled() => Ending::Withdrawn,
-        ending = approvals.ask(session_name, shown) => ending,
+        ending = approvals.ask(session_name, grant, shown) => ending,
     };
     if ending == Ending::Allowed {
         return Gate::Go;
@@ -346,13 +352,23 @@ mod tests {
         let asks: Vec<_> = (0..3)
             .map(|i| {
                 let a = a.clone();
-                tokio::spawn(async move { a.ask("net\u{1b}", &format!("PING :{i}")).await })
+                tokio::spawn(async move {
+                    let grant = (i == 1).then_some("bot\u{1b}");
+                    a.ask("net\u{1b}", grant, &format!("PING :{i}")).await
+                })
             })
             .collect();
         until_waiting(&a, &mut events, 3).await;
         let (oldest, count) = a.oldest().unwrap();
         assert_eq!(count, 3);
         assert_eq!(oldest.session, "net\\u{1B}", "the name is display-escaped");
+        let grants: Vec<_> = a.waiting().into_iter().map(|p| p.grant).collect();
+        assert_eq!(
+            grants.iter().flatten().collect::<Vec<_>>(),
+            ["bot\\u{1B}"],
+            "a grant's line names it, display-escaped"
+        );
+        assert_eq!(grants.iter().filter(|g| g.is_none()).count(), 2);
         let lines: Vec<_> = a.waiting().into_iter().map(|p| p.line).collect();
         let first = lines[0].clone();
         assert_eq!(a.answer_oldest(false).unwrap().line, first);
@@ -374,7 +390,7 @@ mod tests {
     async fn an_unanswered_line_ends_after_the_wait_and_a_dropped_one_is_withdrawn() {
         let a = Approvals::with_wait(Duration::from_millis(50));
         let mut events = a.subscribe();
-        assert_eq!(a.ask("net", "PING :late").await, Ending::Unanswered);
+        assert_eq!(a.ask("net", None, "PING :late").await, Ending::Unanswered);
         assert!(a.waiting().is_empty());
         assert!(matches!(
             events.recv().await.unwrap(),
@@ -394,7 +410,7 @@ mod tests {
         let asking = {
             let long = long.clone();
             let cancel = cancel.clone();
-            tokio::spawn(async move { gate(&long, "net", "PING :gone", &cancel).await })
+            tokio::spawn(async move { gate(&long, "net", None, "PING :gone", &cancel).await })
         };
         until_waiting(&long, &mut events, 1).await;
         cancel.cancel();

@@ -3,6 +3,10 @@
 //! control supervisor, beside the subscription registry, so its counts are
 //! gone whenever the server stops, the token is regenerated or the port
 //! moves.
+//!
+//! Each sender has its own limits on each session (`Budget`): the full
+//! token one set, each scoped grant (by name) another, so no grant can
+//! spend the full token's budget or another grant's.
 
 use super::caps::{CapRefused, RateCaps};
 use parking_lot::RwLock;
@@ -11,24 +15,34 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
+/// Whose limits a line counts against: a session, and the grant sending
+/// on it (None: the full token).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub(crate) struct Budget {
+    /// The session id.
+    pub(crate) session: String,
+    /// The grant's name; None for the full token.
+    pub(crate) grant: Option<String>,
+}
+
 /// Messages the limiter handles.
 pub(crate) enum LimiterMsg {
-    /// Take a place for one line on a session. MUST reply.
+    /// Take a place for one line against a budget. MUST reply.
     Reserve {
-        /// The session id.
-        session: String,
+        /// Whose limits.
+        budget: Budget,
         /// The verdict.
         reply: RpcReplyPort<Result<(), CapRefused>>,
     },
     /// The reserved line was sent.
     Commit {
-        /// The session id.
-        session: String,
+        /// Whose limits.
+        budget: Budget,
     },
     /// The reserved line was not sent.
     Release {
-        /// The session id.
-        session: String,
+        /// Whose limits.
+        budget: Budget,
     },
 }
 
@@ -37,7 +51,7 @@ pub(crate) struct LimiterActor;
 
 impl Actor for LimiterActor {
     type Msg = LimiterMsg;
-    type State = HashMap<String, RateCaps>;
+    type State = HashMap<Budget, RateCaps>;
     type Arguments = ();
 
     async fn pre_start(
@@ -56,19 +70,19 @@ impl Actor for LimiterActor {
     ) -> Result<(), ActorProcessingErr> {
         let now = Instant::now();
         match msg {
-            LimiterMsg::Reserve { session, reply } => {
-                // Forget sessions with nothing held, so ids cannot pile up.
+            LimiterMsg::Reserve { budget, reply } => {
+                // Forget budgets with nothing held, so ids cannot pile up.
                 state.retain(|_, caps| !caps.idle(now));
-                let caps = state.entry(session).or_insert_with(|| RateCaps::new(now));
+                let caps = state.entry(budget).or_insert_with(|| RateCaps::new(now));
                 let _ = reply.send(caps.reserve(now));
             }
-            LimiterMsg::Commit { session } => {
-                if let Some(caps) = state.get_mut(&session) {
+            LimiterMsg::Commit { budget } => {
+                if let Some(caps) = state.get_mut(&budget) {
                     caps.commit(now);
                 }
             }
-            LimiterMsg::Release { session } => {
-                if let Some(caps) = state.get_mut(&session) {
+            LimiterMsg::Release { budget } => {
+                if let Some(caps) = state.get_mut(&budget) {
                     caps.release();
                 }
             }
@@ -109,20 +123,28 @@ impl Limiter {
         *self.actor.write() = actor;
     }
 
-    /// Takes a place for one line on `session`; the guard gives it back
-    /// unless [`Reservation::sent`] is called.
-    pub(crate) async fn reserve(&self, session: &str) -> Result<Reservation, Reserve> {
+    /// Takes a place for one line on `session` sent by `grant` (None: the
+    /// full token); the guard gives it back unless [`Reservation::sent`] is
+    /// called.
+    pub(crate) async fn reserve(
+        &self,
+        session: &str,
+        grant: Option<&str>,
+    ) -> Result<Reservation, Reserve> {
         let actor = self.actor.read().clone().ok_or(Reserve::Gone)?;
-        let session = session.to_owned();
+        let budget = Budget {
+            session: session.to_owned(),
+            grant: grant.map(str::to_owned),
+        };
         let verdict = ractor::call!(actor, |reply| LimiterMsg::Reserve {
-            session: session.clone(),
+            budget: budget.clone(),
             reply
         })
         .map_err(|_| Reserve::Gone)?;
         verdict.map_err(Reserve::Refused)?;
         Ok(Reservation {
             actor: Some(actor),
-            session,
+            budget,
         })
     }
 }
@@ -132,15 +154,15 @@ impl Limiter {
 /// — it is released.
 pub(crate) struct Reservation {
     actor: Option<ActorRef<LimiterMsg>>,
-    session: String,
+    budget: Budget,
 }
 
 impl Reservation {
     /// The line was sent: it counts.
     pub(crate) fn sent(mut self) {
         if let Some(actor) = self.actor.take() {
-            let session = std::mem::take(&mut self.session);
-            let _ = actor.cast(LimiterMsg::Commit { session });
+            let budget = std::mem::take(&mut self.budget);
+            let _ = actor.cast(LimiterMsg::Commit { budget });
         }
     }
 }
@@ -148,8 +170,8 @@ impl Reservation {
 impl Drop for Reservation {
     fn drop(&mut self) {
         if let Some(actor) = self.actor.take() {
-            let session = std::mem::take(&mut self.session);
-            let _ = actor.cast(LimiterMsg::Release { session });
+            let budget = std::mem::take(&mut self.budget);
+            let _ = actor.cast(LimiterMsg::Release { budget });
         }
     }
 }
@@ -174,7 +196,7 @@ mod tests {
         let limiter = start().await.unwrap();
         let calls = (0..16).map(|_| {
             let l = limiter.clone();
-            tokio::spawn(async move { l.reserve("S").await })
+            tokio::spawn(async move { l.reserve("S", None).await })
         });
         let mut held = Vec::new();
         let mut refused = 0;
@@ -192,13 +214,34 @@ mod tests {
         for r in held {
             r.sent();
         }
-        let again = limiter.reserve("S").await;
+        let again = limiter.reserve("S", None).await;
         assert!(again.is_ok());
         assert!(matches!(
-            limiter.reserve("S").await,
+            limiter.reserve("S", None).await,
             Err(Reserve::Refused(CapRefused::Burst))
         ));
         // Another session has its own limits.
-        assert!(limiter.reserve("T").await.is_ok());
+        assert!(limiter.reserve("T", None).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn each_grant_has_its_own_limits_apart_from_the_full_tokens() {
+        let limiter = start().await.unwrap();
+        let mut held = Vec::new();
+        for _ in 0..5 {
+            held.push(limiter.reserve("S", Some("bot")).await.unwrap());
+        }
+        assert!(matches!(
+            limiter.reserve("S", Some("bot")).await,
+            Err(Reserve::Refused(CapRefused::Burst))
+        ));
+        // The full token's budget and another grant's are untouched.
+        for _ in 0..5 {
+            held.push(limiter.reserve("S", None).await.unwrap());
+        }
+        assert!(limiter.reserve("S", None).await.is_err());
+        assert!(limiter.reserve("S", Some("other")).await.is_ok());
+        // A grant's limits are per session too.
+        assert!(limiter.reserve("T", Some("bot")).await.is_ok());
     }
 }

@@ -1,5 +1,6 @@
-//! Sending: what send_raw needs besides the tool itself — the line rule, the
-//! per-session rate limits and the limiter actor that holds them, the
+//! Sending: what send_raw needs besides the tool itself — the line rule, a
+//! scoped grant's rule (what it may send, and to whom), the per-session
+//! (and per-grant) rate limits and the limiter actor that holds them, the
 //! person's approval (opt-in), and the [`Sending`] capability a request
 //! carries only while control.send is on.
 //!
@@ -9,6 +10,7 @@
 
 pub mod approval;
 pub(crate) mod caps;
+pub mod grant_rule;
 #[doc(hidden)] // For the project's tests and benches.
 pub mod limiter;
 pub(crate) mod line_rule;

@@ -13,6 +13,11 @@
 //! (`withheld: secret detected`) and Rete's log names the section, never the
 //! value. The engine never serializes a secret itself; this catches what IRC
 //! put in its state, such as a topic quoting the channel key.
+//!
+//! A session's state mixes every conversation it has, so a scoped grant
+//! reads it only when it covers the session whole (every channel, and
+//! queries): a session out of its reach is `unknown session`, as anywhere;
+//! one in reach but not covered whole is refused with [`NOT_WHOLE_SESSION`].
 
 use crate::read::args::{cut_utf8, json_string, Args};
 use crate::read::result::{encoded_len, Offer, RowBudget, ToolOutcome, BUDGET};
@@ -30,6 +35,10 @@ const NAME: &str = "engine_state";
 
 /// The answer when a requested section holds a session secret.
 pub(crate) const WITHHELD: &str = "withheld: secret detected";
+
+/// The answer to a grant whose scope does not cover the session whole.
+pub const NOT_WHOLE_SESSION: &str =
+    "engine_state needs a grant that covers the whole session (every channel and queries)";
 
 /// How much of an unknown section name the error echoes, in UTF-8 bytes.
 const ECHO_CAP: usize = 64;
@@ -63,6 +72,16 @@ async fn run(ctx: &ToolContext, args: &Args) -> ToolResult {
         None => Vec::new(),
     };
     let session = lookup::session(ctx, session_id).await?;
+    if let Some(scope) = ctx.reach.scope() {
+        let scope = scope.clone();
+        let whole = lookup::read(ctx, &session, UNKNOWN_SESSION, move |view| {
+            scope.covers_whole_session(view.name())
+        })
+        .await?;
+        if !whole {
+            return Err(ToolOutcome::error(NOT_WHOLE_SESSION));
+        }
+    }
     if wanted.is_empty() {
         let (entries, withhold) = lookup::read(ctx, &session, UNKNOWN_SESSION, |view| {
             (view.state_index(), Withholder::for_view(&view))

@@ -1,10 +1,13 @@
 //! What raw_since and search_raw share: a cursor's position in a session's
-//! raw tap, the session's secret scan, and the copy of a window out of the
-//! tap actor.
+//! raw tap, the screen every line passes (the session's secret scan and,
+//! for a scoped grant, what it may see), and the copy of a window out of
+//! the tap actor.
 
-use crate::debug::raw::ring::{Pos, Window};
+use crate::debug::attribution::RawScreen;
+use crate::debug::raw::ring::{Pos, RawLine, Window};
 use crate::read::cursor::{self, pack, unpack};
 use crate::read::paging::Binding;
+use crate::read::raw::withheld;
 use crate::read::result::ToolOutcome;
 use crate::read::withheld::Withholder;
 use crate::tools::context::ToolContext;
@@ -34,15 +37,50 @@ pub(crate) fn open(binding: &Binding, text: &str) -> Result<Pos, ToolOutcome> {
     }
 }
 
-/// The session's secret scan, read inside its actor. A session that went
-/// away (or is restarting) since it was found is `unknown session`: without
-/// its secrets nothing can be screened, so nothing is returned.
-pub(crate) async fn withholder(
+/// What a raw read screens out: lines holding a secret (for every
+/// request) and lines out of the request's reach (for a scoped grant).
+#[derive(Clone, Debug)]
+pub(crate) struct Screen {
+    /// The session's secret scan.
+    pub(crate) secrets: Withholder,
+    /// What the request may see of the session.
+    pub(crate) reach: RawScreen,
+}
+
+impl Screen {
+    /// The screen of a read that may see every line: secrets alone.
+    #[cfg(test)]
+    pub(crate) fn secrets_only(secrets: Withholder) -> Screen {
+        Screen {
+            secrets,
+            reach: RawScreen::everything(),
+        }
+    }
+
+    /// True when `line` must not leave because it holds a secret.
+    pub(crate) fn holds_secret(&self, line: &RawLine) -> bool {
+        withheld(&self.secrets, line)
+    }
+
+    /// True when `line` is beyond the request's reach (never for the full
+    /// token).
+    pub(crate) fn out_of_reach(&self, line: &RawLine) -> bool {
+        !self.reach.raw(line)
+    }
+}
+
+/// The session's screen, read inside its actor: its secret scan and what
+/// the request's reach sees of it. A session that went away (or is
+/// restarting) since it was found is `unknown session`: without its
+/// secrets nothing can be screened, so nothing is returned.
+pub(crate) async fn screen(
     ctx: &ToolContext,
     session: &SessionReader,
-) -> Result<Withholder, ToolOutcome> {
-    lookup::read(ctx, session, UNKNOWN_SESSION, |view| {
-        Withholder::for_view(&view)
+) -> Result<Screen, ToolOutcome> {
+    let reach = ctx.reach.clone();
+    lookup::read(ctx, session, UNKNOWN_SESSION, move |view| Screen {
+        secrets: Withholder::for_view(&view),
+        reach: RawScreen::new(&reach, &view),
     })
     .await
 }

@@ -14,12 +14,11 @@ use crate::debug::raw::ring::{Pos, Window};
 use crate::read::args::Args;
 use crate::read::cursor::Kind;
 use crate::read::paging::{frame_len, Binding};
-use crate::read::raw::{line_json, withheld};
+use crate::read::raw::line_json;
 use crate::read::result::{Offer, RowBudget, BUDGET};
-use crate::read::withheld::Withholder;
 use crate::tools::context::ToolContext;
 use crate::tools::lookup;
-use crate::tools::raw_read::{self, skipped_with_room, POSITION_LEN};
+use crate::tools::raw_read::{self, skipped_with_room, Screen, POSITION_LEN};
 use crate::tools::registry::{outcome_of, Declared, Tier, ToolResult};
 use crate::tools::spec::{Effect, Integer, Text, ToolSpec, SESSION};
 use serde_json::{json, Value};
@@ -66,9 +65,9 @@ async fn run(ctx: &ToolContext, args: &Args) -> ToolResult {
     let session = lookup::session(ctx, session_id).await?;
     let binding = binding(session.id().as_str());
     let after = cursor.map(|c| raw_read::open(&binding, c)).transpose()?;
-    let withhold = raw_read::withholder(ctx, &session).await?;
+    let screen = raw_read::screen(ctx, &session).await?;
     let window = raw_read::window(ctx, &session, after, limit).await?;
-    Ok(page(&window, after, &withhold, &binding, BUDGET))
+    Ok(page(&window, after, &screen, &binding, BUDGET))
 }
 
 /// The binding of raw_since's cursors: this tool and this session.
@@ -76,11 +75,13 @@ pub(crate) fn binding(session: &str) -> Binding {
     Binding::new(Kind::RawSince, NAME, session, "")
 }
 
-/// The result for `window` (read after `after`) under `budget` bytes.
+/// The result for `window` (read after `after`) under `budget` bytes. A
+/// line `screen` keeps back (a secret, or out of a grant's reach) is
+/// counted in `withheld` and nothing else of it is shown.
 pub(crate) fn page(
     window: &Window,
     after: Option<Pos>,
-    withhold: &Withholder,
+    screen: &Screen,
     binding: &Binding,
     budget: usize,
 ) -> Value {
@@ -106,7 +107,7 @@ pub(crate) fn page(
             cut = true;
             break;
         }
-        if withheld(withhold, line) {
+        if screen.holds_secret(line) || screen.out_of_reach(line) {
             withheld_count += 1;
         } else {
             match rows.offer(line_json(line), size) {
@@ -139,6 +140,7 @@ mod tests {
     use super::*;
     use crate::debug::raw::ring::{stored, Rings};
     use crate::read::result::encode;
+    use crate::read::withheld::Withholder;
     use rete_actors::Direction;
     use rete_engine::clock::UnixMillis;
     use rete_engine::ids::SessionId;
@@ -164,7 +166,8 @@ mod tests {
         budget: usize,
     ) -> (Value, Pos) {
         let b = binding("S");
-        let v = page(&r.window(&sid(), after, limit), after, w, &b, budget);
+        let screen = Screen::secrets_only(w.clone());
+        let v = page(&r.window(&sid(), after, limit), after, &screen, &b, budget);
         assert!(encode(&v).len() <= budget);
         let c = raw_read::open(&b, v["cursor"].as_str().unwrap()).unwrap();
         (v, c)
@@ -269,5 +272,50 @@ mod tests {
         let out = texts(&v);
         assert_eq!(out.len(), 1);
         assert!(out[0].starts_with("yy") && out[0].ends_with("…[+14 bytes]"));
+    }
+
+    #[test]
+    fn a_grant_sees_only_lines_in_its_reach_and_counts_the_rest() {
+        use crate::debug::attribution::{RawScreen, SessionFacts};
+        use crate::grant::Scope;
+        use crate::tools::context::Reach;
+        let r = rings(&[
+            ":a!u@h PRIVMSG #rust :in scope",
+            ":a!u@h PRIVMSG #hidden :marker-1",
+            ":a!u@h PRIVMSG me :marker-2",
+            "PING :marker-3",
+            ":a!u@h JOIN #rust",
+        ]);
+        let reach = Reach::within(Scope {
+            networks: vec![],
+            buffers: vec!["#rust".into()],
+            queries: false,
+        });
+        let facts = SessionFacts {
+            name: "net".into(),
+            casemap: rete_engine::casemap::CaseMapping::Rfc1459,
+            chantypes: "#".into(),
+            statusmsg: String::new(),
+            nick: "me".into(),
+        };
+        let screen = Screen {
+            secrets: Withholder::default(),
+            reach: RawScreen::for_session(&reach, facts),
+        };
+        let b = binding("S");
+        let v = page(&r.window(&sid(), None, 200), None, &screen, &b, BUDGET);
+        assert_eq!(
+            texts(&v),
+            [":a!u@h PRIVMSG #rust :in scope", ":a!u@h JOIN #rust"]
+        );
+        assert_eq!(v["withheld"], json!(3));
+        assert!(!encode(&v).contains("marker"));
+        // A page of nothing but withheld lines still advances.
+        let v = page(&r.window(&sid(), None, 3), None, &screen, &b, BUDGET);
+        let c = raw_read::open(&b, v["cursor"].as_str().unwrap()).unwrap();
+        assert_eq!(c.seq, 3);
+        let v = page(&r.window(&sid(), Some(c), 1), Some(c), &screen, &b, BUDGET);
+        assert_eq!(texts(&v), Vec::<String>::new());
+        assert_eq!(v["withheld"], json!(1));
     }
 }

@@ -19,7 +19,14 @@
 //! A withheld line is counted whatever the filters say: the filters (the
 //! text filter above all) are never tried on a line that holds a secret, so
 //! `withheld` cannot answer a question about that line's text.
+//!
+//! # Grants
+//! A log line names no session or target, so a scoped grant reads log
+//! lines only when it covers every network whole (see
+//! `debug/attribution.rs`); for any other grant every line is withheld,
+//! counted as a secret is, and nothing else of it is shown.
 
+use crate::debug::attribution::log_lines_visible;
 use crate::debug::log::level::{Category, Level};
 use crate::debug::log::line::LogLine;
 use crate::debug::log::ring::{ReadRequest, Snapshot};
@@ -164,7 +171,10 @@ async fn run(ctx: &ToolContext, args: &Args) -> ToolResult {
     if ctx.cancel.is_cancelled() {
         return Err(ToolOutcome::Cancelled);
     }
-    Ok(page(&snapshot, after, floor, &query, limit, BUDGET))
+    let visible = log_lines_visible(&ctx.reach);
+    Ok(screened_page(
+        &snapshot, after, floor, &query, limit, BUDGET, visible,
+    ))
 }
 
 /// The cursor binding of read_log: the tool alone (the ring is the
@@ -182,6 +192,21 @@ pub fn page(
     query: &Query,
     limit: usize,
     budget: usize,
+) -> Value {
+    screened_page(snapshot, after, floor, query, limit, budget, true)
+}
+
+/// [`page`] for a request that may see the log's lines (`visible`) or
+/// none of them (a grant narrower than everything): then every line is
+/// withheld.
+fn screened_page(
+    snapshot: &Snapshot,
+    after: Option<u64>,
+    floor: u64,
+    query: &Query,
+    limit: usize,
+    budget: usize,
+    visible: bool,
 ) -> Value {
     let start = after.unwrap_or(0).max(floor);
     let lines: Vec<&Arc<LogLine>> = snapshot.lines.iter().filter(|l| l.seq > start).collect();
@@ -221,7 +246,7 @@ pub fn page(
     let mut withheld = 0u64;
     let mut truncated = false;
     for line in lines {
-        if withholds(&snapshot.scan, line) {
+        if !visible || withholds(&snapshot.scan, line) {
             withheld += 1;
             covered = line.seq;
             continue;
@@ -500,5 +525,27 @@ mod tests {
         assert_eq!(seqs(&v), Vec::<u64>::new());
         assert_eq!(v["skipped"].as_array().unwrap().len(), 20);
         assert_eq!(cursor_of(&v), 20);
+    }
+
+    #[test]
+    fn a_grant_that_may_not_read_the_log_has_every_line_withheld() {
+        let lines = vec![
+            line(1, Level::Info, Category::Network, "joined #secret-marker"),
+            line(2, Level::Warning, Category::App, "lost connection"),
+        ];
+        let s = snap(lines, &[]);
+        let hidden = screened_page(&s, None, 0, &Query::default(), 200, BUDGET, false);
+        assert_eq!(hidden["lines"], json!([]));
+        assert_eq!(hidden["withheld"], json!(2));
+        assert!(!encode(&hidden).contains("marker"));
+        // The cursor still advances past them: the next read starts after.
+        let after = binding()
+            .open_seq(hidden["cursor"].as_str().unwrap())
+            .unwrap();
+        assert_eq!(after, 2);
+        // The full token's page is unchanged.
+        let shown = page(&s, None, 0, &Query::default(), 200, BUDGET);
+        assert_eq!(seqs(&shown), [1, 2]);
+        assert!(shown.get("withheld").is_none());
     }
 }

@@ -24,12 +24,11 @@ use crate::read::args::Args;
 use crate::read::cursor::Kind;
 use crate::read::matcher::{Scratch, Substring};
 use crate::read::paging::{frame_len, Binding};
-use crate::read::raw::{command, line_json, withheld};
+use crate::read::raw::{command, line_json};
 use crate::read::result::{time, Offer, RowBudget, ToolOutcome, BUDGET};
-use crate::read::withheld::Withholder;
 use crate::tools::context::ToolContext;
 use crate::tools::lookup;
-use crate::tools::raw_read::{self, skipped_with_room, POSITION_LEN};
+use crate::tools::raw_read::{self, skipped_with_room, Screen, POSITION_LEN};
 use crate::tools::registry::{outcome_of, Declared, Tier, ToolResult};
 use crate::tools::spec::{
     Effect, Flag, Integer, Text, Texts, ToolSpec, LINE_CONTAINS, NEXT_CURSOR, SESSION,
@@ -163,12 +162,12 @@ async fn run(ctx: &ToolContext, args: &Args) -> ToolResult {
     let session = lookup::session(ctx, session_id).await?;
     let binding = binding(session.id().as_str(), &filter);
     let after = cursor.map(|c| raw_read::open(&binding, c)).transpose()?;
-    let withhold = raw_read::withholder(ctx, &session).await?;
+    let screen = raw_read::screen(ctx, &session).await?;
     let window = raw_read::window(ctx, &session, after, usize::MAX).await?;
     Ok(if count_only {
-        count(&window, &filter, &withhold)
+        count(&window, &filter, &screen)
     } else {
-        page(&window, &filter, &withhold, &binding, limit, BUDGET)
+        page(&window, &filter, &screen, &binding, limit, BUDGET)
     })
 }
 
@@ -215,15 +214,22 @@ fn finish(result: &mut Value, withheld: u64, evicted: bool) {
     }
 }
 
-/// The count_only result: every match in `window`.
-pub(crate) fn count(window: &Window, filter: &Filter, withhold: &Withholder) -> Value {
+/// The count_only result: every match in `window`. A line out of the
+/// grant's reach is counted in `withheld` whatever the filters say (they
+/// are never tried on it, so the count cannot answer a question about its
+/// text) and leaves no trace in `coverage`.
+pub(crate) fn count(window: &Window, filter: &Filter, screen: &Screen) -> Value {
     let mut scratch = Scratch::default();
     let mut span = Span::default();
     let (mut count, mut held) = (0u64, 0u64);
     for line in &window.lines {
+        if screen.out_of_reach(line) {
+            held += 1;
+            continue;
+        }
         span.saw(line);
         if filter.matches(line, &mut scratch) {
-            if withheld(withhold, line) {
+            if screen.holds_secret(line) {
                 held += 1;
             } else {
                 count += 1;
@@ -236,11 +242,12 @@ pub(crate) fn count(window: &Window, filter: &Filter, withhold: &Withholder) -> 
     result
 }
 
-/// A page of matches from `window` under `limit` and `budget` bytes.
+/// A page of matches from `window` under `limit` and `budget` bytes. A
+/// line out of the grant's reach is treated as in [`count`].
 pub(crate) fn page(
     window: &Window,
     filter: &Filter,
-    withhold: &Withholder,
+    screen: &Screen,
     binding: &Binding,
     limit: usize,
     budget: usize,
@@ -267,8 +274,13 @@ pub(crate) fn page(
     let mut returned = 0usize;
     let mut truncated = false;
     for line in &window.lines {
+        if screen.out_of_reach(line) {
+            held += 1;
+            last = Some(line.pos);
+            continue;
+        }
         if filter.matches(line, &mut scratch) {
-            if withheld(withhold, line) {
+            if screen.holds_secret(line) {
                 held += 1;
             } else {
                 if returned == limit {
@@ -314,6 +326,7 @@ mod tests {
     use super::*;
     use crate::debug::raw::ring::{stored, Rings};
     use crate::read::result::encode;
+    use crate::read::withheld::Withholder;
     use rete_engine::clock::UnixMillis;
     use rete_engine::ids::SessionId;
 
@@ -353,7 +366,7 @@ mod tests {
         let v = page(
             &r.window(&sid(), after, usize::MAX),
             f,
-            &Withholder::new(["sesame12"]),
+            &Screen::secrets_only(Withholder::new(["sesame12"])),
             &binding("S", f),
             limit,
             BUDGET,
@@ -446,13 +459,17 @@ mod tests {
         let v = count(
             &r.window(&sid(), None, usize::MAX),
             &f,
-            &Withholder::new(["sesame12"]),
+            &Screen::secrets_only(Withholder::new(["sesame12"])),
         );
         assert_eq!(
             encode(&v),
             r#"{"count":3,"coverage":{"newest":"2026-09-30T12:00:05Z","oldest":"2026-09-30T12:00:00Z"},"truncated":false,"withheld":1}"#
         );
-        let empty = count(&Window::default(), &f, &Withholder::default());
+        let empty = count(
+            &Window::default(),
+            &f,
+            &Screen::secrets_only(Withholder::default()),
+        );
         assert_eq!(
             encode(&empty),
             r#"{"count":0,"coverage":{},"truncated":false}"#
@@ -496,5 +513,52 @@ mod tests {
             }
         }
         assert_eq!(seen, lines);
+    }
+
+    #[test]
+    fn lines_out_of_a_grants_reach_are_counted_whatever_the_filters_say() {
+        use crate::debug::attribution::{RawScreen, SessionFacts};
+        use crate::grant::Scope;
+        use crate::tools::context::Reach;
+        let r = rings(&[
+            (IN, ":a!u@h PRIVMSG #hidden :marker"),
+            (IN, ":a!u@h PRIVMSG #rete :marker here"),
+            (IN, "PING :nothing"),
+        ]);
+        let reach = Reach::within(Scope {
+            networks: vec![],
+            buffers: vec!["#rete".into()],
+            queries: false,
+        });
+        let facts = SessionFacts {
+            name: "net".into(),
+            casemap: rete_engine::casemap::CaseMapping::Rfc1459,
+            chantypes: "#".into(),
+            statusmsg: String::new(),
+            nick: "me".into(),
+        };
+        let screen = Screen {
+            secrets: Withholder::default(),
+            reach: RawScreen::for_session(&reach, facts),
+        };
+        let window = r.window(&sid(), None, usize::MAX);
+        // The count is the same whatever `contains` asks: it cannot tell
+        // what an out-of-reach line says.
+        for contains in ["marker", "no such text"] {
+            let f = filter(None, None, Some(contains));
+            let v = count(&window, &f, &screen);
+            assert_eq!(v["withheld"], json!(2), "{contains}");
+            // Coverage is the one line in reach.
+            assert_eq!(
+                v["coverage"],
+                json!({"oldest": "2026-09-30T12:00:01Z", "newest": "2026-09-30T12:00:01Z"})
+            );
+            let v = page(&window, &f, &screen, &binding("S", &f), 200, BUDGET);
+            assert_eq!(v["withheld"], json!(2));
+            assert!(!encode(&v).contains("#hidden"));
+        }
+        let f = filter(None, None, Some("marker"));
+        let v = page(&window, &f, &screen, &binding("S", &f), 200, BUDGET);
+        assert_eq!(texts(&v), [":a!u@h PRIVMSG #rete :marker here"]);
     }
 }

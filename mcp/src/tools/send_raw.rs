@@ -1,8 +1,11 @@
 //! send_raw: one raw IRC line from an agent, sent where `/quote` sends.
 //!
-//! Checked in this order: the session exists, the line rule, the session is
-//! connected (and has message-tags for a tagged line), the rate limits, and
-//! (while control.approve is on) the person's answer. The
+//! Checked in this order: the session exists (and, for a scoped grant, is
+//! in its reach), the line rule, the grant's rule (only PRIVMSG, NOTICE and
+//! TAGMSG to targets in its reach: `send/grant_rule.rs`), the session is
+//! connected (and has message-tags for a tagged line), the rate limits
+//! (the full token's and each grant's apart), and (while control.approve
+//! is on) the person's answer. The
 //! line then goes to the session actor, which paces it like any command,
 //! passes it through the raw-out hook, writes it, and only then records it
 //! (the audit row and the log line) and answers. A line handed over is sent
@@ -11,10 +14,12 @@
 //! `cancelled` one.
 
 use crate::access_log::{wall_now, CallOutcome};
+use crate::debug::attribution::SessionFacts;
 use crate::read::args::Args;
 use crate::read::result::ToolOutcome;
 use crate::send::approval::{self, Gate};
 use crate::send::caps::CapRefused;
+use crate::send::grant_rule;
 use crate::send::limiter::Reserve;
 use crate::send::line_rule::{self, LineRefused};
 use crate::tools::context::ToolContext;
@@ -62,24 +67,44 @@ async fn run(ctx: &ToolContext, args: &Args) -> ToolResult {
         .sessions
         .sender_by_str(&id)
         .ok_or_else(|| ToolOutcome::error(UNKNOWN_SESSION))?;
+    // A session out of a grant's reach is `unknown session` before anything
+    // is said about the line.
+    let in_reach = if ctx.reach.is_everything() {
+        None
+    } else {
+        Some(crate::tools::lookup::session(ctx, &id).await?)
+    };
     let checked = line_rule::check(&line).map_err(refused)?;
+    let reader = match in_reach {
+        Some(reader) => reader,
+        None => crate::tools::lookup::session(ctx, &id).await?,
+    };
     // Reads only: whether the line can go, not what it does.
-    let reader = crate::tools::lookup::session(ctx, &id).await?;
-    let (connected, tags, name) = crate::tools::lookup::read(ctx, &reader, NOT_CONNECTED, |view| {
-        (
-            view.state() == ConnState::Connected,
-            view.capabilities().has("message-tags"),
-            view.name().to_owned(),
-        )
-    })
-    .await?;
+    let reach = ctx.reach.clone();
+    let probe = line.clone();
+    let (connected, tags, name, granted) =
+        crate::tools::lookup::read(ctx, &reader, NOT_CONNECTED, move |view| {
+            (
+                view.state() == ConnState::Connected,
+                view.capabilities().has("message-tags"),
+                view.name().to_owned(),
+                if reach.is_everything() {
+                    Ok(())
+                } else {
+                    grant_rule::check(&reach, &SessionFacts::of(&view), &probe)
+                },
+            )
+        })
+        .await?;
+    granted.map_err(|why| ToolOutcome::error(why.to_string()))?;
     if !connected {
         return Err(ToolOutcome::error(NOT_CONNECTED));
     }
     if checked.tagged && !tags {
         return Err(refused(LineRefused::TagsNeedCapability));
     }
-    let reservation = match sending.limiter.reserve(&id).await {
+    let grant = ctx.principal.grant_name();
+    let reservation = match sending.limiter.reserve(&id, grant).await {
         Ok(r) => r,
         Err(Reserve::Refused(why)) => return Err(capped(why)),
         Err(Reserve::Gone) => return Err(ToolOutcome::error(SENDING_DISABLED)),
@@ -88,7 +113,7 @@ async fn run(ctx: &ToolContext, args: &Args) -> ToolResult {
     let shown = rete_redact::display_escape(&recorded).into_owned();
     // control.approve: the person answers first (see send::approval).
     if let Some(approvals) = &sending.approval {
-        match approval::gate(approvals, &name, &shown, &ctx.cancel).await {
+        match approval::gate(approvals, &name, grant, &shown, &ctx.cancel).await {
             Gate::Go => {}
             Gate::NotSent => return Err(ToolOutcome::error(NOT_SENT)),
             Gate::Cancelled => return Err(ToolOutcome::Cancelled),

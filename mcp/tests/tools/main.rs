@@ -9,6 +9,7 @@ mod engine_state;
 mod faults_ircd_restart;
 mod faults_session_crash;
 mod generated;
+mod grants_debug;
 mod held_secrets_live;
 mod log;
 mod raw;

@@ -957,3 +957,189 @@ async fn a_call_that_gives_up_while_waiting_withdraws_its_prompt() -> Result<()>
     );
     Ok(())
 }
+
+impl Fixture {
+    /// This fixture's context as a send-tier grant named `name` with `scope`.
+    fn granted(&self, name: &str, scope: rete_mcp::grant::Scope) -> Fixture {
+        Fixture {
+            ctx: ToolContext {
+                reach: rete_mcp::tools::Reach::within(scope.clone()),
+                principal: rete_mcp::tools::Principal::Grant(rete_mcp::grant::Granted {
+                    name: name.into(),
+                    scope,
+                    tier: rete_mcp::grant::Tier::Send,
+                }),
+                ..self.ctx.clone()
+            },
+            session: self.session.clone(),
+            tap: self.tap.clone(),
+        }
+    }
+
+    async fn network(&self) -> Result<String> {
+        Ok(self.session.reader().read(|v| v.name().to_owned()).await?)
+    }
+}
+
+fn scope(networks: &[&str], buffers: &[&str], queries: bool) -> rete_mcp::grant::Scope {
+    rete_mcp::grant::Scope {
+        networks: networks.iter().map(|s| s.to_string()).collect(),
+        buffers: buffers.iter().map(|s| s.to_string()).collect(),
+        queries,
+    }
+}
+
+/// A grant sends PRIVMSG, NOTICE and TAGMSG to targets in its reach and nothing else; every
+/// refusal sends nothing; a session out of its reach is `unknown session` before the line is
+/// looked at; the full token is unchanged.
+#[tokio::test]
+async fn a_grant_sends_only_messages_to_targets_in_its_reach() -> Result<()> {
+    use rete_mcp::send::grant_rule::{COMMAND_NOT_ALLOWED, TARGET_OUT_OF_REACH};
+    let ircd = ircd().await;
+    let mut bot = Bot::connect(ircd.port(), "grantwatch").await?;
+    bot.join("#grant-in").await?;
+    bot.join("#grant-out").await?;
+    let f = Fixture::start("grantsender", ircd.port()).await?;
+    // The full token joins both (a grant may not).
+    f.sent("JOIN #grant-in,#grant-out").await?;
+    support::bot::sees_join(&mut bot, "grantsender", "#grant-out").await?;
+    let network = f.network().await?;
+    let g = f.granted("agent", scope(&[&network], &["#grant-in*"], false));
+    for line in [
+        "JOIN #grant-in",
+        "PART #grant-in",
+        "QUIT :marker-quit",
+        "NICK marker-nick",
+        "MODE #grant-in +o grantwatch",
+        "TOPIC #grant-in :marker-topic",
+        "PING :marker-ping",
+        "@label=1 KICK #grant-in grantwatch",
+    ] {
+        assert_eq!(g.refused(line).await?, COMMAND_NOT_ALLOWED, "{line}");
+    }
+    for line in [
+        "PRIVMSG #grant-out :marker-out",
+        "NOTICE #grant-in,#grant-out :marker-both",
+        "PRIVMSG grantwatch :marker-query",
+        "PRIVMSG #no-such-channel :marker-absent",
+        "PRIVMSG $* :marker-mask",
+    ] {
+        assert_eq!(g.refused(line).await?, TARGET_OUT_OF_REACH, "{line}");
+    }
+    // In reach: sent, recorded as the full token's lines are, seen by the bot.
+    let got = g.sent("PRIVMSG #grant-in :marker-in").await?;
+    assert_eq!(
+        got,
+        json!({"line": "PRIVMSG #grant-in :marker-in", "sent": true, "session": f.sid()})
+    );
+    let seen = bot
+        .collect_until(|l| Msg::parse(l).param(1) == "marker-in", DEFAULT_TIMEOUT)
+        .await?;
+    let rows = f.server_rows().await?;
+    assert!(
+        rows.iter()
+            .any(|r| r == "AI access sent: PRIVMSG #grant-in :marker-in"),
+        "{rows:#?}"
+    );
+    // Nothing refused reached the connection or the bot.
+    let written = f.tap.0.lock().unwrap().clone();
+    for l in written.iter().chain(&seen) {
+        assert!(
+            !l.contains("marker-") || l.contains("marker-in"),
+            "a refused line went out: {l}"
+        );
+    }
+    // With queries on, a nick is in reach.
+    let chatty = f.granted("chatty", scope(&[], &["#grant-in*"], true));
+    chatty.sent("PRIVMSG grantwatch :marker-query-ok").await?;
+    bot.wait_for(
+        |l| Msg::parse(l).param(1) == "marker-query-ok",
+        DEFAULT_TIMEOUT,
+    )
+    .await?;
+    // Another network's grant: the session is absent, whatever the line.
+    let elsewhere = f.granted("elsewhere", scope(&["no-such-net"], &[], true));
+    for line in [" ", "JOIN #grant-in", "PRIVMSG #grant-in :x"] {
+        assert_eq!(
+            elsewhere.refused(line).await?,
+            "unknown session",
+            "{line:?}"
+        );
+    }
+    // The full token is unchanged: any command, the line rule's own words.
+    assert_eq!(f.refused(" ").await?, "invalid arguments: line is empty");
+    f.sent("PART #grant-out").await?;
+    Ok(())
+}
+
+/// A grant's lines count against its own limits: its burst spent does not spend the full
+/// token's, and all of them at once send exactly five of each.
+#[tokio::test]
+async fn a_grant_has_rate_limits_of_its_own() -> Result<()> {
+    let ircd = ircd().await;
+    let _bot = Bot::connect(ircd.port(), "grantburst").await?;
+    let f = Arc::new(Fixture::start("grantsender2", ircd.port()).await?);
+    let network = f.network().await?;
+    let g = Arc::new(f.granted("agent", scope(&[&network], &[], true)));
+    let calls: Vec<_> = (0..16)
+        .map(|n| {
+            let who = if n % 2 == 0 { f.clone() } else { g.clone() };
+            tokio::spawn(async move {
+                (
+                    n % 2,
+                    who.send(&format!("PRIVMSG grantburst :burst {n}")).await,
+                )
+            })
+        })
+        .collect();
+    let mut ok = [0, 0];
+    for call in calls {
+        match call.await? {
+            (who, ToolOutcome::Ok(_)) => ok[who] += 1,
+            (_, ToolOutcome::Error(e)) if e == "too many sends: at most 5 at once" => {}
+            other => bail!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(ok, [5, 5], "five for the full token, five for the grant");
+    Ok(())
+}
+
+/// With control.approve on, a grant's line waits for the person like any other, and the
+/// prompt names the grant.
+#[tokio::test]
+async fn a_grants_line_waits_for_the_person_and_names_the_grant() -> Result<()> {
+    let ircd = ircd().await;
+    let mut bot = Bot::connect(ircd.port(), "grantappr").await?;
+    let approvals = Approvals::with_wait(WAIT);
+    let mut events = approvals.subscribe();
+    let f = Fixture::approving("grantapprover", ircd.port(), &approvals).await?;
+    let network = f.network().await?;
+    let g = Arc::new(f.granted("agent\u{1b}", scope(&[&network], &[], true)));
+    let call = {
+        let g = g.clone();
+        tokio::spawn(async move { g.send("PRIVMSG grantappr :granted-line").await })
+    };
+    let prompt = next_prompt(&mut events).await?;
+    assert_eq!(prompt.grant.as_deref(), Some("agent\\u{1B}"));
+    assert_eq!(prompt.line, "PRIVMSG grantappr :granted-line");
+    approvals.answer(prompt.id, true).context("answered")?;
+    match call.await? {
+        ToolOutcome::Ok(v) => assert_eq!(v["sent"], true, "{v}"),
+        other => bail!("allowed line: {other:?}"),
+    }
+    bot.wait_for(
+        |l| Msg::parse(l).param(1) == "granted-line",
+        DEFAULT_TIMEOUT,
+    )
+    .await?;
+    // The full token's prompt names no grant.
+    let call = {
+        let f = Arc::new(f);
+        tokio::spawn(async move { f.send("PRIVMSG grantappr :full-line").await })
+    };
+    let prompt = next_prompt(&mut events).await?;
+    assert_eq!(prompt.grant, None);
+    approvals.answer(prompt.id, false).context("answered")?;
+    assert!(matches!(call.await?, ToolOutcome::Error(_)));
+    Ok(())
+}
