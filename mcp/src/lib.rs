@@ -34,9 +34,14 @@
 //!   sans-IO parts (filters, inboxes, rendering).
 //! - [`debug`]: the debug capture (the raw tap and the log ring) the debug
 //!   tier reads, on only while the server runs with control.debug on.
-//! - [`send`]: sending — send_raw's line rule, its per-session rate limits
-//!   and the limiter actor, and the [`Sending`](send::Sending) capability a
-//!   request carries only while control.send is on.
+//! - [`send`]: sending — send_raw's line rule (and a grant's, narrower),
+//!   its rate limits per session and grant and the limiter actor, and the
+//!   [`Sending`](send::Sending) capability a request carries only while
+//!   control.send is on.
+//! - [`grant`]: scoped grants, extra tokens with less: the scope, the
+//!   record a host keeps (a hash), and the shared list the gate reads. What
+//!   a grant may see is `read/reach.rs`'s, of the debug capture
+//!   `debug/attribution.rs`'s.
 //! - [`access_log`]: the AI access log, memory only. `token`: the access
 //!   [`Token`] and the [`TokenStore`] the host keeps it in (reterm's
 //!   secrets file); rete-mcp opens no file of its own.

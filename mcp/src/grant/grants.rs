@@ -42,6 +42,20 @@ pub enum Principal {
     Grant(Granted),
 }
 
+impl Granted {
+    /// A grant presented without the gate (a host's own request, a test):
+    /// `key` must tell it apart from every other grant, as the token's
+    /// digest does for the gate, since its subscriptions belong to it.
+    pub fn new(name: &str, scope: Scope, tier: Tier, key: &str) -> Granted {
+        Granted {
+            name: Arc::from(name),
+            scope,
+            tier,
+            key: Arc::from(key),
+        }
+    }
+}
+
 impl Principal {
     /// The grant, for a scoped request.
     pub fn grant(&self) -> Option<&Granted> {

@@ -46,14 +46,6 @@ impl Reach {
         self.scope.as_ref().is_none_or(|s| s.covers(buffer))
     }
 
-    /// True when everything of the network named `network` is in reach
-    /// (every channel and query, and so its server buffer and engine state).
-    pub(crate) fn covers_whole_session(&self, network: &str) -> bool {
-        self.scope
-            .as_ref()
-            .is_none_or(|s| s.covers_whole_session(network))
-    }
-
     /// True when the session behind `view` is in reach at all.
     pub fn session(&self, view: &SessionView<'_>) -> bool {
         self.scope

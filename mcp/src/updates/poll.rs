@@ -7,7 +7,8 @@
 //! read_log reads it (stalled when they cannot be read).
 
 use super::feed::Starts;
-use super::registry::{LogPoll, PollData, PollPlan, TapPoll, TapSession};
+use super::registry::{LogPoll, PollData, PollPlan, TapPoll};
+use crate::debug::attribution::SessionFacts;
 use crate::debug::log::ring::ReadRequest;
 use crate::debug::Capture;
 use crate::read::log::{session_secrets, SECRETS_TIMEOUT};
@@ -25,12 +26,7 @@ pub(crate) async fn read(plan: PollPlan, capture: Capture, sessions: ReadOnlySes
         let read = async {
             let session = readers.iter().find(|s| s.id() == &id)?;
             let taps = capture.raw()?;
-            let scan = session.read(|view| {
-                let facts = TapSession {
-                    network: view.name().to_owned(),
-                };
-                (Withholder::for_view(&view), facts)
-            });
+            let scan = session.read(|view| (Withholder::for_view(&view), SessionFacts::of(&view)));
             let (withhold, facts) = tokio::time::timeout(SECRETS_TIMEOUT, scan)
                 .await
                 .ok()?
@@ -39,8 +35,8 @@ pub(crate) async fn read(plan: PollPlan, capture: Capture, sessions: ReadOnlySes
             Some(((withhold, window.lines, window.dropped_through), facts))
         };
         let (read, facts) = match read.await {
-            Some((read, facts)) => (Some(read), facts),
-            None => (None, TapSession::default()),
+            Some((read, facts)) => (Some(read), Some(facts)),
+            None => (None, None),
         };
         data.raw.push(TapPoll {
             session: id,

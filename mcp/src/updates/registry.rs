@@ -711,7 +711,7 @@ fn message_event(buffer: &BufferId, name: &str, row: &Row, mention: bool, now: I
 }
 
 mod poll;
-pub(crate) use poll::{LogPoll, PollData, PollPlan, TapPoll, TapSession};
+pub(crate) use poll::{LogPoll, PollData, PollPlan, TapPoll};
 
 #[cfg(test)]
 mod tests;

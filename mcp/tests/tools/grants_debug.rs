@@ -29,11 +29,7 @@ const ME: &str = "grantme";
 fn granted(ctx: &ToolContext, name: &str, scope: Scope) -> ToolContext {
     ToolContext {
         reach: Reach::within(scope.clone()),
-        principal: Principal::Grant(Granted {
-            name: name.into(),
-            scope,
-            tier: Tier::Debug,
-        }),
+        principal: Principal::Grant(Granted::new(name, scope, Tier::Debug, name)),
         ..ctx.clone()
     }
 }

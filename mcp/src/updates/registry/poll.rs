@@ -4,6 +4,7 @@
 //! the rate window are [`crate::updates::feed`]'s.
 
 use super::Registry;
+use crate::debug::attribution::{log_lines_visible, RawScreen, SessionFacts};
 use crate::debug::log::ring::Snapshot;
 use crate::debug::raw::ring::{Pos, RawLine};
 use crate::read::log::withholds;
@@ -29,13 +30,6 @@ pub(crate) struct PollPlan {
 /// the newest position its ring dropped at capacity.
 pub(crate) type TapRead = (Withholder, Vec<RawLine>, Option<Pos>);
 
-/// What a scoped subscription's reach judges a session's raw lines by.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct TapSession {
-    /// The session's name in the config.
-    pub(crate) network: String,
-}
-
 /// One planned session's tap as a poll read it.
 #[derive(Debug)]
 pub(crate) struct TapPoll {
@@ -47,8 +41,9 @@ pub(crate) struct TapPoll {
     /// Its secret scan and lines, or None when the session or its tap did
     /// not answer.
     pub(crate) read: Option<TapRead>,
-    /// The session as the read found it (default when it did not answer).
-    pub(crate) facts: TapSession,
+    /// The session as the read found it, which a scoped subscription's
+    /// reach judges its lines by (None when it did not answer).
+    pub(crate) facts: Option<SessionFacts>,
 }
 
 /// The log ring as a poll read it.
@@ -151,11 +146,14 @@ impl Registry {
                     let debug = sub.inbox.debug_mut();
                     debug.evicted |= take.evicted;
                     let mut new = Vec::new();
-                    // A scoped subscription sees a session's raw lines only
-                    // when its reach covers the whole session.
-                    let beyond_reach = !sub.reach.covers_whole_session(&tap.facts.network);
+                    // A scoped subscription sees the lines attributed to
+                    // what it covers; the rest are counted withheld.
+                    let screen = match &tap.facts {
+                        Some(facts) => RawScreen::for_session(&sub.reach, facts.clone()),
+                        None => RawScreen::everything(),
+                    };
                     for line in take.lines.iter().filter(|l| raw.matches(l)) {
-                        if beyond_reach || withheld(withhold, line) {
+                        if !screen.raw(line) || withheld(withhold, line) {
                             sub.inbox.debug_mut().withheld += 1;
                         } else {
                             new.push(line);
@@ -192,9 +190,9 @@ impl Registry {
                 }
                 let through = snapshot.lines.last().map_or(*after, |l| l.seq.max(*after));
                 let lines = sub.feed.take_log(&snapshot.lines, through).to_vec();
-                // Rete's own log lines are not attributed to a buffer: a
-                // scoped subscription counts them withheld.
-                let beyond_reach = !sub.reach.is_everything();
+                // Rete's own log lines name no session or buffer: only a
+                // reach covering every conversation may read them.
+                let beyond_reach = !log_lines_visible(&sub.reach);
                 for line in lines.iter().filter(|l| log.matches(l)) {
                     if beyond_reach || withholds(&snapshot.scan, line) {
                         sub.inbox.debug_mut().withheld += 1;

@@ -591,9 +591,13 @@ fn tap_after(
             session: session(),
             after,
             read: Some((Withholder::new(["hunter22"]), lines, None)),
-            facts: TapSession {
-                network: NETWORK.into(),
-            },
+            facts: Some(crate::debug::attribution::SessionFacts {
+                name: NETWORK.into(),
+                casemap: Default::default(),
+                chantypes: "#&".into(),
+                statusmsg: "@+".into(),
+                nick: "mriron".into(),
+            }),
         }],
         log: None,
         clears: 0,
@@ -1067,7 +1071,7 @@ fn a_scoped_subscription_collects_only_its_reach_and_only_its_owner_sees_it() {
 }
 
 #[test]
-fn a_scoped_raw_subscription_sees_lines_only_of_a_session_it_covers_whole() {
+fn a_scoped_raw_subscription_sees_only_lines_attributed_to_its_reach() {
     let now = Instant::now();
     let mut reg = Registry::new();
     let (part, whole) = (SubId::from_bits(1), SubId::from_bits(2));
@@ -1095,7 +1099,14 @@ fn a_scoped_raw_subscription_sees_lines_only_of_a_session_it_covers_whole() {
     .unwrap();
     // The first poll takes where the tap ends; the second is new.
     reg.apply_poll(&tap(vec![raw_line(1, "PING :old")]), now);
-    reg.apply_poll(&tap(vec![raw_line(2, ":eve PRIVMSG #secret :MARKER")]), now);
+    reg.apply_poll(
+        &tap(vec![
+            raw_line(2, ":eve PRIVMSG #secret :MARKER"),
+            raw_line(3, ":ann PRIVMSG #rust :INSIDE"),
+            raw_line(4, "PING :MARKER-unattributed"),
+        ]),
+        now,
+    );
     let part_read = encode(
         &reg.read(
             &Owner::Grant("g1".into()),
@@ -1108,6 +1119,7 @@ fn a_scoped_raw_subscription_sees_lines_only_of_a_session_it_covers_whole() {
         .unwrap(),
     );
     assert!(!part_read.contains("MARKER"), "{part_read}");
+    assert!(part_read.contains("INSIDE"), "{part_read}");
     assert!(part_read.contains("withheld"), "{part_read}");
     let whole_read = encode(
         &reg.read(
