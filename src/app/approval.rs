@@ -82,21 +82,38 @@ pub fn prompt_row(approvals: &Approvals) -> Option<(u64, String)> {
     let (prompt, waiting) = approvals.oldest()?;
     // The keys before the line, so a long line cannot push them off.
     let text = format!(
-        "AI access wants to send on {} — Ctrl-G allow · Ctrl-X deny ({waiting} waiting): {}",
-        prompt.session, prompt.line
+        "{} wants to send on {} — Ctrl-G allow · Ctrl-X deny ({waiting} waiting): {}",
+        who(&prompt),
+        prompt.session,
+        prompt.line
     );
     Some((prompt.id, text))
 }
 
 fn asked(prompt: &Prompt, waiting: usize, secs: u64) -> String {
     format!(
-        "-!- AI access wants to send on {}: {} — /control allow or /control deny within {secs} s ({waiting} waiting)",
-        prompt.session, prompt.line
+        "-!- {} wants to send on {}: {} — /control allow or /control deny within {secs} s ({waiting} waiting)",
+        who(prompt),
+        prompt.session,
+        prompt.line
     )
 }
 
 fn line_of(prompt: &Prompt) -> String {
-    format!("AI access line on {}: {}", prompt.session, prompt.line)
+    format!(
+        "{} line on {}: {}",
+        who(prompt),
+        prompt.session,
+        prompt.line
+    )
+}
+
+/// Who asks: "AI access", naming the scoped grant when one sent the line.
+fn who(prompt: &Prompt) -> String {
+    match &prompt.grant {
+        None => "AI access".to_owned(),
+        Some(grant) => format!("AI access (grant {grant})"),
+    }
 }
 
 fn still(waiting: usize) -> String {
@@ -104,5 +121,31 @@ fn still(waiting: usize) -> String {
         String::new()
     } else {
         format!(" ({waiting} still waiting)")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_grants_line_names_the_grant_and_the_full_tokens_names_none() {
+        let mut prompt = Prompt {
+            id: 1,
+            session: "libera".into(),
+            grant: None,
+            line: "PRIVMSG #rust :hi".into(),
+        };
+        assert_eq!(
+            line_of(&prompt),
+            "AI access line on libera: PRIVMSG #rust :hi"
+        );
+        prompt.grant = Some("bot".into());
+        assert_eq!(
+            line_of(&prompt),
+            "AI access (grant bot) line on libera: PRIVMSG #rust :hi"
+        );
+        assert!(asked(&prompt, 1, 60)
+            .starts_with("-!- AI access (grant bot) wants to send on libera: "));
     }
 }

@@ -119,10 +119,16 @@ async fn run(ctx: &ToolContext, args: &Args) -> ToolResult {
             Gate::Cancelled => return Err(ToolOutcome::Cancelled),
         }
     }
+    // A grant's audit row names it as its access-log rows do:
+    // `AI access sent: [bot] PRIVMSG #rust :hi`.
+    let audited = match grant {
+        Some(name) => format!("[{}] {shown}", rete_redact::display_escape(name)),
+        None => shown,
+    };
     // Handed over from here: the line is sent, counted and recorded even
     // if this request is cancelled while it waits for the throttler.
     let mut handed = tokio::spawn(async move {
-        let outcome = sender.agent_line(line, shown).await;
+        let outcome = sender.agent_line(line, audited).await;
         if outcome.is_ok() {
             reservation.sent();
         }

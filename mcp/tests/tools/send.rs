@@ -964,11 +964,12 @@ impl Fixture {
         Fixture {
             ctx: ToolContext {
                 reach: rete_mcp::tools::Reach::within(scope.clone()),
-                principal: rete_mcp::tools::Principal::Grant(rete_mcp::grant::Granted {
-                    name: name.into(),
+                principal: rete_mcp::tools::Principal::Grant(rete_mcp::grant::Granted::new(
+                    name,
                     scope,
-                    tier: rete_mcp::grant::Tier::Send,
-                }),
+                    rete_mcp::grant::Tier::Send,
+                    name,
+                )),
                 ..self.ctx.clone()
             },
             session: self.session.clone(),
@@ -1038,7 +1039,7 @@ async fn a_grant_sends_only_messages_to_targets_in_its_reach() -> Result<()> {
     let rows = f.server_rows().await?;
     assert!(
         rows.iter()
-            .any(|r| r == "AI access sent: PRIVMSG #grant-in :marker-in"),
+            .any(|r| r == "AI access sent: [agent] PRIVMSG #grant-in :marker-in"),
         "{rows:#?}"
     );
     // Nothing refused reached the connection or the bot.
