@@ -292,8 +292,8 @@ pub(crate) mod spec {
     command!(
         CONTROL,
         "control",
-        "/control token [regenerate] | register [NAME] [local DIR] | grant add NAME [networks=…] [buffers=…] [queries=on|off] [tier=read|debug|send] [expires=8h|never] | grant list | grant revoke NAME | status | log | allow | deny",
-        "AI-access control server: show/renew its token, connect Claude Code without it (for every directory, or with local for DIR only; with NAME, through that grant), scoped grants (a token of its own for an agent that sees less: some networks, channels by glob, queries only when granted; tier read by default, 8h), its state, its log, answer the oldest line waiting for approval"
+        "/control token [regenerate] | register [NAME] [local DIR] | grant … | status | log | allow | deny",
+        "AI access: its token, Claude Code connected without it, scoped grants (/help control), its state and log, the oldest line waiting for approval"
     );
 }
 
@@ -499,6 +499,10 @@ pub(crate) const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
                 "connect Claude Code, for every directory",
             ),
             ("/control register local ~/src/app", "for ~/src/app only"),
+            (
+                "/control grant add NAME [networks=a,b] [buffers=#x*,#y] [queries=on|off] [tier=read|debug|send] [expires=8h|never]",
+                "defaults: every network and channel, no queries, tier read, 8 hours",
+            ),
             (
                 "/control grant add bot buffers=#rust*",
                 "a grant for #rust… only, its token in ~/.rete/grants/bot.json",
