@@ -86,6 +86,9 @@ class Watcher:
         self.lines = []
         self._cond = threading.Condition()
         self.sock = socket.create_connection(("127.0.0.1", ircd.port), timeout=10)
+        # Connected: reads block without a limit, so a quiet spell longer than
+        # the connect timeout does not end the reader (close() ends it).
+        self.sock.settimeout(None)
         self.sock.sendall(f"NICK {nick}\r\nUSER {nick} 0 * :{nick}\r\n".encode())
         threading.Thread(target=self._read, daemon=True).start()
         self.wait(lambda l: f" 001 {nick} " in l)
