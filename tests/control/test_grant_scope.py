@@ -22,7 +22,7 @@ import time
 import sdk
 from ircd import Inspircd, Watcher
 from masking import Secret
-from rawhttp import call, post
+from rawhttp import Pending, call, post, tool_text
 from reterm_proc import NETWORK_ID, NETWORK_NAME, NETWORK_NICK, free_port, private_dir
 from identity import IS_ROOT, server_uid
 
@@ -34,6 +34,9 @@ OUT_CHANNEL = "#priv-grant"
 NO_SESSION = "0A0B0C0D-1111-4222-8333-444455556666"
 DEBUG_DISABLED = "debug tools are disabled"
 SENDING_DISABLED = "sending is disabled"
+TOO_MANY_WAITS = "too many waiting calls: at most 2 wait_for_updates may run at once"
+# A held wait unanswered this long counts as parked (a refusal comes at once).
+PARKED_AFTER = 0.25
 
 
 def start_connected(start_reterm, ircd):
@@ -339,3 +342,22 @@ def test_a_scoped_grant_sees_sends_and_lasts_only_as_granted(start_reterm):
         for w in watchers:
             w.close()
         ircd.stop()
+
+
+def test_grants_together_park_one_wait_so_one_is_always_the_full_tokens(server):
+    tokens = []
+    for name in ("w1", "w2"):
+        server.run(f"/control grant add {name}")
+        tokens.append(headers_token(server, name))
+    waits = []
+    try:
+        body = call("wait_for_updates", {"timeout": 20})
+        waits.append(Pending(server, body, token=tokens[0]))
+        assert not waits[0].answered_within(PARKED_AFTER), "the first grant's wait was answered"
+        refused = tool_text(post(server, body, token=tokens[1]))
+        assert refused == (True, TOO_MANY_WAITS), refused
+        waits.append(Pending(server, body))
+        assert not waits[1].answered_within(PARKED_AFTER), "the full token's wait was refused"
+    finally:
+        for w in waits:
+            w.close()

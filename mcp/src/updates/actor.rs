@@ -15,7 +15,7 @@ use super::feed::{Starts, POLL_EVERY};
 use super::filter::Filter;
 use super::registry::{Full, Listed, PollData, Registry, Subscribed, Unknown};
 use super::render::Detail;
-use super::{Holder, Owner, SubId, MAX_WAITS, SWEEP_EVERY};
+use super::{Holder, Owner, SubId, MAX_GRANTS_WAITS, MAX_WAITS, SWEEP_EVERY};
 use crate::debug::Capture;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use rete_actors::{ReadOnlySessions, SessionEvent};
@@ -469,7 +469,10 @@ impl RegistryState {
             let _ = reply.send(WaitAnswer::Unknown);
             return false;
         }
-        if self.parked.len() >= MAX_WAITS {
+        let grants_parked = self.parked.iter().filter(|p| p.spec.owner != Owner::Full);
+        if self.parked.len() >= MAX_WAITS
+            || (spec.owner != Owner::Full && grants_parked.count() >= MAX_GRANTS_WAITS)
+        {
             let _ = reply.send(WaitAnswer::TooMany);
             return false;
         }

@@ -63,8 +63,16 @@ pub(crate) const SWEEP_EVERY: Duration = Duration::from_secs(60);
 pub(crate) const MAX_WAITS: usize = 2;
 
 /// At most this many of the [`MAX_SUBSCRIPTIONS`] belong to one scoped
-/// grant, so grants cannot take every place from the person's full token.
+/// grant.
 pub(crate) const MAX_GRANT_SUBSCRIPTIONS: usize = 4;
+
+/// At most this many belong to grants together, so grants never take the
+/// last places from the person's full token.
+pub(crate) const MAX_GRANTS_SUBSCRIPTIONS: usize = 12;
+
+/// At most this many of the [`MAX_WAITS`] are parked for grants together:
+/// one place is always the full token's.
+pub(crate) const MAX_GRANTS_WAITS: usize = 1;
 
 /// Who a subscription belongs to. Only its owner lists, reads, waits on or
 /// removes it; to anyone else its id is unknown.

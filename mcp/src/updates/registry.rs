@@ -13,7 +13,8 @@ use super::filter::{mentions_in, Filter};
 use super::inbox::Inbox;
 use super::render::{self, Detail, Target};
 use super::{
-    Event, Holder, Owner, Source, SubId, IDLE_EXPIRY, MAX_GRANT_SUBSCRIPTIONS, MAX_SUBSCRIPTIONS,
+    Event, Holder, Owner, Source, SubId, IDLE_EXPIRY, MAX_GRANTS_SUBSCRIPTIONS,
+    MAX_GRANT_SUBSCRIPTIONS, MAX_SUBSCRIPTIONS,
 };
 use crate::grant::BufferRef;
 use crate::read::matcher::Scratch;
@@ -260,7 +261,8 @@ impl Registry {
     /// buffers' starting points are to be read, so each is answered with
     /// what its collector must do. `rings` are its positions in the raw taps
     /// and the log ring, read just before (for raw and log filters).
-    /// A scoped grant holds at most [`MAX_GRANT_SUBSCRIPTIONS`] of them.
+    /// A scoped grant holds at most [`MAX_GRANT_SUBSCRIPTIONS`] of them,
+    /// and grants together [`MAX_GRANTS_SUBSCRIPTIONS`].
     #[allow(clippy::too_many_arguments)] // Each is one fact of the new subscription.
     pub(crate) fn subscribe_at(
         &mut self,
@@ -275,15 +277,13 @@ impl Registry {
         if self.subs.len() >= MAX_SUBSCRIPTIONS {
             return Err(Full);
         }
-        if holder.owner != Owner::Full
-            && self
-                .subs
-                .iter()
-                .filter(|s| s.held_by(&holder.owner))
-                .count()
-                >= MAX_GRANT_SUBSCRIPTIONS
-        {
-            return Err(Full);
+        if holder.owner != Owner::Full {
+            let its = self.subs.iter().filter(|s| s.held_by(&holder.owner));
+            let grants = self.subs.iter().filter(|s| s.owner != Owner::Full);
+            if its.count() >= MAX_GRANT_SUBSCRIPTIONS || grants.count() >= MAX_GRANTS_SUBSCRIPTIONS
+            {
+                return Err(Full);
+            }
         }
         let answer = Subscribed {
             id: id.clone(),

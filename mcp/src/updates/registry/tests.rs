@@ -1068,6 +1068,39 @@ fn a_scoped_subscription_collects_only_its_reach_and_only_its_owner_sees_it() {
         )
         .is_ok());
     assert_eq!(reg.unsubscribe(&owner, &scoped), Ok(()));
+
+    // Grants together hold at most twelve: the full token keeps the rest.
+    let mut bits = 20;
+    for grant in ["g3", "g4", "g5"] {
+        for _ in 0..4 {
+            bits += 1;
+            let _ = reg.subscribe_at(
+                SubId::from_bits(bits),
+                filter(json!({"kinds": ["privmsg"]})),
+                grant_holder(grant, &[], false),
+                &[],
+                &Starts::default(),
+                now,
+                UnixMillis(0),
+            );
+        }
+    }
+    let grants = reg.subs.iter().filter(|s| s.owner != Owner::Full).count();
+    assert_eq!(grants, 12);
+    assert_eq!(reg.len(), 14);
+    for more in 0..2 {
+        assert!(reg
+            .subscribe_at(
+                SubId::from_bits(40 + more),
+                filter(json!({"kinds": ["privmsg"]})),
+                Holder::default(),
+                &[],
+                &Starts::default(),
+                now,
+                UnixMillis(0),
+            )
+            .is_ok());
+    }
 }
 
 #[test]
