@@ -14,13 +14,13 @@
 // Test and bench helpers fail loudly: an unwrap here is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use rete_actors::{Rete, ReteOptions, SessionSpec};
-use rete_engine::ids::SessionId;
-use rete_engine::session::SessionConfig;
+#[path = "common/loopback.rs"]
+mod loopback;
+
+use rete_actors::{Rete, ReteOptions};
 use rete_mcp::access_log::AccessLog;
 use rete_mcp::grant::{GrantRecord, GrantSpec, Grants};
 use rete_mcp::server::{ControlServer, ServerSettings};
-use rete_transports::{Backoff, ConnectConfig};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -95,24 +95,11 @@ async fn main() {
     let irc_port = irc.local_addr().expect("addr").port();
     tokio::spawn(serve_rows(irc));
     let rete = Arc::new(Rete::start(ReteOptions::default()).await.expect("rete"));
-    let id = SessionId::parse("6f0c3c2e-8d1a-4a51-9b7e-4d2f5a6b7c01").expect("id");
-    let mut config = SessionConfig::new(id, "bench", NICK);
+    let mut config = loopback::config("6f0c3c2e-8d1a-4a51-9b7e-4d2f5a6b7c01", "bench", NICK);
     config.buffer_capacity = ROWS;
-    rete.add_session(SessionSpec {
-        config,
-        transport: rete_transports::Transport::Irc(ConnectConfig {
-            host: "127.0.0.1".into(),
-            port: irc_port,
-            tls: false,
-            tls_fingerprint: None,
-            client_cert: None,
-            connect_timeout: Duration::from_secs(5),
-        }),
-        autoconnect: true,
-        reconnect: Backoff::new(Duration::from_secs(1), Duration::from_secs(1)),
-    })
-    .await
-    .expect("session");
+    rete.add_session(loopback::session_spec(config, irc_port))
+        .await
+        .expect("session");
     let session = rete.sessions().remove(0).reader();
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {

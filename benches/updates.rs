@@ -24,15 +24,15 @@
 // Test and bench helpers fail loudly: an unwrap here is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "common/loopback.rs"]
+mod loopback;
+
 use criterion::Criterion;
-use rete_actors::{Rete, ReteOptions, SessionSpec};
+use rete_actors::{Rete, ReteOptions};
 use rete_engine::event::Event;
-use rete_engine::ids::SessionId;
-use rete_engine::session::SessionConfig;
 use rete_mcp::access_log::AccessLog;
 use rete_mcp::server::{ControlServer, ServerSettings};
 use rete_mcp::tools::Args;
-use rete_transports::{Backoff, ConnectConfig};
 use serde_json::json;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -59,22 +59,10 @@ struct Rig {
 }
 
 async fn add_session(rete: &Rete, irc_port: u16) {
-    let id = SessionId::parse("6f0c3c2e-8d1a-4a51-9b7e-4d2f5a6b7c00").expect("id");
-    rete.add_session(SessionSpec {
-        config: SessionConfig::new(id, "bench", NICK),
-        transport: rete_transports::Transport::Irc(ConnectConfig {
-            host: "127.0.0.1".into(),
-            port: irc_port,
-            tls: false,
-            tls_fingerprint: None,
-            client_cert: None,
-            connect_timeout: Duration::from_secs(5),
-        }),
-        autoconnect: true,
-        reconnect: Backoff::new(Duration::from_secs(1), Duration::from_secs(1)),
-    })
-    .await
-    .expect("session");
+    let config = loopback::config("6f0c3c2e-8d1a-4a51-9b7e-4d2f5a6b7c00", "bench", NICK);
+    rete.add_session(loopback::session_spec(config, irc_port))
+        .await
+        .expect("session");
 }
 
 /// Starts the engine and the session on a thread of their own; returns the

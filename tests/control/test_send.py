@@ -17,13 +17,16 @@ from test_sdk import call_all
 BURST = "too many sends: at most 5 at once"
 
 
-def connected_reterm(start_reterm, ircd):
-    """A reterm serving AI access, its network connected to `ircd`, sending on."""
+def connected_reterm(start_reterm, ircd, *, channels=(), debug=False):
+    """A reterm serving AI access, its network connected to `ircd` (joining
+    `channels`), sending on, and debug as asked."""
     port = free_port()
     home = private_dir("reterm-home-", server_uid())
     config = home / "reterm.toml"
+    joined = ", ".join(f'"{c}"' for c in channels)
     config.write_text(f"""[control]
 enabled = true
+debug = {str(debug).lower()}
 port = {port}
 
 [[networks]]
@@ -32,6 +35,7 @@ name = "{NETWORK_NAME}"
 host = "127.0.0.1"
 port = {ircd.port}
 nick = "{NETWORK_NICK}"
+channels = [{joined}]
 autoconnect = true
 """)
     config.chmod(0o600)

@@ -71,6 +71,19 @@ impl SessionFacts {
         }
     }
 
+    /// A session for tests: `name`, rfc1459, `#&` channels, `@+` STATUSMSG
+    /// and our nick `nick`.
+    #[cfg(test)]
+    pub(crate) fn sample(name: &str, nick: &str) -> SessionFacts {
+        SessionFacts {
+            name: name.into(),
+            casemap: CaseMapping::Rfc1459,
+            chantypes: "#&".into(),
+            statusmsg: "@+".into(),
+            nick: nick.into(),
+        }
+    }
+
     /// The channel a message target names, read past a STATUSMSG prefix
     /// (`@#chan` is `#chan`); None when it names no channel.
     pub(crate) fn channel<'a>(&self, target: &'a str) -> Option<&'a str> {
@@ -357,13 +370,7 @@ mod tests {
     use Direction::{In, Out};
 
     fn facts() -> SessionFacts {
-        SessionFacts {
-            name: "libera".into(),
-            casemap: CaseMapping::Rfc1459,
-            chantypes: "#&".into(),
-            statusmsg: "@+".into(),
-            nick: "me".into(),
-        }
+        SessionFacts::sample("libera", "me")
     }
 
     fn grant(networks: &[&str], buffers: &[&str], queries: bool) -> Reach {

@@ -83,16 +83,9 @@ fn message(line: &str) -> &str {
 mod tests {
     use super::*;
     use crate::grant::Scope;
-    use rete_engine::casemap::CaseMapping;
 
     fn facts() -> SessionFacts {
-        SessionFacts {
-            name: "libera".into(),
-            casemap: CaseMapping::Rfc1459,
-            chantypes: "#&".into(),
-            statusmsg: "@+".into(),
-            nick: "me".into(),
-        }
+        SessionFacts::sample("libera", "me")
     }
 
     fn grant(buffers: &[&str], queries: bool) -> Reach {

@@ -291,13 +291,7 @@ mod tests {
             buffers: vec!["#rust".into()],
             queries: false,
         });
-        let facts = SessionFacts {
-            name: "net".into(),
-            casemap: rete_engine::casemap::CaseMapping::Rfc1459,
-            chantypes: "#".into(),
-            statusmsg: String::new(),
-            nick: "me".into(),
-        };
+        let facts = SessionFacts::sample("net", "me");
         let screen = Screen {
             secrets: Withholder::default(),
             reach: RawScreen::for_session(&reach, facts),

@@ -1,0 +1,32 @@
+//! A session of the engine connecting to a fake IRC server on loopback, as
+//! the benches that drive a whole `Rete` start it.
+
+use rete_actors::SessionSpec;
+use rete_engine::ids::SessionId;
+use rete_engine::session::SessionConfig;
+use rete_transports::{Backoff, ConnectConfig};
+use std::time::Duration;
+
+/// `config` connecting to `127.0.0.1:port` at once, in plain text, and
+/// reconnecting after a second.
+pub fn session_spec(config: SessionConfig, port: u16) -> SessionSpec {
+    SessionSpec {
+        config,
+        transport: rete_transports::Transport::Irc(ConnectConfig {
+            host: "127.0.0.1".into(),
+            port,
+            tls: false,
+            tls_fingerprint: None,
+            client_cert: None,
+            connect_timeout: Duration::from_secs(5),
+        }),
+        autoconnect: true,
+        reconnect: Backoff::new(Duration::from_secs(1), Duration::from_secs(1)),
+    }
+}
+
+/// The config of a session named `name` registering as `nick`, its id
+/// `id` (a hyphenated UUID).
+pub fn config(id: &str, name: &str, nick: &str) -> SessionConfig {
+    SessionConfig::new(SessionId::parse(id).expect("id"), name, nick)
+}
