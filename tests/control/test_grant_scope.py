@@ -23,10 +23,8 @@ import sdk
 from ircd import Inspircd, Watcher
 from masking import Secret
 from rawhttp import Pending, call, post, tool_text
-from reterm_proc import NETWORK_ID, NETWORK_NAME, NETWORK_NICK, free_port, private_dir
-from identity import IS_ROOT, server_uid
-
-import os
+from reterm_proc import NETWORK_ID, NETWORK_NAME, NETWORK_NICK
+from test_send import connected_reterm
 
 IN_CHANNEL = "#rust-grant"
 OUT_CHANNEL = "#priv-grant"
@@ -34,37 +32,10 @@ OUT_CHANNEL = "#priv-grant"
 NO_SESSION = "0A0B0C0D-1111-4222-8333-444455556666"
 DEBUG_DISABLED = "debug tools are disabled"
 SENDING_DISABLED = "sending is disabled"
+TOO_MANY_SUBSCRIPTIONS = "too many subscriptions: unsubscribe one first (limit 16)"
 TOO_MANY_WAITS = "too many waiting calls: at most 2 wait_for_updates may run at once"
 # A held wait unanswered this long counts as parked (a refusal comes at once).
 PARKED_AFTER = 0.25
-
-
-def start_connected(start_reterm, ircd):
-    """reterm serving AI access with debug and send on, its network joined to
-    both channels."""
-    port = free_port()
-    home = private_dir("reterm-home-", server_uid())
-    config = home / "reterm.toml"
-    config.write_text(f"""[control]
-enabled = true
-debug = true
-port = {port}
-
-[[networks]]
-id = "{NETWORK_ID}"
-name = "{NETWORK_NAME}"
-host = "127.0.0.1"
-port = {ircd.port}
-nick = "{NETWORK_NICK}"
-channels = ["{IN_CHANNEL}", "{OUT_CHANNEL}"]
-autoconnect = true
-""")
-    config.chmod(0o600)
-    if IS_ROOT:
-        os.chown(config, server_uid(), server_uid())
-    server = start_reterm(port=port, home=home)
-    assert server.set("control.send", "on")
-    return server
 
 
 def calls(port, token, batch):
@@ -184,7 +155,8 @@ def test_a_scoped_grant_sees_sends_and_lasts_only_as_granted(start_reterm):
         inside.sock.sendall(f"JOIN {IN_CHANNEL}\r\n".encode())
         inside.wait(lambda l: f" JOIN {IN_CHANNEL}" in l or f" JOIN :{IN_CHANNEL}" in l)
 
-        server = start_connected(start_reterm, ircd)
+        server = connected_reterm(start_reterm, ircd, channels=[IN_CHANNEL, OUT_CHANNEL],
+                                  debug=True)
         full = server.token
         port = server.port
         inside.wait(lambda l: f"{NETWORK_NICK}!" in l and "JOIN" in l, timeout=15)
@@ -361,3 +333,17 @@ def test_grants_together_park_one_wait_so_one_is_always_the_full_tokens(server):
     finally:
         for w in waits:
             w.close()
+
+
+def test_a_revoked_grants_subscriptions_give_their_places_back(server):
+    server.run("/control grant add gone")
+    gone = headers_token(server, "gone")
+    subscribe = call("subscribe", {"mentions": True})
+    for _ in range(4):
+        assert tool_text(post(server, subscribe, token=gone))[0] is False
+    for _ in range(12):
+        assert tool_text(post(server, subscribe))[0] is False
+    assert tool_text(post(server, subscribe)) == (True, TOO_MANY_SUBSCRIPTIONS)
+    server.run("/control grant revoke gone")
+    # The next call removes the revoked grant's four before it is answered.
+    assert tool_text(post(server, subscribe))[0] is False

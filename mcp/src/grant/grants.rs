@@ -115,6 +115,15 @@ impl Grants {
         self.records.read().clone()
     }
 
+    /// True while the grant whose token's digest is `key` exists and has
+    /// not ended at `now_ms` (a subscription's owner, say).
+    pub(crate) fn holds_live(&self, key: &str, now_ms: i64) -> bool {
+        self.records
+            .read()
+            .iter()
+            .any(|r| r.token_digest() == key && r.is_live(now_ms))
+    }
+
     /// The live grant whose token is `token` at `now_ms`, its last use set
     /// to now; None for an ended grant's token or no grant's.
     pub(crate) fn recognise(&self, token: &str, now_ms: i64) -> Option<Granted> {

@@ -71,6 +71,9 @@ pub(crate) struct ConnCtx {
     pub(crate) updates: Updates,
     /// The server's debug capture.
     pub(crate) capture: Capture,
+    /// The host's grants, which the registry drops the subscriptions of
+    /// when they end.
+    pub(crate) grants: Grants,
     refusals: Mutex<RefusalLog>,
     slots: Arc<Slots>,
 }
@@ -356,6 +359,7 @@ pub(crate) fn conn_ctx(
 ) -> Arc<ConnCtx> {
     Arc::new(ConnCtx {
         gate: Gate::new(token.expose(), port, switches.grants.clone()),
+        grants: switches.grants.clone(),
         // SAFETY: geteuid has no preconditions and cannot fail.
         uid: unsafe { libc::geteuid() },
         tools: ToolBox::new(),

@@ -81,6 +81,7 @@ impl SupervisorState {
             sessions: self.ctx.sessions.clone(),
             clock: Arc::new(SystemClock),
             capture: self.ctx.capture.clone(),
+            grants: Some(self.ctx.grants.clone()),
         };
         let (registry, _) =
             Actor::spawn_linked(None, RegistryActor, args, myself.get_cell()).await?;

@@ -96,6 +96,7 @@ async fn serve_tools_ctx(tools: ToolBox) -> (u16, Token, ActorRef<SupervisorMsg>
         access_log: Arc::new(AccessLog::new()),
         updates: crate::updates::Updates::unstarted(),
         capture: crate::debug::Capture::off(),
+        grants: Default::default(),
         refusals: Mutex::new(RefusalLog::default()),
         slots: Arc::new(Slots::default()),
     });

@@ -17,6 +17,7 @@ use super::registry::{Full, Listed, PollData, Registry, Subscribed, Unknown};
 use super::render::Detail;
 use super::{Holder, Owner, SubId, MAX_GRANTS_WAITS, MAX_WAITS, SWEEP_EVERY};
 use crate::debug::Capture;
+use crate::grant::Grants;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use rete_actors::{ReadOnlySessions, SessionEvent};
 use rete_engine::event::Event;
@@ -138,6 +139,9 @@ pub(crate) struct RegistryArgs {
     /// The debug capture raw and log subscriptions read (off: they are
     /// paused).
     pub(crate) capture: Capture,
+    /// The host's grants: a revoked or ended grant's subscriptions (and
+    /// waits) are removed at the next sweep. None: no grant is served.
+    pub(crate) grants: Option<Grants>,
 }
 
 struct Parked {
@@ -160,6 +164,7 @@ pub(crate) struct RegistryState {
     /// The capture's clear count last seen: a change means debug went off
     /// (and perhaps on again) since, so pending raw and log events go.
     clears: u64,
+    grants: Option<Grants>,
 }
 
 /// The registry actor.
@@ -187,6 +192,7 @@ impl Actor for RegistryActor {
             clears: args.capture.clears(),
             capture: args.capture,
             polling: None,
+            grants: args.grants,
         })
     }
 
@@ -507,8 +513,29 @@ impl RegistryState {
         }
     }
 
+    /// Removes idle subscriptions, and those of grants revoked or ended
+    /// (whose waits end too: no request with their token is served now).
     fn sweep(&mut self) {
-        if !self.registry.sweep(self.clock.now()).is_empty() {
+        let mut removed = !self.registry.sweep(self.clock.now()).is_empty();
+        if let Some(grants) = &self.grants {
+            let now_ms = self.clock.wall().0;
+            let ended = self
+                .registry
+                .drop_ended_grants(|key| grants.holds_live(key, now_ms));
+            if !ended.is_empty() {
+                removed = true;
+                let mut at = 0;
+                while at < self.parked.len() {
+                    let owner = &self.parked[at].spec.owner;
+                    if matches!(owner, Owner::Grant(key) if ended.contains(key)) {
+                        let _ = self.parked.remove(at).reply.send(WaitAnswer::Unknown);
+                    } else {
+                        at += 1;
+                    }
+                }
+            }
+        }
+        if removed {
             self.after_removal();
         }
     }

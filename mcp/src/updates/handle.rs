@@ -68,6 +68,7 @@ impl Updates {
             sessions,
             clock,
             capture,
+            grants: None,
         };
         let (actor, _) = Actor::spawn(None, RegistryActor, args)
             .await

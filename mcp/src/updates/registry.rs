@@ -344,6 +344,23 @@ impl Registry {
         gone
     }
 
+    /// Removes every subscription of a grant `live` says has ended or was
+    /// revoked (by its key); returns the keys it removed any for.
+    pub(crate) fn drop_ended_grants(&mut self, live: impl Fn(&str) -> bool) -> Vec<Arc<str>> {
+        let mut ended: Vec<Arc<str>> = Vec::new();
+        self.subs.retain(|s| match &s.owner {
+            Owner::Grant(key) if !live(key) => {
+                if !ended.contains(key) {
+                    ended.push(key.clone());
+                }
+                false
+            }
+            _ => true,
+        });
+        self.forget_collection_when_empty();
+        ended
+    }
+
     fn forget_collection_when_empty(&mut self) {
         if self.subs.is_empty() {
             // With nothing subscribed nothing is collected; a later

@@ -591,13 +591,9 @@ fn tap_after(
             session: session(),
             after,
             read: Some((Withholder::new(["hunter22"]), lines, None)),
-            facts: Some(crate::debug::attribution::SessionFacts {
-                name: NETWORK.into(),
-                casemap: Default::default(),
-                chantypes: "#&".into(),
-                statusmsg: "@+".into(),
-                nick: "mriron".into(),
-            }),
+            facts: Some(crate::debug::attribution::SessionFacts::sample(
+                NETWORK, "mriron",
+            )),
         }],
         log: None,
         clears: 0,
@@ -908,6 +904,22 @@ fn grant_holder(key: &str, buffers: &[&str], queries: bool) -> Holder {
     }
 }
 
+/// Subscribes `holder` to PRIVMSG rows under `id`, made while no session ran.
+fn subscribe_as(reg: &mut Registry, id: SubId, holder: Holder) -> Result<SubId, Full> {
+    let filter = filter(json!({"kinds": ["privmsg"]}));
+    let (now, wall) = (Instant::now(), UnixMillis(0));
+    reg.subscribe_at(
+        id.clone(),
+        filter,
+        holder,
+        &[],
+        &Starts::default(),
+        now,
+        wall,
+    )
+    .map(|_| id)
+}
+
 fn named(buffer: &str, name: &str, kind: BufferKind, rows_in: Vec<Row>) -> BufferRows {
     BufferRows {
         name: name.into(),
@@ -921,29 +933,11 @@ fn a_scoped_subscription_collects_only_its_reach_and_only_its_owner_sees_it() {
     let mut reg = Registry::new();
     let full = SubId::from_bits(1);
     let scoped = SubId::from_bits(2);
-    let (make, mut other) = (Holder::default(), grant_holder("g1", &["#RUST*"], false));
-    reg.subscribe_at(
-        full.clone(),
-        filter(json!({"kinds": ["privmsg"]})),
-        make,
-        &[],
-        &Starts::default(),
-        now,
-        UnixMillis(0),
-    )
-    .unwrap();
+    let mut other = grant_holder("g1", &["#RUST*"], false);
+    subscribe_as(&mut reg, full.clone(), Holder::default()).unwrap();
     let grant = grant_holder("g1", &["#RUST*"], false);
     let owner = grant.owner.clone();
-    reg.subscribe_at(
-        scoped.clone(),
-        filter(json!({"kinds": ["privmsg"]})),
-        grant,
-        &[],
-        &Starts::default(),
-        now,
-        UnixMillis(0),
-    )
-    .unwrap();
+    subscribe_as(&mut reg, scoped.clone(), grant).unwrap();
     let (rust, secret, query) = (
         "0B0B0B0B-0000-5000-8000-00000000000A",
         "0B0B0B0B-0000-5000-8000-00000000000B",
@@ -1031,42 +1025,14 @@ fn a_scoped_subscription_collects_only_its_reach_and_only_its_owner_sees_it() {
 
     // One grant holds at most four.
     for bits in 3..6 {
-        reg.subscribe_at(
-            SubId::from_bits(bits),
-            filter(json!({"kinds": ["privmsg"]})),
-            other.clone(),
-            &[],
-            &Starts::default(),
-            now,
-            UnixMillis(0),
-        )
-        .unwrap();
+        subscribe_as(&mut reg, SubId::from_bits(bits), other.clone()).unwrap();
     }
     other.owner = owner.clone();
     assert_eq!(
-        reg.subscribe_at(
-            SubId::from_bits(9),
-            filter(json!({"kinds": ["privmsg"]})),
-            other,
-            &[],
-            &Starts::default(),
-            now,
-            UnixMillis(0)
-        )
-        .map(|_| ()),
+        subscribe_as(&mut reg, SubId::from_bits(9), other).map(|_| ()),
         Err(Full)
     );
-    assert!(reg
-        .subscribe_at(
-            SubId::from_bits(10),
-            filter(json!({"kinds": ["privmsg"]})),
-            Holder::default(),
-            &[],
-            &Starts::default(),
-            now,
-            UnixMillis(0)
-        )
-        .is_ok());
+    assert!(subscribe_as(&mut reg, SubId::from_bits(10), Holder::default()).is_ok());
     assert_eq!(reg.unsubscribe(&owner, &scoped), Ok(()));
 
     // Grants together hold at most twelve: the full token keeps the rest.
@@ -1074,14 +1040,10 @@ fn a_scoped_subscription_collects_only_its_reach_and_only_its_owner_sees_it() {
     for grant in ["g3", "g4", "g5"] {
         for _ in 0..4 {
             bits += 1;
-            let _ = reg.subscribe_at(
+            let _ = subscribe_as(
+                &mut reg,
                 SubId::from_bits(bits),
-                filter(json!({"kinds": ["privmsg"]})),
                 grant_holder(grant, &[], false),
-                &[],
-                &Starts::default(),
-                now,
-                UnixMillis(0),
             );
         }
     }
@@ -1089,17 +1051,7 @@ fn a_scoped_subscription_collects_only_its_reach_and_only_its_owner_sees_it() {
     assert_eq!(grants, 12);
     assert_eq!(reg.len(), 14);
     for more in 0..2 {
-        assert!(reg
-            .subscribe_at(
-                SubId::from_bits(40 + more),
-                filter(json!({"kinds": ["privmsg"]})),
-                Holder::default(),
-                &[],
-                &Starts::default(),
-                now,
-                UnixMillis(0),
-            )
-            .is_ok());
+        assert!(subscribe_as(&mut reg, SubId::from_bits(40 + more), Holder::default()).is_ok());
     }
 }
 
@@ -1166,4 +1118,23 @@ fn a_scoped_raw_subscription_sees_only_lines_attributed_to_its_reach() {
         .unwrap(),
     );
     assert!(whole_read.contains("MARKER"), "{whole_read}");
+}
+
+#[test]
+fn an_ended_grants_subscriptions_are_dropped_and_no_one_elses() {
+    let mut reg = Registry::new();
+    for (bits, holder) in [
+        (1, Holder::default()),
+        (2, grant_holder("kept", &[], false)),
+        (3, grant_holder("ended", &[], false)),
+        (4, grant_holder("ended", &[], false)),
+    ] {
+        subscribe_as(&mut reg, SubId::from_bits(bits), holder).unwrap();
+    }
+    let ended = reg.drop_ended_grants(|key| key == "kept");
+    assert_eq!(ended, vec![Arc::<str>::from("ended")]);
+    assert_eq!(reg.len(), 2);
+    assert!(reg.owns(&Owner::Full, &SubId::from_bits(1)));
+    assert!(reg.owns(&Owner::Grant("kept".into()), &SubId::from_bits(2)));
+    assert!(reg.drop_ended_grants(|_| true).is_empty());
 }
