@@ -294,7 +294,8 @@ impl Control {
         match &self.state {
             State::On(server) => {
                 let mut lines = vec![server.status_line()];
-                lines.extend(super::register::status(server.port()));
+                let grants: Vec<String> = self.grants.list().into_iter().map(|r| r.name).collect();
+                lines.extend(super::register::status(server.port(), &grants));
                 lines
             }
             State::Off => vec![OFF.to_owned()],

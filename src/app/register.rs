@@ -258,17 +258,20 @@ fn read_claude_config() -> Option<serde_json::Value> {
 
 /// `/control status`'s lines about Claude Code: where the server is
 /// registered, whether that registration reaches the server on `port`, and
-/// what to do for a directory not trusted. Nothing when it is registered
+/// what to do for a directory not trusted; then the same for each grant
+/// registered (`rete-NAME`), saying so when `grants` (the names of the
+/// grants that exist) no longer has it. Nothing when it is registered
 /// nowhere.
-pub fn status(port: u16) -> Vec<String> {
+pub fn status(port: u16, grants: &[String]) -> Vec<String> {
     let config = read_claude_config();
-    status_from(config.as_ref(), port, headers_path().as_deref())
+    status_from(config.as_ref(), port, headers_path().as_deref(), grants)
 }
 
 fn status_from(
     config: Option<&serde_json::Value>,
     port: u16,
     headers: Option<&Path>,
+    grants: &[String],
 ) -> Vec<String> {
     let Some(config) = config else {
         return Vec::new();
@@ -310,6 +313,60 @@ fn status_from(
             "{} is missing, so Claude Code has no token: /control register again",
             headers.display()
         ));
+    }
+    lines.extend(grant_status(config, &url, grants));
+    lines
+}
+
+/// The lines about each grant registered with Claude Code (as `rete-NAME`,
+/// see `/control register NAME`): where, and what to do when it points
+/// elsewhere or its grant is gone (revoked or ended and forgotten), which
+/// leaves Claude Code a server that answers 403.
+fn grant_status(config: &serde_json::Value, url: &str, grants: &[String]) -> Vec<String> {
+    let registered = |servers: Option<&serde_json::Value>| -> Vec<(String, Option<String>)> {
+        let Some(servers) = servers.and_then(serde_json::Value::as_object) else {
+            return Vec::new();
+        };
+        servers
+            .iter()
+            .filter_map(|(key, server)| {
+                let grant = key.strip_prefix(NAME)?.strip_prefix('-')?;
+                let theirs = server.get("url").and_then(serde_json::Value::as_str);
+                Some((grant.to_owned(), theirs.map(str::to_owned)))
+            })
+            .collect()
+    };
+    let advice = |grant: &str, theirs: &Option<String>| {
+        if !grants.iter().any(|g| g == grant) {
+            format!(" — but there is no grant {grant} now: claude mcp remove {NAME}-{grant}")
+        } else if theirs.as_deref() != Some(url) {
+            format!(
+                " — but it points at {}, not {url}: /control register {grant} again",
+                theirs.as_deref().unwrap_or("no URL")
+            )
+        } else {
+            String::new()
+        }
+    };
+    let mut lines = Vec::new();
+    for (grant, theirs) in registered(config.get("mcpServers")) {
+        lines.push(format!(
+            "Claude Code: grant {grant} registered at user scope{}",
+            advice(&grant, &theirs)
+        ));
+    }
+    if let Some(projects) = config
+        .get("projects")
+        .and_then(serde_json::Value::as_object)
+    {
+        for (dir, project) in projects {
+            for (grant, theirs) in registered(project.get("mcpServers")) {
+                lines.push(format!(
+                    "Claude Code: grant {grant} registered at local scope, for {dir} only{}",
+                    advice(&grant, &theirs)
+                ));
+            }
+        }
     }
     lines
 }
@@ -489,7 +546,7 @@ mod tests {
             },
         });
         assert_eq!(
-            status_from(Some(&config), 7421, Some(&headers)),
+            status_from(Some(&config), 7421, Some(&headers), &[]),
             [
                 "Claude Code: registered at user scope, for every directory",
                 "Claude Code: registered at local scope, for /src/a only",
@@ -498,7 +555,7 @@ mod tests {
             ]
         );
         std::fs::remove_file(&headers).unwrap();
-        let lines = status_from(Some(&config), 7421, Some(&headers));
+        let lines = status_from(Some(&config), 7421, Some(&headers), &[]);
         assert_eq!(
             lines.last().unwrap(),
             &format!(
@@ -506,8 +563,25 @@ mod tests {
                 headers.display()
             )
         );
-        assert!(status_from(Some(&json!({})), 7421, Some(&headers)).is_empty());
-        assert!(status_from(None, 7421, Some(&headers)).is_empty());
+        assert!(status_from(Some(&json!({})), 7421, Some(&headers), &[]).is_empty());
+        assert!(status_from(None, 7421, Some(&headers), &[]).is_empty());
+    }
+
+    #[test]
+    fn status_names_each_grant_registered_and_one_that_is_gone() {
+        let here = json!({"type": "http", "url": "http://127.0.0.1:7421/mcp"});
+        let config = json!({
+            "mcpServers": {"rete-bot": here, "rete-old": here, "other": here},
+            "projects": {"/src/a": {"mcpServers": {"rete-bot": {"url": "http://127.0.0.1:9/mcp"}}}},
+        });
+        assert_eq!(
+            status_from(Some(&config), 7421, None, &["bot".to_owned()]),
+            [
+                "Claude Code: grant bot registered at user scope",
+                "Claude Code: grant old registered at user scope — but there is no grant old now: claude mcp remove rete-old",
+                "Claude Code: grant bot registered at local scope, for /src/a only — but it points at http://127.0.0.1:9/mcp, not http://127.0.0.1:7421/mcp: /control register bot again",
+            ]
+        );
     }
 
     #[test]

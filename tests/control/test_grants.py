@@ -273,6 +273,10 @@ def test_claude_code_connects_with_a_grant_until_it_is_revoked(claude_server):
 
     found, listing = line()
     assert f"http://127.0.0.1:{server.port}/mcp" in found and "Connected" in found, listing
+    assert "Claude Code: grant bot registered at user scope" in server.status().split("\n")
     server.run("/control grant revoke bot")
     found, listing = line()
     assert found and "Connected" not in found, listing
+    # /control status says what is left to do.
+    assert ("Claude Code: grant bot registered at user scope — but there is no grant bot now: "
+            "claude mcp remove rete-bot") in server.status().split("\n")
