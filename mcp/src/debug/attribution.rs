@@ -44,6 +44,7 @@ use crate::read::reach::Reach;
 use rete_actors::Direction;
 use rete_engine::buffer::BufferKind;
 use rete_engine::casemap::CaseMapping;
+use rete_engine::line::Line;
 use rete_engine::view::SessionView;
 
 /// What the attribution needs of a session: its config name (the scope's
@@ -174,7 +175,13 @@ pub(crate) fn raw_line_visible(
     if scope.covers_whole_session(&facts.name) {
         return true;
     }
-    let Some(parsed) = Parsed::new(line, cut) else {
+    // A cut line's last word may be cut short: it is never read.
+    let kept = if cut {
+        line.rsplit_once(' ').map_or("", |(head, _)| head)
+    } else {
+        line
+    };
+    let Ok(parsed) = Line::parse(kept) else {
         return false;
     };
     let mut targets = Vec::new();
@@ -198,83 +205,16 @@ fn covers_everything(scope: &Scope) -> bool {
     scope.networks.is_empty() && scope.buffers.is_empty() && scope.queries
 }
 
-/// A raw line's parts, borrowed.
-#[derive(Debug)]
-struct Parsed<'a> {
-    /// The source's nick (before `!`), and whether it was `nick!user@host`.
-    source: Option<(&'a str, bool)>,
-    command: &'a str,
-    /// The middle parameters (a trailing one too, but flagged).
-    params: Vec<&'a str>,
-}
-
-impl<'a> Parsed<'a> {
-    /// Splits `line` past its tags; None when it has no command. A `cut`
-    /// line drops its last middle word, which may be cut short.
-    fn new(line: &'a str, cut: bool) -> Option<Parsed<'a>> {
-        let mut rest = line.trim_start_matches(' ');
-        if rest.starts_with('@') {
-            rest = rest.split_once(' ')?.1.trim_start_matches(' ');
-        }
-        let mut source = None;
-        if let Some(src) = rest.strip_prefix(':') {
-            let (word, after) = src.split_once(' ')?;
-            source = Some(match word.split_once('!') {
-                Some((nick, _)) => (nick, true),
-                None => (word, false),
-            });
-            rest = after.trim_start_matches(' ');
-        }
-        let (command, mut rest) = match rest.split_once(' ') {
-            Some((c, r)) => (c, r),
-            None if cut => return None,
-            None => (rest, ""),
-        };
-        if command.is_empty() {
-            return None;
-        }
-        let mut params = Vec::new();
-        let mut last_is_middle = false;
-        loop {
-            rest = rest.trim_start_matches(' ');
-            if rest.is_empty() {
-                break;
-            }
-            if let Some(trailing) = rest.strip_prefix(':') {
-                params.push(trailing);
-                last_is_middle = false;
-                break;
-            }
-            let (word, after) = rest.split_once(' ').unwrap_or((rest, ""));
-            params.push(word);
-            last_is_middle = true;
-            rest = after;
-        }
-        if cut && last_is_middle {
-            params.pop();
-        }
-        Some(Parsed {
-            source,
-            command,
-            params,
-        })
-    }
-
-    fn param(&self, i: usize) -> Option<&'a str> {
-        self.params.get(i).copied()
-    }
-}
-
 /// The targets a line names, pushed onto `out`; false when it names
 /// something that cannot be attributed (a user mode, a server notice, a
 /// command this module does not know).
 fn targets_of<'a>(
-    line: &Parsed<'a>,
+    line: &Line<'a>,
     facts: &SessionFacts,
     dir: Direction,
     out: &mut Vec<(BufferKind, &'a str)>,
 ) -> bool {
-    let command = line.command;
+    let command = line.command();
     if command.eq_ignore_ascii_case("PRIVMSG")
         || command.eq_ignore_ascii_case("NOTICE")
         || command.eq_ignore_ascii_case("TAGMSG")
@@ -326,7 +266,7 @@ fn numeric_channels(numeric: &str) -> &'static [usize] {
 /// One target of a PRIVMSG, NOTICE or TAGMSG: a channel (past any
 /// STATUSMSG prefix), or the query with the other nick.
 fn message_target<'a>(
-    line: &Parsed<'a>,
+    line: &Line<'a>,
     facts: &SessionFacts,
     dir: Direction,
     target: &'a str,
@@ -341,13 +281,18 @@ fn message_target<'a>(
     let ours = |nick: &str| {
         !facts.nick.is_empty() && facts.casemap.fold(nick) == facts.casemap.fold(&facts.nick)
     };
-    let other = match (dir, line.source) {
+    // Only a `nick!user@host` source is a person's.
+    let sender = line
+        .source()
+        .and_then(|s| s.split_once('!'))
+        .map(|(nick, _)| nick);
+    let other = match (dir, sender) {
         // We sent it: the query is the target's.
         (Direction::Out, _) => target,
         // Our own line echoed back: the target's too.
-        (Direction::In, Some((nick, true))) if ours(nick) => target,
+        (Direction::In, Some(nick)) if ours(nick) => target,
         // Someone's line to our nick: the sender's.
-        (Direction::In, Some((nick, true))) if ours(target) && is_nick(nick) => nick,
+        (Direction::In, Some(nick)) if ours(target) && is_nick(nick) => nick,
         _ => return false,
     };
     push(out, BufferKind::Query, other)
