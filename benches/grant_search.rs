@@ -24,7 +24,7 @@ use rete_mcp::server::{ControlServer, ServerSettings};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
 
 const NICK: &str = "mriron";
@@ -36,15 +36,7 @@ const ROUNDS: usize = 200;
 
 /// Welcomes the session, joins it to the channels and sends the rows.
 async fn serve_rows(listener: TcpListener) {
-    let (stream, _) = listener.accept().await.expect("accept");
-    let (read, mut write) = stream.into_split();
-    let mut lines = BufReader::new(read).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        if line.starts_with("USER ") {
-            break;
-        }
-    }
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    let mut write = loopback::accept_registration(listener).await;
     let mut out = format!(":irc.bench 001 {NICK} :Welcome\r\n");
     for c in 0..CHANNELS {
         out.push_str(&format!(":{NICK}!u@bench JOIN #c{c}\r\n"));

@@ -37,7 +37,7 @@ use serde_json::json;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::tcp::OwnedWriteHalf;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::runtime::Runtime;
@@ -154,20 +154,12 @@ async fn start() -> Rig {
 /// Accepts the session, welcomes it once it has sent USER, joins it to the
 /// channels, and keeps draining what it sends.
 async fn welcome(listener: TcpListener) -> OwnedWriteHalf {
-    let (stream, _) = listener.accept().await.expect("accept");
-    let (read, mut write) = stream.into_split();
-    let mut lines = BufReader::new(read).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        if line.starts_with("USER ") {
-            break;
-        }
-    }
+    let mut write = loopback::accept_registration(listener).await;
     let mut hello = format!(":irc.bench 001 {NICK} :Welcome\r\n");
     for c in 0..CHANNELS {
         hello.push_str(&format!(":{NICK}!u@bench JOIN #c{c}\r\n"));
     }
     write.write_all(hello.as_bytes()).await.expect("welcome");
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     write
 }
 

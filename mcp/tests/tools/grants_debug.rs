@@ -12,7 +12,6 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use rete_actors::{Rete, ReteOptions};
-use rete_engine::session::ChannelSpec;
 use rete_mcp::grant::{Granted, Scope, Tier};
 use rete_mcp::tools::engine_state::NOT_WHOLE_SESSION;
 use rete_mcp::tools::result::{encode, BUDGET};
@@ -21,6 +20,7 @@ use serde_json::{json, Value};
 use support::bot::sees_join;
 use support::debug_tools;
 use support::live_tests_session::{eventually, plain, session_config, spec, WAIT};
+use support::updates_tests_tools::channels;
 use support::{Bot, Inspircd, InspircdConfig};
 
 const ME: &str = "grantme";
@@ -79,16 +79,6 @@ async fn walk(ctx: &ToolContext, session: &str) -> Result<(Vec<String>, u64)> {
             return Ok((lines, withheld));
         }
     }
-}
-
-fn channels(names: &[&str]) -> Vec<ChannelSpec> {
-    names
-        .iter()
-        .map(|n| ChannelSpec {
-            name: (*n).to_owned(),
-            key: None,
-        })
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -906,11 +906,21 @@ fn grant_holder(key: &str, buffers: &[&str], queries: bool) -> Holder {
 
 /// Subscribes `holder` to PRIVMSG rows under `id`, made while no session ran.
 fn subscribe_as(reg: &mut Registry, id: SubId, holder: Holder) -> Result<SubId, Full> {
-    let filter = filter(json!({"kinds": ["privmsg"]}));
+    subscribe_with(reg, id, json!({"kinds": ["privmsg"]}), holder)
+}
+
+/// Subscribes `holder` with the filters `args` under `id`, made while no
+/// session ran.
+fn subscribe_with(
+    reg: &mut Registry,
+    id: SubId,
+    args: Value,
+    holder: Holder,
+) -> Result<SubId, Full> {
     let (now, wall) = (Instant::now(), UnixMillis(0));
     reg.subscribe_at(
         id.clone(),
-        filter,
+        filter(args),
         holder,
         &[],
         &Starts::default(),
@@ -918,6 +928,20 @@ fn subscribe_as(reg: &mut Registry, id: SubId, holder: Holder) -> Result<SubId, 
         wall,
     )
     .map(|_| id)
+}
+
+/// A full read of `owner`'s subscription `id`, encoded.
+fn full_read(reg: &mut Registry, owner: &Owner, id: &SubId) -> String {
+    let (now, wall) = (Instant::now(), UnixMillis(0));
+    let read = reg.read(
+        owner,
+        Some(id),
+        Detail::Full { limit: 50 },
+        false,
+        now,
+        wall,
+    );
+    encode(&read.unwrap())
 }
 
 fn named(buffer: &str, name: &str, kind: BufferKind, rows_in: Vec<Row>) -> BufferRows {
@@ -976,26 +1000,13 @@ fn a_scoped_subscription_collects_only_its_reach_and_only_its_owner_sees_it() {
         ),
         now,
     );
-    let read = |reg: &mut Registry, owner: &Owner, id: &SubId| {
-        encode(
-            &reg.read(
-                owner,
-                Some(id),
-                Detail::Full { limit: 50 },
-                true,
-                now,
-                UnixMillis(0),
-            )
-            .unwrap(),
-        )
-    };
-    let seen = read(&mut reg, &owner, &scoped);
+    let seen = full_read(&mut reg, &owner, &scoped);
     assert!(seen.contains("in reach"), "{seen}");
     for marker in ["MARKER", "#secret", secret, query, "qzed", "evicted"] {
         assert!(!seen.contains(marker), "{marker} in {seen}");
     }
     // The full token's subscription sees everything, the eviction too.
-    let all = read(&mut reg, &Owner::Full, &full);
+    let all = full_read(&mut reg, &Owner::Full, &full);
     assert!(
         all.contains("MARKER-query") && all.contains("\"evicted\":true"),
         "{all}"
@@ -1060,26 +1071,19 @@ fn a_scoped_raw_subscription_sees_only_lines_attributed_to_its_reach() {
     let now = Instant::now();
     let mut reg = Registry::new();
     let (part, whole) = (SubId::from_bits(1), SubId::from_bits(2));
-    let raw = || filter(json!({"raw": {}}));
-    reg.subscribe_at(
+    let raw = || json!({"raw": {}});
+    subscribe_with(
+        &mut reg,
         part.clone(),
         raw(),
         grant_holder("g1", &["#rust"], true),
-        &[],
-        &Starts::default(),
-        now,
-        UnixMillis(0),
     )
     .unwrap();
-    let everything = grant_holder("g2", &[], true);
-    reg.subscribe_at(
+    subscribe_with(
+        &mut reg,
         whole.clone(),
         raw(),
-        everything,
-        &[],
-        &Starts::default(),
-        now,
-        UnixMillis(0),
+        grant_holder("g2", &[], true),
     )
     .unwrap();
     // The first poll takes where the tap ends; the second is new.
@@ -1092,31 +1096,11 @@ fn a_scoped_raw_subscription_sees_only_lines_attributed_to_its_reach() {
         ]),
         now,
     );
-    let part_read = encode(
-        &reg.read(
-            &Owner::Grant("g1".into()),
-            Some(&part),
-            Detail::Full { limit: 50 },
-            false,
-            now,
-            UnixMillis(0),
-        )
-        .unwrap(),
-    );
+    let part_read = full_read(&mut reg, &Owner::Grant("g1".into()), &part);
     assert!(!part_read.contains("MARKER"), "{part_read}");
     assert!(part_read.contains("INSIDE"), "{part_read}");
     assert!(part_read.contains("withheld"), "{part_read}");
-    let whole_read = encode(
-        &reg.read(
-            &Owner::Grant("g2".into()),
-            Some(&whole),
-            Detail::Full { limit: 50 },
-            false,
-            now,
-            UnixMillis(0),
-        )
-        .unwrap(),
-    );
+    let whole_read = full_read(&mut reg, &Owner::Grant("g2".into()), &whole);
     assert!(whole_read.contains("MARKER"), "{whole_read}");
 }
 
