@@ -37,6 +37,7 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::ops::RangeInclusive;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
@@ -88,6 +89,8 @@ pub struct PostgresStore {
     config: tokio_postgres::Config,
     /// The connection; made again when it ended (see `client`).
     connection: Mutex<Client>,
+    /// A call met the connection's end (see `run`).
+    lost: AtomicBool,
 }
 
 /// How long a connection attempt may take.
@@ -151,6 +154,20 @@ fn backend(e: tokio_postgres::Error) -> StoreError {
     }
 }
 
+/// Whether `e` means the connection can serve no more calls: it is closed,
+/// the server ended the session (a FATAL error), or it failed below the
+/// protocol (the socket).
+fn ends_the_connection(e: &tokio_postgres::Error) -> bool {
+    use std::error::Error as _;
+    if e.is_closed() {
+        return true;
+    }
+    match e.as_db_error() {
+        Some(db) => matches!(db.severity(), "FATAL" | "PANIC"),
+        None => e.source().is_some_and(|s| s.is::<std::io::Error>()),
+    }
+}
+
 fn is_unique_violation(e: &tokio_postgres::Error) -> bool {
     e.code() == Some(&SqlState::UNIQUE_VIOLATION)
 }
@@ -211,6 +228,7 @@ impl PostgresStore {
         Ok(Self {
             config,
             connection: Mutex::new(client),
+            lost: AtomicBool::new(false),
         })
     }
 
@@ -224,11 +242,38 @@ impl PostgresStore {
     /// ended failed, and the next one goes on with a new one.
     fn client(&self) -> Result<MutexGuard<'_, Client>, StoreError> {
         let mut client = self.connection.lock();
-        if client.is_closed() {
+        if client.is_closed() || self.lost.load(Ordering::Relaxed) {
             *client = connect(&self.config)?;
+            self.lost.store(false, Ordering::Relaxed);
             tracing::warn!(target: "rete::cloud", "connected to the database again");
         }
         Ok(client)
+    }
+
+    /// Waits for `f` on the connection from [`Self::client`], and notes
+    /// when its error means the connection has ended, so that the next call
+    /// connects again. The connection's own reader finds the end a moment
+    /// after the call that met it, so its `is_closed` alone would let the
+    /// next call go down the dead connection and fail as well.
+    fn run<T>(
+        &self,
+        f: impl Future<Output = Result<T, tokio_postgres::Error>>,
+    ) -> Result<T, tokio_postgres::Error> {
+        let outcome = futures_executor::block_on(f);
+        if let Err(e) = &outcome {
+            if ends_the_connection(e) {
+                self.lost.store(true, Ordering::Relaxed);
+            }
+        }
+        outcome
+    }
+
+    /// [`Self::run`], with the error as the service reports it.
+    fn wait<T>(
+        &self,
+        f: impl Future<Output = Result<T, tokio_postgres::Error>>,
+    ) -> Result<T, StoreError> {
+        self.run(f).map_err(backend)
     }
 
     fn read_rows(
@@ -236,7 +281,7 @@ impl PostgresStore {
         sql: &str,
         p: &[&(dyn ToSql + Sync)],
     ) -> Result<Vec<StoredRow>, StoreError> {
-        let rows = wait(self.client()?.query(sql, p))?;
+        let rows = self.wait(self.client()?.query(sql, p))?;
         Ok(rows
             .iter()
             .map(|r| StoredRow {
@@ -252,7 +297,7 @@ impl PostgresStore {
         sql: &str,
         p: &[&(dyn ToSql + Sync)],
     ) -> Result<Vec<(UserId, NetworkRecord)>, StoreError> {
-        let rows = wait(self.client()?.query(sql, p))?;
+        let rows = self.wait(self.client()?.query(sql, p))?;
         rows.iter()
             .map(|r| {
                 let network: String = r.get(1);
@@ -335,7 +380,7 @@ impl CloudStore for PostgresStore {
         now_ms: u64,
     ) -> Result<UserId, StoreError> {
         let mut client = self.client()?;
-        let outcome = futures_executor::block_on(async {
+        let outcome = self.run(async {
             let tx = client.transaction().await?;
             let user: i64 = tx
                 .query_one(
@@ -356,7 +401,7 @@ impl CloudStore for PostgresStore {
     }
 
     fn user_by_name(&self, name: &str) -> Result<Option<UserId>, StoreError> {
-        let row = wait(
+        let row = self.wait(
             self.client()?
                 .query_opt("SELECT id FROM users WHERE name = $1", &[&name]),
         )?;
@@ -364,7 +409,7 @@ impl CloudStore for PostgresStore {
     }
 
     fn users(&self) -> Result<Vec<UserSummary>, StoreError> {
-        let rows = wait(self.client()?.query(
+        let rows = self.wait(self.client()?.query(
             "SELECT name, (SELECT count(*) FROM networks n WHERE n.user_id = u.id),
                EXISTS (SELECT 1 FROM chains c WHERE c.user_id = u.id AND NOT c.revoked)
              FROM users u ORDER BY name",
@@ -387,7 +432,7 @@ impl CloudStore for PostgresStore {
         now_ms: u64,
     ) -> Result<(), StoreError> {
         let mut client = self.client()?;
-        wait(async {
+        self.wait(async {
             let tx = client.transaction().await?;
             tx.execute(
                 "UPDATE chains SET revoked = true WHERE user_id = $1",
@@ -401,7 +446,7 @@ impl CloudStore for PostgresStore {
 
     fn remove_user(&mut self, user: UserId) -> Result<(), StoreError> {
         let mut client = self.client()?;
-        let removed = wait(async {
+        let removed = self.wait(async {
             let tx = client.transaction().await?;
             for statement in [
                 "DELETE FROM rows WHERE user_id = $1",
@@ -435,7 +480,7 @@ impl CloudStore for PostgresStore {
 
     fn chain_by_hash(&self, hash: &TokenHash) -> Result<Option<FoundChain>, StoreError> {
         // One statement, so the chain and its entries are read as of one moment.
-        let rows = wait(self.client()?.query(
+        let rows = self.wait(self.client()?.query(
             "SELECT c.id, c.user_id, u.name, c.revoked, c.grace_ms, c.current_since,
                     e.hash, e.generation, e.standing, e.until_ms, c.version
              FROM chain_entries f JOIN chains c ON c.id = f.chain_id JOIN users u ON u.id = c.user_id
@@ -472,7 +517,7 @@ impl CloudStore for PostgresStore {
         version: u64,
     ) -> Result<(), StoreError> {
         let mut client = self.client()?;
-        let saved = wait(async {
+        let saved = self.wait(async {
             let tx = client.transaction().await?;
             let saved = tx
                 .execute(
@@ -511,7 +556,7 @@ impl CloudStore for PostgresStore {
             serde_json::to_string(settings).map_err(|e| StoreError::Backend(e.to_string()))?;
         let session = crate::tokens::new_uuid();
         let mut client = self.client()?;
-        let outcome = futures_executor::block_on(async {
+        let outcome = self.run(async {
             let tx = client.transaction().await?;
             // A fresh stream id never given to this user before (see the
             // SQLite store's add_network).
@@ -555,7 +600,7 @@ impl CloudStore for PostgresStore {
 
     fn remove_network(&mut self, user: UserId, network: &NetworkId) -> Result<(), StoreError> {
         let mut client = self.client()?;
-        let removed = wait(async {
+        let removed = self.wait(async {
             let tx = client.transaction().await?;
             let Some(row) = tx
                 .query_opt(
@@ -597,7 +642,7 @@ impl CloudStore for PostgresStore {
     ) -> Result<(), StoreError> {
         let json =
             serde_json::to_string(settings).map_err(|e| StoreError::Backend(e.to_string()))?;
-        let n = wait(self.client()?.execute(
+        let n = self.wait(self.client()?.execute(
             "UPDATE networks SET settings = $3 WHERE user_id = $1 AND network = $2",
             &[&user.0, &network.0, &json],
         ))?;
@@ -638,7 +683,7 @@ impl CloudStore for PostgresStore {
             entry.0 += 1;
         }
         let mut client = self.client()?;
-        wait(async {
+        self.wait(async {
             let tx = client.transaction().await?;
             // Numbered only while the network's epoch is the append's: a
             // node that lost the network stores nothing.
@@ -737,7 +782,7 @@ impl CloudStore for PostgresStore {
     ) -> Result<Vec<Held>, StoreError> {
         // Rows another node is claiming right now are skipped, not waited
         // for; the database's clock decides what has expired.
-        let rows = wait(self.client()?.query(
+        let rows = self.wait(self.client()?.query(
             "UPDATE networks n SET owner = $1, owner_node = $2, epoch = n.epoch + 1,
                lease_until = (extract(epoch from clock_timestamp()) * 1000)::bigint + $3
              FROM (SELECT user_id, network FROM networks
@@ -773,7 +818,7 @@ impl CloudStore for PostgresStore {
         lease_ms: u64,
     ) -> Result<Vec<(UserId, NetworkId, u64)>, StoreError> {
         let mut client = self.client()?;
-        let rows = wait(async {
+        let rows = self.wait(async {
             let tx = client.transaction().await?;
             // The node is alive as long as its leases: the others count it
             // when they work out their share.
@@ -808,7 +853,7 @@ impl CloudStore for PostgresStore {
 
     fn release_leases(&mut self, node: &Node) -> Result<(), StoreError> {
         let mut client = self.client()?;
-        wait(async {
+        self.wait(async {
             let tx = client.transaction().await?;
             tx.execute(
                 "UPDATE networks SET owner = NULL, owner_node = NULL, lease_until = 0 WHERE owner = $1",
@@ -832,7 +877,7 @@ impl CloudStore for PostgresStore {
         user: UserId,
         network: &NetworkId,
     ) -> Result<(), StoreError> {
-        wait(self.client()?.execute(
+        self.wait(self.client()?.execute(
             "UPDATE networks SET owner = NULL, owner_node = NULL, lease_until = 0
              WHERE owner = $1 AND user_id = $2 AND network = $3",
             &[&node.instance, &user.0, &network.0],
@@ -841,7 +886,7 @@ impl CloudStore for PostgresStore {
     }
 
     fn lease_census(&self, node: &Node) -> Result<(u64, u64), StoreError> {
-        let row = wait(self.client()?.query_one(
+        let row = self.wait(self.client()?.query_one(
             "SELECT (SELECT count(*) FROM nodes WHERE instance <> $1
                        AND alive_until > (extract(epoch from clock_timestamp()) * 1000)::bigint),
                     (SELECT count(*) FROM networks)",
@@ -863,7 +908,7 @@ impl CloudStore for PostgresStore {
         line: &str,
     ) -> Result<i64, StoreError> {
         let mut client = self.client()?;
-        wait(async {
+        self.wait(async {
             let tx = client.transaction().await?;
             tx.execute(
                 "INSERT INTO outbox (user_id, network, chain_id, request_id, line) VALUES ($1, $2, $3, $4, $5)
@@ -887,7 +932,7 @@ impl CloudStore for PostgresStore {
     }
 
     fn take_sends(&mut self, node: &Node) -> Result<Vec<Outgoing>, StoreError> {
-        let rows = wait(self.client()?.query(
+        let rows = self.wait(self.client()?.query(
             "UPDATE outbox o SET taken_epoch = n.epoch FROM networks n
              WHERE o.outcome IS NULL AND n.user_id = o.user_id AND n.network = o.network
                AND n.owner = $1 AND (o.taken_epoch IS NULL OR o.taken_epoch < n.epoch)
@@ -909,7 +954,7 @@ impl CloudStore for PostgresStore {
 
     fn finish_send(&mut self, id: i64, outcome: SendOutcome) -> Result<(), StoreError> {
         let mut client = self.client()?;
-        wait(async {
+        self.wait(async {
             let tx = client.transaction().await?;
             tx.execute(
                 "UPDATE outbox SET outcome = $2 WHERE id = $1",
@@ -927,7 +972,7 @@ impl CloudStore for PostgresStore {
 
     fn send_outcome(&mut self, id: i64, give_up: bool) -> Result<Option<SendOutcome>, StoreError> {
         let mut client = self.client()?;
-        wait(async {
+        self.wait(async {
             let tx = client.transaction().await?;
             if give_up {
                 tx.execute(
@@ -962,7 +1007,7 @@ impl CloudStore for PostgresStore {
             .unwrap_or_default();
         let sync = view.sync.join("\n");
         let mut client = self.client()?;
-        wait(async {
+        self.wait(async {
             let tx = client.transaction().await?;
             tx.execute(
                 "INSERT INTO network_views (user_id, network, state, nick, sync) VALUES ($1, $2, $3, $4, $5)
@@ -985,7 +1030,7 @@ impl CloudStore for PostgresStore {
         user: UserId,
         network: &NetworkId,
     ) -> Result<Option<NetworkView>, StoreError> {
-        let row = wait(self.client()?.query_opt(
+        let row = self.wait(self.client()?.query_opt(
             "SELECT state, nick, sync FROM network_views WHERE user_id = $1 AND network = $2",
             &[&user.0, &network.0],
         ))?;
@@ -1005,7 +1050,7 @@ impl CloudStore for PostgresStore {
     }
 
     fn lease_of(&self, user: UserId, network: &NetworkId) -> Result<LeaseView, StoreError> {
-        let row = wait(self.client()?.query_opt(
+        let row = self.wait(self.client()?.query_opt(
             "SELECT CASE WHEN lease_until > (extract(epoch from clock_timestamp()) * 1000)::bigint
                     THEN owner_node END, epoch
              FROM networks WHERE user_id = $1 AND network = $2",
@@ -1019,7 +1064,7 @@ impl CloudStore for PostgresStore {
     }
 
     fn newest_time(&self, user: UserId, network: &NetworkId) -> Result<Option<u64>, StoreError> {
-        let row = wait(self.client()?.query_opt(
+        let row = self.wait(self.client()?.query_opt(
             "SELECT time FROM rows WHERE user_id = $1 AND network = $2 ORDER BY seq DESC LIMIT 1",
             &[&user.0, &network.0],
         ))?;
@@ -1027,7 +1072,7 @@ impl CloudStore for PostgresStore {
     }
 
     fn extent(&self, user: UserId, network: &NetworkId) -> Result<StoreExtent, StoreError> {
-        let row = wait(self.client()?.query_opt(
+        let row = self.wait(self.client()?.query_opt(
             "SELECT n.latest, (SELECT MIN(seq) FROM rows r WHERE r.user_id = n.user_id AND r.network = n.network)
              FROM networks n WHERE n.user_id = $1 AND n.network = $2",
             &[&user.0, &network.0],
@@ -1087,7 +1132,7 @@ impl CloudStore for PostgresStore {
         network: &NetworkId,
         msgid: &str,
     ) -> Result<Option<u64>, StoreError> {
-        let row = wait(self.client()?.query_opt(
+        let row = self.wait(self.client()?.query_opt(
             "SELECT seq FROM rows WHERE user_id = $1 AND network = $2 AND msgid = $3 ORDER BY seq LIMIT 1",
             &[&user.0, &network.0, &msgid],
         ))?;
@@ -1101,7 +1146,7 @@ impl CloudStore for PostgresStore {
         before: u64,
     ) -> Result<(), StoreError> {
         let before = i64::try_from(before).unwrap_or(i64::MAX);
-        wait(self.client()?.execute(
+        self.wait(self.client()?.execute(
             "DELETE FROM rows WHERE user_id = $1 AND network = $2 AND seq < $3",
             &[&user.0, &network.0, &before],
         ))
@@ -1117,7 +1162,7 @@ impl CloudStore for PostgresStore {
         keep: usize,
     ) -> Result<(), StoreError> {
         let mut client = self.client()?;
-        wait(async {
+        self.wait(async {
             let tx = client.transaction().await?;
             // The chain's row locked: two nodes recording for one chain
             // number their ids one after the other.
@@ -1150,7 +1195,7 @@ impl CloudStore for PostgresStore {
         alive_after_ms: u64,
         limit: usize,
     ) -> Result<Vec<(u64, RequestId)>, StoreError> {
-        let rows = wait(self.client()?.query(
+        let rows = self.wait(self.client()?.query(
             "SELECT at, id FROM sent_ids WHERE chain_id = $1 AND at > $2 ORDER BY n DESC LIMIT $3",
             &[&chain.0, &(alive_after_ms as i64), &(limit as i64)],
         ))?;

@@ -20,33 +20,56 @@ impl Databases for Cluster {
 fn a_connection_the_server_ended_is_made_again(pg: &mut Cluster) {
     let url = pg.0.create_database().unwrap();
     let mut s = PostgresStore::open(&url).unwrap();
-    s.add_user(
-        "alice",
-        &TokenChain::new(&rete_cloud_protocol::Token::from_random([2; 32]), 10),
-        0,
-    )
-    .unwrap();
     let database = url.rsplit('/').next().unwrap();
-    let ended = pg
-        .0
-        .psql(
-            "postgres",
-            &format!(
-                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '{database}'"
-            ),
+    // Several rounds: the call that meets the ended connection and the
+    // connection's own end race, and the next call must not lose that race.
+    for round in 0..3u8 {
+        let name = format!("user{round}");
+        s.add_user(
+            &name,
+            &TokenChain::new(&rete_cloud_protocol::Token::from_random([round; 32]), 10),
+            0,
         )
         .unwrap();
-    assert_eq!(ended, "1");
-    // The first call may find it ended (or the reader already noticed).
-    let _ = s.users();
-    assert_eq!(s.users().unwrap().len(), 1);
-    s.add_user(
-        "bob",
-        &TokenChain::new(&rete_cloud_protocol::Token::from_random([3; 32]), 10),
-        0,
-    )
-    .unwrap();
-    assert_eq!(s.users().unwrap().len(), 2);
+        // The timeout makes the server wait until the session has ended.
+        let ended = pg
+            .0
+            .psql(
+                "postgres",
+                &format!(
+                    "SELECT count(pg_terminate_backend(pid, 5000)) FROM pg_stat_activity WHERE datname = '{database}'"
+                ),
+            )
+            .unwrap();
+        assert_eq!(ended, "1");
+        // The first call meets the ended connection (or the reader already
+        // noticed); the next one is served on a new connection.
+        let _ = s.users();
+        assert_eq!(
+            s.users().unwrap().len(),
+            usize::from(round) + 1,
+            "round {round}"
+        );
+    }
+}
+
+/// A call in flight when the server ends the session gets the server's
+/// error, and the very next call is served on a new connection: it must
+/// not be sent down the old one while that connection's reader is still
+/// winding down.
+fn the_call_after_one_that_met_the_end_is_served(pg: &mut Cluster) {
+    let url = pg.0.create_database().unwrap();
+    let s = PostgresStore::open(&url).unwrap();
+    for round in 0..20 {
+        // The session ends itself, in answer to this very statement.
+        let ended = s.wait(
+            s.client()
+                .unwrap()
+                .execute("SELECT pg_terminate_backend(pg_backend_pid())", &[]),
+        );
+        assert!(ended.is_err(), "round {round}");
+        assert_eq!(s.users().unwrap().len(), 0, "round {round}");
+    }
 }
 
 fn cluster() -> Cluster {
@@ -64,6 +87,7 @@ fn the_store_suite_passes_on_postgres() {
     let mut pg = cluster();
     suite::run_all(&mut pg);
     a_connection_the_server_ended_is_made_again(&mut pg);
+    the_call_after_one_that_met_the_end_is_served(&mut pg);
     rows_locked_by_a_node_frozen_mid_transaction_are_free_to_claim_within_a_lease(&mut pg);
 
     // SQLite to PostgreSQL and back: the same items, and a PostgreSQL
