@@ -158,19 +158,15 @@ impl Updating {
             .to_owned())
     }
 
-    /// Subscribes, then waits until the registry has read the batch that fixes the new
-    /// subscription's starting point in the running sessions (a message arriving before that
-    /// counts as history, by contract). Call it only while the sessions are quiet, so the next
-    /// batch read is the one carrying the starting point.
+    /// Subscribes, then waits until the registry has read the new subscription's starting
+    /// point in every running session: a message landing before that counts as history, by
+    /// contract, so a test sends nothing it expects delivered until then.
     pub async fn subscribe_settled(&self, args: Value) -> Result<String> {
-        let before = self.stats().await?.batches;
         let id = self.subscribe(args).await?;
-        if !self.rete.sessions().is_empty() {
-            eventually("the starting-point batch", WAIT, || async {
-                (self.stats().await.ok()?.batches > before).then_some(())
-            })
-            .await?;
-        }
+        eventually("the starting points read", WAIT, || async {
+            (self.stats().await.ok()?.starting == 0).then_some(())
+        })
+        .await?;
         Ok(id)
     }
 

@@ -128,6 +128,8 @@ pub struct Stats {
     pub busy_sessions: usize,
     /// Ranges given up as evicted so far.
     pub evicted_ranges: u64,
+    /// Subscriptions whose starting point is still being read.
+    pub starting: usize,
 }
 
 /// What the registry starts with.
@@ -338,6 +340,7 @@ impl RegistryState {
                 stats.waits = self.parked.len();
                 stats.busy_sessions = self.registry.busy_sessions();
                 stats.evicted_ranges = self.registry.evicted_ranges();
+                stats.starting = self.registry.starting();
                 let _ = reply.send(stats);
             }
         }

@@ -227,6 +227,15 @@ impl Registry {
             .count()
     }
 
+    /// Subscriptions whose starting point in some session is still being
+    /// read: a message landing there now counts as history.
+    pub(crate) fn starting(&self) -> usize {
+        self.subs
+            .iter()
+            .filter(|s| s.starts.values().any(|st| matches!(st, Start::Pending(_))))
+            .count()
+    }
+
     /// Ranges given up as evicted so far.
     pub(crate) fn evicted_ranges(&self) -> u64 {
         self.evicted_ranges

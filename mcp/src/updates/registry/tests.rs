@@ -494,6 +494,11 @@ fn a_starting_point_is_never_taken_from_a_read_begun_before_the_subscription() {
         reg.apply_batch(&session(), data, now),
         Next::PauseUntil(_)
     ));
+    assert_eq!(
+        reg.starting(),
+        1,
+        "a batch was read, but not the second's start"
+    );
     reg.signal(&session(), &BufferId::from_client(B), 6);
     assert_eq!(reg.pause_over(&session()), Next::ReadNow);
     let next = reg.take_batch(&session());
@@ -511,6 +516,7 @@ fn a_starting_point_is_never_taken_from_a_read_begun_before_the_subscription() {
     );
     data.starts = Some(vec![(BufferId::from_client(B), 7)]);
     reg.apply_batch(&session(), data, now);
+    assert_eq!(reg.starting(), 0);
     let full = encode(
         &reg.read(
             &Owner::Full,
