@@ -30,7 +30,7 @@ impl<T> Probe<T> for Result<Option<T>> {
 }
 
 /// Polls `probe` until it yields a value, or fails after `timeout` saying
-/// `what` was awaited.
+/// `what` was awaited (also when one probe is still out then).
 pub async fn eventually<T, P, F, Fut>(what: &str, timeout: Duration, mut probe: F) -> Result<T>
 where
     P: Probe<T>,
@@ -39,7 +39,11 @@ where
 {
     let deadline = Instant::now() + timeout;
     loop {
-        if let Some(value) = probe().await.into_result()? {
+        // A probe that never answers fails the wait too, at the deadline.
+        let Ok(answer) = tokio::time::timeout_at(deadline, probe()).await else {
+            bail!("timed out after {timeout:?} waiting for {what} (the probe did not answer)");
+        };
+        if let Some(value) = answer.into_result()? {
             return Ok(value);
         }
         if Instant::now() >= deadline {

@@ -25,6 +25,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::live_tests_session::{eventually, plain, spec, WAIT};
 
+/// The contract's deadline for one tool call.
+const CALL_DEADLINE: std::time::Duration = std::time::Duration::from_secs(25);
+
 /// An engine (sessions are added by the test), a running registry on a shifted clock, and
 /// the context every tool call runs with.
 pub struct Updating {
@@ -85,10 +88,18 @@ impl Updating {
 
     /// One tool call.
     pub async fn call(&self, tool: &str, args: Value) -> ToolOutcome {
-        let Ok(args) = Args::from_request(Some(&args)) else {
+        let Ok(parsed) = Args::from_request(Some(&args)) else {
             return ToolOutcome::Error("test bug: arguments are not an object".into());
         };
-        ToolBox::new().call(tool, &self.ctx, &args).await
+        // The listener ends a call at the contract's deadline; here a call
+        // still out then fails the test, naming itself, instead of hanging it.
+        let tools = ToolBox::new();
+        match tokio::time::timeout(CALL_DEADLINE, tools.call(tool, &self.ctx, &parsed)).await {
+            Ok(outcome) => outcome,
+            Err(_) => ToolOutcome::Error(format!(
+                "test: {tool}({args}) did not answer within {CALL_DEADLINE:?}"
+            )),
+        }
     }
 
     /// A successful result, checked against the budget.

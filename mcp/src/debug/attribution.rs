@@ -12,9 +12,10 @@
 //! any other grant a line is visible only when it can be attributed to at
 //! least one target and every target it names is in reach:
 //! - channels by name: PRIVMSG, NOTICE, TAGMSG, JOIN, PART, KICK, TOPIC,
-//!   NAMES, MODE and INVITE, CHATHISTORY, and the numerics that carry a
-//!   channel (topic, names, modes, lists, invites, the join and send
-//!   refusals: see [`numeric_channels`]); a comma list must be in reach
+//!   NAMES, MODE, WHO and INVITE, CHATHISTORY, and the numerics that carry
+//!   a channel (topic, names, modes, lists, invites, WHO and WHOX replies,
+//!   the join and send refusals: see [`numeric_channels`] and
+//!   [`whox_channel`]); a comma list must be in reach
 //!   whole, and a STATUSMSG prefix (`@#chan`) is read past;
 //! - queries: a PRIVMSG, NOTICE or TAGMSG between us and a nick belongs to
 //!   the query named by the other nick — the target of a line we sent (or
@@ -23,7 +24,8 @@
 //!   a nick we no longer hold), cannot be attributed.
 //!
 //! Everything else cannot be attributed and is withheld: PING, NICK, QUIT,
-//! CAP, AUTHENTICATE, WHO and WHOIS replies, MOTD, user modes, BATCH. Our
+//! CAP, AUTHENTICATE, a WHO of a nick or mask, WHOIS replies, MOTD, user
+//! modes, BATCH. Our
 //! nick is the one the session holds when the read is made: a line from
 //! before a nick change that named the old nick is withheld, never shown to
 //! the wrong grant. A line stored cut is attributed from what was kept, its
@@ -227,8 +229,9 @@ fn targets_of<'a>(
             .all(|target| message_target(line, facts, dir, target, out));
     }
     let channels_at: &[usize] = match command.to_ascii_uppercase().as_str() {
-        "JOIN" | "PART" | "KICK" | "TOPIC" | "NAMES" | "MODE" => &[0],
+        "JOIN" | "PART" | "KICK" | "TOPIC" | "NAMES" | "MODE" | "WHO" => &[0],
         "INVITE" | "CHATHISTORY" => &[1],
+        "354" => whox_channel(line, facts),
         numeric => numeric_channels(numeric),
     };
     if channels_at.is_empty() {
@@ -254,11 +257,28 @@ fn numeric_channels(numeric: &str) -> &'static [usize] {
         "324" | "328" | "329" | "331" | "332" | "333" | "366" | "367" | "368" | "346" | "347"
         | "348" | "349" | "403" | "404" | "405" | "442" | "471" | "473" | "474" | "475" | "476"
         | "477" | "482" | "728" | "729" => &[1],
+        // 352 WHO reply: `352 me #chan user host server nick …` (a `*`
+        // there, for a WHO of a nick sharing no channel, is no channel);
+        // 315 end of WHO: `315 me #chan :…`.
+        "352" | "315" => &[1],
         // 353 names: `353 me = #chan :…`; 341 inviting, 441 not in
         // channel, 443 already on it: `me nick #chan`.
         "353" | "341" | "441" | "443" => &[2],
         // 470 forwarded: `470 me #from #to`, both.
         "470" => &[1, 2],
+        _ => &[],
+    }
+}
+
+/// Where a WHOX reply (354) carries its channel. Its fields come in a
+/// fixed order whatever was asked: the token (`t`, digits) if asked, then
+/// the channel (`c`) if asked. So the channel is the first field, or the
+/// second after a token; a reply with neither names no channel.
+fn whox_channel(line: &Line<'_>, facts: &SessionFacts) -> &'static [usize] {
+    let is_token = |p: &str| (1..=3).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit());
+    match (line.param(1), line.param(2)) {
+        (Some(first), _) if facts.is_channel(first) => &[1],
+        (Some(token), Some(second)) if is_token(token) && facts.is_channel(second) => &[2],
         _ => &[],
     }
 }
@@ -376,6 +396,11 @@ mod tests {
             ":srv 482 me #rust :not op",
             ":srv 473 me #rust :invite only",
             "CHATHISTORY LATEST #rust * 50",
+            "WHO #rust %tcuhnfar,417",
+            ":srv 352 me #rust u h srv a H :0 A",
+            ":srv 315 me #rust :End of /WHO list.",
+            ":srv 354 me 417 #rust u h a H 0 :A",
+            ":srv 354 me #rust a",
         ] {
             assert!(sees(&r, In, line), "{line:?}");
             let elsewhere = line.replace("#rust", "#python").replace("#RUST", "#python");
@@ -438,8 +463,13 @@ mod tests {
             ":srv 311 me bob u h * :Bob",
             ":srv 319 me bob :#rust",
             ":srv 372 me :- motd",
-            ":srv 352 me #rust u h srv a H :0 A",
-            ":srv 354 me 7 #rust a",
+            "WHO bob",
+            "WHO *.example",
+            ":srv 352 me * u h srv bob H :0 Bob",
+            ":srv 315 me bob :End of /WHO list.",
+            ":srv 354 me 417 u h bob",
+            ":srv 354 me 4170 #rust a",
+            ":srv 354 me bob :#rust",
             ":me MODE me +i",
             "JOIN 0",
             ":srv 472 me x :unknown mode",

@@ -4,9 +4,11 @@
 //! gone whenever the server stops, the token is regenerated or the port
 //! moves.
 //!
-//! Each sender has its own limits on each session (`Budget`): the full
-//! token one set, each scoped grant (by name) another, so no grant can
-//! spend the full token's budget or another grant's.
+//! Each session has two sets of limits (`Budget`): the full token's, and
+//! one that every scoped grant sending on it shares. Shared, so that
+//! handing out more grants never lets agents together send more to a
+//! network than one could; apart from the full token's, so that no grant
+//! can spend the person's own budget.
 
 use super::caps::{CapRefused, RateCaps};
 use parking_lot::RwLock;
@@ -15,14 +17,14 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// Whose limits a line counts against: a session, and the grant sending
-/// on it (None: the full token).
+/// Whose limits a line counts against: a session, and whether a grant
+/// (any grant) or the full token sends it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub(crate) struct Budget {
     /// The session id.
     pub(crate) session: String,
-    /// The grant's name; None for the full token.
-    pub(crate) grant: Option<String>,
+    /// True for every scoped grant's lines, false for the full token's.
+    pub(crate) grants: bool,
 }
 
 /// Messages the limiter handles.
@@ -123,18 +125,18 @@ impl Limiter {
         *self.actor.write() = actor;
     }
 
-    /// Takes a place for one line on `session` sent by `grant` (None: the
-    /// full token); the guard gives it back unless [`Reservation::sent`] is
-    /// called.
+    /// Takes a place for one line on `session`, sent by a grant (any: they
+    /// share one budget) or by the full token; the guard gives it back
+    /// unless [`Reservation::sent`] is called.
     pub(crate) async fn reserve(
         &self,
         session: &str,
-        grant: Option<&str>,
+        by_grant: bool,
     ) -> Result<Reservation, Reserve> {
         let actor = self.actor.read().clone().ok_or(Reserve::Gone)?;
         let budget = Budget {
             session: session.to_owned(),
-            grant: grant.map(str::to_owned),
+            grants: by_grant,
         };
         let verdict = ractor::call!(actor, |reply| LimiterMsg::Reserve {
             budget: budget.clone(),
@@ -196,7 +198,7 @@ mod tests {
         let limiter = start().await.unwrap();
         let calls = (0..16).map(|_| {
             let l = limiter.clone();
-            tokio::spawn(async move { l.reserve("S", None).await })
+            tokio::spawn(async move { l.reserve("S", false).await })
         });
         let mut held = Vec::new();
         let mut refused = 0;
@@ -214,34 +216,34 @@ mod tests {
         for r in held {
             r.sent();
         }
-        let again = limiter.reserve("S", None).await;
+        let again = limiter.reserve("S", false).await;
         assert!(again.is_ok());
         assert!(matches!(
-            limiter.reserve("S", None).await,
+            limiter.reserve("S", false).await,
             Err(Reserve::Refused(CapRefused::Burst))
         ));
         // Another session has its own limits.
-        assert!(limiter.reserve("T", None).await.is_ok());
+        assert!(limiter.reserve("T", false).await.is_ok());
     }
 
     #[tokio::test]
-    async fn each_grant_has_its_own_limits_apart_from_the_full_tokens() {
+    async fn grants_share_one_budget_apart_from_the_full_tokens() {
         let limiter = start().await.unwrap();
         let mut held = Vec::new();
         for _ in 0..5 {
-            held.push(limiter.reserve("S", Some("bot")).await.unwrap());
+            held.push(limiter.reserve("S", true).await.unwrap());
         }
+        // Five lines from grants spend the burst for every grant.
         assert!(matches!(
-            limiter.reserve("S", Some("bot")).await,
+            limiter.reserve("S", true).await,
             Err(Reserve::Refused(CapRefused::Burst))
         ));
-        // The full token's budget and another grant's are untouched.
+        // The full token's budget is untouched.
         for _ in 0..5 {
-            held.push(limiter.reserve("S", None).await.unwrap());
+            held.push(limiter.reserve("S", false).await.unwrap());
         }
-        assert!(limiter.reserve("S", None).await.is_err());
-        assert!(limiter.reserve("S", Some("other")).await.is_ok());
-        // A grant's limits are per session too.
-        assert!(limiter.reserve("T", Some("bot")).await.is_ok());
+        assert!(limiter.reserve("S", false).await.is_err());
+        // The grants' budget is per session too.
+        assert!(limiter.reserve("T", true).await.is_ok());
     }
 }

@@ -104,7 +104,7 @@ async fn run(ctx: &ToolContext, args: &Args) -> ToolResult {
         return Err(refused(LineRefused::TagsNeedCapability));
     }
     let grant = ctx.principal.grant_name();
-    let reservation = match sending.limiter.reserve(&id, grant).await {
+    let reservation = match sending.limiter.reserve(&id, grant.is_some()).await {
         Ok(r) => r,
         Err(Reserve::Refused(why)) => return Err(capped(why)),
         Err(Reserve::Gone) => return Err(ToolOutcome::error(SENDING_DISABLED)),
