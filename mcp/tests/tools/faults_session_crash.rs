@@ -12,6 +12,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use anyhow::{Context, Result};
 use rete_actors::SessionHandle;
@@ -64,6 +65,14 @@ struct World {
 
 /// One fault, `round` being its number (1, 2, …) and so the restarts expected after it.
 async fn round(w: &mut World, fault: Fault, round: u32) -> Result<()> {
+    // Where the round is, for the output of a run that fails or is ended.
+    let started = Instant::now();
+    let step = |what: &str| {
+        eprintln!(
+            "round {round} ({fault:?}): {what} at {:?}",
+            started.elapsed()
+        )
+    };
     let f = w.f.clone();
     let before: Vec<String> = (1..=3).map(|i| format!("before {round}.{i}")).collect();
     for text in &before {
@@ -79,6 +88,7 @@ async fn round(w: &mut World, fault: Fault, round: u32) -> Result<()> {
         .ok("read_messages", json!({"buffer": w.buffer, "limit": 500}))
         .await?;
 
+    step("said and read before the fault");
     // Empty the inbox up to the last line said, then park a wait on it.
     f.drain_until(&w.sub, &before[2]).await?;
     let wait = f.spawn(
@@ -108,6 +118,7 @@ async fn round(w: &mut World, fault: Fault, round: u32) -> Result<()> {
     // list_sessions on its own too, so some of its calls land while no actor runs.
     let lister = Caller::start(f.clone(), vec![("list_sessions", json!({}))]);
 
+    step("wait parked; injecting");
     fault.inject(&w.hit);
     eventually(
         &format!("restart {round} after {fault:?}"),
@@ -115,6 +126,7 @@ async fn round(w: &mut World, fault: Fault, round: u32) -> Result<()> {
         || async { (w.hit.restarts() == round).then_some(()) },
     )
     .await?;
+    step("restarted");
     let again = joined(&w.hit, "#crash").await?;
     assert_eq!(
         again, w.buffer,
@@ -135,9 +147,11 @@ async fn round(w: &mut World, fault: Fault, round: u32) -> Result<()> {
     let after = format!("after {round}");
     say(&mut w.bot, "#crash", &after).await?;
     stored(&w.hit, "#crash", &after).await?;
+    step("said after; finishing the callers");
     let mut answers = caller.finish().await?;
     answers.extend(lister.finish().await?);
 
+    step("callers done");
     // The wait parked before the fault answered, with a result, in time.
     let outcome = tokio::time::timeout(ANSWER_DEADLINE, wait.task)
         .await
