@@ -225,11 +225,20 @@ impl Control {
         }
     }
 
-    /// `/control grant revoke NAME`.
-    pub fn grant_revoke(&self, name: &str) -> Vec<String> {
-        match secrets_path() {
-            Ok(path) => super::grants::revoke(&self.grants, &path, name),
-            Err(e) => vec![e.to_string()],
+    /// `/control grant revoke NAME`; a grant revoked is also removed from
+    /// Claude Code (`rete-NAME`), which would otherwise keep a server that
+    /// answers 403.
+    pub async fn grant_revoke(&self, name: &str) -> Vec<String> {
+        let path = match secrets_path() {
+            Ok(path) => path,
+            Err(e) => return vec![e.to_string()],
+        };
+        match super::grants::revoke(&self.grants, &path, name) {
+            Ok(mut lines) => {
+                lines.extend(super::register::unregister(&format!("rete-{name}")).await);
+                lines
+            }
+            Err(lines) => lines,
         }
     }
 

@@ -453,7 +453,7 @@ async fn run(app: &mut App, cmd: Command) -> Result<()> {
             Ok(())
         }
         Command::Control(ControlCommand::GrantRevoke(name)) => {
-            for line in app.control.grant_revoke(&name) {
+            for line in app.control.grant_revoke(&name).await {
                 say(&line);
             }
             Ok(())

@@ -192,11 +192,12 @@ pub fn list(grants: &Grants, secrets: &Path, now_ms: i64) -> Vec<String> {
 }
 
 /// `/control grant revoke NAME`: refused from the next request on, gone
-/// from the secrets file, its headers file deleted.
-pub fn revoke(grants: &Grants, secrets: &Path, name: &str) -> Vec<String> {
+/// from the secrets file, its headers file deleted. Ok: it was revoked (the
+/// lines say how far); Err: there was nothing to revoke, or it could not be.
+pub fn revoke(grants: &Grants, secrets: &Path, name: &str) -> Result<Vec<String>, Vec<String>> {
     if GrantSpec::parse(&[name]).is_err() {
         // Not a name a grant can have, so none has it (and it names no file).
-        return vec![unknown(name)];
+        return Err(vec![unknown(name)]);
     }
     let _ = persist_last_use(grants, secrets);
     let in_memory = grants.revoke(name).is_some();
@@ -207,10 +208,10 @@ pub fn revoke(grants: &Grants, secrets: &Path, name: &str) -> Vec<String> {
         (removed, removed)
     });
     if !in_memory && !matches!(stored, Ok(true)) {
-        return match stored {
+        return Err(match stored {
             Err(e) => vec![format!("grant {name} not revoked: {e}")],
             Ok(_) => vec![unknown(name)],
-        };
+        });
     }
     // Only a grant's name, checked when it was added, names a file here.
     let headers = headers_path(name);
@@ -223,14 +224,14 @@ pub fn revoke(grants: &Grants, secrets: &Path, name: &str) -> Vec<String> {
         None => None,
     }
     .unwrap_or_default();
-    match stored {
+    Ok(match stored {
         Ok(_) => vec![format!(
             "grant {name} revoked: its token is refused from now on{removed}"
         )],
         Err(e) => vec![format!(
             "grant {name} revoked for this run (its token is refused from now on){removed}, but it is still in the secrets file ({e}): /control grant revoke {name} again"
         )],
-    }
+    })
 }
 
 /// The answer for a name no grant has.
@@ -356,16 +357,18 @@ mod tests {
         let grants = Grants::default();
         assert_eq!(
             revoke(&grants, &secrets, "../secrets"),
-            ["no grant named ../secrets: /control grant list shows them"]
+            Err(vec![
+                "no grant named ../secrets: /control grant list shows them".to_owned()
+            ])
         );
         // A secrets file that cannot be read: nothing is said to be revoked
         // and no headers file is touched.
         assert_eq!(
             revoke(&grants, &secrets, "nobody"),
-            [format!(
+            Err(vec![format!(
                 "grant nobody not revoked: {} is not a JSON object of secrets",
                 secrets.display()
-            )]
+            )])
         );
         assert_eq!(std::fs::read_to_string(&secrets).unwrap(), "not json");
     }

@@ -94,6 +94,19 @@ impl Scope {
             Scope::Local(_) => "local",
         }
     }
+
+    /// Where claude runs for it: local scope is the directory claude runs
+    /// in; user scope is any, so it runs in HOME rather than wherever
+    /// reterm was started.
+    fn directory(&self) -> PathBuf {
+        match self {
+            Scope::Local(dir) => dir.clone(),
+            Scope::User => std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .filter(|home| home.is_dir())
+                .unwrap_or_else(|| PathBuf::from("/")),
+        }
+    }
 }
 
 /// The directory of `/control register local DIR`: `~` is HOME, a relative
@@ -151,15 +164,7 @@ pub async fn register_entry(name: &str, port: u16, headers: &Path, scope: &Scope
     let Some(program) = find_claude() else {
         return by_hand(name, path, &entry);
     };
-    // Local scope is the directory claude runs in; user scope is any, so
-    // it runs in HOME rather than wherever reterm was started.
-    let cwd = match scope {
-        Scope::Local(dir) => dir.clone(),
-        Scope::User => std::env::var_os("HOME")
-            .map(PathBuf::from)
-            .filter(|home| home.is_dir())
-            .unwrap_or_else(|| PathBuf::from("/")),
-    };
+    let cwd = scope.directory();
     let flag = scope.flag();
     // An earlier registration under the name would make add-json fail; its
     // absence is not an error.
@@ -175,17 +180,95 @@ pub async fn register_entry(name: &str, port: u16, headers: &Path, scope: &Scope
     {
         Ok(out) if out.status.success() => registered(name, scope, path),
         Ok(out) if matches!(out.status.code(), Some(126 | 127)) => {
-            let why = String::from_utf8_lossy(&out.stderr);
-            let why = why.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-            vec![format!("cannot run {}: {why}", program.display())]
+            vec![format!(
+                "cannot run {}: {}",
+                program.display(),
+                first_line(&out.stderr)
+            )]
         }
-        Ok(out) => {
-            let why = String::from_utf8_lossy(&out.stderr);
-            let why = why.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-            vec![format!("claude mcp add-json failed: {why}")]
-        }
+        Ok(out) => vec![format!(
+            "claude mcp add-json failed: {}",
+            first_line(&out.stderr)
+        )],
         Err(e) => vec![cannot_run(&program, &e)],
     }
+}
+
+/// The first line of a program's output that is not blank.
+fn first_line(output: &[u8]) -> String {
+    let text = String::from_utf8_lossy(output);
+    text.lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .to_owned()
+}
+
+/// Removes `name` from Claude Code wherever its configuration has it (user
+/// scope, and local scope in each directory): a revoked grant's
+/// `rete-NAME`, which would otherwise stay and fail with a 403. The lines
+/// to print; none when it is registered nowhere.
+pub async fn unregister(name: &str) -> Vec<String> {
+    let Some(config) = read_claude_config() else {
+        return Vec::new();
+    };
+    let places = registrations(&config, name);
+    if places.is_empty() {
+        return Vec::new();
+    }
+    let Some(program) = find_claude() else {
+        return vec![format!(
+            "claude is not installed, so {name} stays in Claude Code's configuration ({}): remove it by hand",
+            claude_config().map_or_else(|| "~/.claude.json".to_owned(), |p| p.display().to_string())
+        )];
+    };
+    let mut lines = Vec::new();
+    for scope in places {
+        let place = match &scope {
+            Scope::User => "user scope".to_owned(),
+            Scope::Local(dir) => format!("local scope, for {}", dir.display()),
+        };
+        let cwd = scope.directory();
+        if !cwd.is_dir() {
+            lines.push(format!(
+                "{name} stays registered with Claude Code at {place}: the directory is gone, so claude cannot be run there"
+            ));
+            continue;
+        }
+        let args = ["mcp", "remove", "--scope", scope.flag(), name];
+        lines.push(match claude(&program, &cwd, &args).await {
+            Ok(out) if out.status.success() => {
+                format!("removed {name} from Claude Code at {place}")
+            }
+            Ok(out) => format!(
+                "claude mcp remove {name} failed at {place}: {}",
+                first_line(&out.stderr)
+            ),
+            Err(e) => cannot_run(&program, &e),
+        });
+    }
+    lines
+}
+
+/// Where Claude Code's configuration registers `name`: user scope first,
+/// then local scope in each directory.
+fn registrations(config: &serde_json::Value, name: &str) -> Vec<Scope> {
+    let has =
+        |holder: &serde_json::Value| holder.get("mcpServers").and_then(|s| s.get(name)).is_some();
+    let mut found = Vec::new();
+    if has(config) {
+        found.push(Scope::User);
+    }
+    if let Some(projects) = config
+        .get("projects")
+        .and_then(serde_json::Value::as_object)
+    {
+        for (dir, project) in projects {
+            if has(project) {
+                found.push(Scope::Local(PathBuf::from(dir)));
+            }
+        }
+    }
+    found
 }
 
 /// The answer to a registration done: where, and for a directory not
@@ -582,6 +665,25 @@ mod tests {
                 "Claude Code: grant bot registered at local scope, for /src/a only — but it points at http://127.0.0.1:9/mcp, not http://127.0.0.1:7421/mcp: /control register bot again",
             ]
         );
+    }
+
+    #[test]
+    fn a_registration_is_found_at_user_scope_and_in_each_directory() {
+        let here = json!({"type": "http", "url": "http://127.0.0.1:7421/mcp"});
+        let config = json!({
+            "mcpServers": {"rete-bot": here, "rete-botany": here},
+            "projects": {
+                "/src/a": {"mcpServers": {"rete-bot": here}},
+                "/src/b": {"mcpServers": {"other": here}},
+                "/src/c": {},
+            },
+        });
+        assert_eq!(
+            registrations(&config, "rete-bot"),
+            [Scope::User, Scope::Local(PathBuf::from("/src/a"))]
+        );
+        assert_eq!(registrations(&config, "rete-bo"), []);
+        assert_eq!(registrations(&json!({}), "rete-bot"), []);
     }
 
     #[test]

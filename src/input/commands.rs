@@ -515,7 +515,7 @@ pub(crate) const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
             ("/control grant list", "every grant, its scope and last use"),
             (
                 "/control grant revoke bot",
-                "its token is refused from now on",
+                "its token is refused from now on, and rete-bot leaves Claude Code",
             ),
             ("/control status", "AI access and where Claude Code has it"),
         ],

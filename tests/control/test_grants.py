@@ -226,8 +226,22 @@ def test_register_a_grant_without_its_token_on_a_command_line(start_reterm, fake
     assert answer[0] == (f"registered rete-bot with Claude Code at local scope, for {project} "
                          f"only; it reads the token from {path}"), answer
 
-    # Revoked: nothing to register.
-    server.run("/control grant revoke bot")
+    # Revoked: removed from Claude Code wherever its configuration has it (this claude writes
+    # none, so the test does), and nothing is left to register.
+    config = server.home / ".claude.json"
+    entry = {"type": "http", "url": f"http://127.0.0.1:{server.port}/mcp"}
+    config.write_text(json.dumps({"mcpServers": {"rete-bot": entry, "rete-other": entry},
+                                  "projects": {str(project): {"mcpServers": {"rete-bot": entry}}}}))
+    if IS_ROOT:
+        os.chown(config, server_uid(), server_uid())
+    before = len(calls)
+    answer = server.run("/control grant revoke bot", timeout=30)
+    assert answer[1:] == ["removed rete-bot from Claude Code at user scope",
+                          f"removed rete-bot from Claude Code at local scope, for {project}"], answer
+    log = (server.home / "claude-argv.log").read_text()
+    calls = [c.strip("\n").split("\n") for c in log.split("----") if c.strip()]
+    assert calls[before + 2:] == [["mcp", "remove", "--scope", "user", "rete-bot"],
+                                  ["mcp", "remove", "--scope", "local", "rete-bot"]], calls
     assert server.run("/control register bot") == [
         "no grant named bot: /control grant list shows them"]
 
@@ -274,9 +288,8 @@ def test_claude_code_connects_with_a_grant_until_it_is_revoked(claude_server):
     found, listing = line()
     assert f"http://127.0.0.1:{server.port}/mcp" in found and "Connected" in found, listing
     assert "Claude Code: grant bot registered at user scope" in server.status().split("\n")
-    server.run("/control grant revoke bot")
+    answer = server.run("/control grant revoke bot", timeout=150)
+    assert answer[1:] == ["removed rete-bot from Claude Code at user scope"], answer
     found, listing = line()
-    assert found and "Connected" not in found, listing
-    # /control status says what is left to do.
-    assert ("Claude Code: grant bot registered at user scope — but there is no grant bot now: "
-            "claude mcp remove rete-bot") in server.status().split("\n")
+    assert not found, listing
+    assert not any("grant bot" in l for l in server.status().split("\n"))
