@@ -43,15 +43,18 @@ pub struct Control {
     grants: Grants,
     /// What loading the grants had to say, shown once at the start.
     grants_notice: Option<String>,
+    /// The grants that had ended and were forgotten at the start: their
+    /// Claude Code registrations are removed once the start is done.
+    grants_forgotten: Vec<String>,
 }
 
 impl Control {
     /// Control switched off, the grants kept in the secrets file loaded
     /// (those ended forgotten).
     pub fn new(rete: Arc<Rete>) -> Control {
-        let (records, grants_notice) = match secrets_path() {
+        let loaded = match secrets_path() {
             Ok(path) => super::grants::load(&path, now_ms()),
-            Err(_) => (Vec::new(), None),
+            Err(_) => super::grants::Loaded::default(),
         };
         Control {
             rete,
@@ -61,14 +64,26 @@ impl Control {
             send: false,
             access_log: Arc::new(AccessLog::new()),
             approvals: Approvals::new(),
-            grants: Grants::new(records),
-            grants_notice,
+            grants: Grants::new(loaded.live),
+            grants_notice: loaded.notice,
+            grants_forgotten: loaded.forgotten,
         }
     }
 
     /// What loading the grants had to say, once.
     pub fn take_grants_notice(&mut self) -> Option<String> {
         self.grants_notice.take()
+    }
+
+    /// Removes the grants forgotten at the start from Claude Code, as a
+    /// revoke does (they could only answer 403 there); the lines to print,
+    /// once.
+    pub async fn unregister_forgotten_grants(&mut self) -> Vec<String> {
+        let mut lines = Vec::new();
+        for name in std::mem::take(&mut self.grants_forgotten) {
+            lines.extend(super::register::unregister(&format!("rete-{name}")).await);
+        }
+        lines
     }
 
     /// The lines waiting for the person's approval.

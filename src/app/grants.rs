@@ -35,16 +35,35 @@ pub fn headers_path(name: &str) -> Option<PathBuf> {
     )
 }
 
+/// What [`load`] found.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Loaded {
+    /// The grants still live.
+    pub live: Vec<GrantRecord>,
+    /// The names of the grants that had ended and were forgotten now.
+    pub forgotten: Vec<String>,
+    /// What to show: something forgotten, or not readable.
+    pub notice: Option<String>,
+}
+
 /// The grants kept in the secrets file at `secrets`, those ended at
 /// `now_ms` forgotten (their records and headers files removed), and a
 /// notice to show when something was forgotten or could not be read.
-pub fn load(secrets: &Path, now_ms: i64) -> (Vec<GrantRecord>, Option<String>) {
+pub fn load(secrets: &Path, now_ms: i64) -> Loaded {
     let kept = match read_grants(secrets) {
         Ok(kept) => kept,
-        Err(e) => return (Vec::new(), Some(format!("no grants loaded: {e}"))),
+        Err(e) => {
+            return Loaded {
+                notice: Some(format!("no grants loaded: {e}")),
+                ..Loaded::default()
+            }
+        }
     };
     if kept.iter().all(|r| r.is_live(now_ms)) {
-        return (kept, None);
+        return Loaded {
+            live: kept,
+            ..Loaded::default()
+        };
     }
     let pruned = update_grants(secrets, |grants| {
         let mut ended = Vec::new();
@@ -68,10 +87,18 @@ pub fn load(secrets: &Path, now_ms: i64) -> (Vec<GrantRecord>, Option<String>) {
             }
             let notice = (!ended.is_empty())
                 .then(|| format!("grants ended and forgotten: {}", ended.join(", ")));
-            (live, notice)
+            Loaded {
+                live,
+                forgotten: ended,
+                notice,
+            }
         }
         // Kept as read: the gate refuses the ended ones all the same.
-        Err(e) => (kept, Some(format!("ended grants not forgotten: {e}"))),
+        Err(e) => Loaded {
+            live: kept,
+            forgotten: Vec::new(),
+            notice: Some(format!("ended grants not forgotten: {e}")),
+        },
     }
 }
 
@@ -384,11 +411,21 @@ mod tests {
             ((), true)
         })
         .unwrap();
-        let (loaded, notice) = load(&secrets, 5_000);
-        assert_eq!(loaded, std::slice::from_ref(&live));
-        assert_eq!(notice.as_deref(), Some("grants ended and forgotten: ended"));
+        let loaded = load(&secrets, 5_000);
+        assert_eq!(loaded.live, std::slice::from_ref(&live));
+        assert_eq!(loaded.forgotten, ["ended"]);
+        assert_eq!(
+            loaded.notice.as_deref(),
+            Some("grants ended and forgotten: ended")
+        );
         assert_eq!(read_grants(&secrets).unwrap(), std::slice::from_ref(&live));
-        assert_eq!(load(&secrets, 5_000), (vec![live], None));
+        assert_eq!(
+            load(&secrets, 5_000),
+            Loaded {
+                live: vec![live],
+                ..Loaded::default()
+            }
+        );
     }
 
     #[test]

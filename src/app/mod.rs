@@ -235,6 +235,9 @@ impl App {
         if let Some(notice) = app.control.take_grants_notice() {
             say(&format!("-!- {notice}"));
         }
+        for line in app.control.unregister_forgotten_grants().await {
+            say(&format!("-!- {line}"));
+        }
         Ok(app)
     }
 

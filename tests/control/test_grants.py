@@ -246,7 +246,8 @@ def test_register_a_grant_without_its_token_on_a_command_line(start_reterm, fake
         "no grant named bot: /control grant list shows them"]
 
 
-def test_an_ended_grant_is_refused_listed_as_ended_and_forgotten_at_start(start_reterm):
+def test_an_ended_grant_is_refused_listed_as_ended_and_forgotten_at_start(start_reterm,
+                                                                         fake_claude):
     first = start_reterm()
     answer = first.run("/control grant add short expires=1s")
     assert re.search(rf"expires {WHEN};", answer[0]), answer
@@ -262,8 +263,18 @@ def test_an_ended_grant_is_refused_listed_as_ended_and_forgotten_at_start(start_
         "grant short has ended: /control grant revoke short, then add it again"]
     first.stop()
 
-    second = start_reterm(home=first.home, port=first.port)
+    # Registered with Claude Code (this claude writes no configuration, so the test does):
+    # forgotten at the start, it is removed there too, as a revoke would.
+    config = first.home / ".claude.json"
+    config.write_text(json.dumps({"mcpServers": {"rete-short": {"type": "http"}}}))
+    if IS_ROOT:
+        os.chown(config, server_uid(), server_uid())
+    second = start_reterm(home=first.home, port=first.port,
+                          env={"PATH": f"{fake_claude}:/usr/bin:/bin"})
     assert "-!- grants ended and forgotten: short" in second.lines
+    assert "-!- removed rete-short from Claude Code at user scope" in second.lines, second.lines
+    log = (second.home / "claude-argv.log").read_text()
+    assert log == "mcp\nremove\n--scope\nuser\nrete-short\n----\n", log
     assert not headers_file(second, "short").exists()
     assert kept_grants(second) == []
     assert second.run("/control grant list")[0].startswith("no grants")
