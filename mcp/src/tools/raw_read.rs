@@ -57,6 +57,24 @@ impl Screen {
         }
     }
 
+    /// The screen of a grant reaching only `channel`, on network `net`
+    /// where our nick is `me`, with no secrets to scan.
+    #[cfg(test)]
+    pub(crate) fn channel_grant(channel: &str) -> Screen {
+        use crate::debug::attribution::SessionFacts;
+        use crate::grant::Scope;
+        use crate::tools::context::Reach;
+        let reach = Reach::within(Scope {
+            networks: vec![],
+            buffers: vec![channel.into()],
+            queries: false,
+        });
+        Screen {
+            secrets: Withholder::default(),
+            reach: RawScreen::for_session(&reach, SessionFacts::sample("net", "me")),
+        }
+    }
+
     /// True when `line` must not leave because it holds a secret.
     pub(crate) fn holds_secret(&self, line: &RawLine) -> bool {
         withheld(&self.secrets, line)

@@ -276,9 +276,6 @@ mod tests {
 
     #[test]
     fn a_grant_sees_only_lines_in_its_reach_and_counts_the_rest() {
-        use crate::debug::attribution::{RawScreen, SessionFacts};
-        use crate::grant::Scope;
-        use crate::tools::context::Reach;
         let r = rings(&[
             ":a!u@h PRIVMSG #rust :in scope",
             ":a!u@h PRIVMSG #hidden :marker-1",
@@ -286,16 +283,7 @@ mod tests {
             "PING :marker-3",
             ":a!u@h JOIN #rust",
         ]);
-        let reach = Reach::within(Scope {
-            networks: vec![],
-            buffers: vec!["#rust".into()],
-            queries: false,
-        });
-        let facts = SessionFacts::sample("net", "me");
-        let screen = Screen {
-            secrets: Withholder::default(),
-            reach: RawScreen::for_session(&reach, facts),
-        };
+        let screen = Screen::channel_grant("#rust");
         let b = binding("S");
         let v = page(&r.window(&sid(), None, 200), None, &screen, &b, BUDGET);
         assert_eq!(

@@ -517,24 +517,12 @@ mod tests {
 
     #[test]
     fn lines_out_of_a_grants_reach_are_counted_whatever_the_filters_say() {
-        use crate::debug::attribution::{RawScreen, SessionFacts};
-        use crate::grant::Scope;
-        use crate::tools::context::Reach;
         let r = rings(&[
             (IN, ":a!u@h PRIVMSG #hidden :marker"),
             (IN, ":a!u@h PRIVMSG #rete :marker here"),
             (IN, "PING :nothing"),
         ]);
-        let reach = Reach::within(Scope {
-            networks: vec![],
-            buffers: vec!["#rete".into()],
-            queries: false,
-        });
-        let facts = SessionFacts::sample("net", "me");
-        let screen = Screen {
-            secrets: Withholder::default(),
-            reach: RawScreen::for_session(&reach, facts),
-        };
+        let screen = Screen::channel_grant("#rete");
         let window = r.window(&sid(), None, usize::MAX);
         // The count is the same whatever `contains` asks: it cannot tell
         // what an out-of-reach line says.

@@ -64,18 +64,19 @@ fn answer(request: &BatchRequest, buffers: Vec<BufferRows>) -> BatchData {
     }
 }
 
+/// The full token's digest read of `target` (None: all), at `now` and
+/// wall time `wall`.
+fn read_digest(
+    reg: &mut Registry,
+    target: Option<&SubId>,
+    now: Instant,
+    wall: UnixMillis,
+) -> Result<Value, Unknown> {
+    reg.read(&Owner::Full, target, Detail::Digest, false, now, wall)
+}
+
 fn digest(reg: &mut Registry, now: Instant) -> String {
-    encode(
-        &reg.read(
-            &Owner::Full,
-            None,
-            Detail::Digest,
-            false,
-            now,
-            UnixMillis(0),
-        )
-        .unwrap(),
-    )
+    encode(&read_digest(reg, None, now, UnixMillis(0)).unwrap())
 }
 
 /// A registry with one subscription made while no session ran, so all of
@@ -368,26 +369,10 @@ fn a_read_names_a_live_subscription() {
     let now = Instant::now();
     let (mut reg, id) = subscribed(json!({"mentions": true}), now);
     assert_eq!(
-        reg.read(
-            &Owner::Full,
-            Some(&SubId::from_bits(8)),
-            Detail::Digest,
-            false,
-            now,
-            UnixMillis(0)
-        ),
+        read_digest(&mut reg, Some(&SubId::from_bits(8)), now, UnixMillis(0)),
         Err(Unknown)
     );
-    assert!(reg
-        .read(
-            &Owner::Full,
-            Some(&id),
-            Detail::Digest,
-            false,
-            now,
-            UnixMillis(5)
-        )
-        .is_ok());
+    assert!(read_digest(&mut reg, Some(&id), now, UnixMillis(5)).is_ok());
     assert_eq!(
         reg.list(&Owner::Full, now)[0].last_read,
         Some(UnixMillis(5))
@@ -712,16 +697,7 @@ fn past_200_a_minute_raw_events_are_suppressed() {
         .map(|i| raw_line(i, &format!("PING :{i}")))
         .collect();
     reg.apply_poll(&tap(lines), now);
-    let v = reg
-        .read(
-            &Owner::Full,
-            Some(&id),
-            Detail::Digest,
-            false,
-            now,
-            UnixMillis(0),
-        )
-        .unwrap();
+    let v = read_digest(&mut reg, Some(&id), now, UnixMillis(0)).unwrap();
     assert_eq!(v["updates"][0]["raw"], 200, "{v}");
     assert_eq!(v["updates"][0]["suppressed"], 50, "{v}");
 }
@@ -883,16 +859,7 @@ fn a_log_read_planned_past_a_new_subscriptions_start_is_left_for_the_next() {
     );
     assert_eq!(reg.poll_plan(&[]).unwrap().log, Some(10));
     reg.apply_poll(&read(10, 11..=31), now);
-    let v = reg
-        .read(
-            &Owner::Full,
-            Some(&new),
-            Detail::Digest,
-            false,
-            now,
-            UnixMillis(0),
-        )
-        .unwrap();
+    let v = read_digest(&mut reg, Some(&new), now, UnixMillis(0)).unwrap();
     assert_eq!(v["updates"][0]["log"], 21, "{v}");
 }
 
